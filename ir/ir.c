@@ -1,0 +1,643 @@
+/* ir/ir.c — the tables' names, graph construction, deep copies and the op helpers every module shares. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ── Table names and lookups ─────────────────────────────────────────────────────────────────────────────── */
+
+static const char *const elem_names[] = {
+#define X(e, s, b) s,
+    IR_ELEMS(X)
+#undef X
+};
+static const int elem_bytes[] = {
+#define X(e, s, b) b,
+    IR_ELEMS(X)
+#undef X
+};
+static const char *const role_names[] = {
+#define X(e, s) s,
+    IR_ROLES(X)
+#undef X
+};
+static const char *const format_names[] = {
+#define X(e, s, n, b) s,
+    IR_FORMATS(X)
+#undef X
+};
+static const int format_values[] = {
+#define X(e, s, n, b) n,
+    IR_FORMATS(X)
+#undef X
+};
+static const int format_bytes[] = {
+#define X(e, s, n, b) b,
+    IR_FORMATS(X)
+#undef X
+};
+static const char *const ewop_names[] = {
+#define X(e, s) s,
+    IR_EWOPS(X)
+#undef X
+};
+static const char *const moeact_names[] = {
+#define X(e, s) s,
+    IR_MOEACTS(X)
+#undef X
+};
+static const char *const gateact_names[] = {
+#define X(e, s) s,
+    IR_GATEACTS(X)
+#undef X
+};
+static const char *const kind_names[] = {
+#define X(e, s, m) s,
+    IR_KINDS(X)
+#undef X
+};
+static const char *const class_names[] = {
+#define X(e, s) s,
+    IR_CLASSES(X)
+#undef X
+};
+
+/* The index of the name equal to s[0..n) in a table of count names, or -1. */
+static int lookup(const char *const *names, int count, const char *s, size_t n)
+{
+    for (int i = 0; i < count; i++)
+        if (strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+            return i;
+    return -1;
+}
+
+/* The name at i of a table of count names, or "?" outside it. */
+static const char *name_at(const char *const *names, int count, int i)
+{
+    return i >= 0 && i < count ? names[i] : "?";
+}
+
+const char *ir_elem_name(enum ir_elem e) { return name_at(elem_names, IR_ELEM_COUNT, (int)e); }
+int ir_elem_lookup(const char *s, size_t n) { return lookup(elem_names, IR_ELEM_COUNT, s, n); }
+int ir_elem_bytes(enum ir_elem e) { return (int)e < IR_ELEM_COUNT ? elem_bytes[e] : 0; }
+const char *ir_role_name(enum ir_role r) { return name_at(role_names, IR_ROLE_COUNT, (int)r); }
+int ir_role_lookup(const char *s, size_t n) { return lookup(role_names, IR_ROLE_COUNT, s, n); }
+const char *ir_format_name(enum ir_format f) { return name_at(format_names, IR_FMT_COUNT, (int)f); }
+int ir_format_lookup(const char *s, size_t n) { return lookup(format_names, IR_FMT_COUNT, s, n); }
+int ir_format_block_values(enum ir_format f) { return (int)f < IR_FMT_COUNT ? format_values[f] : 0; }
+int ir_format_block_bytes(enum ir_format f) { return (int)f < IR_FMT_COUNT ? format_bytes[f] : 0; }
+const char *ir_ewop_name(enum ir_ewop o) { return name_at(ewop_names, IR_EW_COUNT, (int)o); }
+int ir_ewop_lookup(const char *s, size_t n) { return lookup(ewop_names, IR_EW_COUNT, s, n); }
+const char *ir_moeact_name(enum ir_moeact a) { return name_at(moeact_names, IR_MOE_COUNT, (int)a); }
+int ir_moeact_lookup(const char *s, size_t n) { return lookup(moeact_names, IR_MOE_COUNT, s, n); }
+const char *ir_gateact_name(enum ir_gateact a) { return name_at(gateact_names, IR_GATE_COUNT, (int)a); }
+int ir_gateact_lookup(const char *s, size_t n) { return lookup(gateact_names, IR_GATE_COUNT, s, n); }
+const char *ir_kind_name(enum ir_kind k) { return name_at(kind_names, IR_KIND_COUNT, (int)k); }
+int ir_kind_lookup(const char *s, size_t n) { return lookup(kind_names, IR_KIND_COUNT, s, n); }
+const char *ir_class_name(enum ir_class c) { return name_at(class_names, IR_CLASS_COUNT, (int)c); }
+int ir_class_lookup(const char *s, size_t n) { return lookup(class_names, IR_CLASS_COUNT, s, n); }
+
+/* ── Spec field tables ───────────────────────────────────────────────────────────────────────────────────── */
+
+#define F(member, field, type) {#field, type, offsetof(struct ir_spec, u.member.field)}
+
+static const struct ir_field f_matmul[] = {F(matmul, m, IR_F_INT), F(matmul, k, IR_F_INT), F(matmul, n, IR_F_INT)};
+static const struct ir_field f_elementwise[] = {F(elementwise, op, IR_F_EWOP), F(elementwise, n, IR_F_INT),
+                                                F(elementwise, row, IR_F_INT_OPT)};
+static const struct ir_field f_rms_norm[] = {F(rms_norm, rows, IR_F_INT),       F(rms_norm, cols, IR_F_INT),
+                                             F(rms_norm, eps, IR_F_FLOAT),      F(rms_norm, weight, IR_F_FLAG),
+                                             F(rms_norm, offset, IR_F_FLOAT),   F(rms_norm, residual, IR_F_FLAG)};
+static const struct ir_field f_rope[] = {F(rope, h, IR_F_INT), F(rope, hd, IR_F_INT), F(rope, half, IR_F_INT),
+                                         F(rope, rows, IR_F_INT), F(rope, pos, IR_F_ROWIDX_OPT)};
+static const struct ir_field f_head_slice[] = {F(head_slice, n, IR_F_INT), F(head_slice, every, IR_F_INT),
+                                               F(head_slice, from, IR_F_INT), F(head_slice, width, IR_F_INT)};
+static const struct ir_field f_row_gather[] = {F(row_gather, rows, IR_F_INT), F(row_gather, cols, IR_F_INT),
+                                               F(row_gather, index, IR_F_ROWIDX)};
+static const struct ir_field f_rows_gather[] = {F(rows_gather, rows, IR_F_INT), F(rows_gather, cols, IR_F_INT),
+                                                F(rows_gather, count, IR_F_INT)};
+static const struct ir_field f_set_row[] = {F(set_row, rows, IR_F_INT), F(set_row, cols, IR_F_INT),
+                                            F(set_row, count, IR_F_INT), F(set_row, index, IR_F_ROWIDX)};
+static const struct ir_field f_attention[] = {
+    F(attention, h, IR_F_INT),           F(attention, kv, IR_F_INT),         F(attention, hd, IR_F_INT),
+    F(attention, vd, IR_F_INT),          F(attention, l, IR_F_INT),          F(attention, rows, IR_F_INT),
+    F(attention, pos, IR_F_ROWIDX_OPT),  F(attention, scale, IR_F_FLOAT_OPT), F(attention, softcap, IR_F_FLOAT_OPT),
+    F(attention, sinks, IR_F_FLAG),      F(attention, window, IR_F_INT_OPT)};
+static const struct ir_field f_moe[] = {F(moe, d, IR_F_INT), F(moe, k, IR_F_INT), F(moe, dff, IR_F_INT),
+                                        F(moe, experts, IR_F_INT), F(moe, act, IR_F_MOEACT)};
+static const struct ir_field f_gated_delta[] = {F(gated_delta, h, IR_F_INT),   F(gated_delta, dk, IR_F_INT),
+                                                F(gated_delta, dv, IR_F_INT),  F(gated_delta, rows, IR_F_INT),
+                                                F(gated_delta, gate, IR_F_GATEACT), F(gated_delta, eps, IR_F_FLOAT)};
+static const struct ir_field f_causal_conv[] = {F(causal_conv, chan, IR_F_INT), F(causal_conv, taps, IR_F_INT),
+                                                F(causal_conv, rows, IR_F_INT)};
+static const struct ir_field f_unary[] = {F(unary, n, IR_F_INT)};
+static const struct ir_field f_scale[] = {F(scale, n, IR_F_INT), F(scale, factor, IR_F_FLOAT)};
+static const struct ir_field f_swiglu[] = {F(swiglu, total, IR_F_INT)};
+static const struct ir_field f_head_matmul[] = {F(head_matmul, m, IR_F_INT), F(head_matmul, heads, IR_F_INT),
+                                                F(head_matmul, a, IR_F_INT), F(head_matmul, b, IR_F_INT)};
+static const struct ir_field f_join[] = {F(join, rows, IR_F_INT), F(join, heads, IR_F_INT), F(join, wa, IR_F_INT),
+                                         F(join, wb, IR_F_INT)};
+static const struct ir_field f_l2_norm[] = {F(l2_norm, rows, IR_F_INT), F(l2_norm, cols, IR_F_INT),
+                                            F(l2_norm, eps, IR_F_FLOAT)};
+static const struct ir_field f_argmax[] = {F(argmax, rows, IR_F_INT), F(argmax, cols, IR_F_INT)};
+static const struct ir_field f_decay[] = {F(decay, n, IR_F_INT), F(decay, rows, IR_F_INT)};
+static const struct ir_field f_softcap[] = {F(softcap, n, IR_F_INT), F(softcap, cap, IR_F_FLOAT)};
+#undef F
+
+#define ROW(k, member) [IR_KIND_##k] = {f_##member, (int)(sizeof f_##member / sizeof f_##member[0])}
+static const struct {
+    const struct ir_field *fields;
+    int count;
+} spec_fields[IR_KIND_COUNT] = {
+#define X(e, s, m) ROW(e, m),
+    IR_KINDS(X)
+#undef X
+};
+#undef ROW
+
+const struct ir_field *ir_spec_fields(enum ir_kind k, int *count)
+{
+    if ((int)k < 0 || k >= IR_KIND_COUNT) {
+        *count = 0;
+        return NULL;
+    }
+    *count = spec_fields[k].count;
+    return spec_fields[k].fields;
+}
+
+/* ── Allocation helpers ──────────────────────────────────────────────────────────────────────────────────── */
+
+/* malloc that never returns NULL for a non-zero size: fusecheck treats exhaustion as fatal. */
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fputs("fusecheck: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+/* realloc with the same contract. */
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fputs("fusecheck: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+/* A copy of n elements of size sz (NULL when n is 0). */
+static void *dup_array(const void *src, size_t n, size_t sz)
+{
+    if (!n || !src)
+        return NULL;
+    void *p = xmalloc(n * sz);
+    memcpy(p, src, n * sz);
+    return p;
+}
+
+/* A copy of a NUL-terminated string (NULL stays NULL). */
+static char *dup_str(const char *s)
+{
+    return s ? dup_array(s, strlen(s) + 1, 1) : NULL;
+}
+
+/* ── The name index: open addressing over tensor ids ─────────────────────────────────────────────────────── */
+
+struct ir_name_index {
+    ir_tid *slots;
+    uint32_t cap; /* a power of two */
+};
+
+/* FNV-1a of n bytes. */
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+/* Insert id into the index (its name is g's tensor's). */
+static void index_insert(struct ir_name_index *ix, const struct ir_graph *g, ir_tid id)
+{
+    const char *name = g->tensors[id].name;
+    uint32_t mask = ix->cap - 1, h = hash_bytes(name, strlen(name)) & mask;
+    while (ix->slots[h] != IR_NONE)
+        h = (h + 1) & mask;
+    ix->slots[h] = id;
+}
+
+/* Add tensor id to g's index, rebuilding it larger when its load would pass one half. */
+static void index_add(struct ir_graph *g, ir_tid id)
+{
+    struct ir_name_index *ix = g->index;
+    if (ix->cap && (uint32_t)g->ntensors * 2 < ix->cap) {
+        index_insert(ix, g, id);
+        return;
+    }
+    uint32_t cap = ix->cap ? ix->cap * 2 : 64;
+    free(ix->slots);
+    ix->slots = xmalloc(sizeof(ir_tid) * cap);
+    for (uint32_t i = 0; i < cap; i++)
+        ix->slots[i] = IR_NONE;
+    ix->cap = cap;
+    for (ir_tid t = 0; t < g->ntensors; t++)
+        index_insert(ix, g, t);
+}
+
+ir_tid ir_tensor_find(const struct ir_graph *g, const char *name, size_t n)
+{
+    const struct ir_name_index *ix = g->index;
+    if (!ix->cap)
+        return IR_NONE;
+    uint32_t mask = ix->cap - 1, h = hash_bytes(name, n) & mask;
+    for (;;) {
+        ir_tid id = ix->slots[h];
+        if (id == IR_NONE)
+            return IR_NONE;
+        const char *s = g->tensors[id].name;
+        if (strlen(s) == n && memcmp(s, name, n) == 0)
+            return id;
+        h = (h + 1) & mask;
+    }
+}
+
+/* ── Graphs ──────────────────────────────────────────────────────────────────────────────────────────────── */
+
+struct ir_graph *ir_graph_new(void)
+{
+    struct ir_graph *g = xmalloc(sizeof *g);
+    memset(g, 0, sizeof *g);
+    g->index = xmalloc(sizeof *g->index);
+    memset(g->index, 0, sizeof *g->index);
+    return g;
+}
+
+void ir_graph_free(struct ir_graph *g)
+{
+    if (!g)
+        return;
+    for (int32_t i = 0; i < g->ntensors; i++)
+        free(g->tensors[i].name);
+    for (int32_t i = 0; i < g->nops; i++)
+        ir_op_free(&g->ops[i]);
+    free(g->tensors);
+    free(g->ops);
+    free(g->index->slots);
+    free(g->index);
+    free(g->name);
+    free(g->family);
+    free(g->mode);
+    free(g);
+}
+
+void ir_graph_set_meta(struct ir_graph *g, const char *name, const char *family, const char *mode)
+{
+    free(g->name);
+    free(g->family);
+    free(g->mode);
+    g->name = dup_str(name);
+    g->family = dup_str(family);
+    g->mode = dup_str(mode);
+}
+
+struct ir_graph *ir_graph_clone(const struct ir_graph *g)
+{
+    struct ir_graph *c = ir_graph_new();
+    ir_graph_set_meta(c, g->name, g->family, g->mode);
+    for (int32_t i = 0; i < g->ntensors; i++) {
+        const struct ir_tensor *t = &g->tensors[i];
+        ir_tid id = ir_tensor_add(c, t->name, t->elem, t->rows, t->cols, t->role);
+        struct ir_tensor *n = &c->tensors[id];
+        char *name = n->name;
+        *n = *t;
+        n->name = name;
+    }
+    for (int32_t i = 0; i < g->nops; i++)
+        ir_graph_push(c, ir_op_clone(&g->ops[i]));
+    return c;
+}
+
+ir_tid ir_tensor_add(struct ir_graph *g, const char *name, enum ir_elem elem, int64_t rows, int64_t cols,
+                     enum ir_role role)
+{
+    if (ir_tensor_find(g, name, strlen(name)) != IR_NONE)
+        return IR_NONE;
+    if (g->ntensors == g->tensors_cap) {
+        g->tensors_cap = g->tensors_cap ? g->tensors_cap * 2 : 16;
+        g->tensors = xrealloc(g->tensors, sizeof *g->tensors * (size_t)g->tensors_cap);
+    }
+    ir_tid id = g->ntensors++;
+    struct ir_tensor *t = &g->tensors[id];
+    memset(t, 0, sizeof *t);
+    t->name = dup_str(name);
+    t->elem = elem;
+    t->rows = rows;
+    t->cols = cols;
+    t->role = role;
+    index_add(g, id);
+    return id;
+}
+
+int64_t ir_tensor_len(const struct ir_graph *g, ir_tid t)
+{
+    return t >= 0 && t < g->ntensors ? g->tensors[t].rows * g->tensors[t].cols : 0;
+}
+
+int32_t ir_graph_push(struct ir_graph *g, struct ir_op op)
+{
+    if (g->nops == g->ops_cap) {
+        g->ops_cap = g->ops_cap ? g->ops_cap * 2 : 16;
+        g->ops = xrealloc(g->ops, sizeof *g->ops * (size_t)g->ops_cap);
+    }
+    int32_t at = g->nops++;
+    if (op.ncovers == 0) {
+        op.covers = xmalloc(sizeof(int32_t));
+        op.covers[0] = at;
+        op.ncovers = 1;
+    }
+    g->ops[at] = op;
+    return at;
+}
+
+/* ── Ops ─────────────────────────────────────────────────────────────────────────────────────────────────── */
+
+struct ir_dst ir_dst_own(ir_tid out)
+{
+    struct ir_dst d;
+    memset(&d, 0, sizeof d);
+    d.buf = out;
+    d.row = IR_ROWSEL_NONE;
+    d.row_param = IR_NONE;
+    return d;
+}
+
+bool ir_dst_is_own(const struct ir_dst *d)
+{
+    return d->row == IR_ROWSEL_NONE && !d->has_unit;
+}
+
+void ir_op_set_ins(struct ir_op *op, const ir_tid *ins, const struct ir_access *access, int32_t nins)
+{
+    free(op->ins);
+    free(op->access);
+    op->nins = nins;
+    op->ins = dup_array(ins, (size_t)nins, sizeof *ins);
+    op->access = xmalloc(sizeof *op->access * (size_t)(nins ? nins : 1));
+    for (int32_t i = 0; i < nins; i++) {
+        if (access)
+            op->access[i] = access[i];
+        else
+            memset(&op->access[i], 0, sizeof op->access[i]);
+    }
+}
+
+void ir_op_set_keeps(struct ir_op *op, const ir_tid *keeps, int32_t n)
+{
+    free(op->keeps);
+    op->keeps = dup_array(keeps, (size_t)n, sizeof *keeps);
+    op->nkeeps = n;
+}
+
+void ir_op_set_covers(struct ir_op *op, const int32_t *covers, int32_t n)
+{
+    free(op->covers);
+    op->covers = dup_array(covers, (size_t)n, sizeof *covers);
+    op->ncovers = n;
+}
+
+struct ir_op ir_op_prim(enum ir_kind kind, const ir_tid *ins, int32_t nins, ir_tid out)
+{
+    struct ir_op op;
+    memset(&op, 0, sizeof op);
+    op.sym = IR_SYM_PRIM;
+    op.spec.kind = kind;
+    ir_op_set_ins(&op, ins, NULL, nins);
+    op.out = out;
+    op.dst = ir_dst_own(out);
+    return op;
+}
+
+struct ir_op ir_op_fused(enum ir_class cls, struct ir_op *parts, int32_t nparts, const ir_tid *ins,
+                         const struct ir_access *access, int32_t nins, ir_tid out, struct ir_dst dst)
+{
+    struct ir_op op;
+    memset(&op, 0, sizeof op);
+    op.sym = IR_SYM_FUSED;
+    op.cls = cls;
+    op.parts = parts;
+    op.nparts = nparts;
+    ir_op_set_ins(&op, ins, access, nins);
+    op.out = out;
+    op.dst = dst;
+    return op;
+}
+
+struct ir_op ir_op_clone(const struct ir_op *op)
+{
+    struct ir_op c = *op;
+    c.ins = dup_array(op->ins, (size_t)op->nins, sizeof *op->ins);
+    c.access = xmalloc(sizeof *c.access * (size_t)(op->nins ? op->nins : 1));
+    if (op->nins)
+        memcpy(c.access, op->access, sizeof *c.access * (size_t)op->nins);
+    c.keeps = dup_array(op->keeps, (size_t)op->nkeeps, sizeof *op->keeps);
+    c.covers = dup_array(op->covers, (size_t)op->ncovers, sizeof *op->covers);
+    c.parts = NULL;
+    if (op->nparts) {
+        c.parts = xmalloc(sizeof *c.parts * (size_t)op->nparts);
+        for (int32_t i = 0; i < op->nparts; i++)
+            c.parts[i] = ir_op_clone(&op->parts[i]);
+    }
+    return c;
+}
+
+void ir_op_free(struct ir_op *op)
+{
+    for (int32_t i = 0; i < op->nparts; i++)
+        ir_op_free(&op->parts[i]);
+    free(op->parts);
+    free(op->ins);
+    free(op->access);
+    free(op->keeps);
+    free(op->covers);
+    memset(op, 0, sizeof *op);
+}
+
+/* Whether two accesses are the same. */
+static bool access_equal(const struct ir_access *a, const struct ir_access *b)
+{
+    if (a->strided != b->strided)
+        return false;
+    return !a->strided || (a->s.pitch == b->s.pitch && a->s.offset == b->s.offset && a->s.width == b->s.width);
+}
+
+/* Whether two destinations are the same. */
+static bool dst_equal(const struct ir_dst *a, const struct ir_dst *b)
+{
+    if (a->buf != b->buf || a->row != b->row || a->has_unit != b->has_unit)
+        return false;
+    if (a->row == IR_ROWSEL_FIXED && a->row_fixed != b->row_fixed)
+        return false;
+    if (a->row == IR_ROWSEL_PARAM && a->row_param != b->row_param)
+        return false;
+    if (a->row != IR_ROWSEL_NONE && a->row_cols != b->row_cols)
+        return false;
+    return !a->has_unit || (a->unit.pitch == b->unit.pitch && a->unit.offset == b->unit.offset &&
+                            a->unit.width == b->unit.width);
+}
+
+/* Whether two primitive specs have the same kind and every field equal (compared through the field table). */
+static bool spec_equal(const struct ir_spec *a, const struct ir_spec *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    int n;
+    const struct ir_field *f = ir_spec_fields(a->kind, &n);
+    for (int i = 0; i < n; i++) {
+        const char *pa = (const char *)a + f[i].offset, *pb = (const char *)b + f[i].offset;
+        switch (f[i].type) {
+        case IR_F_INT:
+        case IR_F_INT_OPT:
+            if (*(const int64_t *)pa != *(const int64_t *)pb)
+                return false;
+            break;
+        case IR_F_FLOAT:
+            if (memcmp(pa, pb, sizeof(double)) != 0)
+                return false;
+            break;
+        case IR_F_FLOAT_OPT: {
+            const struct ir_optf *x = (const void *)pa, *y = (const void *)pb;
+            if (x->has != y->has || (x->has && memcmp(&x->v, &y->v, sizeof x->v) != 0))
+                return false;
+            break;
+        }
+        case IR_F_FLAG:
+            if (*(const bool *)pa != *(const bool *)pb)
+                return false;
+            break;
+        case IR_F_EWOP:
+        case IR_F_MOEACT:
+        case IR_F_GATEACT:
+            if (*(const int *)pa != *(const int *)pb)
+                return false;
+            break;
+        case IR_F_ROWIDX:
+        case IR_F_ROWIDX_OPT: {
+            const struct ir_rowidx *x = (const void *)pa, *y = (const void *)pb;
+            if (x->kind != y->kind || (x->kind == IR_RIDX_LITERAL && x->literal != y->literal))
+                return false;
+            break;
+        }
+        }
+    }
+    return true;
+}
+
+bool ir_op_equal(const struct ir_op *a, const struct ir_op *b)
+{
+    if (a->sym != b->sym || a->nins != b->nins || a->out != b->out || a->nkeeps != b->nkeeps ||
+        a->ncovers != b->ncovers || a->nparts != b->nparts)
+        return false;
+    switch (a->sym) {
+    case IR_SYM_PRIM:
+        if (!spec_equal(&a->spec, &b->spec))
+            return false;
+        break;
+    case IR_SYM_FUSED:
+        if (a->cls != b->cls)
+            return false;
+        break;
+    case IR_SYM_VIEW:
+        if (a->view_offset != b->view_offset)
+            return false;
+        break;
+    case IR_SYM_QUANT:
+        if (a->quant_words != b->quant_words)
+            return false;
+        break;
+    }
+    for (int32_t i = 0; i < a->nins; i++)
+        if (a->ins[i] != b->ins[i] || !access_equal(&a->access[i], &b->access[i]))
+            return false;
+    for (int32_t i = 0; i < a->nkeeps; i++)
+        if (a->keeps[i] != b->keeps[i])
+            return false;
+    for (int32_t i = 0; i < a->ncovers; i++)
+        if (a->covers[i] != b->covers[i])
+            return false;
+    for (int32_t i = 0; i < a->nparts; i++)
+        if (!ir_op_equal(&a->parts[i], &b->parts[i]))
+            return false;
+    return dst_equal(&a->dst, &b->dst);
+}
+
+int ir_op_state_inputs(const struct ir_op *op, int idx[4])
+{
+    if (op->sym != IR_SYM_PRIM)
+        return 0;
+    int n = 0;
+    switch (op->spec.kind) {
+    case IR_KIND_SET_ROW:
+        idx[n++] = 0;
+        break;
+    case IR_KIND_CAUSAL_CONV:
+        idx[n++] = 2;
+        break;
+    case IR_KIND_GATED_DELTA:
+        idx[n++] = 6;
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < n; i++)
+        if (idx[i] >= op->nins)
+            return 0;
+    return n;
+}
+
+void ir_op_leaves(const struct ir_op *op, void (*fn)(const struct ir_op *leaf, void *ctx), void *ctx)
+{
+    if (op->sym != IR_SYM_FUSED) {
+        fn(op, ctx);
+        return;
+    }
+    for (int32_t i = 0; i < op->nparts; i++)
+        ir_op_leaves(&op->parts[i], fn, ctx);
+}
+
+int64_t ir_spec_out_len(const struct ir_spec *s)
+{
+    const struct ir_spec *u = s;
+    switch (s->kind) {
+    case IR_KIND_MATMUL: return u->u.matmul.m * u->u.matmul.n;
+    case IR_KIND_ELEMENTWISE: return u->u.elementwise.n;
+    case IR_KIND_RMS_NORM: return u->u.rms_norm.rows * u->u.rms_norm.cols;
+    case IR_KIND_ROPE: return u->u.rope.h * u->u.rope.hd;
+    case IR_KIND_HEAD_SLICE:
+        return u->u.head_slice.every > 0 ? u->u.head_slice.n / u->u.head_slice.every * u->u.head_slice.width : -1;
+    case IR_KIND_ROW_GATHER: return u->u.row_gather.cols;
+    case IR_KIND_ROWS_GATHER: return u->u.rows_gather.count * u->u.rows_gather.cols;
+    case IR_KIND_SET_ROW: return u->u.set_row.rows * u->u.set_row.cols;
+    case IR_KIND_ATTENTION: return u->u.attention.rows * u->u.attention.h * u->u.attention.vd;
+    case IR_KIND_MOE: return u->u.moe.d;
+    case IR_KIND_GATED_DELTA: return u->u.gated_delta.rows * u->u.gated_delta.h * u->u.gated_delta.dv;
+    case IR_KIND_CAUSAL_CONV: return u->u.causal_conv.rows * u->u.causal_conv.chan;
+    case IR_KIND_SILU:
+    case IR_KIND_SIGMOID:
+    case IR_KIND_GELU:
+    case IR_KIND_RELU: return u->u.unary.n;
+    case IR_KIND_SCALE: return u->u.scale.n;
+    case IR_KIND_SWIGLU: return u->u.swiglu.total;
+    case IR_KIND_HEAD_MATMUL: return u->u.head_matmul.m * u->u.head_matmul.heads * u->u.head_matmul.b;
+    case IR_KIND_JOIN: return u->u.join.rows * (u->u.join.wa + u->u.join.wb);
+    case IR_KIND_L2_NORM: return u->u.l2_norm.rows * u->u.l2_norm.cols;
+    case IR_KIND_ARGMAX: return u->u.argmax.rows;
+    case IR_KIND_DECAY: return u->u.decay.n;
+    case IR_KIND_SOFTCAP: return u->u.softcap.n;
+    case IR_KIND_COUNT: break;
+    }
+    return -1;
+}

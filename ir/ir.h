@@ -1,0 +1,647 @@
+/* ir/ir.h — fusecheck's graph: tensors, ops, op specs, fused-op classes, the text format, validation, facts over
+ * the slots of a graph being rewritten, the GGML block formats and the evaluator.
+ *
+ * A graph is a list of tensors and a list of ops in program order. Ops name tensors by index (ir_tid) into the
+ * graph's tensor list; names are interned once. Every table here (element types, roles, block formats, op kinds,
+ * classes) is an X-macro: adding a row is one line.
+ *
+ * Errors are values: functions that can fail return 0 on success, non-zero on failure, and write a message into a
+ * caller's buffer of IR_ERR_LEN bytes. */
+#ifndef FUSECHECK_IR_H
+#define FUSECHECK_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define IR_ERR_LEN 512
+
+/* Hard limits that keep any input's memory bounded (the parser and validator enforce them). */
+#define IR_MAX_DIM ((int64_t)1 << 40)        /* a tensor's rows or cols, and any spec size */
+#define IR_MAX_ELEMS ((int64_t)1 << 42)      /* rows x cols */
+#define IR_MAX_NAME 256                      /* bytes in a name */
+#define IR_MAX_DEPTH 32                      /* nesting of fused blocks */
+#define IR_MAX_OPERANDS 4096                 /* inputs, keeps or covers of one op */
+
+typedef int32_t ir_tid; /* a tensor's index in its graph; IR_NONE when absent */
+#define IR_NONE ((ir_tid)-1)
+
+/* ── Tables ──────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Element types: enum suffix, text name, bytes an element. */
+#define IR_ELEMS(X) \
+    X(F32, "f32", 4) \
+    X(F16, "f16", 2) \
+    X(BF16, "bf16", 2) \
+    X(I32, "i32", 4)
+
+enum ir_elem {
+#define X(e, s, b) IR_ELEM_##e,
+    IR_ELEMS(X)
+#undef X
+    IR_ELEM_COUNT
+};
+
+/* Roles: who defines a tensor. input/param are set by the host each step, constant is a model weight, activation is
+ * computed by exactly one op, state is kept across steps and may be written in place. */
+#define IR_ROLES(X) \
+    X(INPUT, "input") \
+    X(PARAM, "param") \
+    X(CONSTANT, "constant") \
+    X(ACTIVATION, "activation") \
+    X(STATE, "state")
+
+enum ir_role {
+#define X(e, s) IR_ROLE_##e,
+    IR_ROLES(X)
+#undef X
+    IR_ROLE_COUNT
+};
+
+/* GGML block formats a constant's checkpoint rows are stored in: enum suffix, text name, values a block, bytes a
+ * block. */
+#define IR_FORMATS(X) \
+    X(F32, "f32", 1, 4) \
+    X(F16, "f16", 1, 2) \
+    X(BF16, "bf16", 1, 2) \
+    X(Q8_0, "q8_0", 32, 34) \
+    X(Q4_0, "q4_0", 32, 18) \
+    X(Q4_K, "q4_k", 256, 144) \
+    X(Q6_K, "q6_k", 256, 210)
+
+enum ir_format {
+#define X(e, s, n, b) IR_FMT_##e,
+    IR_FORMATS(X)
+#undef X
+    IR_FMT_COUNT
+};
+
+/* Elementwise operators. */
+#define IR_EWOPS(X) X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div")
+enum ir_ewop {
+#define X(e, s) IR_EW_##e,
+    IR_EWOPS(X)
+#undef X
+    IR_EW_COUNT
+};
+
+/* A mixture's expert activation. */
+#define IR_MOEACTS(X) X(SWIGLU, "swiglu") X(GEGLU, "geglu")
+enum ir_moeact {
+#define X(e, s) IR_MOE_##e,
+    IR_MOEACTS(X)
+#undef X
+    IR_MOE_COUNT
+};
+
+/* A gated delta rule's output gate activation. */
+#define IR_GATEACTS(X) X(SILU, "silu") X(SIGMOID, "sigmoid")
+enum ir_gateact {
+#define X(e, s) IR_GATE_##e,
+    IR_GATEACTS(X)
+#undef X
+    IR_GATE_COUNT
+};
+
+/* A row index: absent, a literal 1-based row, or the value of a named i32 tensor (an operand of the op, at the
+ * position its spec documents). */
+enum ir_rowidx_kind { IR_RIDX_NONE, IR_RIDX_LITERAL, IR_RIDX_NAMED };
+struct ir_rowidx {
+    enum ir_rowidx_kind kind;
+    int64_t literal; /* 1-based, when kind == IR_RIDX_LITERAL */
+};
+
+/* An optional float: has says whether it is present. */
+struct ir_optf {
+    bool has;
+    double v;
+};
+
+/* Primitive op kinds: enum suffix, text name, the spec struct's member name. Each spec's fields are described by
+ * a field table (ir_spec_fields) that the text format, the validator and the CLI read. The operand order each kind
+ * takes is documented beside its struct and in docs/format.md. */
+#define IR_KINDS(X) \
+    X(MATMUL, "matmul", matmul) \
+    X(ELEMENTWISE, "elementwise", elementwise) \
+    X(RMS_NORM, "rms_norm", rms_norm) \
+    X(ROPE, "rope", rope) \
+    X(HEAD_SLICE, "head_slice", head_slice) \
+    X(ROW_GATHER, "row_gather", row_gather) \
+    X(ROWS_GATHER, "rows_gather", rows_gather) \
+    X(SET_ROW, "set_row", set_row) \
+    X(ATTENTION, "attention", attention) \
+    X(MOE, "moe", moe) \
+    X(GATED_DELTA, "gated_delta", gated_delta) \
+    X(CAUSAL_CONV, "causal_conv", causal_conv) \
+    X(SILU, "silu", unary) \
+    X(SIGMOID, "sigmoid", unary) \
+    X(GELU, "gelu", unary) \
+    X(RELU, "relu", unary) \
+    X(SCALE, "scale", scale) \
+    X(SWIGLU, "swiglu", swiglu) \
+    X(HEAD_MATMUL, "head_matmul", head_matmul) \
+    X(JOIN, "join", join) \
+    X(L2_NORM, "l2_norm", l2_norm) \
+    X(ARGMAX, "argmax", argmax) \
+    X(DECAY, "decay", decay) \
+    X(SOFTCAP, "softcap", softcap)
+
+enum ir_kind {
+#define X(e, s, m) IR_KIND_##e,
+    IR_KINDS(X)
+#undef X
+    IR_KIND_COUNT
+};
+
+/* The fused-op classes a chip may run whole: enum suffix and snake_case name. Every class the CUDA lane's
+ * `supports` answers for is a row. */
+#define IR_CLASSES(X) \
+    X(NORM_WEIGHT, "norm_weight") \
+    X(ADD_NORM, "add_norm") \
+    X(NORM_THEN_ADD, "norm_then_add") \
+    X(GATED_NORM, "gated_norm") \
+    X(EMBED_SCALE, "embed_scale") \
+    X(QK_NORM_ROPE, "qk_norm_rope") \
+    X(QK_NORM_ROPE_KV_APPEND, "qk_norm_rope_kv_append") \
+    X(ROPE_KV_APPEND, "rope_kv_append") \
+    X(ROPE_QK_ONE_LAUNCH, "rope_qk_one_launch") \
+    X(MLA, "mla") \
+    X(FLASH_DECODE, "flash_decode") \
+    X(FLASH_PREFILL, "flash_prefill") \
+    X(ATTENTION_VARIANTS_INLINE, "attention_variants_inline") \
+    X(ATTN_LSE_MERGE, "attn_lse_merge") \
+    X(GLU_ACT_MUL, "glu_act_mul") \
+    X(GEMV_GATE_UP_GLU, "gemv_gate_up_glu") \
+    X(GEMM_BIAS, "gemm_bias") \
+    X(MERGED_QKV, "merged_qkv") \
+    X(MERGED_GATE_UP, "merged_gate_up") \
+    X(GEMM_DEQUANT_INKERNEL, "gemm_dequant_inkernel") \
+    X(ROUTER_TOPK, "router_topk") \
+    X(MOE_TOKEN_SORT, "moe_token_sort") \
+    X(MOE_GATE_UP_ACT, "moe_gate_up_act") \
+    X(MOE_DOWN_COMBINE, "moe_down_combine") \
+    X(SHARED_EXPERT_FUSION, "shared_expert_fusion") \
+    X(GDN_STEP, "gdn_step") \
+    X(CONV_BIAS_SILU, "conv_bias_silu") \
+    X(CONV_PARTS, "conv_parts") \
+    X(CONV_SILU_L2NORM, "conv_silu_l2norm") \
+    X(GDN_GATE_PROJECTIONS, "gdn_gate_projections") \
+    X(GDN_GATING, "gdn_gating") \
+    X(FUSED_SAMPLING, "fused_sampling") \
+    X(STRIDED_READ, "strided_read") \
+    X(ROW_WRITE, "row_write") \
+    X(JOIN_IN_PLACE, "join_in_place") \
+    X(STRIDED_VALUES, "strided_values") \
+    X(CUDA_GRAPHS, "cuda_graphs") \
+    X(NORM_QUANT, "norm_quant") \
+    X(ADD_NORM_QUANT, "add_norm_quant") \
+    X(GLU_ACT_MUL_QUANT, "glu_act_mul_quant") \
+    X(ELEMENTWISE_QUANT, "elementwise_quant") \
+    X(GDN_OUTPUT_QUANT, "gdn_output_quant") \
+    X(GEMV_QUANT, "gemv_quant") \
+    X(GEMV_NORM_EPILOGUE, "gemv_norm_epilogue") \
+    X(EMBED_NORM, "embed_norm") \
+    X(NORM_SCALE, "norm_scale") \
+    X(NORM_WEIGHT_OFFSET, "norm_weight_offset") \
+    X(DUAL_NORM, "dual_norm") \
+    X(PREFILL_NORM_EPILOGUES, "prefill_norm_epilogues") \
+    X(ATTN_RESIDUAL_NORM, "attn_residual_norm") \
+    X(QKV_HEAD_EPILOGUE, "qkv_head_epilogue") \
+    X(RECOMPUTE_FANOUT, "recompute_fanout") \
+    X(QK_NORM_ROPE_GATE_SPLIT, "qk_norm_rope_gate_split") \
+    X(HORIZONTAL_NORM_ROPE_INSERT, "horizontal_norm_rope_insert") \
+    X(CROSS_LAYER_LAUNCH, "cross_layer_launch") \
+    X(ATTN_OUTPUT_QUANT, "attn_output_quant") \
+    X(ATTN_OUTPUT_GATE, "attn_output_gate") \
+    X(ROW_WRITE_QUANT, "row_write_quant") \
+    X(MLA_PROLOGUE, "mla_prologue") \
+    X(MLA_UNABSORB_IN_FOLD, "mla_unabsorb_in_fold") \
+    X(ELEMENTWISE_CHAINS, "elementwise_chains") \
+    X(ELEMENTWISE_REGIONS, "elementwise_regions") \
+    X(MASKED_EXPERT_ACTIVATION, "masked_expert_activation") \
+    X(GEMM_SCALE, "gemm_scale") \
+    X(AFFINE_INPUT_FOLD, "affine_input_fold") \
+    X(ROUTER_SHARED_GATE_MERGE, "router_shared_gate_merge") \
+    X(MOE_GATHER_IN_OPERAND, "moe_gather_in_operand") \
+    X(MOE_DEFERRED_FINALIZE, "moe_deferred_finalize") \
+    X(GDN_INPUT_EPILOGUE, "gdn_input_epilogue") \
+    X(GDN_DECODE_WHOLE, "gdn_decode_whole") \
+    X(GDN_POST_CONV_PREP, "gdn_post_conv_prep") \
+    X(LAST_LAYER_ROWS, "last_layer_rows") \
+    X(RELU_SQR, "relu_sqr") \
+    X(SOFTCAP, "softcap") \
+    X(MIXED_BATCH_ATTENTION, "mixed_batch_attention") \
+    X(SPARSE_ATTENTION, "sparse_attention") \
+    X(GROUPED_TOPK, "grouped_topk") \
+    X(SAMPLING, "sampling") \
+    X(KV_CACHE_QUANT, "kv_cache_quant") \
+    X(HADAMARD_ROTATION, "hadamard_rotation") \
+    X(COMPENSATED_RESIDUAL, "compensated_residual") \
+    X(HOST_RESIDENT_KV, "host_resident_kv") \
+    X(ATTN_GQA_ROW_PACKING, "attn_gqa_row_packing") \
+    X(MOE_DIRECT_PAIRS, "moe_direct_pairs") \
+    X(PERSISTENT_LAYER_MEGAKERNEL, "persistent_layer_megakernel") \
+    X(ALLREDUCE_NORM, "allreduce_norm")
+
+enum ir_class {
+#define X(e, s) IR_CLASS_##e,
+    IR_CLASSES(X)
+#undef X
+    IR_CLASS_COUNT
+};
+
+/* Names of table rows, and lookups by name (-1 when unknown). */
+const char *ir_elem_name(enum ir_elem e);
+int ir_elem_lookup(const char *s, size_t n);
+int ir_elem_bytes(enum ir_elem e);
+const char *ir_role_name(enum ir_role r);
+int ir_role_lookup(const char *s, size_t n);
+const char *ir_format_name(enum ir_format f);
+int ir_format_lookup(const char *s, size_t n);
+int ir_format_block_values(enum ir_format f);
+int ir_format_block_bytes(enum ir_format f);
+const char *ir_ewop_name(enum ir_ewop o);
+int ir_ewop_lookup(const char *s, size_t n);
+const char *ir_moeact_name(enum ir_moeact a);
+int ir_moeact_lookup(const char *s, size_t n);
+const char *ir_gateact_name(enum ir_gateact a);
+int ir_gateact_lookup(const char *s, size_t n);
+const char *ir_kind_name(enum ir_kind k);
+int ir_kind_lookup(const char *s, size_t n);
+const char *ir_class_name(enum ir_class c);
+int ir_class_lookup(const char *s, size_t n);
+
+/* ── Primitive specs ─────────────────────────────────────────────────────────────────────────────────────── */
+/* Operand order of each kind ("ins"), and its result's shape ("out"). Sizes count f32 values. */
+
+/* y[m×n] = x[m×k] · W[k×n]. ins: x, W (a constant: W's tensor is k rows × n cols). */
+struct ir_matmul { int64_t m, k, n; };
+/* y = a (op) b over n values; with row > 0, b is one row of `row` values broadcast over every row of a.
+ * ins: a, b. */
+struct ir_elementwise { enum ir_ewop op; int64_t n, row; };
+/* y[r] = (x[r] + res[r]) / rms(x[r] + res[r]) · (w + offset), over rows × cols; eps inside the root.
+ * ins: x, [w when weight], [res when residual]. */
+struct ir_rms_norm { int64_t rows, cols; double eps; bool weight; double offset; bool residual; };
+/* Rotate each of h heads (h/rows a row) of width hd: pairs (i, i+half) for i < half, by cos/sin tables of `half`
+ * cols at the row's position (pos: absent = row r at r, literal, or named i32). ins: x, cos, sin, [pos]. */
+struct ir_rope { int64_t h, hd, half, rows; struct ir_rowidx pos; };
+/* y[g·width + i] = x[g·every + from + i] for g < n/every, i < width. ins: x (n values). */
+struct ir_head_slice { int64_t n, every, from, width; };
+/* y[1×cols] = table row `index` (literal 1-based, or named i32 0-based). ins: table, [idx]. */
+struct ir_row_gather { int64_t rows, cols; struct ir_rowidx index; };
+/* y[count×cols] = table rows idx[0..count) (0-based). ins: table, idx (count i32). */
+struct ir_rows_gather { int64_t rows, cols, count; };
+/* table rows [index, index+count) = src, in place (table is state; out is the table). ins: table, src, [idx]. */
+struct ir_set_row { int64_t rows, cols, count; struct ir_rowidx index; };
+/* Causal attention of `rows` query rows (h heads of hd) over l cached rows (kv heads of hd keys, of vd values).
+ * ins: q, kcache, vcache, [pos when pos is named], [sinks when sinks]. */
+struct ir_attention {
+    int64_t h, kv, hd, vd, l, rows;
+    struct ir_rowidx pos;
+    struct ir_optf scale;   /* absent: 1/sqrt(hd) */
+    struct ir_optf softcap; /* tanh cap of the logits */
+    bool sinks;             /* a per-head logit in the softmax's denominator */
+    int64_t window;         /* 0: none; else attend the last `window` positions */
+};
+/* A mixture of `experts` experts over one row of d: softmax router, top-k (renormalised), each expert's
+ * act(x·gate)⊙(x·up)·down of width dff. ins: x, router[d×experts], gate[d×(experts·dff)], up, down[dff×(experts·d)]. */
+struct ir_moe { int64_t d, k, dff, experts; enum ir_moeact act; };
+/* Gated delta rule over rows of h heads (dk keys, dv values), memory updated in place, output normed and gated.
+ * ins: q, k, v, z (output gate), b (write strength), a (forget gate), state, norm weight. */
+struct ir_gated_delta { int64_t h, dk, dv, rows; enum ir_gateact gate; double eps; };
+/* y[t][c] = Σ_j w[c][j] · x'[t+j][c] over the ring (taps-1 rows) then x; the ring updated in place.
+ * ins: x[rows×chan], w[chan×taps], ring. */
+struct ir_causal_conv { int64_t chan, taps, rows; };
+/* silu, sigmoid, gelu, relu over n values. ins: x. */
+struct ir_unary { int64_t n; };
+/* y = factor · x over n values. ins: x. */
+struct ir_scale { int64_t n; double factor; };
+/* y = silu(g) ⊙ u over total values. ins: g, u. */
+struct ir_swiglu { int64_t total; };
+/* Per head: y[m × heads·b] from x[m × heads·a] by each head's W_h[a×b]. ins: x, W (heads·a rows × b cols). */
+struct ir_head_matmul { int64_t m, heads, a, b; };
+/* Each of rows·heads units: wa/heads values of a then wb/heads values of b. ins: a, b. */
+struct ir_join { int64_t rows, heads, wa, wb; };
+/* y[r] = x[r] / max(‖x[r]‖, eps)... see docs/semantics.md. ins: x. */
+struct ir_l2_norm { int64_t rows, cols; double eps; };
+/* y[r] = the first index of the largest value of x[r] (i32). ins: x. */
+struct ir_argmax { int64_t rows, cols; };
+/* g = -exp(alog) · softplus(a + dt_bias) over n values (n/rows heads a row). ins: a, alog, dt_bias. */
+struct ir_decay { int64_t n, rows; };
+/* y = cap · tanh(x / cap) over n values. ins: x. */
+struct ir_softcap { int64_t n; double cap; };
+
+struct ir_spec {
+    enum ir_kind kind;
+    union {
+        struct ir_matmul matmul;
+        struct ir_elementwise elementwise;
+        struct ir_rms_norm rms_norm;
+        struct ir_rope rope;
+        struct ir_head_slice head_slice;
+        struct ir_row_gather row_gather;
+        struct ir_rows_gather rows_gather;
+        struct ir_set_row set_row;
+        struct ir_attention attention;
+        struct ir_moe moe;
+        struct ir_gated_delta gated_delta;
+        struct ir_causal_conv causal_conv;
+        struct ir_unary unary;
+        struct ir_scale scale;
+        struct ir_swiglu swiglu;
+        struct ir_head_matmul head_matmul;
+        struct ir_join join;
+        struct ir_l2_norm l2_norm;
+        struct ir_argmax argmax;
+        struct ir_decay decay;
+        struct ir_softcap softcap;
+    } u;
+};
+
+/* How a spec field is typed, for the table-driven text format and checks. */
+enum ir_field_type {
+    IR_F_INT,      /* int64_t, required */
+    IR_F_INT_OPT,  /* int64_t, 0 = absent (printed only when non-zero) */
+    IR_F_FLOAT,    /* double, required */
+    IR_F_FLOAT_OPT,/* struct ir_optf */
+    IR_F_FLAG,     /* bool, printed as the bare field name when true */
+    IR_F_EWOP,     /* enum ir_ewop */
+    IR_F_MOEACT,   /* enum ir_moeact */
+    IR_F_GATEACT,  /* enum ir_gateact */
+    IR_F_ROWIDX,   /* struct ir_rowidx, required: literal or `named` */
+    IR_F_ROWIDX_OPT/* struct ir_rowidx, may be absent */
+};
+
+/* One field of a spec: its text name, its type and where it lies in struct ir_spec. */
+struct ir_field {
+    const char *name;
+    enum ir_field_type type;
+    size_t offset; /* offsetof(struct ir_spec, u.<member>.<field>) */
+};
+
+/* The fields of a kind's spec, in print order; *count receives their number. */
+const struct ir_field *ir_spec_fields(enum ir_kind k, int *count);
+
+/* ── Ops and tensors ─────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A part of every unit of a wider tensor: unit u's values at u·pitch + offset + [0, width). */
+struct ir_strided { int64_t pitch, offset, width; };
+
+/* How an op reads one operand: whole, or a part of every unit in place. */
+struct ir_access {
+    bool strided;
+    struct ir_strided s;
+};
+
+/* Which row of a table a result lands at: none, a fixed 1-based row, or the row a param tensor names. */
+enum ir_rowsel { IR_ROWSEL_NONE, IR_ROWSEL_FIXED, IR_ROWSEL_PARAM };
+
+/* Where an op's result lands: its own buffer (buf == out, no row, no unit), the rows of a table starting at a fixed
+ * or a param-named row, `row_cols` values a row, and/or a part of every unit of a wider tensor. */
+struct ir_dst {
+    ir_tid buf;
+    enum ir_rowsel row;
+    int64_t row_fixed; /* 1-based, when row == IR_ROWSEL_FIXED */
+    ir_tid row_param;  /* when row == IR_ROWSEL_PARAM */
+    int64_t row_cols;
+    bool has_unit;
+    struct ir_strided unit;
+};
+
+/* What an op is: a primitive spec, a fused op of a class over parts, a view of a row of a computed table, or an
+ * activation quantization. */
+enum ir_sym { IR_SYM_PRIM, IR_SYM_FUSED, IR_SYM_VIEW, IR_SYM_QUANT };
+#define IR_SYM_NAMES(X) X(PRIM, "prim") X(FUSED, "fused") X(VIEW, "view") X(QUANT, "quantize")
+
+struct ir_op {
+    enum ir_sym sym;
+    struct ir_spec spec;     /* IR_SYM_PRIM */
+    enum ir_class cls;       /* IR_SYM_FUSED */
+    struct ir_op *parts;     /* IR_SYM_FUSED: the members in the order they run */
+    int32_t nparts;
+    int64_t view_offset;     /* IR_SYM_VIEW: y = x[offset, offset + len(y)) */
+    int32_t quant_words;     /* IR_SYM_QUANT: 1 or 2 int8 words a value, blocks of 32 */
+    int32_t nins;
+    ir_tid *ins;
+    struct ir_access *access; /* one per input */
+    ir_tid out;
+    struct ir_dst dst;
+    int32_t nkeeps;
+    ir_tid *keeps;           /* internal results a fused op keeps written for later readers */
+    int32_t ncovers;
+    int32_t *covers;         /* the lifted ops (indices into the lifted graph) this op computes, ascending */
+};
+
+struct ir_tensor {
+    char *name;
+    enum ir_elem elem;
+    int64_t rows, cols;
+    enum ir_role role;
+    bool checkpoint;          /* constant stored as checkpoint rows in `format` (else plain f32 values) */
+    enum ir_format format;
+    bool transposed;          /* checkpoint rows are the cols (outputs): stored cols rows of `rows` values */
+    bool observed;            /* the host reads it after the step */
+    bool carried;             /* the host keeps it across steps (caches, rings, recurrent memory) */
+    bool next;                /* the next token an arg-max picks: the step moves on from it */
+};
+
+struct ir_graph {
+    char *name;               /* model or test name; may be NULL */
+    char *family;             /* may be NULL */
+    char *mode;               /* may be NULL */
+    struct ir_tensor *tensors;
+    int32_t ntensors, tensors_cap;
+    struct ir_op *ops;
+    int32_t nops, ops_cap;
+    struct ir_name_index *index; /* name → tensor id */
+};
+
+/* ── Construction ────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A new empty graph (NULL on allocation failure). */
+struct ir_graph *ir_graph_new(void);
+/* Free a graph and everything it owns. */
+void ir_graph_free(struct ir_graph *g);
+/* A deep copy of g. */
+struct ir_graph *ir_graph_clone(const struct ir_graph *g);
+/* Set the graph's name, family or mode (copied; NULL clears). */
+void ir_graph_set_meta(struct ir_graph *g, const char *name, const char *family, const char *mode);
+/* Add a tensor; its id, or IR_NONE if the name is taken. The name is copied. */
+ir_tid ir_tensor_add(struct ir_graph *g, const char *name, enum ir_elem elem, int64_t rows, int64_t cols,
+                     enum ir_role role);
+/* The id of the tensor named `name` (n bytes), or IR_NONE. */
+ir_tid ir_tensor_find(const struct ir_graph *g, const char *name, size_t n);
+/* Number of values in tensor t (rows × cols). */
+int64_t ir_tensor_len(const struct ir_graph *g, ir_tid t);
+
+/* A primitive op with `nins` inputs (each read whole), its result `out` landing in its own buffer, covering
+ * nothing; the caller fills spec fields through op->spec. */
+struct ir_op ir_op_prim(enum ir_kind kind, const ir_tid *ins, int32_t nins, ir_tid out);
+/* A fused op of `cls` taking ownership of `parts` (an array of nparts ops), with inputs and accesses copied. */
+struct ir_op ir_op_fused(enum ir_class cls, struct ir_op *parts, int32_t nparts, const ir_tid *ins,
+                         const struct ir_access *access, int32_t nins, ir_tid out, struct ir_dst dst);
+/* Append op to g (taking ownership); when it covers nothing it is given covers = {its index}. Returns its index. */
+int32_t ir_graph_push(struct ir_graph *g, struct ir_op op);
+/* A deep copy of op. */
+struct ir_op ir_op_clone(const struct ir_op *op);
+/* Free what op owns (not op itself). */
+void ir_op_free(struct ir_op *op);
+/* The destination that is `out`'s own buffer. */
+struct ir_dst ir_dst_own(ir_tid out);
+/* Whether a destination is the result's own buffer (no row, no unit). */
+bool ir_dst_is_own(const struct ir_dst *d);
+/* Whether two ops are equal in every field, parts included. */
+bool ir_op_equal(const struct ir_op *a, const struct ir_op *b);
+
+/* Replace op's inputs by a copy of ins/access (access NULL = every input whole). */
+void ir_op_set_ins(struct ir_op *op, const ir_tid *ins, const struct ir_access *access, int32_t nins);
+/* Replace op's keeps or covers by a copy. */
+void ir_op_set_keeps(struct ir_op *op, const ir_tid *keeps, int32_t n);
+void ir_op_set_covers(struct ir_op *op, const int32_t *covers, int32_t n);
+
+/* The input positions of a primitive op whose tensor it writes in place (set_row's table, causal_conv's ring,
+ * gated_delta's state); returns their count, written to idx (room for 4). */
+int ir_op_state_inputs(const struct ir_op *op, int idx[4]);
+/* The op's leaves: itself when not fused, else every part's leaves in order. Calls fn for each. */
+void ir_op_leaves(const struct ir_op *op, void (*fn)(const struct ir_op *leaf, void *ctx), void *ctx);
+/* The op's result length in values for a primitive spec (what its spec says it computes), or -1. */
+int64_t ir_spec_out_len(const struct ir_spec *s);
+
+/* ── Text format (ir/format.c) ───────────────────────────────────────────────────────────────────────────── */
+
+/* Parse `len` bytes of text into a new graph (validated). On error returns NULL and writes
+ * "file:line:col: message" to err. `file` names the source in messages. */
+struct ir_graph *ir_parse(const char *text, size_t len, const char *file, char err[IR_ERR_LEN]);
+/* Parse without validating (the fuzzer and format tests use it). */
+struct ir_graph *ir_parse_unchecked(const char *text, size_t len, const char *file, char err[IR_ERR_LEN]);
+/* Read and parse a file (validated). */
+struct ir_graph *ir_parse_file(const char *path, char err[IR_ERR_LEN]);
+/* The canonical text of g, malloc'd and NUL-terminated (NULL on allocation failure); *len receives its length. */
+char *ir_print(const struct ir_graph *g, size_t *len);
+/* Write the canonical text of one op (and its parts) at `indent` levels, for reports and messages. */
+char *ir_print_op(const struct ir_graph *g, const struct ir_op *op);
+
+/* ── Validation (ir/validate.c) ──────────────────────────────────────────────────────────────────────────── */
+
+/* Check every invariant of DESIGN.md (defined before read, one writer for a non-state tensor, only state written in
+ * place, shapes agree with specs, sizes fit). 0 when valid, else writes "op N (<kind>): field: message". */
+int ir_validate(const struct ir_graph *g, char err[IR_ERR_LEN]);
+/* Like ir_validate, also saying what offends: *op is the top-level op's index and *tensor the tensor's id, each -1
+ * when not that (the parser maps them back to their lines). */
+int ir_validate_where(const struct ir_graph *g, int32_t *op, ir_tid *tensor, char err[IR_ERR_LEN]);
+
+/* ── Facts over slots (ir/facts.c) ───────────────────────────────────────────────────────────────────────── */
+
+/* The slots of a graph being rewritten: ops in program order, some taken (empty). Indexed so producer, maker and
+ * readers answer without scanning all slots, and stay right as slots are taken and put. */
+struct ir_slots;
+
+/* Slots over `n` ops (ownership of the array and the ops moves in). g supplies the tensors (flags, roles). */
+struct ir_slots *ir_slots_new(const struct ir_graph *g, struct ir_op *ops, int32_t n);
+void ir_slots_free(struct ir_slots *s);
+/* A deep copy (for dry runs). */
+struct ir_slots *ir_slots_clone(const struct ir_slots *s);
+/* Number of slots (live or taken). */
+int32_t ir_slots_len(const struct ir_slots *s);
+/* The op at slot i, or NULL when taken or out of range. */
+const struct ir_op *ir_slots_get(const struct ir_slots *s, int32_t i);
+/* Remove and return the op at slot i (which must be live). */
+struct ir_op ir_slots_take(struct ir_slots *s, int32_t i);
+/* Put op at slot i (which must be empty), taking ownership. */
+void ir_slots_put(struct ir_slots *s, int32_t i, struct ir_op op);
+/* Replace the op at live slot i by op (the old one is freed). */
+void ir_slots_replace(struct ir_slots *s, int32_t i, struct ir_op op);
+/* The live ops in slot order, moved out into a new array; *n receives their count. s becomes empty. */
+struct ir_op *ir_slots_into_ops(struct ir_slots *s, int32_t *n);
+
+/* The tensors an op reads: every input of it and of its leaves, and each param a row destination names; sorted,
+ * unique; returns the count (at most cap written). */
+int ir_op_reads(const struct ir_op *op, ir_tid *out, int cap);
+/* The tensors an op writes: its destination's buffer, its leaves' placed destinations, its keeps, and every state
+ * input written in place; sorted, unique; returns the count. */
+int ir_op_writes(const struct ir_op *op, ir_tid *out, int cap);
+
+/* The live slot whose op's result is t (its `out`), the first when several; -1 if none. */
+int32_t ir_facts_producer(const struct ir_slots *s, ir_tid t);
+/* The live slot whose op computes t as its result or as any part's result; -1 if none. */
+int32_t ir_facts_maker(const struct ir_slots *s, ir_tid t);
+/* The live slots that read t, ascending; returns the count, writes at most cap. */
+int32_t ir_facts_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);
+/* Whether the host sees t after the step (observed or carried). */
+bool ir_facts_observed(const struct ir_slots *s, ir_tid t);
+/* Whether the host keeps t across steps. */
+bool ir_facts_carried(const struct ir_slots *s, ir_tid t);
+/* Whether no live slot strictly between i and j, other than those in except, writes t (or, with also_reads,
+ * reads it). */
+bool ir_facts_untouched(const struct ir_slots *s, ir_tid t, int32_t i, int32_t j, bool also_reads,
+                        const int32_t *except, int32_t nexcept);
+/* Whether moving slot j up to slot i's place crosses a live slot between them not in group: one that writes what j
+ * reads, or reads or writes what j writes. */
+bool ir_facts_crosses(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *group, int32_t ngroup);
+/* Whether moving slot i down to slot j's place passes a live slot between them not in members: one that writes what
+ * i reads, or reads or writes what i writes. */
+bool ir_facts_sinks_past(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *members, int32_t nmembers);
+/* Whether every tensor slot i's op writes is unobserved and read only by slots in within. */
+bool ir_facts_read_only_within(const struct ir_slots *s, int32_t i, const int32_t *within, int32_t nwithin);
+
+/* The same predicates by plainly scanning every slot: the specification the indexed ones are tested against. */
+int32_t ir_facts_spec_producer(const struct ir_slots *s, ir_tid t);
+int32_t ir_facts_spec_maker(const struct ir_slots *s, ir_tid t);
+int32_t ir_facts_spec_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);
+bool ir_facts_spec_untouched(const struct ir_slots *s, ir_tid t, int32_t i, int32_t j, bool also_reads,
+                             const int32_t *except, int32_t nexcept);
+bool ir_facts_spec_crosses(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *group, int32_t ngroup);
+bool ir_facts_spec_sinks_past(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *members,
+                              int32_t nmembers);
+bool ir_facts_spec_read_only_within(const struct ir_slots *s, int32_t i, const int32_t *within, int32_t nwithin);
+
+/* ── GGML block formats (ir/ggml.c) ──────────────────────────────────────────────────────────────────────── */
+
+/* Bytes that n values take in format f (n a multiple of its block), or -1. */
+int64_t ir_ggml_row_bytes(enum ir_format f, int64_t n);
+/* Quantize n values (a multiple of the block) into dst, with GGML's exact byte layout. 0 on success. */
+int ir_ggml_quantize(enum ir_format f, const float *src, int64_t n, void *dst);
+/* Dequantize n values of format f from src into dst. */
+void ir_ggml_dequantize(enum ir_format f, const void *src, int64_t n, float *dst);
+/* IEEE half and bfloat16 conversions (round to nearest even). */
+uint16_t ir_f32_to_f16(float x);
+float ir_f16_to_f32(uint16_t h);
+uint16_t ir_f32_to_bf16(float x);
+float ir_bf16_to_f32(uint16_t h);
+
+/* ── The evaluator (ir/eval.c) ───────────────────────────────────────────────────────────────────────────── */
+
+/* The values of a graph's tensors during evaluation: f32 for every tensor (i32 tensors hold integral values),
+ * constants stored as checkpoint rows kept quantized and dequantized on use. */
+struct ir_values;
+
+/* Values for every tensor of g, inputs/params/state/constants filled deterministically from `seed` and each
+ * tensor's name (so a rewritten graph gets the same values as its lifted one), activations zero. NULL + err on
+ * failure (e.g. a graph too large for memory). */
+struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char err[IR_ERR_LEN]);
+void ir_values_free(struct ir_values *v);
+/* Run g's ops in order over v. 0 on success, else err. */
+int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);
+/* Run `n` ops (their tensors are g's) over v. */
+int ir_eval_ops(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct ir_values *v,
+                char err[IR_ERR_LEN]);
+/* The f32 values of tensor t (rows × cols), or NULL for a checkpoint constant. */
+float *ir_values_data(struct ir_values *v, ir_tid t);
+const float *ir_values_cdata(const struct ir_values *v, ir_tid t);
+/* Bytes of memory the values hold (the quantized constants at their stored size). */
+size_t ir_values_bytes(const struct ir_values *v);
+
+/* The outcome of comparing two evaluations of one graph's observed and carried tensors. */
+struct ir_compare {
+    bool identical;
+    ir_tid tensor;  /* the first tensor that differs, when not identical */
+    int64_t index;  /* its first differing index */
+    float a, b;     /* the two values there */
+    int32_t compared;
+};
+/* Compare every observed or carried tensor of g bit for bit between a and b (tensors by name in ga/gb). */
+struct ir_compare ir_values_compare(const struct ir_graph *ga, const struct ir_values *a, const struct ir_graph *gb,
+                                    const struct ir_values *b);
+
+#endif
