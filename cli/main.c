@@ -1,15 +1,91 @@
-/* cli/main.c — the fusecheck command. */
-#include "ir/ir.h"
+/* cli/main.c — the fusecheck command: a table of subcommands, `--version` and `help`. */
+#include "cli.h"
 
-#include <stdio.h>
 #include <string.h>
+
+static int cmd_help(int argc, char **argv);
+
+/* Every subcommand, in the order `help` lists them. */
+static const struct cli_command commands[] = {
+    {"print", "print a graph in canonical text form", "fusecheck print FILE|MODEL [--mode M] [--layers N] [--weights F] [-o OUT]",
+     cli_cmd_print},
+    {"validate", "check a graph file's invariants", "fusecheck validate FILE", cli_cmd_validate},
+    {"models", "list the model zoo", "fusecheck models", cli_cmd_models},
+    {"lift", "lift one step of a zoo model into a graph",
+     "fusecheck lift MODEL [--mode decode|prefill:N|batch:N] [--layers N] [--weights FORMAT] [-o FILE]", cli_cmd_lift},
+    {"eval", "evaluate a graph; print each observed and carried tensor's digest",
+     "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--weights F] [--seed N]", cli_cmd_eval},
+    {"rules", "list every step of the optimizer in order, with the classes it builds",
+     "fusecheck rules [--guards] [--shim NAME]", cli_cmd_rules},
+    {"shims", "list the shims", "fusecheck shims", cli_cmd_shims},
+    {"optimize", "rewrite a graph under a shim; print it and, with --report, every decision",
+     "fusecheck optimize FILE|MODEL [--mode M] [--layers N] [--weights F] --shim NAME [--hold R1,R2] [--report] [-o OUT]",
+     cli_cmd_optimize},
+    {"diff", "evaluate the lifted and the rewritten graph and compare them bit for bit",
+     "fusecheck diff FILE|MODEL [--mode M] [--layers N] [--weights F] --shim NAME [--hold R1,R2] [--seed N]",
+     cli_cmd_diff},
+    {"coverage", "each rule, and the zoo graphs it fired on", "fusecheck coverage --shim NAME", cli_cmd_coverage},
+    {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
+     "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N] "
+     "[--weights F] [--seed N] [--no-progress]",
+     cli_cmd_check},
+    {"db", "results.db: list runs, the decision changes between two runs, merge shards",
+     "fusecheck db runs [--db FILE] | db diff RUN_A RUN_B [--db FILE] | db merge IN... -o OUT", cli_cmd_db},
+    {"help", "show help for a command", "fusecheck help [COMMAND]", cmd_help},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* The command named name, or NULL. */
+static const struct cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* The overview: what fusecheck is and its commands. */
+static void overview(FILE *out)
+{
+    fprintf(out, "fusecheck %s — checks a fusion optimizer for LLM inference\n\nusage: fusecheck COMMAND [ARGS]\n\n",
+            FUSECHECK_VERSION);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or bad input\n"
+                 "fusecheck help COMMAND shows a command's usage.\n");
+}
+
+/* `help [COMMAND]`. */
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        overview(stdout);
+        return CLI_OK;
+    }
+    const struct cli_command *c = find_command(argv[1]);
+    if (!c)
+        return cli_usage_error("help", "unknown command '%s'", argv[1]);
+    printf("%s\n\n  %s\n", c->summary, c->usage);
+    return CLI_OK;
+}
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-        printf("fusecheck %s\n", FUSECHECK_VERSION);
-        return 0;
+    if (argc < 2) {
+        overview(stderr);
+        return CLI_USAGE;
     }
-    fprintf(stderr, "usage: fusecheck --version\n");
-    return 2;
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("fusecheck %s\n", FUSECHECK_VERSION);
+        return CLI_OK;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cmd_help(1, argv);
+    const struct cli_command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "fusecheck: unknown command '%s' (fusecheck help lists them)\n", argv[1]);
+        return CLI_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
 }

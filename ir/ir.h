@@ -600,9 +600,11 @@ bool ir_facts_spec_read_only_within(const struct ir_slots *s, int32_t i, const i
 
 /* Bytes that n values take in format f (n a multiple of its block), or -1. */
 int64_t ir_ggml_row_bytes(enum ir_format f, int64_t n);
-/* Quantize n values (a multiple of the block) into dst, with GGML's exact byte layout. 0 on success. */
+/* Quantize n values (a multiple of the block) into dst, with GGML's exact byte layout. 0 on success; -1, dst
+ * untouched, when ir_ggml_row_bytes(f, n) is -1. In q8_0/q4_0/q4_k/q6_k a NaN reads as 0 and magnitudes past the
+ * format's range (inf included) clip, so blocks always dequantize finite; f16/bf16 keep IEEE inf and NaN. */
 int ir_ggml_quantize(enum ir_format f, const float *src, int64_t n, void *dst);
-/* Dequantize n values of format f from src into dst. */
+/* Dequantize n values of format f from src into dst (any bytes are valid input); an invalid n > 0 zero-fills dst. */
 void ir_ggml_dequantize(enum ir_format f, const void *src, int64_t n, float *dst);
 /* IEEE half and bfloat16 conversions (round to nearest even). */
 uint16_t ir_f32_to_f16(float x);
@@ -615,6 +617,12 @@ float ir_bf16_to_f32(uint16_t h);
 /* The values of a graph's tensors during evaluation: f32 for every tensor (i32 tensors hold integral values),
  * constants stored as checkpoint rows kept quantized and dequantized on use. */
 struct ir_values;
+
+/* The most bytes of values ir_values_new allocates for one graph (larger graphs are refused with an error). */
+#define IR_EVAL_MAX_BYTES ((int64_t)1 << 34)
+/* The bytes of values ir_values_new would allocate for g (what ir_values_bytes then reports), or -1 when a tensor's
+ * shape or block format is invalid: lets a caller (the fuzzer) refuse a graph before allocating. */
+int64_t ir_values_plan_bytes(const struct ir_graph *g);
 
 /* Values for every tensor of g, inputs/params/state/constants filled deterministically from `seed` and each
  * tensor's name (so a rewritten graph gets the same values as its lifted one), activations zero. NULL + err on

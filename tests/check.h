@@ -31,9 +31,13 @@ static int check_passed, check_failed;
         }                                                                                                        \
     } while (0)
 
+/* Whether two strings are equal, NULL equal to nothing. */
+static inline int check_str_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+/* A printable string, NULL shown as (null). */
+static inline const char *check_str_show(const char *s) { return s ? s : "(null)"; }
+
 /* Two strings equal (NULL-safe). */
-#define CHECK_STR(a, b)                                                                                          \
-    CHECKF((a) && (b) && strcmp((a), (b)) == 0, "\"%s\" != \"%s\"", (a) ? (a) : "(null)", (b) ? (b) : "(null)")
+#define CHECK_STR(a, b) CHECKF(check_str_eq((a), (b)), "\"%s\" != \"%s\"", check_str_show(a), check_str_show(b))
 
 /* Print the closing line and return the suite's exit status. */
 static inline int check_done(const char *suite)

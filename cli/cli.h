@@ -1,0 +1,58 @@
+/* cli/cli.h — the fusecheck command's shared pieces: the command table, loading a graph from a file or the zoo,
+ * writing outputs whole, exit codes. */
+#ifndef FUSECHECK_CLI_H
+#define FUSECHECK_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ir/ir.h"
+#include "models/models.h"
+
+/* Exit codes: a check passed, a check failed, bad usage or bad input. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+/* A subcommand: its name, one-line summary, usage text, and entry point (argv[0] is the command's name). */
+struct cli_command {
+    const char *name;
+    const char *summary;
+    const char *usage;
+    int (*run)(int argc, char **argv);
+};
+
+/* How to lift a zoo model when a command is given one instead of a file. */
+struct cli_lift {
+    struct models_options options;
+    bool mode_set;
+};
+
+/* The default lift options. */
+struct cli_lift cli_lift_defaults(void);
+/* Apply one of the lift options (--mode, --layers, --weights) to l; 0 on success, else a message on stderr. */
+int cli_lift_option(struct cli_lift *l, const char *name, const char *value);
+/* The graph `arg` names: a zoo model lifted under l, or a text-format file parsed and validated. NULL with the
+ * error printed (file:line:col: message). */
+struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);
+/* Write len bytes to path whole (a temporary file renamed into place), or to stdout when path is NULL or "-".
+ * 0 on success, else a message on stderr. */
+int cli_write(const char *path, const char *data, size_t len);
+/* Print a usage error for cmd and return CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...);
+/* The sha256 of len bytes as 64 lowercase hex digits. */
+void cli_sha256_hex(const void *data, size_t len, char hex[65]);
+
+/* The commands, each in its own file. */
+int cli_cmd_print(int argc, char **argv);
+int cli_cmd_validate(int argc, char **argv);
+int cli_cmd_models(int argc, char **argv);
+int cli_cmd_lift(int argc, char **argv);
+int cli_cmd_eval(int argc, char **argv);
+int cli_cmd_rules(int argc, char **argv);
+int cli_cmd_shims(int argc, char **argv);
+int cli_cmd_optimize(int argc, char **argv);
+int cli_cmd_diff(int argc, char **argv);
+int cli_cmd_coverage(int argc, char **argv);
+int cli_cmd_check(int argc, char **argv);
+int cli_cmd_db(int argc, char **argv);
+
+#endif

@@ -1,0 +1,543 @@
+/* cli/cmd_check.c — the main job (`fusecheck check`: every zoo graph under every shim, optimized, reported and
+ * diffed into results.db) and the results commands (`fusecheck db runs|diff|merge`). */
+#include "cli.h"
+#include "db/db.h"
+#include "rules/rules.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LIST 64
+
+/* What check reads from its command line. */
+struct check_args {
+    const char *models[MAX_LIST];
+    int nmodels;
+    const char *modes[MAX_LIST];
+    int nmodes;
+    const char *shims[MAX_LIST];
+    int nshims;
+    const char *db;
+    struct cli_lift lift;
+    bool eval_real, progress;
+    uint64_t seed;
+};
+
+/* Running totals for the summary. */
+struct check_totals {
+    int graphs, reports, failures, mismatches, diffs;
+    long decisions, fired;
+    double optimize_s, eval_s, db_s;
+};
+
+/* Seconds on the monotonic clock. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The command line joined by spaces (for the run's row). */
+static char *join_args(int argc, char **argv)
+{
+    size_t n = 16;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) + 1;
+    char *s = malloc(n);
+    if (!s)
+        abort();
+    strcpy(s, "fusecheck");
+    for (int i = 0; i < argc; i++) {
+        strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+/* The source tree's git revision, when fusecheck runs inside one (FUSECHECK_GIT_REV overrides). */
+static void git_revision(char *out, size_t cap)
+{
+    const char *env = getenv("FUSECHECK_GIT_REV");
+    out[0] = '\0';
+    if (env) {
+        snprintf(out, cap, "%s", env);
+        return;
+    }
+    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
+    if (!p)
+        return;
+    if (fgets(out, (int)cap, p))
+        out[strcspn(out, "\n")] = '\0';
+    pclose(p);
+}
+
+/* Parse check's options. 0 on success. */
+static int parse_check_args(int argc, char **argv, struct check_args *a)
+{
+    static const struct option opts[] = {
+        {"mode", required_argument, NULL, 'm'},   {"shim", required_argument, NULL, 's'},
+        {"db", required_argument, NULL, 'd'},     {"layers", required_argument, NULL, 'l'},
+        {"weights", required_argument, NULL, 'w'}, {"eval-real", no_argument, NULL, 'e'},
+        {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
+        {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->lift = cli_lift_defaults();
+    a->db = "results.db";
+    a->seed = 1;
+    a->progress = isatty(STDERR_FILENO);
+    optind = 1;
+    opterr = 0;
+    char err[IR_ERR_LEN];
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'm': {
+            struct models_mode m;
+            if (models_parse_mode(optarg, &m, err))
+                return cli_usage_error("check", "--mode: %s", err);
+            if (a->nmodes < MAX_LIST)
+                a->modes[a->nmodes++] = optarg;
+            break;
+        }
+        case 's':
+            if (a->nshims < MAX_LIST)
+                a->shims[a->nshims++] = optarg;
+            break;
+        case 'd': a->db = optarg; break;
+        case 'l': if (cli_lift_option(&a->lift, "layers", optarg)) return CLI_USAGE; break;
+        case 'w': if (cli_lift_option(&a->lift, "weights", optarg)) return CLI_USAGE; break;
+        case 'e': a->eval_real = true; break;
+        case 'q': a->progress = false; break;
+        case 'S': {
+            char *end;
+            a->seed = strtoull(optarg, &end, 10);
+            if (end == optarg || *end || optarg[0] == '-')
+                return cli_usage_error("check", "--seed expects a non-negative integer, got '%s'", optarg);
+            break;
+        }
+        default: return cli_usage_error("check", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (!models_find(argv[i]))
+            return cli_usage_error("check", "unknown model '%s' (fusecheck models lists them)", argv[i]);
+        if (a->nmodels < MAX_LIST)
+            a->models[a->nmodels++] = argv[i];
+    }
+    if (!a->nmodes) {
+        static const char *const defaults[] = {"decode", "prefill:8", "batch:4"};
+        for (int i = 0; i < 3; i++)
+            a->modes[a->nmodes++] = defaults[i];
+    }
+    if (!a->nshims) {
+        a->shims[a->nshims++] = "reference";
+        a->shims[a->nshims++] = "none";
+    }
+    for (int i = 0; i < a->nshims; i++) {
+        struct shim *s = shim_lookup(a->shims[i], err);
+        if (!s)
+            return cli_usage_error("check", "%s", err);
+        shim_free(s);
+    }
+    return 0;
+}
+
+/* Record a step's position for the run (the rules-never-fired view reads them). */
+struct step_ctx {
+    struct db *db;
+    int64_t run;
+    int seq;
+    int failed;
+};
+static void record_step(const char *name, void *vctx)
+{
+    struct step_ctx *c = vctx;
+    char err[DB_ERR_LEN];
+    if (db_step(c->db, c->run, c->seq++, name, err))
+        c->failed = 1;
+}
+
+/* Record each shim's steps in one transaction. */
+static int record_steps(struct db *db, int64_t run, struct shim *const *shims, int n, char err[DB_ERR_LEN])
+{
+    if (db_begin(db, err))
+        return 1;
+    struct step_ctx c = {db, run, 0, 0};
+    for (int i = 0; i < n; i++) {
+        c.seq = 0;
+        rules_steps(shims[i], record_step, &c);
+        record_step(rules_advance()->name, &c);
+    }
+    if (c.failed) {
+        db_rollback(db);
+        snprintf(err, DB_ERR_LEN, "recording the steps failed");
+        return 1;
+    }
+    return db_commit(db, err);
+}
+
+/* The covers of a decision as text: "[1, 2, 3]". */
+static void covers_text(const struct rules_decision *d, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "[");
+    for (int32_t i = 0; i < d->ncovers && n + 16 < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, i ? ", %d" : "%d", d->covers[i]);
+    snprintf(buf + n, cap - n, "]");
+}
+
+static const char *const outcome_names[] = {"fired", "refused", "held"};
+
+/* Log one report and its decisions (and the diff, when there is one) in one transaction. */
+static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, const struct rules_optimized *o,
+                      double ms, const struct db_diff *diff, char err[DB_ERR_LEN])
+{
+    char digest[65];
+    rules_report_digest(&o->report, digest);
+    struct db_report r = {run,
+                          graph,
+                          shim,
+                          digest,
+                          rules_report_count(&o->report, RULES_FIRED, NULL),
+                          rules_report_count(&o->report, RULES_REFUSED, NULL),
+                          rules_report_count(&o->report, RULES_HELD, NULL),
+                          ms};
+    int64_t report;
+    if (db_begin(db, err))
+        return 1;
+    int rc = db_report(db, &r, &report, err);
+    char *covers = malloc(1 << 16);
+    if (!covers)
+        abort();
+    for (int32_t i = 0; !rc && i < o->report.n; i++) {
+        const struct rules_decision *d = &o->report.d[i];
+        covers_text(d, covers, 1 << 16);
+        struct db_decision row = {report, i, d->rule, ir_class_name(d->cls), covers, outcome_names[d->outcome],
+                                  d->outcome == RULES_REFUSED ? d->why : NULL};
+        rc = db_decision(db, &row, err);
+    }
+    free(covers);
+    if (!rc && diff)
+        rc = db_diff(db, diff, err);
+    if (rc) {
+        db_rollback(db);
+        return 1;
+    }
+    return db_commit(db, err);
+}
+
+/* One lifted graph: its db row, and its evaluation when it is evaluated. */
+struct lifted {
+    struct ir_graph *g;
+    int64_t id;
+    struct ir_values *values; /* NULL when not evaluated */
+};
+
+/* Lift model c in mode `mode`, record it, and evaluate it when asked. 0 on success. */
+static int lift_one(struct db *db, const struct models_config *c, const char *mode, const struct check_args *a,
+                    bool evaluate, struct lifted *out, struct check_totals *t, char err[DB_ERR_LEN])
+{
+    memset(out, 0, sizeof *out);
+    struct models_options o = a->lift.options;
+    models_parse_mode(mode, &o.mode, err);
+    out->g = models_lift(c, &o, err);
+    if (!out->g)
+        return 1;
+    size_t len;
+    char *text = ir_print(out->g, &len);
+    char hex[65];
+    cli_sha256_hex(text, len, hex);
+    free(text);
+    double t0 = now();
+    int rc = db_begin(db, err) || db_graph(db, c->name, c->family, mode, out->g->nops, hex, &out->id, err) ||
+             db_commit(db, err);
+    t->db_s += now() - t0;
+    if (rc)
+        return 1;
+    if (evaluate) {
+        t0 = now();
+        out->values = ir_values_new(out->g, a->seed, err);
+        if (!out->values || ir_eval(out->g, out->values, err))
+            return 1;
+        t->eval_s += now() - t0;
+    }
+    return 0;
+}
+
+/* Optimize a lifted graph under one shim, diff it when evaluated, and log it all. 0 on success; *mismatch set when
+ * the diff found one. */
+static int check_one(struct db *db, int64_t run, const struct lifted *l, struct shim *shim, int64_t shim_id,
+                     const struct check_args *a, struct check_totals *t, bool *mismatch, char err[DB_ERR_LEN])
+{
+    struct rules_optimized o;
+    double t0 = now();
+    if (rules_optimize(l->g, shim, NULL, 0, &o, err))
+        return 1;
+    double ms = (now() - t0) * 1e3;
+    t->optimize_s += ms / 1e3;
+    struct db_diff diff = {run, l->id, shim_id, true, 0, NULL, 0, 0, 0};
+    *mismatch = false;
+    if (l->values) {
+        t0 = now();
+        struct ir_values *v = ir_values_new(o.graph, a->seed, err);
+        if (!v || ir_eval(o.graph, v, err)) {
+            ir_values_free(v);
+            rules_optimized_free(&o);
+            return 1;
+        }
+        struct ir_compare c = ir_values_compare(l->g, l->values, o.graph, v);
+        ir_values_free(v);
+        t->eval_s += now() - t0;
+        diff.identical = c.identical;
+        diff.compared = c.compared;
+        if (!c.identical) {
+            diff.tensor = l->g->tensors[c.tensor].name;
+            diff.index = c.index;
+            diff.lifted = c.a;
+            diff.rewritten = c.b;
+            *mismatch = true;
+        }
+        t->diffs++;
+    }
+    t0 = now();
+    int rc = log_report(db, run, l->id, shim_id, &o, ms, l->values ? &diff : NULL, err);
+    t->db_s += now() - t0;
+    t->reports++;
+    t->decisions += o.report.n;
+    t->fired += rules_report_count(&o.report, RULES_FIRED, NULL);
+    if (*mismatch)
+        fprintf(stderr, "%s%s %s under %s: %s[%lld] differs: lifted %.9g, rewritten %.9g\n",
+                a->progress ? "\n" : "", l->g->name, l->g->mode, shim->name, diff.tensor, (long long)diff.index,
+                diff.lifted, diff.rewritten);
+    rules_optimized_free(&o);
+    return rc;
+}
+
+/* The models to check: those named, or the whole zoo. */
+static int model_list(const struct check_args *a, const struct models_config **out)
+{
+    int n = 0;
+    if (a->nmodels) {
+        for (int i = 0; i < a->nmodels; i++)
+            out[n++] = models_find(a->models[i]);
+    } else {
+        for (int i = 0; i < models_count() && n < MAX_LIST; i++)
+            out[n++] = models_get(i);
+    }
+    return n;
+}
+
+/* Check every graph; counts failures and mismatches in t. 0 unless the db itself failed. */
+static int check_all(struct db *db, int64_t run, const struct check_args *a, struct shim *const *shims,
+                     const int64_t *shim_ids, struct check_totals *t, char err[DB_ERR_LEN])
+{
+    const struct models_config *models[MAX_LIST];
+    int nmodels = model_list(a, models);
+    int total = nmodels * a->nmodes, done = 0;
+    for (int m = 0; m < nmodels; m++) {
+        for (int k = 0; k < a->nmodes; k++, done++) {
+            if (a->progress)
+                fprintf(stderr, "\r[%d/%d] %-16s %-12s", done + 1, total, models[m]->name, a->modes[k]);
+            struct lifted l;
+            bool evaluate = models[m]->tiny || a->eval_real;
+            char why[IR_ERR_LEN];
+            if (lift_one(db, models[m], a->modes[k], a, evaluate, &l, t, why)) {
+                fprintf(stderr, "%s%s %s: %s\n", a->progress ? "\n" : "", models[m]->name, a->modes[k], why);
+                t->failures++;
+                ir_values_free(l.values);
+                ir_graph_free(l.g);
+                continue;
+            }
+            t->graphs++;
+            for (int s = 0; s < a->nshims; s++) {
+                bool mismatch = false;
+                if (check_one(db, run, &l, shims[s], shim_ids[s], a, t, &mismatch, why)) {
+                    fprintf(stderr, "%s%s %s under %s: %s\n", a->progress ? "\n" : "", models[m]->name,
+                            a->modes[k], shims[s]->name, why);
+                    t->failures++;
+                    if (strstr(why, "recording") || strstr(why, "committing") || strstr(why, "transaction")) {
+                        snprintf(err, DB_ERR_LEN, "%s", why);
+                        ir_values_free(l.values);
+                        ir_graph_free(l.g);
+                        return 1;
+                    }
+                }
+                t->mismatches += mismatch;
+            }
+            ir_values_free(l.values);
+            ir_graph_free(l.g);
+        }
+    }
+    if (a->progress)
+        fprintf(stderr, "\r%60s\r", "");
+    return 0;
+}
+
+int cli_cmd_check(int argc, char **argv)
+{
+    struct check_args a;
+    int rc = parse_check_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    char err[DB_ERR_LEN], rev[64], host[128] = "";
+    struct db *db;
+    if (db_open(a.db, &db, err)) {
+        fprintf(stderr, "fusecheck check: %s\n", err);
+        return CLI_USAGE;
+    }
+    double t0 = now();
+    git_revision(rev, sizeof rev);
+    gethostname(host, sizeof host - 1);
+    char *command = join_args(argc, argv);
+    struct db_run_info info = {"check", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
+    int64_t run;
+    struct shim *shims[MAX_LIST];
+    int64_t shim_ids[MAX_LIST];
+    int nshims = 0;
+    rc = db_run_begin(db, &info, &run, err);
+    for (int i = 0; !rc && i < a.nshims; i++) {
+        char why[IR_ERR_LEN];
+        shims[nshims] = shim_lookup(a.shims[i], why);
+        rc = db_begin(db, err) || db_shim(db, shims[nshims]->name, a.shims[i], &shim_ids[nshims], err) ||
+             db_commit(db, err);
+        nshims++;
+    }
+    if (!rc)
+        rc = record_steps(db, run, shims, nshims, err);
+    struct check_totals t = {0};
+    if (!rc)
+        rc = check_all(db, run, &a, shims, shim_ids, &t, err);
+    bool failed = rc || t.failures || t.mismatches;
+    if (!rc)
+        rc = db_run_end(db, run, failed ? "failed" : "complete", err);
+    if (rc)
+        fprintf(stderr, "fusecheck check: %s: %s\n", a.db, err);
+    double secs = now() - t0;
+    printf("check: run %lld: %d graphs, %d reports, %ld decisions (%ld fired), %d diffs, %d mismatches, %d failures "
+           "in %.2f s (optimize %.2f s, evaluate %.2f s, db %.2f s) -> %s\n",
+           (long long)run, t.graphs, t.reports, t.decisions, t.fired, t.diffs, t.mismatches, t.failures, secs,
+           t.optimize_s, t.eval_s, t.db_s, a.db);
+    for (int i = 0; i < nshims; i++)
+        shim_free(shims[i]);
+    free(command);
+    db_close(db);
+    if (rc)
+        return CLI_USAGE;
+    return failed ? CLI_FAILED : CLI_OK;
+}
+
+/* ── fusecheck db ────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Print one run. */
+static void print_run(int64_t id, const char *kind, const char *started, const char *ended, const char *status,
+                      const char *command, int64_t reports, void *ctx)
+{
+    (void)ctx;
+    printf("%-5lld %-9s %-20s %-20s %-10s %7lld  %s\n", (long long)id, kind, started, ended ? ended : "-", status,
+           (long long)reports, command);
+}
+
+/* Print one decision change. */
+static void print_change(const char *graph, const char *mode, const char *shim, const char *rule, const char *cls,
+                         const char *covers, const char *before, const char *after, void *ctx)
+{
+    int *n = ctx;
+    (*n)++;
+    printf("%s %s %s: %s %s %s: %s -> %s\n", graph, mode ? mode : "-", shim, rule, cls, covers,
+           before ? before : "(none)", after ? after : "(none)");
+}
+
+/* Parse a run id. */
+static int parse_run(const char *s, int64_t *run)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || v < 1)
+        return 1;
+    *run = v;
+    return 0;
+}
+
+/* `db runs` and `db diff A B` over --db FILE. */
+static int db_query(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'}, {0, 0, 0, 0}};
+    const char *path = "results.db";
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c != 'd')
+            return cli_usage_error("db", "unknown option '%s'", argv[optind - 1]);
+        path = optarg;
+    }
+    bool runs = strcmp(argv[0], "runs") == 0;
+    int64_t a = 0, b = 0;
+    if (runs ? optind != argc
+             : (optind != argc - 2 || parse_run(argv[optind], &a) || parse_run(argv[optind + 1], &b)))
+        return cli_usage_error("db", runs ? "runs takes no arguments" : "diff expects two run ids");
+    char err[DB_ERR_LEN];
+    struct db *db;
+    if (db_open_readonly(path, &db, err)) {
+        fprintf(stderr, "fusecheck db: %s\n", err);
+        return CLI_USAGE;
+    }
+    int rc = 0;
+    if (runs) {
+        printf("%-5s %-9s %-20s %-20s %-10s %7s  %s\n", "run", "kind", "started", "ended", "status", "reports",
+               "command");
+        rc = db_runs(db, print_run, NULL, err);
+    } else {
+        bool ea, eb;
+        rc = db_run_exists(db, a, &ea, err) || db_run_exists(db, b, &eb, err);
+        if (!rc && (!ea || !eb)) {
+            fprintf(stderr, "fusecheck db diff: no run %lld in %s\n", (long long)(ea ? b : a), path);
+            db_close(db);
+            return CLI_USAGE;
+        }
+        int n = 0;
+        if (!rc)
+            rc = db_decision_changes(db, a, b, print_change, &n, err);
+        if (!rc)
+            printf("%d decision change%s from run %lld to run %lld\n", n, n == 1 ? "" : "s", (long long)a,
+                   (long long)b);
+    }
+    if (rc)
+        fprintf(stderr, "fusecheck db: %s\n", err);
+    db_close(db);
+    return rc ? CLI_USAGE : CLI_OK;
+}
+
+/* `db merge IN... -o OUT`. */
+static int db_merge_cmd(int argc, char **argv)
+{
+    const char *out = NULL;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt(argc, argv, "o:")) != -1;) {
+        if (c != 'o')
+            return cli_usage_error("db", "unknown option '%s'", argv[optind - 1]);
+        out = optarg;
+    }
+    if (!out || optind >= argc)
+        return cli_usage_error("db", "merge expects IN... -o OUT");
+    char err[DB_ERR_LEN];
+    if (db_merge((const char *const *)argv + optind, argc - optind, out, err)) {
+        fprintf(stderr, "fusecheck db merge: %s\n", err);
+        return CLI_USAGE;
+    }
+    printf("merged %d file%s into %s\n", argc - optind, argc - optind == 1 ? "" : "s", out);
+    return CLI_OK;
+}
+
+int cli_cmd_db(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error("db", "expected runs, diff or merge");
+    if (strcmp(argv[1], "runs") == 0 || strcmp(argv[1], "diff") == 0)
+        return db_query(argc - 1, argv + 1);
+    if (strcmp(argv[1], "merge") == 0)
+        return db_merge_cmd(argc - 1, argv + 1);
+    return cli_usage_error("db", "unknown subcommand '%s'", argv[1]);
+}

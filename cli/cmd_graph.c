@@ -1,0 +1,213 @@
+/* cli/cmd_graph.c — commands over one graph: print, validate, lift, eval; and the zoo listing. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The long options every graph-taking command accepts, and -o. */
+#define LIFT_LONG_OPTIONS {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'}, \
+                          {"weights", required_argument, NULL, 'w'}
+
+/* Handle a lift option's short code; 1 if it was one and failed, 0 if handled, -1 if not a lift option. */
+static int lift_code(struct cli_lift *l, int code, const char *arg)
+{
+    switch (code) {
+    case 'm': return cli_lift_option(l, "mode", arg);
+    case 'l': return cli_lift_option(l, "layers", arg);
+    case 'w': return cli_lift_option(l, "weights", arg);
+    default: return -1;
+    }
+}
+
+/* Parse a command line of lift options, -o OUT and one positional argument. 0 on success. */
+static int parse_graph_args(const char *cmd, int argc, char **argv, struct cli_lift *l, const char **out,
+                            const char **pos)
+{
+    static const struct option opts[] = {LIFT_LONG_OPTIONS, {"output", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
+    *l = cli_lift_defaults();
+    *out = NULL;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "o:", opts, NULL)) != -1;) {
+        if (c == 'o') {
+            *out = optarg;
+            continue;
+        }
+        int r = lift_code(l, c, optarg);
+        if (r == 1)
+            return CLI_USAGE;
+        if (r == -1)
+            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind != argc - 1)
+        return cli_usage_error(cmd, "expected one FILE or MODEL");
+    *pos = argv[optind];
+    return 0;
+}
+
+int cli_cmd_print(int argc, char **argv)
+{
+    struct cli_lift l;
+    const char *out, *arg;
+    int rc = parse_graph_args("print", argc, argv, &l, &out, &arg);
+    if (rc)
+        return rc;
+    struct ir_graph *g = cli_load(arg, &l);
+    if (!g)
+        return CLI_USAGE;
+    size_t len;
+    char *text = ir_print(g, &len);
+    rc = text && cli_write(out, text, len) == 0 ? CLI_OK : CLI_USAGE;
+    free(text);
+    ir_graph_free(g);
+    return rc;
+}
+
+int cli_cmd_lift(int argc, char **argv)
+{
+    struct cli_lift l;
+    const char *out, *arg;
+    int rc = parse_graph_args("lift", argc, argv, &l, &out, &arg);
+    if (rc)
+        return rc;
+    if (!models_find(arg))
+        return cli_usage_error("lift", "unknown model '%s' (fusecheck models lists them)", arg);
+    return cli_cmd_print(argc, argv);
+}
+
+/* Read a whole file; NULL with a message on failure. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "%s: cannot open\n", path);
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            char *b = realloc(buf, cap);
+            if (!b)
+                free(buf);
+            buf = b;
+        }
+    }
+    fclose(f);
+    if (buf)
+        *len = n;
+    return buf;
+}
+
+int cli_cmd_validate(int argc, char **argv)
+{
+    if (argc != 2)
+        return cli_usage_error("validate", "expected one FILE");
+    size_t len;
+    char *text = read_file(argv[1], &len);
+    if (!text)
+        return CLI_USAGE;
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = ir_parse_unchecked(text, len, argv[1], err);
+    if (!g) {
+        fprintf(stderr, "%s\n", err);
+        free(text);
+        return CLI_USAGE;
+    }
+    ir_graph_free(g);
+    g = ir_parse(text, len, argv[1], err);
+    free(text);
+    if (!g) {
+        fprintf(stderr, "%s\n", err);
+        return CLI_FAILED;
+    }
+    printf("%s: ok (%d tensors, %d ops)\n", argv[1], g->ntensors, g->nops);
+    ir_graph_free(g);
+    return CLI_OK;
+}
+
+int cli_cmd_models(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 1)
+        return cli_usage_error("models", "takes no arguments");
+    printf("%-16s %-10s %6s %6s %9s %5s %6s %8s %14s\n", "model", "family", "layers", "hidden", "heads/kv", "head",
+           "ffn", "experts", "parameters");
+    for (int i = 0; i < models_count(); i++) {
+        const struct models_config *c = models_get(i);
+        char heads[32], experts[32];
+        snprintf(heads, sizeof heads, "%lld/%lld", (long long)c->heads, (long long)c->kv_heads);
+        if (c->experts)
+            snprintf(experts, sizeof experts, "%lld/%lld", (long long)c->top_k, (long long)c->experts);
+        else
+            snprintf(experts, sizeof experts, "-");
+        long long ffn = c->experts ? c->expert_ffn : c->ffn;
+        printf("%-16s %-10s %6d %6lld %9s %5lld %6lld %8s %14lld\n", c->name, c->family, c->layers,
+               (long long)c->hidden, heads, (long long)c->head_dim, ffn, experts, (long long)models_param_count(c));
+    }
+    return CLI_OK;
+}
+
+/* Parse a seed: a non-negative integer. 0 on success. */
+static int parse_seed(const char *s, uint64_t *seed)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end || s[0] == '-')
+        return 1;
+    *seed = v;
+    return 0;
+}
+
+int cli_cmd_eval(int argc, char **argv)
+{
+    static const struct option opts[] = {LIFT_LONG_OPTIONS, {"seed", required_argument, NULL, 's'}, {0, 0, 0, 0}};
+    struct cli_lift l = cli_lift_defaults();
+    uint64_t seed = 1;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 's') {
+            if (parse_seed(optarg, &seed))
+                return cli_usage_error("eval", "--seed expects a non-negative integer, got '%s'", optarg);
+            continue;
+        }
+        int r = lift_code(&l, c, optarg);
+        if (r == 1)
+            return CLI_USAGE;
+        if (r == -1)
+            return cli_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("eval", "expected one FILE or MODEL");
+    struct ir_graph *g = cli_load(argv[optind], &l);
+    if (!g)
+        return CLI_USAGE;
+    char err[IR_ERR_LEN];
+    struct ir_values *v = ir_values_new(g, seed, err);
+    if (!v || ir_eval(g, v, err) != 0) {
+        fprintf(stderr, "fusecheck eval: %s\n", err);
+        ir_values_free(v);
+        ir_graph_free(g);
+        return CLI_FAILED;
+    }
+    for (ir_tid t = 0; t < g->ntensors; t++) {
+        const struct ir_tensor *x = &g->tensors[t];
+        if (!x->observed && !x->carried)
+            continue;
+        const float *d = ir_values_cdata(v, t);
+        int64_t n = x->rows * x->cols;
+        char hex[65];
+        cli_sha256_hex(d, sizeof(float) * (size_t)n, hex);
+        printf("%s %lldx%lld %s", x->name, (long long)x->rows, (long long)x->cols, hex);
+        for (int64_t i = 0; i < n && i < 4; i++)
+            printf(" %.9g", (double)d[i]);
+        printf("%s\n", n > 4 ? " ..." : "");
+    }
+    ir_values_free(v);
+    ir_graph_free(g);
+    return CLI_OK;
+}

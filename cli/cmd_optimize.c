@@ -1,0 +1,377 @@
+/* cli/cmd_optimize.c — the optimizer's commands: rules, shims, optimize, diff, coverage. */
+#include "cli.h"
+#include "rules/rules.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Print one step's name and the classes it builds. */
+static void print_step(const char *name, void *ctx)
+{
+    const struct shim *shim = ctx;
+    const struct rules_rule *rule = rules_find(name);
+    printf("%-28s", name);
+    if (rule) {
+        for (int i = 0; i < rule->nbuilds; i++)
+            printf(" %s", ir_class_name(rule->builds[i]));
+    } else {
+        for (int i = 0; i < shim->nrules; i++)
+            if (strcmp(shim->rules[i].name, name) == 0)
+                for (int k = 0; k < shim->rules[i].nbuilds; k++)
+                    printf(" %s (chip rule)", ir_class_name(shim->rules[i].builds[k]));
+        if (strcmp(name, "fused_quant") == 0)
+            printf(" quantize folds (the numerics fold)");
+    }
+    printf("\n");
+}
+
+/* Print a rule's guard atoms and motion. */
+static void print_guards(const struct rules_rule *rule)
+{
+    printf("%s: motion %s — %s\n", rule->name, rules_motion_name(rule->motion), rules_motion_meaning(rule->motion));
+    printf("  %s\n", rule->what);
+    for (int i = 0; i < rule->nguards; i++) {
+        const struct rules_atom *a = &rule->guards[i];
+        printf("  %-22s %s(", a->name, rules_atom_name(a->kind));
+        const char *sep = "";
+        const struct {
+            const char *label;
+            enum rules_role role;
+        } args[] = {{"t", a->t}, {"a", a->a}, {"b", a->b}, {"g", a->g}};
+        for (size_t k = 0; k < sizeof args / sizeof args[0]; k++)
+            if (args[k].role != RULES_ROLE_NONE) {
+                printf("%s%s=%s", sep, args[k].label, rules_role_name(args[k].role));
+                sep = ", ";
+            }
+        printf(")");
+        if (a->forall != RULES_ROLE_NONE)
+            printf(" for each in %s", rules_role_name(a->forall));
+        printf("  — %s\n", rules_atom_meaning(a->kind));
+    }
+}
+
+int cli_cmd_rules(int argc, char **argv)
+{
+    static const struct option opts[] = {{"guards", no_argument, NULL, 'g'}, {"shim", required_argument, NULL, 's'},
+                                         {0, 0, 0, 0}};
+    bool guards = false;
+    const char *shim_name = "reference";
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'g')
+            guards = true;
+        else if (c == 's')
+            shim_name = optarg;
+        else
+            return cli_usage_error("rules", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind != argc)
+        return cli_usage_error("rules", "takes no arguments");
+    char err[IR_ERR_LEN];
+    struct shim *shim = shim_lookup(shim_name, err);
+    if (!shim) {
+        fprintf(stderr, "fusecheck rules: %s\n", err);
+        return CLI_USAGE;
+    }
+    if (!guards) {
+        rules_steps(shim, print_step, shim);
+        printf("%-28s %s (closes the table, before fused_quant)\n", rules_advance()->name,
+               ir_class_name(rules_advance()->builds[0]));
+    } else {
+        int n;
+        const struct rules_rule *const *t = rules_table(&n);
+        for (int i = 0; i < n; i++)
+            print_guards(t[i]);
+        print_guards(rules_advance());
+        t = rules_late(&n);
+        for (int i = 0; i < n; i++)
+            print_guards(t[i]);
+    }
+    shim_free(shim);
+    return CLI_OK;
+}
+
+/* Print one shim row. */
+static void print_shim(const char *name, const char *what, void *ctx)
+{
+    (void)ctx;
+    printf("%-40s %s\n", name, what);
+}
+
+int cli_cmd_shims(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 1)
+        return cli_usage_error("shims", "takes no arguments");
+    shim_list(print_shim, NULL);
+    return CLI_OK;
+}
+
+/* What optimize and diff read from their command lines. */
+struct opt_args {
+    struct cli_lift lift;
+    const char *shim, *hold, *out, *arg;
+    bool report;
+    uint64_t seed;
+};
+
+/* Parse optimize's and diff's options. 0 on success. */
+static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_args *a)
+{
+    static const struct option opts[] = {
+        {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'},
+        {"weights", required_argument, NULL, 'w'}, {"shim", required_argument, NULL, 's'},
+        {"hold", required_argument, NULL, 'h'}, {"report", no_argument, NULL, 'r'},
+        {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'}, {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->lift = cli_lift_defaults();
+    a->seed = 1;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "o:", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'm': if (cli_lift_option(&a->lift, "mode", optarg)) return CLI_USAGE; break;
+        case 'l': if (cli_lift_option(&a->lift, "layers", optarg)) return CLI_USAGE; break;
+        case 'w': if (cli_lift_option(&a->lift, "weights", optarg)) return CLI_USAGE; break;
+        case 's': a->shim = optarg; break;
+        case 'h': a->hold = optarg; break;
+        case 'r': a->report = true; break;
+        case 'o': a->out = optarg; break;
+        case 'S': {
+            char *end;
+            a->seed = strtoull(optarg, &end, 10);
+            if (end == optarg || *end || optarg[0] == '-')
+                return cli_usage_error(cmd, "--seed expects a non-negative integer, got '%s'", optarg);
+            break;
+        }
+        default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!a->shim)
+        return cli_usage_error(cmd, "--shim NAME is required");
+    if (optind != argc - 1)
+        return cli_usage_error(cmd, "expected one FILE or MODEL");
+    a->arg = argv[optind];
+    return 0;
+}
+
+/* Optimize g under the named shim with the comma-separated holds. 0 on success, else a message on stderr. */
+static int run_optimizer(const struct ir_graph *g, const char *shim_name, const char *hold, struct rules_optimized *o)
+{
+    char err[IR_ERR_LEN];
+    struct shim *shim = shim_lookup(shim_name, err);
+    if (!shim) {
+        fprintf(stderr, "fusecheck: %s\n", err);
+        return CLI_USAGE;
+    }
+    char *copy = strdup(hold ? hold : "");
+    const char *held[256];
+    int nheld = 0;
+    for (char *tok = strtok(copy, ","); tok && nheld < 256; tok = strtok(NULL, ","))
+        held[nheld++] = tok;
+    int rc = rules_optimize(g, shim, held, nheld, o, err);
+    if (rc)
+        fprintf(stderr, "fusecheck: %s\n", err);
+    free(copy);
+    shim_free(shim);
+    return rc ? CLI_FAILED : CLI_OK;
+}
+
+/* Print a report line. */
+static void print_line(const char *text, void *ctx)
+{
+    (void)ctx;
+    printf("%s\n", text);
+}
+
+int cli_cmd_optimize(int argc, char **argv)
+{
+    struct opt_args a;
+    int rc = parse_opt_args("optimize", argc, argv, &a);
+    if (rc)
+        return rc;
+    struct ir_graph *g = cli_load(a.arg, &a.lift);
+    if (!g)
+        return CLI_USAGE;
+    struct rules_optimized o;
+    rc = run_optimizer(g, a.shim, a.hold, &o);
+    if (rc == CLI_OK) {
+        size_t len;
+        char *text = ir_print(o.graph, &len);
+        if (!text || cli_write(a.out, text, len))
+            rc = CLI_USAGE;
+        free(text);
+        if (rc == CLI_OK && a.report) {
+            char hex[65];
+            rules_report_lines(&o.report, print_line, NULL);
+            rules_report_digest(&o.report, hex);
+            printf("digest %s\n", hex);
+        }
+        rules_optimized_free(&o);
+    }
+    ir_graph_free(g);
+    return rc;
+}
+
+/* Evaluate lifted and rewritten from one seed and compare; prints the outcome; CLI_OK when identical. */
+static int compare_evaluations(const struct ir_graph *g, const struct rules_optimized *o, uint64_t seed)
+{
+    char err[IR_ERR_LEN];
+    struct ir_values *a = ir_values_new(g, seed, err);
+    struct ir_values *b = a ? ir_values_new(o->graph, seed, err) : NULL;
+    if (!a || !b || ir_eval(g, a, err) || ir_eval(o->graph, b, err)) {
+        fprintf(stderr, "fusecheck diff: evaluation failed: %s\n", err);
+        ir_values_free(a);
+        ir_values_free(b);
+        return CLI_FAILED;
+    }
+    struct ir_compare c = ir_values_compare(g, a, o->graph, b);
+    int32_t fired = rules_report_count(&o->report, RULES_FIRED, NULL);
+    if (c.identical)
+        printf("identical: %d observed and carried tensors bit for bit; %d decisions, %d fired\n", c.compared,
+               o->report.n, fired);
+    else
+        printf("differs: %s[%lld]: lifted %.9g, rewritten %.9g\n", g->tensors[c.tensor].name, (long long)c.index,
+               (double)c.a, (double)c.b);
+    ir_values_free(a);
+    ir_values_free(b);
+    return c.identical ? CLI_OK : CLI_FAILED;
+}
+
+int cli_cmd_diff(int argc, char **argv)
+{
+    struct opt_args a;
+    int rc = parse_opt_args("diff", argc, argv, &a);
+    if (rc)
+        return rc;
+    struct ir_graph *g = cli_load(a.arg, &a.lift);
+    if (!g)
+        return CLI_USAGE;
+    struct rules_optimized o;
+    rc = run_optimizer(g, a.shim, a.hold, &o);
+    if (rc == CLI_OK) {
+        rc = compare_evaluations(g, &o, a.seed);
+        rules_optimized_free(&o);
+    }
+    ir_graph_free(g);
+    return rc;
+}
+
+/* Per rule: the graphs it fired on (a growing list of names). */
+struct fired_on {
+    char **graphs;
+    int n, cap;
+};
+
+/* Add a name (a graph, or a refusal's reason) to a step's list, once. */
+static void fired_add(struct fired_on *f, const char *name)
+{
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->graphs[i], name) == 0)
+            return;
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 8;
+        f->graphs = realloc(f->graphs, sizeof *f->graphs * (size_t)f->cap);
+        if (!f->graphs)
+            abort();
+    }
+    f->graphs[f->n++] = strdup(name);
+}
+
+/* The index of step `name` in names, or -1. */
+static int step_index(char **names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Collect step names. */
+struct step_names {
+    char *names[128];
+    int n;
+};
+static void collect_step(const char *name, void *ctx)
+{
+    struct step_names *s = ctx;
+    if (s->n < 128)
+        s->names[s->n++] = strdup(name);
+}
+
+int cli_cmd_coverage(int argc, char **argv)
+{
+    static const struct option opts[] = {{"shim", required_argument, NULL, 's'}, {0, 0, 0, 0}};
+    const char *shim_name = NULL;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c != 's')
+            return cli_usage_error("coverage", "unknown option '%s'", argv[optind - 1]);
+        shim_name = optarg;
+    }
+    if (!shim_name || optind != argc)
+        return cli_usage_error("coverage", "expected --shim NAME and nothing else");
+    char err[IR_ERR_LEN];
+    struct shim *shim = shim_lookup(shim_name, err);
+    if (!shim) {
+        fprintf(stderr, "fusecheck coverage: %s\n", err);
+        return CLI_USAGE;
+    }
+    struct step_names steps = {.n = 0};
+    rules_steps(shim, collect_step, &steps);
+    collect_step(rules_advance()->name, &steps);
+    struct fired_on *fired = calloc((size_t)steps.n, sizeof *fired);
+    struct fired_on *refused = calloc((size_t)steps.n, sizeof *refused);
+    static const char *const modes[] = {"decode", "prefill:8", "batch:4"};
+    int graphs = 0;
+    for (int m = 0; m < models_count(); m++) {
+        for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+            struct cli_lift l = cli_lift_defaults();
+            cli_lift_option(&l, "mode", modes[k]);
+            const struct models_config *c = models_get(m);
+            struct ir_graph *g = models_lift(c, &l.options, err);
+            if (!g)
+                continue;
+            char name[96];
+            snprintf(name, sizeof name, "%s/%s", c->name, modes[k]);
+            struct rules_optimized o;
+            if (rules_optimize(g, shim, NULL, 0, &o, err) == 0) {
+                graphs++;
+                for (int32_t i = 0; i < o.report.n; i++) {
+                    int s = step_index(steps.names, steps.n, o.report.d[i].rule);
+                    if (s >= 0 && o.report.d[i].outcome == RULES_FIRED)
+                        fired_add(&fired[s], name);
+                    else if (s >= 0 && o.report.d[i].outcome == RULES_REFUSED)
+                        fired_add(&refused[s], o.report.d[i].why);
+                }
+                rules_optimized_free(&o);
+            }
+            ir_graph_free(g);
+        }
+    }
+    printf("coverage under %s over %d zoo graphs\n", shim->name, graphs);
+    for (int s = 0; s < steps.n; s++) {
+        printf("%-28s fired on %d graph%s", steps.names[s], fired[s].n, fired[s].n == 1 ? "" : "s");
+        for (int i = 0; i < fired[s].n; i++)
+            printf("%s%s", i ? ", " : ": ", fired[s].graphs[i]);
+        printf("\n");
+        for (int i = 0; i < refused[s].n; i++)
+            printf("%-28s   refused: %s\n", "", refused[s].graphs[i]);
+    }
+    for (int s = 0; s < steps.n; s++) {
+        for (int i = 0; i < fired[s].n; i++)
+            free(fired[s].graphs[i]);
+        for (int i = 0; i < refused[s].n; i++)
+            free(refused[s].graphs[i]);
+        free(fired[s].graphs);
+        free(refused[s].graphs);
+        free(steps.names[s]);
+    }
+    free(fired);
+    free(refused);
+    shim_free(shim);
+    return CLI_OK;
+}

@@ -1,0 +1,141 @@
+/* db/db.h — results.db: one SQLite file of every run, decision report, diff, tolerance result, proof and fuzz
+ * finding fusecheck computes, ready for `sqlite3 results.db` regression queries.
+ *
+ * The file is in WAL mode with foreign keys on; PRAGMA user_version is the schema version, upgraded forward on open
+ * (a file made by a newer fusecheck is refused). Every statement is prepared; no SQL is built from strings a user
+ * controls. A run is written in transactions: its row first (status `incomplete`), then each unit of work in its own
+ * transaction, then its status — so a process killed at any moment leaves every committed row intact and the run
+ * marked incomplete. Writers wait for each other (busy timeout), so parallel checks can share one file. The module
+ * knows only SQLite: callers pass plain values. */
+#ifndef FUSECHECK_DB_H
+#define FUSECHECK_DB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DB_ERR_LEN 512
+
+/* The schema version this build writes. */
+#define DB_SCHEMA_VERSION 1
+
+struct db;
+
+/* The schema's forward migrations: (*out)[k] takes a file from version k to k + 1; returns their count. */
+int db_schema_migrations(const char *const **out);
+
+/* Open (creating and upgrading as needed) the results file at path. 0 on success; else a message in err: a missing
+ * directory, a file that is not a database, one from a newer fusecheck, a read-only file for writing. */
+int db_open(const char *path, struct db **out, char err[DB_ERR_LEN]);
+/* Open an existing results file for reading only (no creation, no upgrade). */
+int db_open_readonly(const char *path, struct db **out, char err[DB_ERR_LEN]);
+void db_close(struct db *db);
+/* The schema version of the open file. */
+int db_schema_version(struct db *db);
+
+/* Start a write transaction (immediate: it waits for other writers), commit it, or roll it back. */
+int db_begin(struct db *db, char err[DB_ERR_LEN]);
+int db_commit(struct db *db, char err[DB_ERR_LEN]);
+void db_rollback(struct db *db);
+
+/* A run's identity, as the runs table keeps it. */
+struct db_run_info {
+    const char *kind;    /* "check", "prove", "fuzz", "tolerance", ... */
+    const char *command; /* the command line */
+    const char *git_rev; /* may be NULL */
+    const char *host;    /* may be NULL */
+    const char *version; /* fusecheck's version */
+};
+
+/* Record a new run (status incomplete, started now) in its own transaction; *run receives its id. */
+int db_run_begin(struct db *db, const struct db_run_info *info, int64_t *run, char err[DB_ERR_LEN]);
+/* Mark a run ended with status "complete" or "failed", in its own transaction. */
+int db_run_end(struct db *db, int64_t run, const char *status, char err[DB_ERR_LEN]);
+
+/* The id of the graph (name, family, mode, op count, sha256 of its canonical text), inserted if new. */
+int db_graph(struct db *db, const char *name, const char *family, const char *mode, int64_t ops, const char *sha256,
+             int64_t *id, char err[DB_ERR_LEN]);
+/* The id of the shim (name, knobs text), inserted if new. */
+int db_shim(struct db *db, const char *name, const char *knobs, int64_t *id, char err[DB_ERR_LEN]);
+/* Record that the step `name` is at position seq in the table of `run` (for the rules-that-never-fired view). */
+int db_step(struct db *db, int64_t run, int seq, const char *name, char err[DB_ERR_LEN]);
+
+/* A report's summary. */
+struct db_report {
+    int64_t run, graph, shim;
+    const char *digest;
+    int64_t fired, refused, held;
+    double optimize_ms;
+};
+int db_report(struct db *db, const struct db_report *r, int64_t *id, char err[DB_ERR_LEN]);
+
+/* One decision of a report. outcome is "fired", "refused" or "held"; reason is NULL unless refused. */
+struct db_decision {
+    int64_t report;
+    int64_t seq;
+    const char *rule, *cls, *covers, *outcome, *reason;
+};
+int db_decision(struct db *db, const struct db_decision *d, char err[DB_ERR_LEN]);
+
+/* One diff check: identical, or the first tensor, index and values that differ. */
+struct db_diff {
+    int64_t run, graph, shim;
+    bool identical;
+    int64_t compared;
+    const char *tensor; /* NULL when identical */
+    int64_t index;
+    double lifted, rewritten;
+};
+int db_diff(struct db *db, const struct db_diff *d, char err[DB_ERR_LEN]);
+
+/* One tolerance result of a backend against the evaluator. */
+struct db_tolerance {
+    int64_t run, graph, shim;
+    const char *backend, *op, *tensor;
+    int64_t elements;
+    double max_abs, max_rel, nmse, bound;
+    bool pass;
+};
+int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LEN]);
+
+/* One proof obligation's verdict ("proved", "refuted", "unknown"). */
+struct db_proof {
+    int64_t run;
+    const char *rule, *obligation;
+    int64_t bound; /* 0: unbounded (quantified) */
+    const char *verdict, *reason, *counterexample;
+    double ms;
+};
+int db_proof(struct db *db, const struct db_proof *p, char err[DB_ERR_LEN]);
+
+/* One harness's statistics in a fuzz run. */
+struct db_fuzz_stat {
+    int64_t run;
+    const char *harness;
+    int64_t executions;
+    double seconds;
+    int64_t corpus, coverage;
+};
+int db_fuzz_stat(struct db *db, const struct db_fuzz_stat *s, char err[DB_ERR_LEN]);
+/* A fuzz finding seen in a run: new (first and last seen this run, count 1) or seen again (last seen, count + 1). */
+int db_fuzz_finding(struct db *db, int64_t run, const char *harness, const char *signature, const char *input_sha256,
+                    char err[DB_ERR_LEN]);
+
+/* ── Queries ─────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Each run, oldest first: id, kind, started, ended (may be NULL), status, command, and its report count. */
+typedef void (*db_run_fn)(int64_t id, const char *kind, const char *started, const char *ended, const char *status,
+                          const char *command, int64_t reports, void *ctx);
+int db_runs(struct db *db, db_run_fn fn, void *ctx, char err[DB_ERR_LEN]);
+
+/* The decision changes from run a to run b (over the graphs and shims both runs reported on). */
+typedef void (*db_change_fn)(const char *graph, const char *mode, const char *shim, const char *rule,
+                             const char *cls, const char *covers, const char *before, const char *after, void *ctx);
+int db_decision_changes(struct db *db, int64_t a, int64_t b, db_change_fn fn, void *ctx, char err[DB_ERR_LEN]);
+/* Whether run id exists. */
+int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]);
+
+/* Combine the runs of the input files into out (written whole: a temporary file renamed into place), each run
+ * kept distinct with where it came from. */
+int db_merge(const char *const *inputs, int ninputs, const char *out, char err[DB_ERR_LEN]);
+
+#endif

@@ -1,0 +1,1959 @@
+/* ir/eval.c — the evaluator: the exact meaning of every op, in f32, with one fixed order of accumulation.
+ *
+ * Every tensor is stored as f32 values (i32 tensors hold integral values), except a constant kept as checkpoint rows,
+ * which stays quantized in its block format and is dequantized a row (or a run of blocks) at a time where it is read.
+ * Ops run in program order; a fused op runs its parts in order, each part's result materialised into its own tensor
+ * and then placed where its destination says. Every sum is a plain sequential loop in increasing index order, and no
+ * product is fused into an addition, so the same graph gives the same bytes on every run, compiler and level.
+ * docs/semantics.md states each op's meaning; this file follows it. */
+#include "ir.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A product and the sum it feeds stay two roundings: never contract them into one fused multiply-add. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+/* ── Checked sizes ───────────────────────────────────────────────────────────────────────────────────────── */
+
+/* a·b, or -1 when either is negative or the product overflows. */
+static int64_t mulc(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0 || (a && b > INT64_MAX / a))
+        return -1;
+    return a * b;
+}
+
+/* a+b, or -1 when either is negative or the sum overflows. */
+static int64_t addc(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0 || b > INT64_MAX - a)
+        return -1;
+    return a + b;
+}
+
+/* The smaller of two sizes. */
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The larger of two sizes. */
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* ── Values ──────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A constant kept as checkpoint rows: `srows` stored rows of `slen` values each, `row_bytes` bytes a row. */
+struct ckpt {
+    enum ir_format format;
+    bool transposed;
+    int64_t srows, slen, row_bytes;
+    unsigned char *bytes;
+};
+
+/* One tensor's values: plain f32 values, or (f == NULL) a checkpoint constant's quantized rows. */
+struct tval {
+    float *f;
+    int64_t len;
+    int64_t rows, cols;
+    struct ckpt q;
+};
+
+struct ir_values {
+    int32_t n;
+    struct tval *t;
+    size_t bytes;
+};
+
+/* Whether tensor t of g is kept as checkpoint rows. */
+static bool is_ckpt(const struct ir_tensor *t)
+{
+    return t->role == IR_ROLE_CONSTANT && t->checkpoint;
+}
+
+/* The values length of a tensor of g (rows × cols), or -1 when its shape is invalid. */
+static int64_t shape_len(const struct ir_tensor *t)
+{
+    if (t->rows > IR_MAX_DIM || t->cols > IR_MAX_DIM)
+        return -1;
+    int64_t n = mulc(t->rows, t->cols);
+    return n > IR_MAX_ELEMS ? -1 : n;
+}
+
+/* The stored shape of a checkpoint tensor: *srows rows of *slen values; their bytes a row, or -1. */
+static int64_t ckpt_shape(const struct ir_tensor *t, int64_t *srows, int64_t *slen)
+{
+    *srows = t->transposed ? t->cols : t->rows;
+    *slen = t->transposed ? t->rows : t->cols;
+    if ((int)t->format < 0 || t->format >= IR_FMT_COUNT)
+        return -1;
+    return ir_ggml_row_bytes(t->format, *slen);
+}
+
+/* The bytes tensor t's values take, or -1 when its shape or block format is invalid. */
+static int64_t tensor_bytes(const struct ir_tensor *t)
+{
+    int64_t len = shape_len(t);
+    if (len < 0)
+        return -1;
+    if (!is_ckpt(t))
+        return mulc(len, (int64_t)sizeof(float));
+    int64_t srows, slen, rb = ckpt_shape(t, &srows, &slen);
+    return rb < 0 ? -1 : mulc(srows, rb);
+}
+
+int64_t ir_values_plan_bytes(const struct ir_graph *g)
+{
+    int64_t total = 0;
+    for (int32_t i = 0; i < g->ntensors; i++) {
+        total = addc(total, tensor_bytes(&g->tensors[i]));
+        if (total < 0)
+            return -1;
+    }
+    return total;
+}
+
+void ir_values_free(struct ir_values *v)
+{
+    if (!v)
+        return;
+    for (int32_t i = 0; i < v->n; i++) {
+        free(v->t[i].f);
+        free(v->t[i].q.bytes);
+    }
+    free(v->t);
+    free(v);
+}
+
+float *ir_values_data(struct ir_values *v, ir_tid t)
+{
+    return v && t >= 0 && t < v->n ? v->t[t].f : NULL;
+}
+
+const float *ir_values_cdata(const struct ir_values *v, ir_tid t)
+{
+    return v && t >= 0 && t < v->n ? v->t[t].f : NULL;
+}
+
+size_t ir_values_bytes(const struct ir_values *v)
+{
+    return v ? v->bytes : 0;
+}
+
+/* ── Filling: deterministic values from the seed and each tensor's name ─────────────────────────────────── */
+
+/* FNV-1a (64 bits) of a NUL-terminated name. */
+static uint64_t fnv1a64(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The next value of a splitmix64 stream. */
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A uniform float in [0, 1) with 24 random bits. */
+static float unit01(uint64_t *s)
+{
+    return (float)(splitmix(s) >> 40) * (1.0f / 16777216.0f);
+}
+
+/* A uniform float in [-1, 1). */
+static float unit11(uint64_t *s)
+{
+    return unit01(s) * 2.0f - 1.0f;
+}
+
+/* How a tensor's uses ask it to be filled; a larger kind wins over a smaller one. */
+enum use_kind { USE_NONE, USE_SINKS, USE_GDN_STATE, USE_CACHE, USE_WEIGHT, USE_DT_BIAS, USE_ALOG, USE_NORM_W,
+                USE_ROPE_SIN, USE_ROPE_COS };
+
+/* What the graph's ops ask of one tensor: its strongest use (ties: the smaller param), and the index range every
+ * use as a row index or position allows. */
+struct tuse {
+    enum use_kind kind;
+    double param;
+    bool index, position;
+    int64_t lo, hi;
+};
+
+/* The uses of every tensor of a graph being scanned. */
+struct scan {
+    const struct ir_graph *g;
+    struct tuse *u;
+};
+
+/* The operand at position i of op, or IR_NONE when it has none there or it names no tensor. */
+static ir_tid in_at(const struct scan *s, const struct ir_op *op, int i)
+{
+    if (i < 0 || i >= op->nins)
+        return IR_NONE;
+    ir_tid t = op->ins[i];
+    return t >= 0 && t < s->g->ntensors ? t : IR_NONE;
+}
+
+/* The length of tensor t (0 for none). */
+static int64_t scan_len(const struct scan *s, ir_tid t)
+{
+    return t == IR_NONE ? 0 : max64(shape_len(&s->g->tensors[t]), 0);
+}
+
+/* Record a use of kind k (with param) of operand i of op. */
+static void note(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param)
+{
+    ir_tid t = in_at(s, op, i);
+    if (t == IR_NONE)
+        return;
+    struct tuse *u = &s->u[t];
+    if (k > u->kind || (k == u->kind && param < u->param)) {
+        u->kind = k;
+        u->param = param;
+    }
+}
+
+/* Record that tensor t is read as an index in [lo, hi] (a position when pos): the ranges of all uses intersect. */
+static void note_index_t(struct scan *s, ir_tid t, int64_t lo, int64_t hi, bool pos)
+{
+    if (t == IR_NONE || t < 0 || t >= s->g->ntensors)
+        return;
+    struct tuse *u = &s->u[t];
+    if (!u->index) {
+        u->index = true;
+        u->lo = lo;
+        u->hi = hi;
+    } else {
+        u->lo = max64(u->lo, lo);
+        u->hi = min64(u->hi, hi);
+    }
+    u->position = u->position || pos;
+}
+
+/* Record that operand i of op is read as an index in [lo, hi]. */
+static void note_index(struct scan *s, const struct ir_op *op, int i, int64_t lo, int64_t hi, bool pos)
+{
+    note_index_t(s, in_at(s, op, i), lo, hi, pos);
+}
+
+/* Uses of a matrix product: its weights contract k values. */
+static void use_matmul(struct scan *s, const struct ir_op *op)
+{
+    note(s, op, 1, USE_WEIGHT, (double)op->spec.u.matmul.k);
+}
+
+/* Uses of an RMS norm: its weight sits near one once the offset is added. */
+static void use_rms_norm(struct scan *s, const struct ir_op *op)
+{
+    if (op->spec.u.rms_norm.weight)
+        note(s, op, 1, USE_NORM_W, op->spec.u.rms_norm.offset);
+}
+
+/* Uses of a rotation: rotary tables, and a named position whose chunk fits in the tables. */
+static void use_rope(struct scan *s, const struct ir_op *op)
+{
+    const struct ir_rope *r = &op->spec.u.rope;
+    note(s, op, 1, USE_ROPE_COS, (double)r->half);
+    note(s, op, 2, USE_ROPE_SIN, (double)r->half);
+    if (r->pos.kind == IR_RIDX_NAMED && r->half > 0) {
+        int64_t rows = min64(scan_len(s, in_at(s, op, 1)), scan_len(s, in_at(s, op, 2))) / r->half;
+        note_index(s, op, 3, 0, rows - r->rows, true);
+    }
+}
+
+/* Uses of a row gather: a named index below the table's rows. */
+static void use_row_gather(struct scan *s, const struct ir_op *op)
+{
+    const struct ir_row_gather *r = &op->spec.u.row_gather;
+    if (r->index.kind == IR_RIDX_NAMED)
+        note_index(s, op, 1, 0, r->rows - 1, false);
+}
+
+/* Uses of a rows gather: every index below the table's rows. */
+static void use_rows_gather(struct scan *s, const struct ir_op *op)
+{
+    note_index(s, op, 1, 0, op->spec.u.rows_gather.rows - 1, false);
+}
+
+/* Uses of a row set: the table is a cache; a named index leaves room for the rows it writes. */
+static void use_set_row(struct scan *s, const struct ir_op *op)
+{
+    const struct ir_set_row *r = &op->spec.u.set_row;
+    note(s, op, 0, USE_CACHE, 0.0);
+    if (r->index.kind == IR_RIDX_NAMED)
+        note_index(s, op, 2, 0, r->rows - r->count, false);
+}
+
+/* Uses of an attention: caches, sinks, and a named position whose chunk fits in the cache. */
+static void use_attention(struct scan *s, const struct ir_op *op)
+{
+    const struct ir_attention *a = &op->spec.u.attention;
+    note(s, op, 1, USE_CACHE, 0.0);
+    note(s, op, 2, USE_CACHE, 0.0);
+    int at = 3;
+    if (a->pos.kind == IR_RIDX_NAMED)
+        note_index(s, op, at++, 0, a->l - a->rows, true);
+    if (a->sinks)
+        note(s, op, at, USE_SINKS, 0.0);
+}
+
+/* Uses of a mixture: router and expert weights by the width each contracts. */
+static void use_moe(struct scan *s, const struct ir_op *op)
+{
+    const struct ir_moe *m = &op->spec.u.moe;
+    for (int i = 1; i <= 3; i++)
+        note(s, op, i, USE_WEIGHT, (double)m->d);
+    note(s, op, 4, USE_WEIGHT, (double)m->dff);
+}
+
+/* Uses of a gated delta rule: a small recurrent state and an output norm weight near one. */
+static void use_gated_delta(struct scan *s, const struct ir_op *op)
+{
+    note(s, op, 6, USE_GDN_STATE, 0.0);
+    note(s, op, 7, USE_NORM_W, 0.0);
+}
+
+/* Uses of a causal convolution: weights over its taps. */
+static void use_causal_conv(struct scan *s, const struct ir_op *op)
+{
+    note(s, op, 1, USE_WEIGHT, (double)op->spec.u.causal_conv.taps);
+}
+
+/* Uses of a per-head product: weights contracting a head's width. */
+static void use_head_matmul(struct scan *s, const struct ir_op *op)
+{
+    note(s, op, 1, USE_WEIGHT, (double)op->spec.u.head_matmul.a);
+}
+
+/* Uses of a decay: A_log and dt_bias. */
+static void use_decay(struct scan *s, const struct ir_op *op)
+{
+    note(s, op, 1, USE_ALOG, 0.0);
+    note(s, op, 2, USE_DT_BIAS, 0.0);
+}
+
+/* The kinds whose operands ask for particular values, and how. */
+static void (*const use_scans[IR_KIND_COUNT])(struct scan *, const struct ir_op *) = {
+    [IR_KIND_MATMUL] = use_matmul,           [IR_KIND_RMS_NORM] = use_rms_norm,
+    [IR_KIND_ROPE] = use_rope,               [IR_KIND_ROW_GATHER] = use_row_gather,
+    [IR_KIND_ROWS_GATHER] = use_rows_gather, [IR_KIND_SET_ROW] = use_set_row,
+    [IR_KIND_ATTENTION] = use_attention,     [IR_KIND_MOE] = use_moe,
+    [IR_KIND_GATED_DELTA] = use_gated_delta, [IR_KIND_CAUSAL_CONV] = use_causal_conv,
+    [IR_KIND_HEAD_MATMUL] = use_head_matmul, [IR_KIND_DECAY] = use_decay,
+};
+
+/* Uses of a destination: a buffer written by rows or units is a table (a cache), as a row set's table is; a row
+ * named by a param keeps the region it writes inside its buffer. */
+static void use_dst(struct scan *s, const struct ir_op *op)
+{
+    const struct ir_dst *d = &op->dst;
+    bool placed = d->row != IR_ROWSEL_NONE || d->has_unit;
+    if (placed && d->buf >= 0 && d->buf < s->g->ntensors) {
+        struct tuse *u = &s->u[d->buf];
+        if (USE_CACHE > u->kind || (USE_CACHE == u->kind && 0.0 < u->param)) {
+            u->kind = USE_CACHE;
+            u->param = 0.0;
+        }
+    }
+    if (d->row != IR_ROWSEL_PARAM || d->row_cols <= 0 || d->buf < 0 || d->buf >= s->g->ntensors || op->out < 0 ||
+        op->out >= s->g->ntensors)
+        return;
+    int64_t len = scan_len(s, op->out), extent = len;
+    if (d->has_unit) {
+        if (d->unit.width <= 0 || len % d->unit.width != 0)
+            return;
+        int64_t units = len / d->unit.width;
+        extent = units ? addc(mulc(units - 1, d->unit.pitch), addc(d->unit.offset, d->unit.width)) : 0;
+    }
+    if (extent < 0)
+        return;
+    int64_t room = scan_len(s, d->buf) - extent;
+    note_index_t(s, d->row_param, 0, room < 0 ? -1 : room / d->row_cols, false);
+}
+
+/* Record the uses of op, of every part within it, and of every destination on the way. */
+static void scan_op(struct scan *s, const struct ir_op *op, int depth)
+{
+    if (depth > IR_MAX_DEPTH)
+        return;
+    use_dst(s, op);
+    if (op->sym == IR_SYM_FUSED) {
+        for (int32_t i = 0; i < op->nparts; i++)
+            scan_op(s, &op->parts[i], depth + 1);
+    } else if (op->sym == IR_SYM_PRIM && (int)op->spec.kind >= 0 && op->spec.kind < IR_KIND_COUNT &&
+               use_scans[op->spec.kind]) {
+        use_scans[op->spec.kind](s, op);
+    }
+}
+
+/* How a tensor's values are drawn. */
+enum fill_kind { FILL_ZERO, FILL_UNIFORM, FILL_NEAR, FILL_COS, FILL_SIN, FILL_ALOG, FILL_DT_BIAS, FILL_INT };
+
+/* A tensor's filling: its kind, a scale or centre, the rotary half, an integer range. */
+struct filler {
+    enum fill_kind kind;
+    float a;
+    int64_t half, lo, hi;
+};
+
+/* Integers held in f32 are exact only up to 2^24: index ranges stop there. */
+#define INDEX_MAX ((int64_t)1 << 24)
+
+/* The filling tensor t asks for by its role, element type and uses. */
+static struct filler filler_of(const struct ir_tensor *t, const struct tuse *u)
+{
+    struct filler f = {FILL_UNIFORM, 1.0f, 0, 0, 0};
+    if (t->role == IR_ROLE_ACTIVATION) {
+        f.kind = FILL_ZERO;
+        return f;
+    }
+    if (u->index) {
+        int64_t lo = max64(u->lo, 0), hi = min64(u->hi, INDEX_MAX);
+        if (u->position && hi >= lo)
+            lo += (hi - lo + 1) / 2; /* leave cache rows before the position, so attention attends several */
+        f.kind = FILL_INT;
+        f.lo = lo;
+        f.hi = hi < lo ? lo : hi; /* an empty range fills its low end: evaluation reports it */
+        return f;
+    }
+    switch (u->kind) {
+    case USE_ROPE_COS:
+    case USE_ROPE_SIN:
+        f.kind = u->kind == USE_ROPE_COS ? FILL_COS : FILL_SIN;
+        f.half = (int64_t)u->param;
+        return f;
+    case USE_NORM_W:
+        f.kind = FILL_NEAR;
+        f.a = (float)(1.0 - u->param);
+        return f;
+    case USE_ALOG: f.kind = FILL_ALOG; return f;
+    case USE_DT_BIAS: f.kind = FILL_DT_BIAS; return f;
+    case USE_WEIGHT: f.a = 1.0f / sqrtf((float)(u->param > 1.0 ? u->param : 1.0)); return f;
+    case USE_CACHE: return f;
+    case USE_GDN_STATE: f.a = 0.1f; return f;
+    case USE_SINKS: return f;
+    case USE_NONE: break;
+    }
+    if (t->elem == IR_ELEM_I32) {
+        f.kind = FILL_INT;
+        f.lo = 0;
+        f.hi = 15;
+    } else if (t->role == IR_ROLE_CONSTANT) {
+        f.a = 1.0f / sqrtf((float)(t->cols > 1 ? t->cols : 1));
+    } else if (t->role == IR_ROLE_STATE) {
+        f.a = 0.5f;
+    }
+    return f;
+}
+
+/* The rotary angle of logical value e of a table `half` values a row: row · 10000^(-col/half). */
+static double rotary_angle(int64_t e, int64_t half)
+{
+    int64_t h = half > 0 ? half : 1;
+    return (double)(e / h) * pow(10000.0, -(double)(e % h) / (double)h);
+}
+
+/* The next value of a tensor filled as f, for its logical value index e. */
+static float fill_one(const struct filler *f, uint64_t *rng, int64_t e)
+{
+    switch (f->kind) {
+    case FILL_ZERO: return 0.0f;
+    case FILL_UNIFORM: return unit11(rng) * f->a;
+    case FILL_NEAR: return f->a + 0.1f * unit11(rng);
+    case FILL_COS: return (float)cos(rotary_angle(e, f->half));
+    case FILL_SIN: return (float)sin(rotary_angle(e, f->half));
+    case FILL_ALOG: return logf(1.0f + 15.0f * unit01(rng));
+    case FILL_DT_BIAS: {
+        double dt = exp(log(0.001) + (double)unit01(rng) * (log(0.1) - log(0.001)));
+        return (float)(dt + log(-expm1(-dt))); /* softplus⁻¹(dt), dt in [0.001, 0.1) */
+    }
+    case FILL_INT: return (float)(f->lo + (int64_t)(splitmix(rng) % (uint64_t)(f->hi - f->lo + 1)));
+    }
+    return 0.0f;
+}
+
+/* Fill a plain tensor's values in order. */
+static void fill_plain(struct tval *tv, const struct filler *f, uint64_t rng)
+{
+    for (int64_t e = 0; e < tv->len; e++)
+        tv->f[e] = fill_one(f, &rng, e);
+}
+
+/* Fill a checkpoint tensor: each stored row drawn in order, then quantized into its bytes. 0, or -1 on failure. */
+static int fill_ckpt(struct tval *tv, const struct filler *f, uint64_t rng)
+{
+    struct ckpt *q = &tv->q;
+    float *row = malloc(sizeof(float) * (size_t)max64(q->slen, 1));
+    if (!row)
+        return -1;
+    for (int64_t s = 0; s < q->srows; s++) {
+        for (int64_t j = 0; j < q->slen; j++)
+            row[j] = fill_one(f, &rng, q->transposed ? j * tv->cols + s : s * tv->cols + j);
+        if (ir_ggml_quantize(q->format, row, q->slen, q->bytes + s * q->row_bytes) != 0) {
+            free(row);
+            return -1;
+        }
+    }
+    free(row);
+    return 0;
+}
+
+/* Allocate tensor t's storage (zeroed); 0, or -1 when memory is short. */
+static int alloc_tensor(struct tval *tv, const struct ir_tensor *t)
+{
+    tv->rows = t->rows;
+    tv->cols = t->cols;
+    tv->len = shape_len(t);
+    if (!is_ckpt(t)) {
+        tv->f = calloc((size_t)max64(tv->len, 1), sizeof(float));
+        return tv->f ? 0 : -1;
+    }
+    tv->q.format = t->format;
+    tv->q.transposed = t->transposed;
+    tv->q.row_bytes = ckpt_shape(t, &tv->q.srows, &tv->q.slen);
+    tv->q.bytes = calloc((size_t)max64(mulc(tv->q.srows, tv->q.row_bytes), 1), 1);
+    return tv->q.bytes ? 0 : -1;
+}
+
+/* Check every tensor's shape and the total against the limit; 0, or -1 with err. */
+static int plan_check(const struct ir_graph *g, char err[IR_ERR_LEN])
+{
+    for (int32_t i = 0; i < g->ntensors; i++) {
+        if (tensor_bytes(&g->tensors[i]) < 0) {
+            snprintf(err, IR_ERR_LEN, "tensor %s: its shape %lld x %lld %s", g->tensors[i].name,
+                     (long long)g->tensors[i].rows, (long long)g->tensors[i].cols,
+                     is_ckpt(&g->tensors[i]) ? "is not whole blocks of its format" : "is out of range");
+            return -1;
+        }
+    }
+    int64_t total = ir_values_plan_bytes(g);
+    if (total < 0 || total > IR_EVAL_MAX_BYTES) {
+        snprintf(err, IR_ERR_LEN, "the graph's values need %lld bytes, more than the evaluator's limit of %lld",
+                 (long long)total, (long long)IR_EVAL_MAX_BYTES);
+        return -1;
+    }
+    return 0;
+}
+
+struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char err[IR_ERR_LEN])
+{
+    if (plan_check(g, err) != 0)
+        return NULL;
+    struct ir_values *v = calloc(1, sizeof *v);
+    struct tuse *uses = calloc((size_t)max64(g->ntensors, 1), sizeof *uses);
+    if (v)
+        v->t = calloc((size_t)max64(g->ntensors, 1), sizeof *v->t);
+    if (!v || !uses || !v->t) {
+        free(uses);
+        ir_values_free(v);
+        snprintf(err, IR_ERR_LEN, "out of memory for the graph's values");
+        return NULL;
+    }
+    v->n = g->ntensors;
+    struct scan s = {g, uses};
+    for (int32_t i = 0; i < g->nops; i++)
+        scan_op(&s, &g->ops[i], 0);
+    for (int32_t i = 0; i < g->ntensors; i++) {
+        const struct ir_tensor *t = &g->tensors[i];
+        struct tval *tv = &v->t[i];
+        struct filler f = filler_of(t, &uses[i]);
+        uint64_t rng = seed ^ fnv1a64(t->name);
+        int rc = alloc_tensor(tv, t);
+        if (rc == 0)
+            rc = tv->f ? (fill_plain(tv, &f, rng), 0) : fill_ckpt(tv, &f, rng);
+        if (rc != 0) {
+            snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);
+            free(uses);
+            ir_values_free(v);
+            return NULL;
+        }
+        v->bytes += (size_t)tensor_bytes(t);
+    }
+    free(uses);
+    return v;
+}
+
+/* ── The evaluation context ──────────────────────────────────────────────────────────────────────────────── */
+
+#define EV_SCRATCH 16
+#define EV_SCRATCH_SLACK ((int64_t)64 << 20) /* bytes of working buffers any graph may use beyond its values' */
+
+/* One op being evaluated: the graph, the values, the op (a leaf, or a fused op while its result is placed), its
+ * top-level index, the error buffer, and the scratch buffers it holds until it is done. */
+struct ev {
+    const struct ir_graph *g;
+    struct ir_values *v;
+    const struct ir_op *op;
+    int32_t top;
+    char *err;
+    float *scratch[EV_SCRATCH];
+    int nscratch;
+    int64_t scratch_bytes, scratch_cap;
+};
+
+/* The name an op prints under: its kind, its class, or its symbol. */
+static const char *sym_name(const struct ir_op *op)
+{
+    switch (op->sym) {
+    case IR_SYM_PRIM: return ir_kind_name(op->spec.kind);
+    case IR_SYM_FUSED: return ir_class_name(op->cls);
+    case IR_SYM_VIEW: return "view";
+    case IR_SYM_QUANT: return "quantize";
+    }
+    return "?";
+}
+
+/* Write "op N (name): message" to the error buffer; returns -1. */
+static int fail(struct ev *e, const char *fmt, ...)
+{
+    int n = snprintf(e->err, IR_ERR_LEN, "op %d (%s): ", (int)e->top, sym_name(e->op));
+    if (n < 0 || n >= IR_ERR_LEN)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->err + n, (size_t)(IR_ERR_LEN - n), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A zeroed scratch buffer of n floats held until the op is done, or NULL with err. */
+static float *scratch(struct ev *e, int64_t n)
+{
+    int64_t bytes = mulc(max64(n, 1), (int64_t)sizeof(float));
+    if (n < 0 || bytes < 0 || addc(e->scratch_bytes, bytes) < 0 || e->scratch_bytes + bytes > e->scratch_cap) {
+        fail(e, "a working buffer of %lld values is beyond the evaluator's limit", (long long)n);
+        return NULL;
+    }
+    if (e->nscratch == EV_SCRATCH) {
+        fail(e, "too many working buffers");
+        return NULL;
+    }
+    float *p = calloc((size_t)max64(n, 1), sizeof(float));
+    if (!p) {
+        fail(e, "out of memory for a working buffer of %lld values", (long long)n);
+        return NULL;
+    }
+    e->scratch[e->nscratch++] = p;
+    e->scratch_bytes += bytes;
+    return p;
+}
+
+/* Release every scratch buffer the op held. */
+static void scratch_free(struct ev *e)
+{
+    for (int i = 0; i < e->nscratch; i++)
+        free(e->scratch[i]);
+    e->nscratch = 0;
+    e->scratch_bytes = 0;
+}
+
+/* The name of tensor t (which must be valid). */
+static const char *tname(const struct ev *e, ir_tid t)
+{
+    return e->g->tensors[t].name;
+}
+
+/* The tensor at operand i of the op, or IR_NONE with err. */
+static ir_tid operand(struct ev *e, int i)
+{
+    if (i >= e->op->nins) {
+        fail(e, "operand %d is missing (the op has %d)", i, (int)e->op->nins);
+        return IR_NONE;
+    }
+    ir_tid t = e->op->ins[i];
+    if (t < 0 || t >= e->g->ntensors) {
+        fail(e, "operand %d names no tensor", i);
+        return IR_NONE;
+    }
+    return t;
+}
+
+/* Dequantize a stored row's values [from, from+n) of checkpoint q: the returned pointer holds them (buf holds room
+ * for the row's slen values). */
+static const float *ck_slice(const struct ckpt *q, int64_t s, int64_t from, int64_t n, float *buf)
+{
+    int64_t blk = ir_format_block_values(q->format), bb = ir_format_block_bytes(q->format);
+    int64_t b0 = from / blk, b1 = (from + n + blk - 1) / blk;
+    ir_ggml_dequantize(q->format, q->bytes + s * q->row_bytes + b0 * bb, (b1 - b0) * blk, buf);
+    return buf + (from - b0 * blk);
+}
+
+/* A checkpoint tensor's values in logical row-major order, dequantized into scratch; NULL with err. */
+static const float *dequant_all(struct ev *e, ir_tid t)
+{
+    struct tval *tv = &e->v->t[t];
+    const struct ckpt *q = &tv->q;
+    float *all = scratch(e, tv->len);
+    float *row = all ? scratch(e, q->slen) : NULL;
+    if (!row)
+        return NULL;
+    for (int64_t s = 0; s < q->srows; s++) {
+        const float *r = ck_slice(q, s, 0, q->slen, row);
+        for (int64_t j = 0; j < q->slen; j++)
+            all[q->transposed ? j * tv->cols + s : s * tv->cols + j] = r[j];
+    }
+    return all;
+}
+
+/* The first `need` values operand i reads: the tensor's own values when read whole, else the gather of units
+ * u = 0.. of `width` values at u·pitch + offset; NULL with err when the tensor does not hold them. */
+static const float *arg(struct ev *e, int i, int64_t need)
+{
+    ir_tid t = operand(e, i);
+    if (t == IR_NONE)
+        return NULL;
+    if (need < 0) {
+        fail(e, "operand %d (%s): the size the spec asks overflows", i, tname(e, t));
+        return NULL;
+    }
+    struct tval *tv = &e->v->t[t];
+    const float *src = tv->f ? tv->f : dequant_all(e, t);
+    if (!src)
+        return NULL;
+    const struct ir_access *a = &e->op->access[i];
+    if (!a->strided) {
+        if (tv->len < need) {
+            fail(e, "operand %d (%s) holds %lld values, the op reads %lld", i, tname(e, t), (long long)tv->len,
+                 (long long)need);
+            return NULL;
+        }
+        return src;
+    }
+    const struct ir_strided *st = &a->s;
+    if (st->width <= 0 || st->pitch < 0 || st->offset < 0 || need % st->width != 0) {
+        fail(e, "operand %d (%s): a strided read of width %lld does not give %lld values", i, tname(e, t),
+             (long long)st->width, (long long)need);
+        return NULL;
+    }
+    int64_t units = need / st->width;
+    int64_t end = units ? addc(mulc(units - 1, st->pitch), addc(st->offset, st->width)) : 0;
+    if (end < 0 || end > tv->len) {
+        fail(e, "operand %d (%s): %lld units of pitch %lld reach past its %lld values", i, tname(e, t),
+             (long long)units, (long long)st->pitch, (long long)tv->len);
+        return NULL;
+    }
+    float *dst = scratch(e, need);
+    if (!dst)
+        return NULL;
+    for (int64_t u = 0; u < units; u++)
+        memcpy(dst + u * st->width, src + u * st->pitch + st->offset, sizeof(float) * (size_t)st->width);
+    return dst;
+}
+
+/* Every value operand i can read (a table): the whole tensor, or as many whole units as it holds; *len receives
+ * their count. */
+static const float *arg_all(struct ev *e, int i, int64_t *len)
+{
+    ir_tid t = operand(e, i);
+    if (t == IR_NONE)
+        return NULL;
+    int64_t n = e->v->t[t].len;
+    const struct ir_access *a = &e->op->access[i];
+    if (a->strided && a->s.width > 0 && a->s.offset >= 0 && a->s.pitch >= 0) {
+        int64_t first = addc(a->s.offset, a->s.width);
+        int64_t units = first < 0 || first > n ? 0 : a->s.pitch == 0 ? 1 : (n - first) / a->s.pitch + 1;
+        n = mulc(units, a->s.width);
+    }
+    *len = n;
+    return arg(e, i, n);
+}
+
+/* Operand i as a state tensor written in place: read whole, plain, holding at least need values. */
+static float *state_arg(struct ev *e, int i, int64_t need)
+{
+    ir_tid t = operand(e, i);
+    if (t == IR_NONE)
+        return NULL;
+    struct tval *tv = &e->v->t[t];
+    if (e->op->access[i].strided || !tv->f || need < 0 || tv->len < need) {
+        fail(e, "operand %d (%s), written in place, must be a plain tensor read whole of at least %lld values", i,
+             tname(e, t), (long long)need);
+        return NULL;
+    }
+    return tv->f;
+}
+
+/* The op's result tensor's values, which must hold exactly len values; NULL with err. */
+static float *result(struct ev *e, int64_t len)
+{
+    ir_tid t = e->op->out;
+    if (t < 0 || t >= e->g->ntensors) {
+        fail(e, "its result names no tensor");
+        return NULL;
+    }
+    struct tval *tv = &e->v->t[t];
+    if (!tv->f || len < 0 || tv->len != len) {
+        fail(e, "its result %s holds %lld values, the op computes %lld", tname(e, t), (long long)tv->len,
+             (long long)len);
+        return NULL;
+    }
+    return tv->f;
+}
+
+/* Read x as an integral index in [lo, hi] into *out; -1 with err (naming `what`) when it is not one. */
+static int index_of(struct ev *e, float x, int64_t lo, int64_t hi, const char *what, int64_t *out)
+{
+    double d = (double)x;
+    if (!(d >= (double)lo && d <= (double)hi) || d != floor(d))
+        return fail(e, "%s %g is not an integer in [%lld, %lld]", what, d, (long long)lo, (long long)hi);
+    *out = (int64_t)d;
+    return 0;
+}
+
+/* The 0-based row a row index names (absent: 0; literal: 1-based; named: operand `at`'s value), in [0, hi]. */
+static int row_index(struct ev *e, const struct ir_rowidx *ri, int at, int64_t hi, const char *what, int64_t *r)
+{
+    switch (ri->kind) {
+    case IR_RIDX_NONE: *r = 0; return 0;
+    case IR_RIDX_LITERAL:
+        if (ri->literal < 1 || ri->literal - 1 > hi)
+            return fail(e, "%s %lld (1-based) is outside [1, %lld]", what, (long long)ri->literal,
+                        (long long)(hi + 1));
+        *r = ri->literal - 1;
+        return 0;
+    case IR_RIDX_NAMED: {
+        const float *x = arg(e, at, 1);
+        return x ? index_of(e, x[0], 0, hi, what, r) : -1;
+    }
+    }
+    return fail(e, "%s has an unknown kind", what);
+}
+
+/* ── Scalar functions ────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The logistic function 1 / (1 + e^-x). */
+static float sigmoidf(float x)
+{
+    float d = 1.0f + expf(-x);
+    return 1.0f / d;
+}
+
+/* SiLU: x · σ(x). */
+static float siluf(float x)
+{
+    return x * sigmoidf(x);
+}
+
+/* GELU, tanh approximation: x/2 · (1 + tanh(√(2/π) · (x + 0.044715·x³))). */
+static float geluf(float x)
+{
+    float x3 = x * x;
+    x3 = x3 * x;
+    float inner = 0.044715f * x3;
+    inner = x + inner;
+    inner = 0.7978845608f * inner;
+    float t = 1.0f + tanhf(inner);
+    float h = 0.5f * x;
+    return h * t;
+}
+
+/* ReLU: x when x > 0, else 0 (NaN gives 0). */
+static float reluf(float x)
+{
+    return x > 0.0f ? x : 0.0f;
+}
+
+/* softplus: log(1 + e^x), x itself past 20. */
+static float softplusf(float x)
+{
+    return x > 20.0f ? x : log1pf(expf(x));
+}
+
+/* A value rounded half away from zero and clamped to ±127, kept as a float (NaN stays NaN). */
+static float q127(float x)
+{
+    float q = roundf(x);
+    if (q > 127.0f)
+        q = 127.0f;
+    else if (q < -127.0f)
+        q = -127.0f;
+    return q;
+}
+
+/* ── Weights: a matrix read a row, or a run of blocks, at a time ─────────────────────────────────────────── */
+
+/* A rows × cols matrix operand: plain row-major values, or a checkpoint constant's quantized rows. */
+struct wts {
+    const float *plain;
+    const struct ckpt *q;
+    int64_t rows, cols;
+    float *buf; /* a stored row's room, for a checkpoint */
+};
+
+/* Operand i as a rows × cols matrix; 0, or -1 with err. */
+static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *w)
+{
+    memset(w, 0, sizeof *w);
+    w->rows = rows;
+    w->cols = cols;
+    ir_tid t = operand(e, i);
+    if (t == IR_NONE)
+        return -1;
+    struct tval *tv = &e->v->t[t];
+    if (tv->f || e->op->access[i].strided) {
+        w->plain = arg(e, i, mulc(rows, cols));
+        return w->plain ? 0 : -1;
+    }
+    if (tv->rows != rows || tv->cols != cols)
+        return fail(e, "operand %d (%s) is %lld x %lld, the op reads it as %lld x %lld", i, tname(e, t),
+                    (long long)tv->rows, (long long)tv->cols, (long long)rows, (long long)cols);
+    w->q = &tv->q;
+    w->buf = scratch(e, tv->q.slen);
+    return w->buf ? 0 : -1;
+}
+
+/* Logical row r of a matrix into dst (cols values). */
+static void wts_row(const struct wts *w, int64_t r, float *dst)
+{
+    if (w->plain) {
+        memcpy(dst, w->plain + r * w->cols, sizeof(float) * (size_t)w->cols);
+    } else if (!w->q->transposed) {
+        memcpy(dst, ck_slice(w->q, r, 0, w->cols, w->buf), sizeof(float) * (size_t)w->cols);
+    } else {
+        for (int64_t c = 0; c < w->cols; c++)
+            dst[c] = ck_slice(w->q, c, r, 1, w->buf)[0];
+    }
+}
+
+/* y[i·ys + j] = Σ_{t<kdim} x[i·xs + t] · W[r0 + t][c0 + j] for i < m, j < nc, each sum from 0 in increasing t. */
+static void wts_matmul(const struct wts *w, int64_t r0, int64_t kdim, int64_t c0, int64_t nc, const float *x,
+                       int64_t m, int64_t xs, float *y, int64_t ys)
+{
+    if (w->q && w->q->transposed) {
+        for (int64_t j = 0; j < nc; j++) {
+            const float *col = ck_slice(w->q, c0 + j, r0, kdim, w->buf);
+            for (int64_t i = 0; i < m; i++) {
+                float acc = 0.0f;
+                for (int64_t t = 0; t < kdim; t++) {
+                    float p = x[i * xs + t] * col[t];
+                    acc += p;
+                }
+                y[i * ys + j] = acc;
+            }
+        }
+        return;
+    }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < nc; j++)
+            y[i * ys + j] = 0.0f;
+    for (int64_t t = 0; t < kdim; t++) {
+        const float *row = w->plain ? w->plain + (r0 + t) * w->cols + c0 : ck_slice(w->q, r0 + t, c0, nc, w->buf);
+        for (int64_t i = 0; i < m; i++) {
+            float xv = x[i * xs + t];
+            float *yr = y + i * ys;
+            for (int64_t j = 0; j < nc; j++) {
+                float p = xv * row[j];
+                yr[j] += p;
+            }
+        }
+    }
+}
+
+/* ── Primitive ops ───────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Whether every size is non-negative; else -1 with err. */
+static int sizes_ok(struct ev *e, const int64_t *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (s[i] < 0 || s[i] > IR_MAX_DIM)
+            return fail(e, "a size of its spec (%lld) is out of range", (long long)s[i]);
+    return 0;
+}
+
+/* matmul: y[m×n] = x[m×k] · W[k×n]. */
+static int ev_matmul(struct ev *e)
+{
+    const struct ir_matmul *s = &e->op->spec.u.matmul;
+    if (sizes_ok(e, (const int64_t[]){s->m, s->k, s->n}, 3))
+        return -1;
+    struct wts w;
+    const float *x = arg(e, 0, mulc(s->m, s->k));
+    if (!x || wts_get(e, 1, s->k, s->n, &w))
+        return -1;
+    float *y = result(e, mulc(s->m, s->n));
+    if (!y)
+        return -1;
+    wts_matmul(&w, 0, s->k, 0, s->n, x, s->m, s->k, y, s->n);
+    return 0;
+}
+
+/* The elementwise operators' meanings. */
+static float ew_add(float a, float b) { return a + b; }
+static float ew_sub(float a, float b) { return a - b; }
+static float ew_mul(float a, float b) { return a * b; }
+static float ew_div(float a, float b) { return a / b; }
+static float (*const ew_fns[IR_EW_COUNT])(float, float) = {
+    [IR_EW_ADD] = ew_add, [IR_EW_SUB] = ew_sub, [IR_EW_MUL] = ew_mul, [IR_EW_DIV] = ew_div};
+
+/* elementwise: y[i] = a[i] (op) b[i], or b[i mod row] with a row broadcast. */
+static int ev_elementwise(struct ev *e)
+{
+    const struct ir_elementwise *s = &e->op->spec.u.elementwise;
+    if (sizes_ok(e, (const int64_t[]){s->n, s->row}, 2))
+        return -1;
+    if ((int)s->op < 0 || s->op >= IR_EW_COUNT)
+        return fail(e, "unknown operator");
+    const float *a = arg(e, 0, s->n);
+    const float *b = a ? arg(e, 1, s->row > 0 ? s->row : s->n) : NULL;
+    float *y = b ? result(e, s->n) : NULL;
+    if (!y)
+        return -1;
+    float (*fn)(float, float) = ew_fns[s->op];
+    for (int64_t i = 0; i < s->n; i++)
+        y[i] = fn(a[i], b[s->row > 0 ? i % s->row : i]);
+    return 0;
+}
+
+/* rms_norm: v = x (+ res); y = v · 1/sqrt(Σv²/cols + eps) · (w + offset), or without a weight the factor 1. */
+static int ev_rms_norm(struct ev *e)
+{
+    const struct ir_rms_norm *s = &e->op->spec.u.rms_norm;
+    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
+        return -1;
+    int64_t n = mulc(s->rows, s->cols);
+    const float *x = arg(e, 0, n);
+    const float *w = x && s->weight ? arg(e, 1, s->cols) : NULL;
+    const float *res = x && s->residual ? arg(e, s->weight ? 2 : 1, n) : NULL;
+    if (!x || (s->weight && !w) || (s->residual && !res))
+        return -1;
+    float *y = result(e, n);
+    if (!y)
+        return -1;
+    float eps = (float)s->eps, off = (float)s->offset;
+    for (int64_t r = 0; r < s->rows; r++) {
+        const float *xr = x + r * s->cols, *rr = res ? res + r * s->cols : NULL;
+        float ss = 0.0f;
+        for (int64_t j = 0; j < s->cols; j++) {
+            float v = rr ? xr[j] + rr[j] : xr[j];
+            float sq = v * v;
+            ss += sq;
+        }
+        float mean = s->cols ? ss / (float)s->cols : 0.0f;
+        float inv = 1.0f / sqrtf(mean + eps);
+        for (int64_t j = 0; j < s->cols; j++) {
+            float v = rr ? xr[j] + rr[j] : xr[j];
+            float t = v * inv;
+            if (w) {
+                float f = w[j] + off;
+                t = t * f;
+            }
+            y[r * s->cols + j] = t;
+        }
+    }
+    return 0;
+}
+
+/* The 0-based position a rope or attention's row 0 sits at (pos absent: 0; literal: 1-based; named: operand at). */
+static int position(struct ev *e, const struct ir_rowidx *pos, int at, int64_t *p)
+{
+    return row_index(e, pos, at, IR_MAX_DIM, "position", p);
+}
+
+/* rope: NeoX rotation of pairs (i, i + half) of each head by the tables' row at the head's row's position. */
+static int ev_rope(struct ev *e)
+{
+    const struct ir_rope *s = &e->op->spec.u.rope;
+    if (sizes_ok(e, (const int64_t[]){s->h, s->hd, s->half, s->rows}, 4))
+        return -1;
+    if (s->rows <= 0 || s->h % s->rows != 0 || 2 * s->half > s->hd)
+        return fail(e, "h %lld over rows %lld, half %lld of hd %lld do not fit", (long long)s->h,
+                    (long long)s->rows, (long long)s->half, (long long)s->hd);
+    int64_t n = mulc(s->h, s->hd), clen = 0, slen = 0, p = 0;
+    const float *x = arg(e, 0, n);
+    const float *ct = x ? arg_all(e, 1, &clen) : NULL;
+    const float *st = ct ? arg_all(e, 2, &slen) : NULL;
+    if (!st || position(e, &s->pos, 3, &p))
+        return -1;
+    float *y = result(e, n);
+    if (!y)
+        return -1;
+    int64_t per_row = s->h / s->rows, trows = s->half ? min64(clen, slen) / s->half : INT64_MAX;
+    for (int64_t g = 0; g < s->h; g++) {
+        int64_t at = p + g / per_row;
+        if (s->half && at >= trows)
+            return fail(e, "position %lld is past the tables' %lld rows", (long long)at, (long long)trows);
+        const float *xh = x + g * s->hd, *c = ct + at * s->half, *sn = st + at * s->half;
+        float *yh = y + g * s->hd;
+        for (int64_t i = 0; i < s->half; i++) {
+            float x0 = xh[i], x1 = xh[i + s->half];
+            float a0 = x0 * c[i], a1 = x1 * sn[i];
+            float b0 = x0 * sn[i], b1 = x1 * c[i];
+            yh[i] = a0 - a1;
+            yh[i + s->half] = b0 + b1;
+        }
+        for (int64_t i = 2 * s->half; i < s->hd; i++)
+            yh[i] = xh[i];
+    }
+    return 0;
+}
+
+/* head_slice: y[g·width + i] = x[g·every + from + i] for g < n/every, i < width. */
+static int ev_head_slice(struct ev *e)
+{
+    const struct ir_head_slice *s = &e->op->spec.u.head_slice;
+    if (sizes_ok(e, (const int64_t[]){s->n, s->every, s->from, s->width}, 4))
+        return -1;
+    if (s->every <= 0)
+        return fail(e, "every must be positive");
+    int64_t groups = s->n / s->every;
+    if (groups && (groups - 1) * s->every + s->from + s->width > s->n)
+        return fail(e, "the slice [%lld, +%lld) of each %lld values reaches past %lld", (long long)s->from,
+                    (long long)s->width, (long long)s->every, (long long)s->n);
+    const float *x = arg(e, 0, s->n);
+    float *y = x ? result(e, mulc(groups, s->width)) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t g = 0; g < groups; g++)
+        memcpy(y + g * s->width, x + g * s->every + s->from, sizeof(float) * (size_t)s->width);
+    return 0;
+}
+
+/* row_gather: y[cols] = the table's row at the index (literal 1-based, named 0-based). */
+static int ev_row_gather(struct ev *e)
+{
+    const struct ir_row_gather *s = &e->op->spec.u.row_gather;
+    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
+        return -1;
+    struct wts w;
+    int64_t r = 0;
+    if (wts_get(e, 0, s->rows, s->cols, &w) || row_index(e, &s->index, 1, s->rows - 1, "row", &r))
+        return -1;
+    float *y = result(e, s->cols);
+    if (!y)
+        return -1;
+    wts_row(&w, r, y);
+    return 0;
+}
+
+/* rows_gather: y[c·cols..] = the table's row idx[c] (0-based), c < count. */
+static int ev_rows_gather(struct ev *e)
+{
+    const struct ir_rows_gather *s = &e->op->spec.u.rows_gather;
+    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols, s->count}, 3))
+        return -1;
+    struct wts w;
+    if (wts_get(e, 0, s->rows, s->cols, &w))
+        return -1;
+    const float *idx = arg(e, 1, s->count);
+    float *y = idx ? result(e, mulc(s->count, s->cols)) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t c = 0; c < s->count; c++) {
+        int64_t r = 0;
+        if (index_of(e, idx[c], 0, s->rows - 1, "row", &r))
+            return -1;
+        wts_row(&w, r, y + c * s->cols);
+    }
+    return 0;
+}
+
+/* set_row: the table's rows [index, index + count) = src, in place; the result is the table. */
+static int ev_set_row(struct ev *e)
+{
+    const struct ir_set_row *s = &e->op->spec.u.set_row;
+    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols, s->count}, 3))
+        return -1;
+    int64_t n = mulc(s->rows, s->cols), r = 0;
+    float *table = state_arg(e, 0, n);
+    const float *src = table ? arg(e, 1, mulc(s->count, s->cols)) : NULL;
+    if (!src || row_index(e, &s->index, 2, s->rows - s->count, "row", &r))
+        return -1;
+    float *y = result(e, n);
+    if (!y)
+        return -1;
+    memmove(table + r * s->cols, src, sizeof(float) * (size_t)(s->count * s->cols));
+    if (y != table)
+        memcpy(y, table, sizeof(float) * (size_t)n);
+    return 0;
+}
+
+/* One attention head's output for one query row: softmax over cache rows [lo, hi] (and the sink) of the scaled,
+ * capped logits, then the weighted sum of value rows. lg has room for the cache's rows. */
+struct att_head {
+    const float *q, *k, *v; /* the query head; the key and value caches at this head's kv head */
+    int64_t kstride, vstride, hd, vd, lo, hi;
+    float scale, cap;
+    bool capped, sinked;
+    float sink;
+};
+
+/* Write one attention head's output (vd values) into out. */
+static void att_head_run(const struct att_head *a, float *lg, float *out)
+{
+    for (int64_t t = 0; t < a->vd; t++)
+        out[t] = 0.0f;
+    if (a->lo > a->hi)
+        return; /* no cache row is attendable: the output is zeros */
+    for (int64_t j = a->lo; j <= a->hi; j++) {
+        const float *k = a->k + j * a->kstride;
+        float dot = 0.0f;
+        for (int64_t i = 0; i < a->hd; i++) {
+            float p = a->q[i] * k[i];
+            dot += p;
+        }
+        float l = dot * a->scale;
+        if (a->capped) {
+            float t = l / a->cap;
+            l = a->cap * tanhf(t);
+        }
+        lg[j] = l;
+    }
+    float m = lg[a->lo];
+    for (int64_t j = a->lo + 1; j <= a->hi; j++)
+        if (lg[j] > m)
+            m = lg[j];
+    if (a->sinked && a->sink > m)
+        m = a->sink;
+    float denom = 0.0f;
+    for (int64_t j = a->lo; j <= a->hi; j++) {
+        lg[j] = expf(lg[j] - m);
+        denom += lg[j];
+    }
+    if (a->sinked)
+        denom += expf(a->sink - m);
+    for (int64_t j = a->lo; j <= a->hi; j++) {
+        const float *v = a->v + j * a->vstride;
+        for (int64_t t = 0; t < a->vd; t++) {
+            float p = lg[j] * v[t];
+            out[t] += p;
+        }
+    }
+    for (int64_t t = 0; t < a->vd; t++)
+        out[t] = out[t] / denom;
+}
+
+/* attention: each query row r at position p + r attends cache rows j ≤ p + r (and > p + r − window). */
+static int ev_attention(struct ev *e)
+{
+    const struct ir_attention *s = &e->op->spec.u.attention;
+    if (sizes_ok(e, (const int64_t[]){s->h, s->kv, s->hd, s->vd, s->l, s->rows, s->window}, 7))
+        return -1;
+    if (s->kv <= 0 || s->h % s->kv != 0)
+        return fail(e, "h %lld is not a multiple of kv %lld", (long long)s->h, (long long)s->kv);
+    int64_t p = 0;
+    int at = s->pos.kind == IR_RIDX_NAMED ? 4 : 3;
+    const float *q = arg(e, 0, mulc(s->rows, mulc(s->h, s->hd)));
+    const float *k = q ? arg(e, 1, mulc(s->l, mulc(s->kv, s->hd))) : NULL;
+    const float *v = k ? arg(e, 2, mulc(s->l, mulc(s->kv, s->vd))) : NULL;
+    if (!v || position(e, &s->pos, 3, &p))
+        return -1;
+    const float *sinks = s->sinks ? arg(e, at, s->h) : NULL;
+    float *y = (!s->sinks || sinks) ? result(e, mulc(s->rows, mulc(s->h, s->vd))) : NULL;
+    float *lg = y ? scratch(e, s->l) : NULL;
+    if (!lg)
+        return -1;
+    struct att_head a;
+    memset(&a, 0, sizeof a);
+    a.kstride = s->kv * s->hd;
+    a.vstride = s->kv * s->vd;
+    a.hd = s->hd;
+    a.vd = s->vd;
+    a.scale = s->scale.has ? (float)s->scale.v : 1.0f / sqrtf((float)s->hd);
+    a.capped = s->softcap.has;
+    a.cap = (float)s->softcap.v;
+    a.sinked = s->sinks;
+    int64_t group = s->h / s->kv;
+    for (int64_t r = 0; r < s->rows; r++) {
+        int64_t at_pos = p + r;
+        a.hi = min64(at_pos, s->l - 1);
+        a.lo = s->window > 0 ? max64(0, at_pos - s->window + 1) : 0;
+        for (int64_t g = 0; g < s->h; g++) {
+            int64_t kvh = g / group;
+            a.q = q + (r * s->h + g) * s->hd;
+            a.k = k + kvh * s->hd;
+            a.v = v + kvh * s->vd;
+            a.sink = sinks ? sinks[g] : 0.0f;
+            att_head_run(&a, lg, y + (r * s->h + g) * s->vd);
+        }
+    }
+    return 0;
+}
+
+/* The experts a router picks: k times the unpicked expert of the largest probability (ties and NaN: the lower
+ * index), into sel in rank order. */
+static void top_k(const float *prob, int64_t experts, int64_t k, bool *picked, int64_t *sel)
+{
+    for (int64_t r = 0; r < k; r++) {
+        int64_t best = -1;
+        for (int64_t x = 0; x < experts; x++)
+            if (!picked[x] && (best < 0 || prob[x] > prob[best]))
+                best = x;
+        picked[best] = true;
+        sel[r] = best;
+    }
+}
+
+/* moe: softmax router, top-k renormalised, Σ_rank w · (act(x·G_e) ⊙ (x·U_e)) · D_e. */
+static int ev_moe(struct ev *e)
+{
+    const struct ir_moe *s = &e->op->spec.u.moe;
+    if (sizes_ok(e, (const int64_t[]){s->d, s->k, s->dff, s->experts}, 4))
+        return -1;
+    if (s->experts < 1 || s->k > s->experts || (int)s->act < 0 || s->act >= IR_MOE_COUNT)
+        return fail(e, "top-%lld of %lld experts", (long long)s->k, (long long)s->experts);
+    struct wts R, G, U, D;
+    int64_t wide = mulc(s->experts, s->dff);
+    const float *x = arg(e, 0, s->d);
+    if (!x || wts_get(e, 1, s->d, s->experts, &R) || wts_get(e, 2, s->d, wide, &G) ||
+        wts_get(e, 3, s->d, wide, &U) || wts_get(e, 4, s->dff, mulc(s->experts, s->d), &D))
+        return -1;
+    float *y = result(e, s->d);
+    float *prob = y ? scratch(e, s->experts) : NULL;
+    float *gate = prob ? scratch(e, s->dff) : NULL, *up = gate ? scratch(e, s->dff) : NULL;
+    float *down = up ? scratch(e, s->d) : NULL;
+    if (!down)
+        return -1;
+    bool *pk = calloc((size_t)s->experts, sizeof *pk);
+    int64_t *ix = calloc((size_t)max64(s->k, 1), sizeof *ix);
+    if (!pk || !ix) {
+        free(pk);
+        free(ix);
+        return fail(e, "out of memory");
+    }
+    wts_matmul(&R, 0, s->d, 0, s->experts, x, 1, s->d, prob, s->experts);
+    float m = prob[0];
+    for (int64_t x2 = 1; x2 < s->experts; x2++)
+        if (prob[x2] > m)
+            m = prob[x2];
+    float sum = 0.0f;
+    for (int64_t x2 = 0; x2 < s->experts; x2++) {
+        prob[x2] = expf(prob[x2] - m);
+        sum += prob[x2];
+    }
+    for (int64_t x2 = 0; x2 < s->experts; x2++)
+        prob[x2] = prob[x2] / sum;
+    top_k(prob, s->experts, s->k, pk, ix);
+    float wsum = 0.0f;
+    for (int64_t r = 0; r < s->k; r++)
+        wsum += prob[ix[r]];
+    for (int64_t i = 0; i < s->d; i++)
+        y[i] = 0.0f;
+    float (*act)(float) = s->act == IR_MOE_GEGLU ? geluf : siluf;
+    for (int64_t r = 0; r < s->k; r++) {
+        int64_t ex = ix[r];
+        float wr = prob[ex] / wsum;
+        wts_matmul(&G, 0, s->d, ex * s->dff, s->dff, x, 1, s->d, gate, s->dff);
+        wts_matmul(&U, 0, s->d, ex * s->dff, s->dff, x, 1, s->d, up, s->dff);
+        for (int64_t j = 0; j < s->dff; j++)
+            gate[j] = act(gate[j]) * up[j];
+        wts_matmul(&D, 0, s->dff, ex * s->d, s->d, gate, 1, s->dff, down, s->d);
+        for (int64_t i = 0; i < s->d; i++) {
+            float t = wr * down[i];
+            y[i] += t;
+        }
+    }
+    free(pk);
+    free(ix);
+    return 0;
+}
+
+/* One gated delta step of one head on its state S (dk × dv): decay, delta write, read, normed gated output. */
+struct gdn_head {
+    float *S;
+    const float *q, *k, *v, *z, *w;
+    float g, beta, eps, rdk;
+    int64_t dk, dv;
+    bool sigmoid_gate;
+};
+
+/* Run one head's step, writing dv values into y; kv and o have room for dv values. */
+static void gdn_head_run(const struct gdn_head *h, float *kv, float *o, float *y)
+{
+    float decay = expf(h->g);
+    int64_t n = h->dk * h->dv;
+    for (int64_t i = 0; i < n; i++)
+        h->S[i] = h->S[i] * decay;
+    for (int64_t j = 0; j < h->dv; j++)
+        kv[j] = 0.0f;
+    for (int64_t i = 0; i < h->dk; i++)
+        for (int64_t j = 0; j < h->dv; j++) {
+            float p = h->S[i * h->dv + j] * h->k[i];
+            kv[j] += p;
+        }
+    for (int64_t j = 0; j < h->dv; j++) {
+        float dlt = h->v[j] - kv[j];
+        kv[j] = h->beta * dlt;
+    }
+    for (int64_t i = 0; i < h->dk; i++)
+        for (int64_t j = 0; j < h->dv; j++) {
+            float p = h->k[i] * kv[j];
+            h->S[i * h->dv + j] += p;
+        }
+    for (int64_t j = 0; j < h->dv; j++)
+        o[j] = 0.0f;
+    for (int64_t i = 0; i < h->dk; i++) {
+        float qi = h->q[i] / h->rdk;
+        for (int64_t j = 0; j < h->dv; j++) {
+            float p = h->S[i * h->dv + j] * qi;
+            o[j] += p;
+        }
+    }
+    float ss = 0.0f;
+    for (int64_t j = 0; j < h->dv; j++) {
+        float sq = o[j] * o[j];
+        ss += sq;
+    }
+    float mean = h->dv ? ss / (float)h->dv : 0.0f;
+    float inv = 1.0f / sqrtf(mean + h->eps);
+    for (int64_t j = 0; j < h->dv; j++) {
+        float t = o[j] * inv;
+        t = t * h->w[j];
+        float gz = h->sigmoid_gate ? sigmoidf(h->z[j]) : siluf(h->z[j]);
+        y[j] = t * gz;
+    }
+}
+
+/* gated_delta: rows in order, heads in order, each head's state updated in place. */
+static int ev_gated_delta(struct ev *e)
+{
+    const struct ir_gated_delta *s = &e->op->spec.u.gated_delta;
+    if (sizes_ok(e, (const int64_t[]){s->h, s->dk, s->dv, s->rows}, 4))
+        return -1;
+    int64_t nk = mulc(s->rows, mulc(s->h, s->dk)), nv = mulc(s->rows, mulc(s->h, s->dv));
+    int64_t nh = mulc(s->rows, s->h);
+    const float *q = arg(e, 0, nk), *k = q ? arg(e, 1, nk) : NULL;
+    const float *v = k ? arg(e, 2, nv) : NULL, *z = v ? arg(e, 3, nv) : NULL;
+    const float *b = z ? arg(e, 4, nh) : NULL, *a = b ? arg(e, 5, nh) : NULL;
+    float *S = a ? state_arg(e, 6, mulc(s->h, mulc(s->dk, s->dv))) : NULL;
+    const float *w = S ? arg(e, 7, s->dv) : NULL;
+    float *y = w ? result(e, nv) : NULL;
+    float *kv = y ? scratch(e, s->dv) : NULL, *o = kv ? scratch(e, s->dv) : NULL;
+    if (!o)
+        return -1;
+    struct gdn_head h;
+    memset(&h, 0, sizeof h);
+    h.w = w;
+    h.eps = (float)s->eps;
+    h.rdk = sqrtf((float)s->dk);
+    h.dk = s->dk;
+    h.dv = s->dv;
+    h.sigmoid_gate = s->gate == IR_GATE_SIGMOID;
+    for (int64_t t = 0; t < s->rows; t++)
+        for (int64_t hh = 0; hh < s->h; hh++) {
+            int64_t u = t * s->h + hh;
+            h.S = S + hh * s->dk * s->dv;
+            h.q = q + u * s->dk;
+            h.k = k + u * s->dk;
+            h.v = v + u * s->dv;
+            h.z = z + u * s->dv;
+            h.g = a[u];
+            h.beta = b[u];
+            gdn_head_run(&h, kv, o, y + u * s->dv);
+        }
+    return 0;
+}
+
+/* causal_conv: y[t][c] = Σ_{j<taps} w[c][j] · x'[t+j][c], x' the ring's rows then x's; the ring keeps x''s last
+ * taps − 1 rows. */
+static int ev_causal_conv(struct ev *e)
+{
+    const struct ir_causal_conv *s = &e->op->spec.u.causal_conv;
+    if (sizes_ok(e, (const int64_t[]){s->chan, s->taps, s->rows}, 3))
+        return -1;
+    if (s->taps < 1)
+        return fail(e, "taps must be at least 1");
+    int64_t keep = mulc(s->taps - 1, s->chan), nx = mulc(s->rows, s->chan);
+    const float *x = arg(e, 0, nx);
+    const float *w = x ? arg(e, 1, mulc(s->chan, s->taps)) : NULL;
+    float *ring = w ? state_arg(e, 2, keep) : NULL;
+    float *y = ring ? result(e, nx) : NULL;
+    float *xp = y ? scratch(e, addc(keep, nx)) : NULL;
+    if (!xp)
+        return -1;
+    memcpy(xp, ring, sizeof(float) * (size_t)keep);
+    memcpy(xp + keep, x, sizeof(float) * (size_t)nx);
+    for (int64_t t = 0; t < s->rows; t++)
+        for (int64_t c = 0; c < s->chan; c++) {
+            float acc = 0.0f;
+            for (int64_t j = 0; j < s->taps; j++) {
+                float p = w[c * s->taps + j] * xp[(t + j) * s->chan + c];
+                acc += p;
+            }
+            y[t * s->chan + c] = acc;
+        }
+    memcpy(ring, xp + nx, sizeof(float) * (size_t)keep);
+    return 0;
+}
+
+/* The unary activations' meanings, by kind. */
+static float (*const unary_fns[IR_KIND_COUNT])(float) = {
+    [IR_KIND_SILU] = siluf, [IR_KIND_SIGMOID] = sigmoidf, [IR_KIND_GELU] = geluf, [IR_KIND_RELU] = reluf};
+
+/* silu, sigmoid, gelu, relu: y[i] = f(x[i]). */
+static int ev_unary(struct ev *e)
+{
+    int64_t n = e->op->spec.u.unary.n;
+    if (sizes_ok(e, &n, 1))
+        return -1;
+    const float *x = arg(e, 0, n);
+    float *y = x ? result(e, n) : NULL;
+    if (!y)
+        return -1;
+    float (*fn)(float) = unary_fns[e->op->spec.kind];
+    for (int64_t i = 0; i < n; i++)
+        y[i] = fn(x[i]);
+    return 0;
+}
+
+/* scale: y[i] = factor · x[i]. */
+static int ev_scale(struct ev *e)
+{
+    const struct ir_scale *s = &e->op->spec.u.scale;
+    if (sizes_ok(e, &s->n, 1))
+        return -1;
+    const float *x = arg(e, 0, s->n);
+    float *y = x ? result(e, s->n) : NULL;
+    if (!y)
+        return -1;
+    float f = (float)s->factor;
+    for (int64_t i = 0; i < s->n; i++)
+        y[i] = f * x[i];
+    return 0;
+}
+
+/* swiglu: y[i] = silu(g[i]) · u[i]. */
+static int ev_swiglu(struct ev *e)
+{
+    int64_t n = e->op->spec.u.swiglu.total;
+    if (sizes_ok(e, &n, 1))
+        return -1;
+    const float *g = arg(e, 0, n), *u = g ? arg(e, 1, n) : NULL;
+    float *y = u ? result(e, n) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t i = 0; i < n; i++)
+        y[i] = siluf(g[i]) * u[i];
+    return 0;
+}
+
+/* head_matmul: y[:, h·b..(h+1)·b] = x[:, h·a..(h+1)·a] · W[h·a..(h+1)·a, :] for each head h. */
+static int ev_head_matmul(struct ev *e)
+{
+    const struct ir_head_matmul *s = &e->op->spec.u.head_matmul;
+    if (sizes_ok(e, (const int64_t[]){s->m, s->heads, s->a, s->b}, 4))
+        return -1;
+    struct wts w;
+    int64_t xa = mulc(s->heads, s->a), yb = mulc(s->heads, s->b);
+    const float *x = arg(e, 0, mulc(s->m, xa));
+    if (!x || wts_get(e, 1, xa, s->b, &w))
+        return -1;
+    float *y = result(e, mulc(s->m, yb));
+    if (!y)
+        return -1;
+    for (int64_t h = 0; h < s->heads; h++)
+        wts_matmul(&w, h * s->a, s->a, 0, s->b, x + h * s->a, s->m, xa, y + h * s->b, yb);
+    return 0;
+}
+
+/* join: unit u of rows·heads = a's u-th wa/heads values then b's u-th wb/heads values. */
+static int ev_join(struct ev *e)
+{
+    const struct ir_join *s = &e->op->spec.u.join;
+    if (sizes_ok(e, (const int64_t[]){s->rows, s->heads, s->wa, s->wb}, 4))
+        return -1;
+    if (s->heads <= 0 || s->wa % s->heads || s->wb % s->heads)
+        return fail(e, "widths %lld and %lld are not whole over %lld heads", (long long)s->wa, (long long)s->wb,
+                    (long long)s->heads);
+    int64_t units = mulc(s->rows, s->heads), ha = s->wa / s->heads, hb = s->wb / s->heads;
+    const float *a = arg(e, 0, mulc(s->rows, s->wa)), *b = a ? arg(e, 1, mulc(s->rows, s->wb)) : NULL;
+    float *y = b ? result(e, mulc(s->rows, addc(s->wa, s->wb))) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t u = 0; u < units; u++) {
+        memcpy(y + u * (ha + hb), a + u * ha, sizeof(float) * (size_t)ha);
+        memcpy(y + u * (ha + hb) + ha, b + u * hb, sizeof(float) * (size_t)hb);
+    }
+    return 0;
+}
+
+/* l2_norm: y[r] = x[r] · 1/sqrt(Σ x[r]² + eps). */
+static int ev_l2_norm(struct ev *e)
+{
+    const struct ir_l2_norm *s = &e->op->spec.u.l2_norm;
+    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
+        return -1;
+    int64_t n = mulc(s->rows, s->cols);
+    const float *x = arg(e, 0, n);
+    float *y = x ? result(e, n) : NULL;
+    if (!y)
+        return -1;
+    float eps = (float)s->eps;
+    for (int64_t r = 0; r < s->rows; r++) {
+        const float *xr = x + r * s->cols;
+        float ss = 0.0f;
+        for (int64_t j = 0; j < s->cols; j++) {
+            float sq = xr[j] * xr[j];
+            ss += sq;
+        }
+        float inv = 1.0f / sqrtf(ss + eps);
+        for (int64_t j = 0; j < s->cols; j++)
+            y[r * s->cols + j] = xr[j] * inv;
+    }
+    return 0;
+}
+
+/* argmax: y[r] = the first index of row r's largest value (NaN never wins; an all-NaN row gives 0). */
+static int ev_argmax(struct ev *e)
+{
+    const struct ir_argmax *s = &e->op->spec.u.argmax;
+    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
+        return -1;
+    const float *x = arg(e, 0, mulc(s->rows, s->cols));
+    float *y = x ? result(e, s->rows) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t r = 0; r < s->rows; r++) {
+        const float *xr = x + r * s->cols;
+        int64_t best = -1;
+        for (int64_t j = 0; j < s->cols; j++)
+            if (xr[j] == xr[j] && (best < 0 || xr[j] > xr[best]))
+                best = j;
+        y[r] = (float)(best < 0 ? 0 : best);
+    }
+    return 0;
+}
+
+/* decay: g[i] = −exp(alog[i mod H]) · softplus(a[i] + dt_bias[i mod H]), H = n/rows heads a row. */
+static int ev_decay(struct ev *e)
+{
+    const struct ir_decay *s = &e->op->spec.u.decay;
+    if (sizes_ok(e, (const int64_t[]){s->n, s->rows}, 2))
+        return -1;
+    if (s->rows <= 0 || s->n % s->rows)
+        return fail(e, "n %lld is not whole over %lld rows", (long long)s->n, (long long)s->rows);
+    int64_t heads = s->n / s->rows;
+    const float *a = arg(e, 0, s->n), *alog = a ? arg(e, 1, heads) : NULL;
+    const float *dtb = alog ? arg(e, 2, heads) : NULL;
+    float *y = dtb ? result(e, s->n) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t i = 0; i < s->n; i++) {
+        float t = a[i] + dtb[i % heads];
+        float sp = softplusf(t);
+        float ea = expf(alog[i % heads]);
+        y[i] = -(ea * sp);
+    }
+    return 0;
+}
+
+/* softcap: y[i] = cap · tanh(x[i] / cap). */
+static int ev_softcap(struct ev *e)
+{
+    const struct ir_softcap *s = &e->op->spec.u.softcap;
+    if (sizes_ok(e, &s->n, 1))
+        return -1;
+    const float *x = arg(e, 0, s->n);
+    float *y = x ? result(e, s->n) : NULL;
+    if (!y)
+        return -1;
+    float c = (float)s->cap;
+    for (int64_t i = 0; i < s->n; i++) {
+        float t = x[i] / c;
+        y[i] = c * tanhf(t);
+    }
+    return 0;
+}
+
+/* Each primitive kind's meaning. */
+static int (*const prim_fns[IR_KIND_COUNT])(struct ev *) = {
+#define ROW(k, f) [IR_KIND_##k] = f,
+    ROW(MATMUL, ev_matmul) ROW(ELEMENTWISE, ev_elementwise) ROW(RMS_NORM, ev_rms_norm) ROW(ROPE, ev_rope)
+    ROW(HEAD_SLICE, ev_head_slice) ROW(ROW_GATHER, ev_row_gather) ROW(ROWS_GATHER, ev_rows_gather)
+    ROW(SET_ROW, ev_set_row) ROW(ATTENTION, ev_attention) ROW(MOE, ev_moe) ROW(GATED_DELTA, ev_gated_delta)
+    ROW(CAUSAL_CONV, ev_causal_conv) ROW(SILU, ev_unary) ROW(SIGMOID, ev_unary) ROW(GELU, ev_unary)
+    ROW(RELU, ev_unary) ROW(SCALE, ev_scale) ROW(SWIGLU, ev_swiglu) ROW(HEAD_MATMUL, ev_head_matmul)
+    ROW(JOIN, ev_join) ROW(L2_NORM, ev_l2_norm) ROW(ARGMAX, ev_argmax) ROW(DECAY, ev_decay)
+    ROW(SOFTCAP, ev_softcap)
+#undef ROW
+};
+
+/* ── Views, quantization, placement, fused ops ───────────────────────────────────────────────────────────── */
+
+/* view: y = x[offset, offset + len(y)). */
+static int ev_view(struct ev *e)
+{
+    int64_t len = 0;
+    const float *x = arg_all(e, 0, &len);
+    if (!x)
+        return -1;
+    ir_tid out = e->op->out;
+    int64_t n = out >= 0 && out < e->g->ntensors ? e->v->t[out].len : 0;
+    if (e->op->view_offset < 0 || addc(e->op->view_offset, n) < 0 || e->op->view_offset + n > len)
+        return fail(e, "values [%lld, +%lld) are past the %lld it reads", (long long)e->op->view_offset,
+                    (long long)n, (long long)len);
+    float *y = result(e, n);
+    if (!y)
+        return -1;
+    memmove(y, x + e->op->view_offset, sizeof(float) * (size_t)n);
+    return 0;
+}
+
+/* One block's quantization: y = q·s, s = max|x|/127, q = round-half-away(x/s) clamped to ±127; r = x − y. */
+static void quant_block(const float *x, int64_t n, float *y, float *r)
+{
+    float amax = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float a = fabsf(x[i]);
+        if (a > amax)
+            amax = a;
+    }
+    float s = amax / 127.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float q = s > 0.0f ? q127(x[i] / s) : 0.0f;
+        y[i] = q * s;
+        r[i] = x[i] - y[i];
+    }
+}
+
+/* quantize: each block of 32 values (a last block may be shorter) in one int8 word, or two (the residual's). */
+static int ev_quant(struct ev *e)
+{
+    ir_tid out = e->op->out;
+    int64_t n = out >= 0 && out < e->g->ntensors ? e->v->t[out].len : 0;
+    if (e->op->quant_words != 1 && e->op->quant_words != 2)
+        return fail(e, "%d words a value (1 or 2)", (int)e->op->quant_words);
+    const float *x = arg(e, 0, n);
+    float *y = x ? result(e, n) : NULL;
+    if (!y)
+        return -1;
+    float y1[32], r1[32], y2[32], r2[32];
+    for (int64_t b = 0; b < n; b += 32) {
+        int64_t m = min64(32, n - b);
+        quant_block(x + b, m, y1, r1);
+        if (e->op->quant_words == 2)
+            quant_block(r1, m, y2, r2);
+        for (int64_t i = 0; i < m; i++)
+            y[b + i] = e->op->quant_words == 2 ? y1[i] + y2[i] : y1[i];
+    }
+    return 0;
+}
+
+/* Whether two destinations are the same. */
+static bool dst_same(const struct ir_dst *a, const struct ir_dst *b)
+{
+    if (a->buf != b->buf || a->row != b->row || a->has_unit != b->has_unit)
+        return false;
+    if ((a->row == IR_ROWSEL_FIXED && a->row_fixed != b->row_fixed) ||
+        (a->row == IR_ROWSEL_PARAM && a->row_param != b->row_param) ||
+        (a->row != IR_ROWSEL_NONE && a->row_cols != b->row_cols))
+        return false;
+    return !a->has_unit ||
+           (a->unit.pitch == b->unit.pitch && a->unit.offset == b->unit.offset && a->unit.width == b->unit.width);
+}
+
+/* The first value of the region a destination's rows select (0 without a row). */
+static int dst_base(struct ev *e, const struct ir_dst *d, int64_t *base)
+{
+    int64_t r = 0;
+    *base = 0;
+    if (d->row == IR_ROWSEL_NONE)
+        return 0;
+    if (d->row_cols <= 0)
+        return fail(e, "its destination's rows are %lld values wide", (long long)d->row_cols);
+    if (d->row == IR_ROWSEL_FIXED) {
+        if (d->row_fixed < 1 || d->row_fixed > IR_MAX_DIM)
+            return fail(e, "its destination row %lld (1-based) is out of range", (long long)d->row_fixed);
+        r = d->row_fixed - 1;
+    } else {
+        if (d->row_param < 0 || d->row_param >= e->g->ntensors || !e->v->t[d->row_param].f ||
+            e->v->t[d->row_param].len < 1)
+            return fail(e, "its destination's row param names no value");
+        if (index_of(e, e->v->t[d->row_param].f[0], 0, IR_MAX_DIM, "destination row", &r))
+            return -1;
+    }
+    *base = mulc(r, d->row_cols);
+    return *base < 0 ? fail(e, "its destination's first row overflows") : 0;
+}
+
+/* Place the op's materialised result where its destination says: rows of a buffer and/or a part of every unit. */
+static int place(struct ev *e)
+{
+    const struct ir_op *op = e->op;
+    const struct ir_dst *d = &op->dst;
+    if (d->buf == op->out && d->row == IR_ROWSEL_NONE && !d->has_unit)
+        return 0;
+    if (op->out < 0 || op->out >= e->g->ntensors || d->buf < 0 || d->buf >= e->g->ntensors ||
+        !e->v->t[d->buf].f || !e->v->t[op->out].f)
+        return fail(e, "its destination names no plain tensor");
+    struct tval *buf = &e->v->t[d->buf];
+    const float *src = e->v->t[op->out].f;
+    int64_t n = e->v->t[op->out].len, base, w = n, pitch = 0, off = 0;
+    if (dst_base(e, d, &base))
+        return -1;
+    if (d->has_unit) {
+        w = d->unit.width;
+        pitch = d->unit.pitch;
+        off = d->unit.offset;
+        if (w <= 0 || pitch < 0 || off < 0 || n % w != 0)
+            return fail(e, "its %lld values are not whole units of %lld", (long long)n, (long long)w);
+    }
+    int64_t units = w ? n / w : 0;
+    int64_t end = units ? addc(base, addc(mulc(units - 1, pitch), addc(off, w))) : base;
+    if (end < 0 || end > buf->len)
+        return fail(e, "its destination reaches value %lld of %s's %lld", (long long)end, tname(e, d->buf),
+                    (long long)buf->len);
+    if (d->buf == op->out) {
+        float *copy = scratch(e, n);
+        if (!copy)
+            return -1;
+        memcpy(copy, src, sizeof(float) * (size_t)n);
+        src = copy;
+    }
+    for (int64_t u = 0; u < units; u++)
+        memcpy(buf->f + base + u * pitch + off, src + u * w, sizeof(float) * (size_t)w);
+    return 0;
+}
+
+/* Whether a fused op's own placement is already done: the part computing its result has the same destination. */
+static bool placed_by_part(const struct ir_op *op)
+{
+    for (int32_t i = op->nparts - 1; i >= 0; i--)
+        if (op->parts[i].out == op->out)
+            return dst_same(&op->parts[i].dst, &op->dst);
+    return false;
+}
+
+/* Compute a primitive, view or quantize op's result into its tensor. */
+static int compute_leaf(struct ev *e)
+{
+    const struct ir_op *op = e->op;
+    switch (op->sym) {
+    case IR_SYM_PRIM:
+        if ((int)op->spec.kind < 0 || op->spec.kind >= IR_KIND_COUNT || !prim_fns[op->spec.kind])
+            return fail(e, "unknown kind");
+        return prim_fns[op->spec.kind](e);
+    case IR_SYM_VIEW: return ev_view(e);
+    case IR_SYM_QUANT: return ev_quant(e);
+    case IR_SYM_FUSED: break;
+    }
+    return fail(e, "unknown symbol");
+}
+
+/* Evaluate op (its parts in order when fused) and place its result. */
+static int eval_op(struct ev *e, const struct ir_op *op, int depth)
+{
+    e->op = op;
+    if (depth > IR_MAX_DEPTH)
+        return fail(e, "fused more than %d deep", IR_MAX_DEPTH);
+    if (op->sym == IR_SYM_FUSED) {
+        if (op->nparts < 1 || !op->parts)
+            return fail(e, "a fused op without parts");
+        for (int32_t i = 0; i < op->nparts; i++)
+            if (eval_op(e, &op->parts[i], depth + 1))
+                return -1;
+        e->op = op;
+        int rc = placed_by_part(op) ? 0 : place(e);
+        scratch_free(e);
+        return rc;
+    }
+    int rc = compute_leaf(e);
+    if (rc == 0)
+        rc = place(e);
+    scratch_free(e);
+    return rc;
+}
+
+int ir_eval_ops(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct ir_values *v,
+                char err[IR_ERR_LEN])
+{
+    if (!v || v->n != g->ntensors) {
+        snprintf(err, IR_ERR_LEN, "the values were not made for this graph");
+        return -1;
+    }
+    struct ev e;
+    memset(&e, 0, sizeof e);
+    e.g = g;
+    e.v = v;
+    e.err = err;
+    /* Working buffers stay within a few times the graph's own values (a quantized table dequantized whole). */
+    e.scratch_cap = min64(IR_EVAL_MAX_BYTES, addc(mulc((int64_t)v->bytes, 8), EV_SCRATCH_SLACK));
+    for (int32_t i = 0; i < n; i++) {
+        e.top = i;
+        if (eval_op(&e, &ops[i], 0)) {
+            scratch_free(&e);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])
+{
+    return ir_eval_ops(g, g->ops, g->nops, v, err);
+}
+
+/* ── Comparison ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The bits of a float. */
+static uint32_t bits_of(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+/* Compare tensor ta of a with tensor tb of b bit for bit; false (with c filled) at the first difference. */
+static bool same_tensor(const struct tval *x, const struct tval *y, ir_tid ta, struct ir_compare *c)
+{
+    c->tensor = ta;
+    if (!x->f || !y->f) {
+        bool same = !x->f && !y->f && x->q.format == y->q.format && x->q.srows == y->q.srows &&
+                    x->q.row_bytes == y->q.row_bytes &&
+                    memcmp(x->q.bytes, y->q.bytes, (size_t)(x->q.srows * x->q.row_bytes)) == 0;
+        c->index = same ? 0 : -1;
+        return same;
+    }
+    int64_t n = min64(x->len, y->len);
+    for (int64_t i = 0; i < n; i++)
+        if (bits_of(x->f[i]) != bits_of(y->f[i])) {
+            c->index = i;
+            c->a = x->f[i];
+            c->b = y->f[i];
+            return false;
+        }
+    c->index = n;
+    return x->len == y->len;
+}
+
+struct ir_compare ir_values_compare(const struct ir_graph *ga, const struct ir_values *a, const struct ir_graph *gb,
+                                    const struct ir_values *b)
+{
+    struct ir_compare c;
+    memset(&c, 0, sizeof c);
+    c.identical = true;
+    c.tensor = IR_NONE;
+    if (!a || !b || a->n != ga->ntensors || b->n != gb->ntensors) {
+        c.identical = false;
+        c.index = -1;
+        return c;
+    }
+    for (ir_tid t = 0; t < ga->ntensors; t++) {
+        const struct ir_tensor *ta = &ga->tensors[t];
+        if (!ta->observed && !ta->carried)
+            continue;
+        ir_tid u = ir_tensor_find(gb, ta->name, strlen(ta->name));
+        c.compared++;
+        if (u == IR_NONE) {
+            c.identical = false;
+            c.tensor = t;
+            c.index = -1;
+            return c;
+        }
+        if (!same_tensor(&a->t[t], &b->t[u], t, &c)) {
+            c.identical = false;
+            return c;
+        }
+    }
+    c.tensor = IR_NONE;
+    c.index = 0;
+    return c;
+}

@@ -1,0 +1,708 @@
+/* ir/facts.c — the dataflow facts the optimizer's guards ask of a graph being rewritten in slots.
+ *
+ * Each live slot caches the sorted tensors its op reads, writes and makes; each tensor keeps sorted lists of the live
+ * slots that read it, write it, produce it (their op's result) and make it (their op's or a leaf's result). Taking,
+ * putting and replacing a slot update both. Range questions ("does a slot strictly between i and j write t?")
+ * binary-search the tensor's list. The ir_facts_spec_* functions answer the same questions by scanning every slot
+ * and recomputing each op's reads and writes: they are the specification the indexed ones are tested against. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ── Allocation ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* realloc that treats exhaustion as fatal, as the rest of ir/ does. */
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fputs("fusecheck: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+/* A zeroed array of n elements of size sz (exhaustion is fatal). */
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz ? sz : 1);
+    if (!p) {
+        fputs("fusecheck: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+/* ── Tensor sets: what an op reads, writes and makes ─────────────────────────────────────────────────────── */
+
+/* A growable list of tensor ids, with room on the stack for the common small op. */
+struct tbuf {
+    ir_tid *v;
+    size_t n, cap;
+    ir_tid small[64];
+};
+
+/* An empty list using its own stack room. */
+static void tbuf_init(struct tbuf *b)
+{
+    b->v = b->small;
+    b->n = 0;
+    b->cap = sizeof b->small / sizeof b->small[0];
+}
+
+/* Release the list's heap room, if any. */
+static void tbuf_free(struct tbuf *b)
+{
+    if (b->v != b->small)
+        free(b->v);
+}
+
+/* Append t. */
+static void tbuf_push(struct tbuf *b, ir_tid t)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap * 2;
+        ir_tid *v = b->v == b->small ? NULL : b->v;
+        v = xrealloc(v, cap * sizeof *v);
+        if (b->v == b->small)
+            memcpy(v, b->small, b->n * sizeof *v);
+        b->v = v;
+        b->cap = cap;
+    }
+    b->v[b->n++] = t;
+}
+
+/* Order tensor ids ascending. */
+static int tid_cmp(const void *a, const void *b)
+{
+    ir_tid x = *(const ir_tid *)a, y = *(const ir_tid *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort the list and drop repeats. */
+static void tbuf_sort_unique(struct tbuf *b)
+{
+    if (b->n < 2)
+        return;
+    qsort(b->v, b->n, sizeof *b->v, tid_cmp);
+    size_t m = 1;
+    for (size_t i = 1; i < b->n; i++)
+        if (b->v[i] != b->v[m - 1])
+            b->v[m++] = b->v[i];
+    b->n = m;
+}
+
+/* Add what one leaf reads: its inputs and the param its row destination names. */
+static void leaf_reads(const struct ir_op *leaf, void *ctx)
+{
+    struct tbuf *b = ctx;
+    for (int32_t k = 0; k < leaf->nins; k++)
+        tbuf_push(b, leaf->ins[k]);
+    if (leaf->dst.row == IR_ROWSEL_PARAM)
+        tbuf_push(b, leaf->dst.row_param);
+}
+
+/* Add what one leaf writes: a destination placed elsewhere than its own buffer, and state written in place. */
+static void leaf_writes(const struct ir_op *leaf, void *ctx)
+{
+    struct tbuf *b = ctx;
+    if (!ir_dst_is_own(&leaf->dst))
+        tbuf_push(b, leaf->dst.buf);
+    int idx[4], n = ir_op_state_inputs(leaf, idx);
+    for (int i = 0; i < n; i++)
+        tbuf_push(b, leaf->ins[idx[i]]);
+}
+
+/* Add one leaf's result. */
+static void leaf_makes(const struct ir_op *leaf, void *ctx)
+{
+    tbuf_push(ctx, leaf->out);
+}
+
+/* The tensors op reads, sorted and unique, into b. */
+static void op_reads(const struct ir_op *op, struct tbuf *b)
+{
+    for (int32_t k = 0; k < op->nins; k++)
+        tbuf_push(b, op->ins[k]);
+    if (op->dst.row == IR_ROWSEL_PARAM)
+        tbuf_push(b, op->dst.row_param);
+    if (op->sym == IR_SYM_FUSED)
+        ir_op_leaves(op, leaf_reads, b);
+    tbuf_sort_unique(b);
+}
+
+/* The tensors op writes, sorted and unique, into b. */
+static void op_writes(const struct ir_op *op, struct tbuf *b)
+{
+    tbuf_push(b, op->dst.buf);
+    ir_op_leaves(op, leaf_writes, b);
+    for (int32_t k = 0; k < op->nkeeps; k++)
+        tbuf_push(b, op->keeps[k]);
+    tbuf_sort_unique(b);
+}
+
+/* The tensors op computes (its result and every leaf's), sorted and unique, into b. */
+static void op_makes(const struct ir_op *op, struct tbuf *b)
+{
+    tbuf_push(b, op->out);
+    ir_op_leaves(op, leaf_makes, b);
+    tbuf_sort_unique(b);
+}
+
+/* Copy the first cap entries of b to out; return b's full count. */
+static int tbuf_export(struct tbuf *b, ir_tid *out, int cap)
+{
+    size_t m = cap > 0 ? ((size_t)cap < b->n ? (size_t)cap : b->n) : 0;
+    if (m)
+        memcpy(out, b->v, m * sizeof *out);
+    int n = (int)b->n;
+    tbuf_free(b);
+    return n;
+}
+
+int ir_op_reads(const struct ir_op *op, ir_tid *out, int cap)
+{
+    struct tbuf b;
+    tbuf_init(&b);
+    op_reads(op, &b);
+    return tbuf_export(&b, out, cap);
+}
+
+int ir_op_writes(const struct ir_op *op, ir_tid *out, int cap)
+{
+    struct tbuf b;
+    tbuf_init(&b);
+    op_writes(op, &b);
+    return tbuf_export(&b, out, cap);
+}
+
+/* Whether sorted set v[0..n) holds t. */
+static bool set_has(const ir_tid *v, int32_t n, ir_tid t)
+{
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo] == t;
+}
+
+/* ── The slots and their index ───────────────────────────────────────────────────────────────────────────── */
+
+/* A slot's cached tensor set (sorted, unique). */
+struct tset {
+    ir_tid *v;
+    int32_t n;
+};
+
+/* A tensor's sorted list of live slots. */
+struct slist {
+    int32_t *v;
+    int32_t n, cap;
+};
+
+/* The per-tensor lists: slots that read it, write it, produce it, make it. */
+enum { L_READ, L_WRITE, L_PRODUCE, L_MAKE, L_COUNT };
+
+struct ir_slots {
+    const struct ir_graph *g;
+    struct ir_op *ops;
+    bool *live;
+    int32_t n;
+    struct tset *reads, *writes, *makes; /* per slot, while live */
+    struct slist *lists[L_COUNT];        /* per tensor */
+    int32_t nt;                          /* tensors the lists have room for */
+};
+
+/* Whether t is a tensor of the graph (ids beyond it are never indexed). */
+static bool tid_ok(const struct ir_slots *s, ir_tid t)
+{
+    return t >= 0 && t < s->g->ntensors;
+}
+
+/* Make room in the per-tensor lists for every tensor the graph now has (it may grow while being rewritten). */
+static void ensure_tensors(struct ir_slots *s)
+{
+    int32_t nt = s->g->ntensors;
+    if (nt <= s->nt)
+        return;
+    for (int l = 0; l < L_COUNT; l++) {
+        s->lists[l] = xrealloc(s->lists[l], (size_t)nt * sizeof *s->lists[l]);
+        memset(s->lists[l] + s->nt, 0, (size_t)(nt - s->nt) * sizeof *s->lists[l]);
+    }
+    s->nt = nt;
+}
+
+/* The first index of list entries >= k. */
+static int32_t lower_bound(const struct slist *l, int64_t k)
+{
+    int32_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (l->v[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Insert slot i into a sorted list. */
+static void slist_insert(struct slist *l, int32_t i)
+{
+    int32_t at = lower_bound(l, i);
+    if (at < l->n && l->v[at] == i)
+        return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4;
+        l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+    }
+    memmove(l->v + at + 1, l->v + at, (size_t)(l->n - at) * sizeof *l->v);
+    l->v[at] = i;
+    l->n++;
+}
+
+/* Remove slot i from a sorted list. */
+static void slist_remove(struct slist *l, int32_t i)
+{
+    int32_t at = lower_bound(l, i);
+    if (at == l->n || l->v[at] != i)
+        return;
+    memmove(l->v + at, l->v + at + 1, (size_t)(l->n - at - 1) * sizeof *l->v);
+    l->n--;
+}
+
+/* Move b's tensors into a slot's cached set, keeping only ids of the graph. */
+static struct tset tset_take(const struct ir_slots *s, struct tbuf *b)
+{
+    struct tset t = {xcalloc(b->n, sizeof(ir_tid)), 0};
+    for (size_t k = 0; k < b->n; k++)
+        if (tid_ok(s, b->v[k]))
+            t.v[t.n++] = b->v[k];
+    tbuf_free(b);
+    return t;
+}
+
+/* Add (or, with add false, remove) slot i to the list `l` of every tensor in set. */
+static void index_set(struct ir_slots *s, int l, const struct tset *set, int32_t i, bool add)
+{
+    for (int32_t k = 0; k < set->n; k++) {
+        struct slist *list = &s->lists[l][set->v[k]];
+        if (add)
+            slist_insert(list, i);
+        else
+            slist_remove(list, i);
+    }
+}
+
+/* Cache slot i's sets and enter it in the per-tensor lists. */
+static void index_slot(struct ir_slots *s, int32_t i)
+{
+    const struct ir_op *op = &s->ops[i];
+    struct tbuf b;
+    ensure_tensors(s);
+    tbuf_init(&b);
+    op_reads(op, &b);
+    s->reads[i] = tset_take(s, &b);
+    tbuf_init(&b);
+    op_writes(op, &b);
+    s->writes[i] = tset_take(s, &b);
+    tbuf_init(&b);
+    op_makes(op, &b);
+    s->makes[i] = tset_take(s, &b);
+    index_set(s, L_READ, &s->reads[i], i, true);
+    index_set(s, L_WRITE, &s->writes[i], i, true);
+    index_set(s, L_MAKE, &s->makes[i], i, true);
+    if (tid_ok(s, op->out))
+        slist_insert(&s->lists[L_PRODUCE][op->out], i);
+}
+
+/* Drop slot i from the per-tensor lists and free its cached sets. */
+static void unindex_slot(struct ir_slots *s, int32_t i)
+{
+    index_set(s, L_READ, &s->reads[i], i, false);
+    index_set(s, L_WRITE, &s->writes[i], i, false);
+    index_set(s, L_MAKE, &s->makes[i], i, false);
+    if (tid_ok(s, s->ops[i].out) && s->ops[i].out < s->nt)
+        slist_remove(&s->lists[L_PRODUCE][s->ops[i].out], i);
+    free(s->reads[i].v);
+    free(s->writes[i].v);
+    free(s->makes[i].v);
+    memset(&s->reads[i], 0, sizeof s->reads[i]);
+    memset(&s->writes[i], 0, sizeof s->writes[i]);
+    memset(&s->makes[i], 0, sizeof s->makes[i]);
+}
+
+/* Slots over `ops` (owned), live where `live` says (NULL: all live), indexed. */
+static struct ir_slots *slots_make(const struct ir_graph *g, struct ir_op *ops, const bool *live, int32_t n)
+{
+    struct ir_slots *s = xcalloc(1, sizeof *s);
+    s->g = g;
+    s->n = n > 0 ? n : 0;
+    s->ops = ops ? ops : xcalloc(1, sizeof *s->ops);
+    s->live = xcalloc((size_t)s->n, sizeof *s->live);
+    s->reads = xcalloc((size_t)s->n, sizeof *s->reads);
+    s->writes = xcalloc((size_t)s->n, sizeof *s->writes);
+    s->makes = xcalloc((size_t)s->n, sizeof *s->makes);
+    ensure_tensors(s);
+    for (int32_t i = 0; i < s->n; i++) {
+        s->live[i] = live ? live[i] : true;
+        if (s->live[i])
+            index_slot(s, i);
+    }
+    return s;
+}
+
+struct ir_slots *ir_slots_new(const struct ir_graph *g, struct ir_op *ops, int32_t n)
+{
+    return slots_make(g, ops, NULL, n);
+}
+
+void ir_slots_free(struct ir_slots *s)
+{
+    if (!s)
+        return;
+    for (int32_t i = 0; i < s->n; i++) {
+        if (s->live[i])
+            ir_op_free(&s->ops[i]);
+        free(s->reads[i].v);
+        free(s->writes[i].v);
+        free(s->makes[i].v);
+    }
+    for (int l = 0; l < L_COUNT; l++) {
+        for (int32_t t = 0; t < s->nt; t++)
+            free(s->lists[l][t].v);
+        free(s->lists[l]);
+    }
+    free(s->ops);
+    free(s->live);
+    free(s->reads);
+    free(s->writes);
+    free(s->makes);
+    free(s);
+}
+
+struct ir_slots *ir_slots_clone(const struct ir_slots *s)
+{
+    struct ir_op *ops = xcalloc((size_t)s->n, sizeof *ops);
+    for (int32_t i = 0; i < s->n; i++)
+        if (s->live[i])
+            ops[i] = ir_op_clone(&s->ops[i]);
+    return slots_make(s->g, ops, s->live, s->n);
+}
+
+int32_t ir_slots_len(const struct ir_slots *s)
+{
+    return s->n;
+}
+
+/* Whether i is a live slot. */
+static bool is_live(const struct ir_slots *s, int32_t i)
+{
+    return i >= 0 && i < s->n && s->live[i];
+}
+
+const struct ir_op *ir_slots_get(const struct ir_slots *s, int32_t i)
+{
+    return is_live(s, i) ? &s->ops[i] : NULL;
+}
+
+struct ir_op ir_slots_take(struct ir_slots *s, int32_t i)
+{
+    struct ir_op op;
+    memset(&op, 0, sizeof op);
+    if (!is_live(s, i)) {
+        op.out = IR_NONE;
+        op.dst = ir_dst_own(IR_NONE);
+        return op;
+    }
+    unindex_slot(s, i);
+    op = s->ops[i];
+    memset(&s->ops[i], 0, sizeof s->ops[i]);
+    s->live[i] = false;
+    return op;
+}
+
+void ir_slots_put(struct ir_slots *s, int32_t i, struct ir_op op)
+{
+    if (i < 0 || i >= s->n) {
+        ir_op_free(&op);
+        return;
+    }
+    if (s->live[i]) {
+        unindex_slot(s, i);
+        ir_op_free(&s->ops[i]);
+    }
+    s->ops[i] = op;
+    s->live[i] = true;
+    index_slot(s, i);
+}
+
+void ir_slots_replace(struct ir_slots *s, int32_t i, struct ir_op op)
+{
+    ir_slots_put(s, i, op);
+}
+
+struct ir_op *ir_slots_into_ops(struct ir_slots *s, int32_t *n)
+{
+    int32_t count = 0;
+    for (int32_t i = 0; i < s->n; i++)
+        count += s->live[i];
+    struct ir_op *ops = xcalloc((size_t)count, sizeof *ops);
+    int32_t m = 0;
+    for (int32_t i = 0; i < s->n; i++)
+        if (s->live[i])
+            ops[m++] = ir_slots_take(s, i);
+    *n = m;
+    return ops;
+}
+
+/* ── Indexed facts ───────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Tensor t's list `l`, or NULL when t is not indexed. */
+static const struct slist *list_of(const struct ir_slots *s, int l, ir_tid t)
+{
+    return t >= 0 && t < s->nt ? &s->lists[l][t] : NULL;
+}
+
+/* Whether slot k is one of set[0..n). */
+static bool in_group(int32_t k, const int32_t *set, int32_t n)
+{
+    for (int32_t x = 0; x < n; x++)
+        if (set[x] == k)
+            return true;
+    return false;
+}
+
+/* Whether list l holds a slot k with i < k < j that is not in group. */
+static bool any_between(const struct slist *l, int32_t i, int32_t j, const int32_t *group, int32_t ngroup)
+{
+    if (!l)
+        return false;
+    for (int32_t at = lower_bound(l, (int64_t)i + 1); at < l->n && l->v[at] < j; at++)
+        if (!in_group(l->v[at], group, ngroup))
+            return true;
+    return false;
+}
+
+int32_t ir_facts_producer(const struct ir_slots *s, ir_tid t)
+{
+    const struct slist *l = list_of(s, L_PRODUCE, t);
+    return l && l->n ? l->v[0] : -1;
+}
+
+int32_t ir_facts_maker(const struct ir_slots *s, ir_tid t)
+{
+    const struct slist *l = list_of(s, L_MAKE, t);
+    return l && l->n ? l->v[0] : -1;
+}
+
+int32_t ir_facts_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap)
+{
+    const struct slist *l = list_of(s, L_READ, t);
+    if (!l)
+        return 0;
+    int32_t m = cap < l->n ? cap : l->n;
+    if (m > 0)
+        memcpy(out, l->v, (size_t)m * sizeof *out);
+    return l->n;
+}
+
+bool ir_facts_observed(const struct ir_slots *s, ir_tid t)
+{
+    return tid_ok(s, t) && (s->g->tensors[t].observed || s->g->tensors[t].carried);
+}
+
+bool ir_facts_carried(const struct ir_slots *s, ir_tid t)
+{
+    return tid_ok(s, t) && s->g->tensors[t].carried;
+}
+
+bool ir_facts_untouched(const struct ir_slots *s, ir_tid t, int32_t i, int32_t j, bool also_reads,
+                        const int32_t *except, int32_t nexcept)
+{
+    if (any_between(list_of(s, L_WRITE, t), i, j, except, nexcept))
+        return false;
+    return !also_reads || !any_between(list_of(s, L_READ, t), i, j, except, nexcept);
+}
+
+/* Whether a live slot strictly between i and j, not in group, writes what slot m reads, or reads or writes what
+ * slot m writes. */
+static bool conflicts(const struct ir_slots *s, int32_t m, int32_t i, int32_t j, const int32_t *group,
+                      int32_t ngroup)
+{
+    if (!is_live(s, m))
+        return false;
+    const struct tset *r = &s->reads[m], *w = &s->writes[m];
+    for (int32_t k = 0; k < r->n; k++)
+        if (any_between(list_of(s, L_WRITE, r->v[k]), i, j, group, ngroup))
+            return true;
+    for (int32_t k = 0; k < w->n; k++)
+        if (any_between(list_of(s, L_WRITE, w->v[k]), i, j, group, ngroup) ||
+            any_between(list_of(s, L_READ, w->v[k]), i, j, group, ngroup))
+            return true;
+    return false;
+}
+
+bool ir_facts_crosses(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *group, int32_t ngroup)
+{
+    return conflicts(s, j, i, j, group, ngroup);
+}
+
+bool ir_facts_sinks_past(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *members, int32_t nmembers)
+{
+    return conflicts(s, i, i, j, members, nmembers);
+}
+
+bool ir_facts_read_only_within(const struct ir_slots *s, int32_t i, const int32_t *within, int32_t nwithin)
+{
+    if (!is_live(s, i))
+        return true;
+    const struct tset *w = &s->writes[i];
+    for (int32_t k = 0; k < w->n; k++) {
+        if (ir_facts_observed(s, w->v[k]))
+            return false;
+        const struct slist *l = list_of(s, L_READ, w->v[k]);
+        for (int32_t x = 0; l && x < l->n; x++)
+            if (!in_group(l->v[x], within, nwithin))
+                return false;
+    }
+    return true;
+}
+
+/* ── The specification: every slot scanned, every set recomputed ────────────────────────────────────────── */
+
+/* Whether op reads t. */
+static bool spec_reads(const struct ir_op *op, ir_tid t)
+{
+    struct tbuf b;
+    tbuf_init(&b);
+    op_reads(op, &b);
+    bool has = set_has(b.v, (int32_t)b.n, t);
+    tbuf_free(&b);
+    return has;
+}
+
+/* Whether op writes t. */
+static bool spec_writes(const struct ir_op *op, ir_tid t)
+{
+    struct tbuf b;
+    tbuf_init(&b);
+    op_writes(op, &b);
+    bool has = set_has(b.v, (int32_t)b.n, t);
+    tbuf_free(&b);
+    return has;
+}
+
+/* Whether op computes t as its result or a leaf's. */
+static bool spec_makes(const struct ir_op *op, ir_tid t)
+{
+    struct tbuf b;
+    tbuf_init(&b);
+    op_makes(op, &b);
+    bool has = set_has(b.v, (int32_t)b.n, t);
+    tbuf_free(&b);
+    return has;
+}
+
+int32_t ir_facts_spec_producer(const struct ir_slots *s, ir_tid t)
+{
+    for (int32_t k = 0; k < s->n; k++)
+        if (s->live[k] && s->ops[k].out == t && tid_ok(s, t))
+            return k;
+    return -1;
+}
+
+int32_t ir_facts_spec_maker(const struct ir_slots *s, ir_tid t)
+{
+    for (int32_t k = 0; k < s->n; k++)
+        if (s->live[k] && tid_ok(s, t) && spec_makes(&s->ops[k], t))
+            return k;
+    return -1;
+}
+
+int32_t ir_facts_spec_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap)
+{
+    int32_t n = 0;
+    for (int32_t k = 0; k < s->n; k++)
+        if (s->live[k] && tid_ok(s, t) && spec_reads(&s->ops[k], t)) {
+            if (n < cap)
+                out[n] = k;
+            n++;
+        }
+    return n;
+}
+
+bool ir_facts_spec_untouched(const struct ir_slots *s, ir_tid t, int32_t i, int32_t j, bool also_reads,
+                             const int32_t *except, int32_t nexcept)
+{
+    for (int32_t k = 0; k < s->n; k++) {
+        if (!s->live[k] || k <= i || k >= j || in_group(k, except, nexcept) || !tid_ok(s, t))
+            continue;
+        if (spec_writes(&s->ops[k], t) || (also_reads && spec_reads(&s->ops[k], t)))
+            return false;
+    }
+    return true;
+}
+
+/* Whether some live slot k, i < k < j, not in group, writes what slot m reads or reads or writes what it writes. */
+static bool spec_conflicts(const struct ir_slots *s, int32_t m, int32_t i, int32_t j, const int32_t *group,
+                           int32_t ngroup)
+{
+    if (!is_live(s, m))
+        return false;
+    struct tbuf rm, wm;
+    tbuf_init(&rm);
+    tbuf_init(&wm);
+    op_reads(&s->ops[m], &rm);
+    op_writes(&s->ops[m], &wm);
+    bool hit = false;
+    for (int32_t k = 0; k < s->n && !hit; k++) {
+        if (!s->live[k] || k <= i || k >= j || in_group(k, group, ngroup))
+            continue;
+        for (size_t x = 0; x < rm.n && !hit; x++)
+            hit = tid_ok(s, rm.v[x]) && spec_writes(&s->ops[k], rm.v[x]);
+        for (size_t x = 0; x < wm.n && !hit; x++)
+            hit = tid_ok(s, wm.v[x]) && (spec_writes(&s->ops[k], wm.v[x]) || spec_reads(&s->ops[k], wm.v[x]));
+    }
+    tbuf_free(&rm);
+    tbuf_free(&wm);
+    return hit;
+}
+
+bool ir_facts_spec_crosses(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *group, int32_t ngroup)
+{
+    return spec_conflicts(s, j, i, j, group, ngroup);
+}
+
+bool ir_facts_spec_sinks_past(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *members,
+                              int32_t nmembers)
+{
+    return spec_conflicts(s, i, i, j, members, nmembers);
+}
+
+bool ir_facts_spec_read_only_within(const struct ir_slots *s, int32_t i, const int32_t *within, int32_t nwithin)
+{
+    if (!is_live(s, i))
+        return true;
+    struct tbuf w;
+    tbuf_init(&w);
+    op_writes(&s->ops[i], &w);
+    bool ok = true;
+    for (size_t x = 0; x < w.n && ok; x++) {
+        ir_tid t = w.v[x];
+        if (!tid_ok(s, t))
+            continue;
+        if (s->g->tensors[t].observed || s->g->tensors[t].carried)
+            ok = false;
+        for (int32_t k = 0; k < s->n && ok; k++)
+            if (s->live[k] && spec_reads(&s->ops[k], t) && !in_group(k, within, nwithin))
+                ok = false;
+    }
+    tbuf_free(&w);
+    return ok;
+}

@@ -1,0 +1,712 @@
+/* models/lift.c — the family table and the builders that lift one step of a model into an ir graph.
+ *
+ * The common decoder block, per layer (n rows: 1 for decode, the chunk's rows, or the batch's sequences):
+ *
+ *   attn_norm = rms_norm(x)                     the residual stream's first reader is its norm
+ *   q, k, v   = attn_norm · W                   three products of one activation
+ *   [head hook: per-head norms]  rope(q), rope(k) at the named position
+ *   set_row(k_cache, rope(k)), set_row(v_cache, v)   at the named position, count = rows
+ *   attn      = attention(q, k_cache, v_cache)  causal, at the named position
+ *   attn_out  = attn · W_o   [post hook]   attn_res = x + attn_out
+ *   ffn_norm  = rms_norm(attn_res)   [ffn hook]   [post hook]   out = attn_res + ffn
+ *
+ * A batch splits the attention per sequence (literal row gathers of q, k and v, its own caches and position, its
+ * result set into its row of a table the output projection reads whole). After the last layer: the final norm (of the
+ * chunk's last row only, for a prefill), the LM head [logits hook], and the arg-max of the next token.
+ *
+ * Residual adds take the stream first and the branch second, so the branch's post-norm (when a family has one) is
+ * the add's second operand. */
+#include "models/family.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct models_lift {
+    struct ir_graph *g;
+    const struct models_config *c;
+    const struct models_family *f;
+    enum models_mode_kind kind;
+    int64_t n;        /* rows of the residual stream */
+    int64_t ctx;      /* rows of every cache and rotary table */
+    enum ir_format fmt;
+    ir_tid cos, sin;  /* the rotary tables */
+    ir_tid *pos;      /* the named positions: one, or one a batch's sequence */
+    int64_t npos;
+    bool failed;
+    char *err;
+    char names[8][IR_MAX_NAME]; /* a ring of name buffers: one expression may build several names */
+    int next_name;
+};
+
+/* Record the first error of a lift. */
+static void fail(struct models_lift *l, const char *fmt, ...)
+{
+    if (l->failed)
+        return;
+    l->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->err, IR_ERR_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* "blk.<layer>.<what>", with ".<seq>" when seq ≥ 0: a layer's tensor name (in the lift's ring of buffers, valid for
+ * the next seven calls). */
+static const char *blk(struct models_lift *l, int layer, const char *what, int64_t seq)
+{
+    char *name = l->names[l->next_name];
+    l->next_name = (l->next_name + 1) % 8;
+    int w = seq >= 0 ? snprintf(name, IR_MAX_NAME, "blk.%d.%s.%lld", layer, what, (long long)seq)
+                     : snprintf(name, IR_MAX_NAME, "blk.%d.%s", layer, what);
+    if (w < 0 || w >= IR_MAX_NAME)
+        fail(l, "tensor name 'blk.%d.%.32s' too long", layer, what);
+    return name;
+}
+
+/* A new tensor of the graph; IR_NONE (and the lift failed) when its size is out of range or its name taken. */
+static ir_tid tensor(struct models_lift *l, const char *name, enum ir_elem e, int64_t rows, int64_t cols,
+                     enum ir_role role)
+{
+    if (l->failed)
+        return IR_NONE;
+    if (rows < 1 || cols < 1 || rows > IR_MAX_DIM || cols > IR_MAX_DIM || rows > IR_MAX_ELEMS / cols) {
+        fail(l, "tensor '%s': %lld x %lld is out of range", name, (long long)rows, (long long)cols);
+        return IR_NONE;
+    }
+    ir_tid t = ir_tensor_add(l->g, name, e, rows, cols, role);
+    if (t == IR_NONE)
+        fail(l, "tensor '%s' declared twice", name);
+    return t;
+}
+
+/* An f32 activation. */
+static ir_tid act(struct models_lift *l, const char *name, int64_t rows, int64_t cols)
+{
+    return tensor(l, name, IR_ELEM_F32, rows, cols, IR_ROLE_ACTIVATION);
+}
+
+/* A checkpoint constant of `rows` × `cols` in format fmt, stored transposed (a stored row per output col) or not. */
+static ir_tid checkpoint(struct models_lift *l, const char *name, int64_t rows, int64_t cols, enum ir_format fmt,
+                         bool transposed)
+{
+    ir_tid t = tensor(l, name, IR_ELEM_F32, rows, cols, IR_ROLE_CONSTANT);
+    if (t != IR_NONE) {
+        l->g->tensors[t].checkpoint = true;
+        l->g->tensors[t].format = fmt;
+        l->g->tensors[t].transposed = transposed;
+    }
+    return t;
+}
+
+/* A matrix W[k×n] of the lift's block format, in GGML's layout. */
+static ir_tid matrix(struct models_lift *l, const char *name, int64_t k, int64_t n)
+{
+    return checkpoint(l, name, k, n, l->fmt, true);
+}
+
+/* A norm's weight (1 × cols plain values), shared by every op that names it. */
+static ir_tid norm_weight(struct models_lift *l, const char *name, int64_t cols)
+{
+    ir_tid t = ir_tensor_find(l->g, name, strlen(name));
+    return t != IR_NONE ? t : tensor(l, name, IR_ELEM_F32, 1, cols, IR_ROLE_CONSTANT);
+}
+
+/* A carried cache of the context's rows, `cols` wide. */
+static ir_tid cache(struct models_lift *l, const char *name, int64_t cols)
+{
+    ir_tid t = tensor(l, name, IR_ELEM_F32, l->ctx, cols, IR_ROLE_STATE);
+    if (t != IR_NONE)
+        l->g->tensors[t].carried = true;
+    return t;
+}
+
+/* Append a primitive op of spec over ins, its result out; out (IR_NONE once the lift failed). */
+static ir_tid push(struct models_lift *l, struct ir_spec spec, const ir_tid *ins, int32_t nins, ir_tid out)
+{
+    if (l->failed)
+        return IR_NONE;
+    for (int32_t i = 0; i < nins; i++)
+        if (ins[i] == IR_NONE) {
+            fail(l, "internal: %s reads no tensor", ir_kind_name(spec.kind));
+            return IR_NONE;
+        }
+    struct ir_op op = ir_op_prim(spec.kind, ins, nins, out);
+    op.spec = spec;
+    ir_graph_push(l->g, op);
+    return out;
+}
+
+/* A zeroed spec of kind k. */
+static struct ir_spec spec_of(enum ir_kind k)
+{
+    struct ir_spec s;
+    memset(&s, 0, sizeof s);
+    s.kind = k;
+    return s;
+}
+
+/* Rows and cols of tensor t (0 when absent). */
+static int64_t rows_of(const struct models_lift *l, ir_tid t) { return t == IR_NONE ? 0 : l->g->tensors[t].rows; }
+static int64_t cols_of(const struct models_lift *l, ir_tid t) { return t == IR_NONE ? 0 : l->g->tensors[t].cols; }
+
+/* The rows of x (m × k) times W (k × n) into a new activation `name`. */
+static ir_tid matmul(struct models_lift *l, ir_tid x, ir_tid w, const char *name)
+{
+    int64_t m = rows_of(l, x), k = cols_of(l, x), n = cols_of(l, w);
+    ir_tid out = act(l, name, m, n);
+    struct ir_spec s = spec_of(IR_KIND_MATMUL);
+    s.u.matmul.m = m;
+    s.u.matmul.k = k;
+    s.u.matmul.n = n;
+    ir_tid ins[2] = {x, w};
+    return push(l, s, ins, 2, out);
+}
+
+/* The RMS norm of x in rows of `cols` values, weighted by w (with the family's offset), shaped like x. */
+static ir_tid rms_norm(struct models_lift *l, ir_tid x, ir_tid w, int64_t cols, const char *name)
+{
+    ir_tid out = act(l, name, rows_of(l, x), cols_of(l, x));
+    struct ir_spec s = spec_of(IR_KIND_RMS_NORM);
+    s.u.rms_norm.rows = cols ? rows_of(l, x) * cols_of(l, x) / cols : 0;
+    s.u.rms_norm.cols = cols;
+    s.u.rms_norm.eps = l->c->eps;
+    s.u.rms_norm.weight = true;
+    s.u.rms_norm.offset = l->f->norm_offset;
+    ir_tid ins[2] = {x, w};
+    return push(l, s, ins, 2, out);
+}
+
+/* An elementwise op of a and b (same length), shaped like a. */
+static ir_tid elementwise(struct models_lift *l, enum ir_ewop op, ir_tid a, ir_tid b, const char *name)
+{
+    ir_tid out = act(l, name, rows_of(l, a), cols_of(l, a));
+    struct ir_spec s = spec_of(IR_KIND_ELEMENTWISE);
+    s.u.elementwise.op = op;
+    s.u.elementwise.n = rows_of(l, a) * cols_of(l, a);
+    ir_tid ins[2] = {a, b};
+    return push(l, s, ins, 2, out);
+}
+
+/* A one-operand op over every value of x (silu, gelu, scale, softcap: the caller's spec fields), shaped like x. */
+static ir_tid pointwise(struct models_lift *l, struct ir_spec s, ir_tid x, const char *name)
+{
+    ir_tid out = act(l, name, rows_of(l, x), cols_of(l, x));
+    ir_tid ins[1] = {x};
+    return push(l, s, ins, 1, out);
+}
+
+/* Row `index` (1-based literal) of the computed table t. */
+static ir_tid row_of(struct models_lift *l, ir_tid t, int64_t index, const char *name)
+{
+    ir_tid out = act(l, name, 1, cols_of(l, t));
+    struct ir_spec s = spec_of(IR_KIND_ROW_GATHER);
+    s.u.row_gather.rows = rows_of(l, t);
+    s.u.row_gather.cols = cols_of(l, t);
+    s.u.row_gather.index.kind = IR_RIDX_LITERAL;
+    s.u.row_gather.index.literal = index;
+    ir_tid ins[1] = {t};
+    return push(l, s, ins, 1, out);
+}
+
+/* Write src's rows into table, from row `literal` (1-based) or, when literal is 0, from the row param `at` names. */
+static void set_rows(struct models_lift *l, ir_tid table, ir_tid src, int64_t literal, ir_tid at)
+{
+    struct ir_spec s = spec_of(IR_KIND_SET_ROW);
+    s.u.set_row.rows = rows_of(l, table);
+    s.u.set_row.cols = cols_of(l, table);
+    s.u.set_row.count = rows_of(l, src);
+    s.u.set_row.index.kind = literal ? IR_RIDX_LITERAL : IR_RIDX_NAMED;
+    s.u.set_row.index.literal = literal;
+    ir_tid ins[3] = {table, src, at};
+    push(l, s, ins, literal ? 2 : 3, table);
+}
+
+/* The rotation of x's heads (`heads` a row, every row of x) at the named position at. */
+static ir_tid rope(struct models_lift *l, ir_tid x, int64_t heads, ir_tid at, const char *name)
+{
+    int64_t hd = l->c->head_dim;
+    ir_tid out = act(l, name, rows_of(l, x), cols_of(l, x));
+    struct ir_spec s = spec_of(IR_KIND_ROPE);
+    s.u.rope.h = rows_of(l, x) * heads;
+    s.u.rope.hd = hd;
+    s.u.rope.half = hd / 2;
+    s.u.rope.rows = rows_of(l, x);
+    s.u.rope.pos.kind = IR_RIDX_NAMED;
+    ir_tid ins[4] = {x, l->cos, l->sin, at};
+    return push(l, s, ins, 4, out);
+}
+
+/* The causal attention of q's rows over a layer's caches at the named position at. */
+static ir_tid attention(struct models_lift *l, int layer, ir_tid q, ir_tid kc, ir_tid vc, ir_tid at,
+                        const char *name)
+{
+    const struct models_config *c = l->c;
+    ir_tid out = act(l, name, rows_of(l, q), cols_of(l, q));
+    struct ir_spec s = spec_of(IR_KIND_ATTENTION);
+    struct ir_attention *a = &s.u.attention;
+    a->h = c->heads;
+    a->kv = c->kv_heads;
+    a->hd = c->head_dim;
+    a->vd = c->head_dim;
+    a->l = l->ctx;
+    a->rows = rows_of(l, q);
+    a->pos.kind = IR_RIDX_NAMED;
+    a->scale.has = c->query_scale != 0;
+    a->scale.v = c->query_scale;
+    a->softcap.has = c->attn_softcap != 0;
+    a->softcap.v = c->attn_softcap;
+    a->window = l->f->window ? l->f->window(c, layer) : 0;
+    ir_tid ins[4] = {q, kc, vc, at};
+    return push(l, s, ins, 4, out);
+}
+
+/* ── The decoder block ───────────────────────────────────────────────────────────────────────────────────── */
+
+/* One sequence's rotations, cache writes and attention: q, k, v its rows; at its position; seq its index in a batch
+ * (-1 otherwise). The attended rows. */
+static ir_tid attend(struct models_lift *l, int layer, ir_tid q, ir_tid k, ir_tid v, ir_tid at, int64_t seq)
+{
+    const struct models_config *c = l->c;
+    if (l->f->head)
+        q = l->f->head(l, layer, q, c->heads, "q", seq);
+    ir_tid qr = rope(l, q, c->heads, at, blk(l, layer, "q_rope", seq));
+    if (l->f->head)
+        k = l->f->head(l, layer, k, c->kv_heads, "k", seq);
+    ir_tid kr = rope(l, k, c->kv_heads, at, blk(l, layer, "k_rope", seq));
+    ir_tid kc = cache(l, blk(l, layer, "k_cache", seq), c->kv_heads * c->head_dim);
+    ir_tid vc = cache(l, blk(l, layer, "v_cache", seq), c->kv_heads * c->head_dim);
+    set_rows(l, kc, kr, 0, at);
+    set_rows(l, vc, v, 0, at);
+    return attention(l, layer, qr, kc, vc, at, blk(l, layer, "attn", seq));
+}
+
+/* A batch's attention: each sequence's row of q, k and v through its own caches at its own position, each result set
+ * into its row of the layer's attention table (state the step fills and reads). The table. */
+static ir_tid attend_batch(struct models_lift *l, int layer, ir_tid q, ir_tid k, ir_tid v)
+{
+    ir_tid rows = tensor(l, blk(l, layer, "attn_rows", -1), IR_ELEM_F32, l->n, cols_of(l, q), IR_ROLE_STATE);
+    for (int64_t b = 0; b < l->n && !l->failed; b++) {
+        ir_tid qb = row_of(l, q, b + 1, blk(l, layer, "q", b));
+        ir_tid kb = row_of(l, k, b + 1, blk(l, layer, "k", b));
+        ir_tid vb = row_of(l, v, b + 1, blk(l, layer, "v", b));
+        ir_tid ab = attend(l, layer, qb, kb, vb, l->pos[b], b);
+        set_rows(l, rows, ab, b + 1, IR_NONE);
+    }
+    return rows;
+}
+
+/* The attention half of a layer over the stream x: the stream after its residual add. */
+static ir_tid attention_block(struct models_lift *l, int layer, ir_tid x)
+{
+    const struct models_config *c = l->c;
+    int64_t d = c->hidden, hq = c->heads * c->head_dim, hk = c->kv_heads * c->head_dim;
+    ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
+                         blk(l, layer, "attn_norm", -1));
+    ir_tid q = matmul(l, xn, matrix(l, blk(l, layer, "attn_q.weight", -1), d, hq), blk(l, layer, "q", -1));
+    ir_tid k = matmul(l, xn, matrix(l, blk(l, layer, "attn_k.weight", -1), d, hk), blk(l, layer, "k", -1));
+    ir_tid v = matmul(l, xn, matrix(l, blk(l, layer, "attn_v.weight", -1), d, hk), blk(l, layer, "v", -1));
+    ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v) : attend(l, layer, q, k, v, l->pos[0], -1);
+    ir_tid o = matmul(l, a, matrix(l, blk(l, layer, "attn_output.weight", -1), hq, d), blk(l, layer, "attn_out", -1));
+    if (l->f->post)
+        o = l->f->post(l, layer, o, "post_attention_norm");
+    return elementwise(l, IR_EW_ADD, x, o, blk(l, layer, "attn_res", -1));
+}
+
+/* The FFN half of a layer over the stream h: the layer's output stream. */
+static ir_tid ffn_block(struct models_lift *l, int layer, ir_tid h)
+{
+    int64_t d = l->c->hidden;
+    ir_tid hn = rms_norm(l, h, norm_weight(l, blk(l, layer, "ffn_norm.weight", -1), d), d,
+                         blk(l, layer, "ffn_norm", -1));
+    ir_tid f = l->f->ffn(l, layer, hn);
+    if (l->f->post)
+        f = l->f->post(l, layer, f, "post_ffw_norm");
+    return elementwise(l, IR_EW_ADD, h, f, blk(l, layer, "out", -1));
+}
+
+/* The embedding rows of the step's tokens: a named row for decode, the token tensor's rows otherwise. */
+static ir_tid embed(struct models_lift *l)
+{
+    const struct models_config *c = l->c;
+    ir_tid table = checkpoint(l, "token_embd.weight", c->vocab, c->hidden, l->fmt, false);
+    ir_tid out = act(l, "embd", l->n, c->hidden);
+    if (l->kind == MODELS_DECODE) {
+        ir_tid tok = tensor(l, "token", IR_ELEM_I32, 1, 1, IR_ROLE_INPUT);
+        struct ir_spec s = spec_of(IR_KIND_ROW_GATHER);
+        s.u.row_gather.rows = c->vocab;
+        s.u.row_gather.cols = c->hidden;
+        s.u.row_gather.index.kind = IR_RIDX_NAMED;
+        ir_tid ins[2] = {table, tok};
+        out = push(l, s, ins, 2, out);
+    } else {
+        ir_tid toks = tensor(l, "tokens", IR_ELEM_I32, l->n, 1, IR_ROLE_INPUT);
+        struct ir_spec s = spec_of(IR_KIND_ROWS_GATHER);
+        s.u.rows_gather.rows = c->vocab;
+        s.u.rows_gather.cols = c->hidden;
+        s.u.rows_gather.count = l->n;
+        ir_tid ins[2] = {table, toks};
+        out = push(l, s, ins, 2, out);
+    }
+    return l->f->embed ? l->f->embed(l, out) : out;
+}
+
+/* The step's positions: `pos`, or `pos.<b>` for each of a batch's sequences. */
+static void positions(struct models_lift *l)
+{
+    l->npos = l->kind == MODELS_BATCH ? l->n : 1;
+    l->pos = calloc((size_t)l->npos, sizeof *l->pos);
+    if (!l->pos) {
+        fail(l, "out of memory");
+        return;
+    }
+    for (int64_t b = 0; b < l->npos; b++) {
+        char name[32];
+        if (l->kind == MODELS_BATCH)
+            snprintf(name, sizeof name, "pos.%lld", (long long)b);
+        else
+            snprintf(name, sizeof name, "pos");
+        l->pos[b] = tensor(l, name, IR_ELEM_I32, 1, 1, IR_ROLE_PARAM);
+    }
+}
+
+/* The head of the step over the last layer's stream x: the final norm (of a chunk's last row), the LM head and the
+ * arg-max of the next token. */
+static void head(struct models_lift *l, ir_tid x)
+{
+    const struct models_config *c = l->c;
+    if (l->kind == MODELS_PREFILL)
+        x = row_of(l, x, l->n, "out.last");
+    ir_tid xn = rms_norm(l, x, norm_weight(l, "output_norm.weight", c->hidden), c->hidden, "output_norm");
+    ir_tid logits = matmul(l, xn, matrix(l, "output.weight", c->hidden, c->vocab), l->f->logits ? "logits.raw" : "logits");
+    if (l->f->logits)
+        logits = l->f->logits(l, logits);
+    ir_tid next = tensor(l, "next", IR_ELEM_I32, rows_of(l, logits), 1, IR_ROLE_ACTIVATION);
+    struct ir_spec s = spec_of(IR_KIND_ARGMAX);
+    s.u.argmax.rows = rows_of(l, logits);
+    s.u.argmax.cols = c->vocab;
+    ir_tid ins[1] = {logits};
+    next = push(l, s, ins, 1, next);
+    if (l->failed)
+        return;
+    l->g->tensors[logits].observed = true;
+    l->g->tensors[next].observed = true;
+    l->g->tensors[next].next = true;
+}
+
+/* ── Family hooks ────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* gemma2: the embedding scaled by √hidden. */
+static ir_tid embed_scaled(struct models_lift *l, ir_tid x)
+{
+    struct ir_spec s = spec_of(IR_KIND_SCALE);
+    s.u.scale.n = rows_of(l, x) * cols_of(l, x);
+    s.u.scale.factor = sqrt((double)l->c->hidden);
+    return pointwise(l, s, x, "embd.scaled");
+}
+
+/* qwen3: each head of q or k normed on its own (rows = heads, cols = head_dim) by the layer's per-head weight. */
+static ir_tid head_norm(struct models_lift *l, int layer, ir_tid t, int64_t heads, const char *which, int64_t seq)
+{
+    (void)heads;
+    char w[32], o[32];
+    snprintf(w, sizeof w, "attn_%s_norm.weight", which);
+    snprintf(o, sizeof o, "%s_norm", which);
+    ir_tid wt = norm_weight(l, blk(l, layer, w, -1), l->c->head_dim);
+    return rms_norm(l, t, wt, l->c->head_dim, blk(l, layer, o, seq));
+}
+
+/* gemma2: a norm of the branch's output before its residual add. */
+static ir_tid post_norm(struct models_lift *l, int layer, ir_tid t, const char *tag)
+{
+    char w[48];
+    snprintf(w, sizeof w, "%s.weight", tag);
+    ir_tid wt = norm_weight(l, blk(l, layer, w, -1), l->c->hidden);
+    return rms_norm(l, t, wt, l->c->hidden, blk(l, layer, tag, -1));
+}
+
+/* The gate and up products of a dense FFN over x. */
+static void gate_up(struct models_lift *l, int layer, ir_tid x, ir_tid *gate, ir_tid *up)
+{
+    int64_t d = l->c->hidden, ff = l->c->ffn;
+    *gate = matmul(l, x, matrix(l, blk(l, layer, "ffn_gate.weight", -1), d, ff), blk(l, layer, "ffn_gate", -1));
+    *up = matmul(l, x, matrix(l, blk(l, layer, "ffn_up.weight", -1), d, ff), blk(l, layer, "ffn_up", -1));
+}
+
+/* The down product of a dense FFN's activation a. */
+static ir_tid down(struct models_lift *l, int layer, ir_tid a)
+{
+    int64_t d = l->c->hidden, ff = l->c->ffn;
+    return matmul(l, a, matrix(l, blk(l, layer, "ffn_down.weight", -1), ff, d), blk(l, layer, "ffn_down", -1));
+}
+
+/* llama, qwen3: swiglu(gate, up) of two products of x, then down. */
+static ir_tid ffn_swiglu(struct models_lift *l, int layer, ir_tid x)
+{
+    ir_tid g, u;
+    gate_up(l, layer, x, &g, &u);
+    ir_tid a = act(l, blk(l, layer, "ffn_act", -1), rows_of(l, g), cols_of(l, g));
+    struct ir_spec s = spec_of(IR_KIND_SWIGLU);
+    s.u.swiglu.total = rows_of(l, g) * cols_of(l, g);
+    ir_tid ins[2] = {g, u};
+    return down(l, layer, push(l, s, ins, 2, a));
+}
+
+/* gemma2: gelu(gate) times up, then down. */
+static ir_tid ffn_geglu(struct models_lift *l, int layer, ir_tid x)
+{
+    ir_tid g, u;
+    gate_up(l, layer, x, &g, &u);
+    struct ir_spec s = spec_of(IR_KIND_GELU);
+    s.u.unary.n = rows_of(l, g) * cols_of(l, g);
+    ir_tid ga = pointwise(l, s, g, blk(l, layer, "ffn_gelu", -1));
+    return down(l, layer, elementwise(l, IR_EW_MUL, ga, u, blk(l, layer, "ffn_act", -1)));
+}
+
+/* A mixture op over the row x with the layer's expert weights, into a new activation `name`. */
+static ir_tid moe_op(struct models_lift *l, ir_tid x, const ir_tid w[4], const char *name)
+{
+    const struct models_config *c = l->c;
+    ir_tid out = act(l, name, 1, c->hidden);
+    struct ir_spec s = spec_of(IR_KIND_MOE);
+    s.u.moe.d = c->hidden;
+    s.u.moe.k = c->top_k;
+    s.u.moe.dff = c->expert_ffn;
+    s.u.moe.experts = c->experts;
+    s.u.moe.act = IR_MOE_SWIGLU;
+    ir_tid ins[5] = {x, w[0], w[1], w[2], w[3]};
+    return push(l, s, ins, 5, out);
+}
+
+/* qwen3-moe: a mixture of SwiGLU experts. One row: one op. Several: each row gathered (a literal row of the normed
+ * rows), mixed, and set into its row of the layer's mixture table (state the step fills and reads). */
+static ir_tid ffn_moe(struct models_lift *l, int layer, ir_tid x)
+{
+    const struct models_config *c = l->c;
+    int64_t d = c->hidden, e = c->experts, ff = c->expert_ffn;
+    ir_tid w[4];
+    w[0] = checkpoint(l, blk(l, layer, "ffn_gate_inp.weight", -1), d, e, IR_FMT_F32, true);
+    w[1] = matrix(l, blk(l, layer, "ffn_gate_exps.weight", -1), d, e * ff);
+    w[2] = matrix(l, blk(l, layer, "ffn_up_exps.weight", -1), d, e * ff);
+    w[3] = matrix(l, blk(l, layer, "ffn_down_exps.weight", -1), ff, e * d);
+    if (l->n == 1 && l->kind == MODELS_DECODE)
+        return moe_op(l, x, w, blk(l, layer, "ffn_moe", -1));
+    ir_tid table = tensor(l, blk(l, layer, "ffn_moe_rows", -1), IR_ELEM_F32, l->n, d, IR_ROLE_STATE);
+    for (int64_t r = 0; r < l->n && !l->failed; r++) {
+        ir_tid xr = row_of(l, x, r + 1, blk(l, layer, "ffn_in", r));
+        ir_tid m = moe_op(l, xr, w, blk(l, layer, "ffn_moe", r));
+        set_rows(l, table, m, r + 1, IR_NONE);
+    }
+    return table;
+}
+
+/* gemma2: the logits through the final soft cap. */
+static ir_tid logits_capped(struct models_lift *l, ir_tid t)
+{
+    struct ir_spec s = spec_of(IR_KIND_SOFTCAP);
+    s.u.softcap.n = rows_of(l, t) * cols_of(l, t);
+    s.u.softcap.cap = l->c->final_softcap;
+    return pointwise(l, s, t, "logits");
+}
+
+/* gemma2: the sliding window on every other layer, from the first. */
+static int64_t window_alternate(const struct models_config *c, int layer) { return layer % 2 == 0 ? c->window : 0; }
+
+/* Parameters of a dense SwiGLU or GeLU FFN. */
+static int64_t params_dense(const struct models_config *c)
+{
+    return models_size_mul(3, models_size_mul(c->hidden, c->ffn));
+}
+
+/* Parameters of a qwen3 layer beyond the common block: the per-head norms and the dense FFN. */
+static int64_t params_qwen3(const struct models_config *c)
+{
+    return models_size_add(models_size_mul(2, c->head_dim), params_dense(c));
+}
+
+/* Parameters of a qwen3-moe layer beyond the common block: the per-head norms, the router and the experts. */
+static int64_t params_qwen3_moe(const struct models_config *c)
+{
+    int64_t router = models_size_mul(c->hidden, c->experts);
+    int64_t experts = models_size_mul(models_size_mul(3, c->experts), models_size_mul(c->hidden, c->expert_ffn));
+    return models_size_add(models_size_add(models_size_mul(2, c->head_dim), router), experts);
+}
+
+/* Parameters of a gemma2 layer beyond the common block: the two post-norms and the dense FFN. */
+static int64_t params_gemma2(const struct models_config *c)
+{
+    return models_size_add(models_size_mul(2, c->hidden), params_dense(c));
+}
+
+/* The families: name, norm offset, embed, head, post, ffn, logits, window, layer params. */
+static const struct models_family families[] = {
+    {"llama", 0, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, params_dense},
+    {"qwen3", 0, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, params_qwen3},
+    {"qwen3-moe", 0, NULL, head_norm, NULL, ffn_moe, NULL, NULL, params_qwen3_moe},
+    {"gemma2", 1, embed_scaled, NULL, post_norm, ffn_geglu, logits_capped, window_alternate, params_gemma2},
+};
+
+#define FAMILY_COUNT ((int)(sizeof families / sizeof families[0]))
+
+const struct models_family *models_family_at(int i) { return i >= 0 && i < FAMILY_COUNT ? &families[i] : NULL; }
+
+const struct models_family *models_family_find(const char *name)
+{
+    for (int i = 0; name && i < FAMILY_COUNT; i++)
+        if (strcmp(families[i].name, name) == 0)
+            return &families[i];
+    return NULL;
+}
+
+/* ── Checks and the lift ─────────────────────────────────────────────────────────────────────────────────── */
+
+/* The most layers a configuration may have, and the most ops a lifted step may hold (bounds on what a lift
+ * allocates). */
+#define MAX_LAYERS 1024
+#define MAX_OPS ((int64_t)1 << 22)
+
+/* Whether a configuration's dimensions make a well-formed block (else err). */
+static bool config_ok(const struct models_config *c, const struct models_family *f, char *err)
+{
+    const int64_t big = (int64_t)1 << 24;
+    const struct {
+        const char *what;
+        int64_t v;
+        bool needed;
+    } dims[] = {
+        {"layers", c->layers, true},     {"hidden", c->hidden, true},         {"heads", c->heads, true},
+        {"kv_heads", c->kv_heads, true}, {"head_dim", c->head_dim, true},     {"vocab", c->vocab, true},
+        {"ctx", c->ctx, true},           {"ffn", c->ffn, f->ffn != ffn_moe},  {"experts", c->experts, f->ffn == ffn_moe},
+        {"top_k", c->top_k, f->ffn == ffn_moe}, {"expert_ffn", c->expert_ffn, f->ffn == ffn_moe},
+    };
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i].needed && (dims[i].v < 1 || dims[i].v > (i == 0 ? MAX_LAYERS : big))) {
+            snprintf(err, IR_ERR_LEN, "model '%s': %s %lld is out of range 1..%lld", c->name, dims[i].what,
+                     (long long)dims[i].v, (long long)(i == 0 ? MAX_LAYERS : big));
+            return false;
+        }
+    if (c->heads % c->kv_heads || c->head_dim % 2 || (f->ffn == ffn_moe && c->top_k > c->experts) ||
+        c->window < 0 || !(c->eps > 0)) {
+        snprintf(err, IR_ERR_LEN, "model '%s': heads must be a multiple of kv_heads, head_dim even, top_k at most "
+                 "experts, window and eps not negative", c->name);
+        return false;
+    }
+    return true;
+}
+
+/* Whether the block format's values a block divide every matrix's contracted width (else err). */
+static bool format_ok(const struct models_config *c, const struct models_family *f, enum ir_format fmt, char *err)
+{
+    int64_t block = ir_format_block_values(fmt);
+    if (block < 1) {
+        snprintf(err, IR_ERR_LEN, "unknown weights format %d", (int)fmt);
+        return false;
+    }
+    const struct {
+        const char *what;
+        int64_t k;
+    } widths[] = {
+        {"hidden (embedding rows, q/k/v, FFN and LM head inputs)", c->hidden},
+        {"heads x head_dim (output projection input)", c->heads * c->head_dim},
+        {f->ffn == ffn_moe ? "expert_ffn (expert down input)" : "ffn (down input)",
+         f->ffn == ffn_moe ? c->expert_ffn : c->ffn},
+    };
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
+        if (widths[i].k % block) {
+            snprintf(err, IR_ERR_LEN, "weights format %s: its block of %lld values does not divide %s = %lld",
+                     ir_format_name(fmt), (long long)block, widths[i].what, (long long)widths[i].k);
+            return false;
+        }
+    return true;
+}
+
+/* Whether the options fit the model (else err); fills the lift's rows and context. */
+static bool options_ok(struct models_lift *l, const struct models_options *o, char *err)
+{
+    const struct models_config *c = l->c;
+    char mode[32];
+    models_mode_name(o->mode, mode);
+    bool kind_ok = o->mode.kind == MODELS_DECODE || o->mode.kind == MODELS_PREFILL || o->mode.kind == MODELS_BATCH;
+    if (!kind_ok || o->mode.n < 1 || o->mode.n > MODELS_MAX_ROWS || (o->mode.kind == MODELS_DECODE && o->mode.n != 1)) {
+        snprintf(err, IR_ERR_LEN, "bad mode '%s': expected decode, prefill:N or batch:N with 1 <= N <= %d", mode,
+                 MODELS_MAX_ROWS);
+        return false;
+    }
+    l->ctx = o->ctx ? o->ctx : c->ctx;
+    if (l->ctx < 1 || l->ctx > ((int64_t)1 << 24)) {
+        snprintf(err, IR_ERR_LEN, "context %lld is out of range 1..%lld", (long long)l->ctx,
+                 (long long)((int64_t)1 << 24));
+        return false;
+    }
+    if (o->mode.n > l->ctx) {
+        snprintf(err, IR_ERR_LEN, "mode %s: %d %s exceed the context of %lld rows", mode, (int)o->mode.n,
+                 o->mode.kind == MODELS_BATCH ? "sequences" : "rows", (long long)l->ctx);
+        return false;
+    }
+    if (o->layers < 0 || o->layers > c->layers) {
+        snprintf(err, IR_ERR_LEN, "layers %d is out of range: model '%s' has %d (0 = all)", (int)o->layers, c->name,
+                 (int)c->layers);
+        return false;
+    }
+    if ((int)o->weights < 0 || (int)o->weights >= IR_FMT_COUNT) {
+        snprintf(err, IR_ERR_LEN, "unknown weights format %d", (int)o->weights);
+        return false;
+    }
+    /* A generous bound on the ops: a layer's common ops, and per row its batch attention and mixture ops. */
+    int64_t layers = o->layers ? o->layers : c->layers;
+    if (layers * (32 + 16 * (int64_t)o->mode.n) > MAX_OPS) {
+        snprintf(err, IR_ERR_LEN, "mode %s over %lld layers: the step would pass %lld ops", mode, (long long)layers,
+                 (long long)MAX_OPS);
+        return false;
+    }
+    l->kind = o->mode.kind;
+    l->n = o->mode.n;
+    l->fmt = o->weights;
+    return true;
+}
+
+struct ir_graph *models_lift(const struct models_config *c, const struct models_options *o, char err[IR_ERR_LEN])
+{
+    struct models_options dflt = models_default_options();
+    if (!o)
+        o = &dflt;
+    if (!c || !c->name || !c->family) {
+        snprintf(err, IR_ERR_LEN, "no model, or a model without a name or family");
+        return NULL;
+    }
+    struct models_lift l;
+    memset(&l, 0, sizeof l);
+    l.c = c;
+    l.err = err;
+    l.f = models_family_find(c->family);
+    if (!l.f) {
+        snprintf(err, IR_ERR_LEN, "model '%s': unknown family '%s'", c->name, c->family);
+        return NULL;
+    }
+    if (!config_ok(c, l.f, err) || !options_ok(&l, o, err) || !format_ok(c, l.f, l.fmt, err))
+        return NULL;
+    l.g = ir_graph_new();
+    if (!l.g) {
+        snprintf(err, IR_ERR_LEN, "out of memory");
+        return NULL;
+    }
+    char mode[32];
+    models_mode_name(o->mode, mode);
+    ir_graph_set_meta(l.g, c->name, c->family, mode);
+    positions(&l);
+    l.cos = tensor(&l, "rope.cos", IR_ELEM_F32, l.ctx, c->head_dim / 2, IR_ROLE_CONSTANT);
+    l.sin = tensor(&l, "rope.sin", IR_ELEM_F32, l.ctx, c->head_dim / 2, IR_ROLE_CONSTANT);
+    ir_tid x = embed(&l);
+    int layers = o->layers ? o->layers : c->layers;
+    for (int layer = 0; layer < layers && !l.failed; layer++)
+        x = ffn_block(&l, layer, attention_block(&l, layer, x));
+    head(&l, x);
+    free(l.pos);
+    if (l.failed) {
+        ir_graph_free(l.g);
+        return NULL;
+    }
+    return l.g;
+}

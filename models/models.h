@@ -1,0 +1,112 @@
+/* models/models.h — the model zoo: builders that lift one step of a model family into an ir graph.
+ *
+ * A model is a row of the model table (its published dimensions, or a tiny configuration for evaluation); its family
+ * is a row of the family table (a name and the hooks that build what the family adds to the common decoder block).
+ * models_lift builds one step of a model in one of three modes:
+ *
+ *   decode      one row at the named position `pos` (i32 1×1 param); the token `token` (i32 1×1 input) picks its
+ *               embedding row through a named `row_gather`.
+ *   prefill:N   a chunk of N rows at the named position `pos`; the tokens `tokens` (i32 N×1 input) through a
+ *               `rows_gather`. Only the chunk's last row (a literal `row_gather` of the last layer's result) goes
+ *               through the final norm and the LM head.
+ *   batch:N     N sequences, one row each, each with its own position `pos.<b>` (i32 1×1 param) and its own caches
+ *               `blk.<l>.k_cache.<b>` / `blk.<l>.v_cache.<b>`; the tokens `tokens` (i32 N×1 input). Per sequence, a
+ *               literal `row_gather` takes its row of q, k and v; its attention result is set into row b+1 of the
+ *               layer's `blk.<l>.attn_rows` table (state, not carried), which the output projection reads whole.
+ *
+ * What the host sees, as a runtime would:
+ *   carried   every key and value cache (state, role state): the host keeps them across steps.
+ *   observed  `next` (i32, the arg-max of the logits, flagged next: the step moves on from it) and `logits` (the host
+ *             may sample otherwise or report log-probabilities). Nothing else is observed, so every other result is
+ *             free for the optimizer to fuse away.
+ *   state, not carried: the per-row tables a step fills and reads within itself (a batch's attention rows, a chunk's
+ *             or a batch's mixture rows).
+ *
+ * Weights are constants. The matrices (projections, experts, LM head) and the embedding table are checkpoint rows in
+ * the chosen block format (default q8_0); matrices are stored transposed (GGML's layout: a stored row per output),
+ * the embedding a stored row per token. A mixture's router is checkpoint f32 (as GGUF files keep it). Norm weights
+ * and the rotary tables (`rope.cos`, `rope.sin`: ctx rows × head_dim/2 cols) are plain f32 values. Tensor names
+ * follow GGUF's (`token_embd.weight`, `blk.<l>.attn_q.weight`, ...). A tied model (its LM head the embedding
+ * table's bytes) still has its own `output.weight` tensor, the host binding the same bytes to both; its parameter
+ * count counts them once.
+ *
+ * Errors are values: functions that can fail return NULL or non-zero and write a message of IR_ERR_LEN bytes. */
+#ifndef FUSECHECK_MODELS_H
+#define FUSECHECK_MODELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* The most sequences a batch step takes, and the most rows a prefill chunk takes (besides the model's context). */
+#define MODELS_MAX_ROWS 4096
+
+/* A model's configuration: its published dimensions, the context the zoo allots it, and its family's constants. */
+struct models_config {
+    const char *name;       /* e.g. "llama3.2-1b", "tiny-llama" */
+    const char *family;     /* a row of the family table: "llama", "qwen3", "qwen3-moe", "gemma2" */
+    int32_t layers;
+    int64_t hidden;         /* the residual stream's width */
+    int64_t heads;          /* query heads */
+    int64_t kv_heads;       /* key/value heads (grouped-query attention) */
+    int64_t head_dim;
+    int64_t ffn;            /* the dense FFN's inner width (0 for a mixture) */
+    int64_t vocab;
+    int64_t experts;        /* a mixture's experts (0 when dense) */
+    int64_t top_k;          /* experts a row uses */
+    int64_t expert_ffn;     /* each expert's inner width */
+    int64_t ctx;            /* the context allotted: rows of every cache and of the rotary tables */
+    int64_t window;         /* sliding window of the windowed layers (0: none) */
+    double eps;             /* RMS norm epsilon */
+    double rope_base;       /* the rotary base θ (documentation: the tables are constants) */
+    double attn_softcap;    /* tanh cap of the attention logits (0: none) */
+    double final_softcap;   /* tanh cap of the output logits (0: none) */
+    double query_scale;     /* the attention's logit scale (0: 1/sqrt(head_dim)) */
+    bool tied;              /* the LM head is the embedding table (counted once) */
+    bool tiny;              /* an evaluation configuration, small enough to evaluate in milliseconds */
+};
+
+/* Number of models in the zoo. */
+int models_count(void);
+/* The i-th model (0 ≤ i < models_count()), or NULL. */
+const struct models_config *models_get(int i);
+/* The model named `name`, or NULL if unknown. */
+const struct models_config *models_find(const char *name);
+/* Number of the model's parameters (a tied embedding counted once); -1 for an unknown family, or sizes negative or
+ * too large to count. */
+int64_t models_param_count(const struct models_config *c);
+
+/* Number of families, and the name of the i-th (NULL when out of range). */
+int models_family_count(void);
+const char *models_family_name(int i);
+
+/* A step's mode: one decode row, a prefill chunk of n rows, or a batch of n sequences. */
+enum models_mode_kind { MODELS_DECODE, MODELS_PREFILL, MODELS_BATCH };
+struct models_mode {
+    enum models_mode_kind kind;
+    int32_t n; /* rows (prefill) or sequences (batch); 1 for decode */
+};
+
+/* Parse "decode", "prefill:N" or "batch:N" (1 ≤ N ≤ MODELS_MAX_ROWS). 0 on success, else err. */
+int models_parse_mode(const char *s, struct models_mode *m, char err[IR_ERR_LEN]);
+/* The mode's text, as models_parse_mode reads it. */
+void models_mode_name(struct models_mode m, char buf[32]);
+
+/* How to lift: the mode, how many layers (0 = all), the matrices' block format, and the context (0 = the model's). */
+struct models_options {
+    struct models_mode mode;
+    int32_t layers;
+    enum ir_format weights;
+    int64_t ctx;
+};
+
+/* The default options: decode, every layer, q8_0 weights, the model's context. */
+struct models_options models_default_options(void);
+
+/* One step of model c lifted into a new graph (meta: the model's name, its family, the mode's text). NULL with err on
+ * a bad mode, a chunk or batch larger than the context, a layer count out of range, a block format that does not
+ * divide a matrix's contracted width, or an unknown family. */
+struct ir_graph *models_lift(const struct models_config *c, const struct models_options *o, char err[IR_ERR_LEN]);
+
+#endif

@@ -1,0 +1,178 @@
+/* rules/guards.c — the guard atoms as data: their names and meanings, and their concrete interpreter over the facts
+ * of the slots. The oracle (oracle/) interprets the same atoms symbolically. */
+#include "rules.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const role_names[] = {
+#define X(e, s, k) s,
+    RULES_ROLES(X)
+#undef X
+};
+static const char *const atom_names[] = {
+#define X(e, s, m) s,
+    RULES_ATOMS(X)
+#undef X
+};
+static const char *const atom_meanings[] = {
+#define X(e, s, m) m,
+    RULES_ATOMS(X)
+#undef X
+};
+static const char *const motion_names[] = {
+#define X(e, s, m) s,
+    RULES_MOTIONS(X)
+#undef X
+};
+static const char *const motion_meanings[] = {
+#define X(e, s, m) m,
+    RULES_MOTIONS(X)
+#undef X
+};
+
+const char *rules_role_name(enum rules_role r) { return r < RULES_ROLE_COUNT ? role_names[r] : "-"; }
+const char *rules_atom_name(enum rules_atom_kind k) { return k < RULES_ATOM_COUNT ? atom_names[k] : "?"; }
+const char *rules_atom_meaning(enum rules_atom_kind k) { return k < RULES_ATOM_COUNT ? atom_meanings[k] : "?"; }
+const char *rules_motion_name(enum rules_motion m) { return m < RULES_MOTION_COUNT ? motion_names[m] : "?"; }
+const char *rules_motion_meaning(enum rules_motion m) { return m < RULES_MOTION_COUNT ? motion_meanings[m] : "?"; }
+
+#ifdef FUSECHECK_MUTANT_SPEC
+static const char mutant_spec[] = FUSECHECK_MUTANT_SPEC;
+#else
+static const char mutant_spec[] = "";
+#endif
+
+/* The atom dropped at run time by rules_drop_atom, overriding the build's. */
+static char dropped_now[256];
+static bool dropping_now;
+
+const char *rules_mutant(void) { return mutant_spec[0] ? mutant_spec : NULL; }
+
+void rules_drop_atom(const char *rule_atom)
+{
+    dropping_now = rule_atom != NULL;
+    snprintf(dropped_now, sizeof dropped_now, "%s", rule_atom ? rule_atom : "");
+}
+
+struct rules_binding rules_binding_empty(void)
+{
+    struct rules_binding b;
+    memset(&b, 0, sizeof b);
+    for (int i = 0; i < RULES_ROLE_COUNT; i++) {
+        b.slot[i] = -1;
+        b.tensor[i] = IR_NONE;
+    }
+    return b;
+}
+
+/* Whether slot k is in the set bound to role g. */
+static bool in_set(const struct rules_binding *b, enum rules_role g, int32_t k)
+{
+    if (g == RULES_ROLE_NONE)
+        return false;
+    for (int32_t i = 0; i < b->nset[g]; i++)
+        if (b->set[g][i] == k)
+            return true;
+    return false;
+}
+
+/* The readers of t, malloc'd (the caller frees); *n receives their count. */
+static int32_t *readers_of(const struct ir_slots *s, ir_tid t, int32_t *n)
+{
+    int32_t cap = ir_slots_len(s) + 1;
+    int32_t *buf = malloc(sizeof *buf * (size_t)cap);
+    if (!buf)
+        abort();
+    *n = ir_facts_readers(s, t, buf, cap);
+    return buf;
+}
+
+/* The set bound to g (or empty), as a pointer and a count. */
+static const int32_t *set_of(const struct rules_binding *b, enum rules_role g, int32_t *n)
+{
+    if (g == RULES_ROLE_NONE) {
+        *n = 0;
+        return NULL;
+    }
+    *n = b->nset[g];
+    return b->set[g];
+}
+
+/* One atom, with every role already bound. */
+static bool atom_once(const struct rules_rewriter *r, const struct rules_atom *at, const struct rules_binding *b)
+{
+    const struct ir_slots *s = r->s;
+    ir_tid t = b->tensor[at->t];
+    int32_t a = b->slot[at->a];
+    int32_t bb = b->slot[at->b];
+    int32_t ng;
+    const int32_t *g = set_of(b, at->g, &ng);
+    switch (at->kind) {
+    case RULES_ATOM_ONLY_READER:
+    case RULES_ATOM_FIRST_READER:
+    case RULES_ATOM_READERS_WITHIN: {
+        int32_t n;
+        int32_t *rd = readers_of(s, t, &n);
+        bool ok;
+        if (at->kind == RULES_ATOM_ONLY_READER)
+            ok = n == 1 && rd[0] == a;
+        else if (at->kind == RULES_ATOM_FIRST_READER)
+            ok = n >= 1 && rd[0] == a;
+        else {
+            ok = true;
+            for (int32_t i = 0; i < n && ok; i++)
+                ok = in_set(b, at->g, rd[i]);
+        }
+        free(rd);
+        return ok;
+    }
+    case RULES_ATOM_UNTOUCHED: return ir_facts_untouched(s, t, a, bb, false, g, ng);
+    case RULES_ATOM_UNREAD_UNWRITTEN: return ir_facts_untouched(s, t, a, bb, true, g, ng);
+    case RULES_ATOM_NO_CROSS: return !ir_facts_crosses(s, a, bb, g, ng);
+    case RULES_ATOM_NO_SINK_PAST: return !ir_facts_sinks_past(s, a, bb, g, ng);
+    case RULES_ATOM_NOT_OBSERVED: return !ir_facts_observed(s, t);
+    case RULES_ATOM_NOT_CARRIED: return !ir_facts_carried(s, t);
+    case RULES_ATOM_READ_ONLY_WITHIN: return ir_facts_read_only_within(s, a, g, ng);
+    case RULES_ATOM_COUNT: break;
+    }
+    return false;
+}
+
+bool rules_atom_holds(const struct rules_rewriter *r, const struct rules_atom *atom, const struct rules_binding *b)
+{
+    if (atom->forall == RULES_ROLE_NONE)
+        return atom_once(r, atom, b);
+    struct rules_binding each = *b;
+    for (int32_t i = 0; i < b->nset[atom->forall]; i++) {
+        each.slot[RULES_ROLE_EACH] = b->set[atom->forall][i];
+        if (!atom_once(r, atom, &each))
+            return false;
+    }
+    return true;
+}
+
+/* Whether this build drops atom `name` of rule `rule`. */
+static bool dropped(const char *rule, const char *name)
+{
+    const char *spec = dropping_now ? dropped_now : mutant_spec;
+    size_t n = strlen(rule);
+    return spec[0] && strncmp(spec, rule, n) == 0 && spec[n] == ':' && strcmp(spec + n + 1, name) == 0;
+}
+
+bool rules_guards_hold(const struct rules_rewriter *r, const struct rules_rule *rule, const struct rules_binding *b,
+                       const char **failed)
+{
+    for (int i = 0; i < rule->nguards; i++) {
+        const struct rules_atom *at = &rule->guards[i];
+        if (dropped(rule->name, at->name))
+            continue;
+        if (!rules_atom_holds(r, at, b)) {
+            if (failed)
+                *failed = at->name;
+            return false;
+        }
+    }
+    return true;
+}

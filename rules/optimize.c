@@ -1,0 +1,335 @@
+/* rules/optimize.c — the rule table and the optimizer that runs it: the views pre-pass, each step in order with the
+ * chip's rules at their positions, holds and dry runs, argmax_advance, the numerics fold and the late rules. */
+#include "rules.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The shared table, in the order the rules apply. */
+static const struct rules_rule *const shared_table[] = {
+#define X(name) &rules_rule_##name,
+    RULES_SHARED(X)
+#undef X
+};
+
+/* The rules that apply once every product's activation is quantized where it is read. */
+static const struct rules_rule *const late_table[] = {&rules_rule_merged_projections};
+
+const struct rules_rule *const *rules_table(int *n)
+{
+    *n = (int)(sizeof shared_table / sizeof shared_table[0]);
+    return shared_table;
+}
+
+const struct rules_rule *rules_advance(void) { return &rules_rule_argmax_advance; }
+
+const struct rules_rule *const *rules_late(int *n)
+{
+    *n = (int)(sizeof late_table / sizeof late_table[0]);
+    return late_table;
+}
+
+const struct rules_rule *rules_find(const char *name)
+{
+    int n;
+    const struct rules_rule *const *t = rules_table(&n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(t[i]->name, name) == 0)
+            return t[i];
+    t = rules_late(&n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(t[i]->name, name) == 0)
+            return t[i];
+    return strcmp(name, rules_advance()->name) == 0 ? rules_advance() : NULL;
+}
+
+/* ── The views pre-pass ──────────────────────────────────────────────────────────────────────────────────── */
+
+/* Whether op writes tensor t in place (t one of its state inputs). */
+static bool writes_in_place(const struct ir_op *op, ir_tid t)
+{
+    int idx[4];
+    int n = ir_op_state_inputs(op, idx);
+    for (int i = 0; i < n; i++)
+        if (op->ins[idx[i]] == t)
+            return true;
+    return false;
+}
+
+/* The lifted ops, each literal row of a computed table read in place as a view, unless the table is written in
+ * place before the row's last reader (then the row is copied where the program takes it). */
+static struct ir_op *views(const struct ir_graph *g)
+{
+    int32_t *last_reader = malloc(sizeof *last_reader * (size_t)(g->ntensors + 1));
+    struct ir_op *ops = malloc(sizeof *ops * (size_t)(g->nops + 1));
+    if (!last_reader || !ops)
+        abort();
+    for (ir_tid t = 0; t < g->ntensors; t++)
+        last_reader[t] = -1;
+    for (int32_t k = 0; k < g->nops; k++)
+        for (int32_t i = 0; i < g->ops[k].nins; i++)
+            last_reader[g->ops[k].ins[i]] = k;
+    for (int32_t i = 0; i < g->nops; i++) {
+        const struct ir_op *op = &g->ops[i];
+        ops[i] = ir_op_clone(op);
+        if (!rules_is(op, IR_KIND_ROW_GATHER) || op->spec.u.row_gather.index.kind != IR_RIDX_LITERAL)
+            continue;
+        const struct ir_row_gather *rg = &op->spec.u.row_gather;
+        ir_tid table = op->ins[0];
+        if (g->tensors[table].role == IR_ROLE_CONSTANT || rg->index.literal < 1 || rg->index.literal > rg->rows)
+            continue;
+        int32_t last = last_reader[op->out] > i ? last_reader[op->out] : i + 1;
+        bool rewritten = false;
+        for (int32_t k = i + 1; k < last && k < g->nops && !rewritten; k++)
+            rewritten = writes_in_place(&g->ops[k], table);
+        if (rewritten)
+            continue;
+        ops[i].sym = IR_SYM_VIEW;
+        ops[i].view_offset = (rg->index.literal - 1) * rg->cols;
+    }
+    free(last_reader);
+    return ops;
+}
+
+/* ── Steps ───────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* What a step runs: a shared rule, a chip rule, or the numerics fold. */
+struct step {
+    const char *name;
+    const enum ir_class *builds;
+    int nbuilds;
+    const struct rules_rule *rule;      /* a shared rule */
+    const struct shim_chip_rule *chip;  /* a chip rule */
+    bool fold;                          /* the numerics fold */
+};
+
+/* Run a step's body on r. */
+static void run_body(struct rules_rewriter *r, const struct step *st)
+{
+    if (st->rule)
+        st->rule->apply(r);
+    else if (st->chip)
+        st->chip->apply(r, r->shim);
+    else
+        rules_numerics_fold(r, true);
+}
+
+/* Whether name is among the held steps. */
+static bool is_held(const char *const *held, int nheld, const char *name)
+{
+    for (int i = 0; i < nheld; i++)
+        if (held[i] && strcmp(held[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Why the chip does not link the classes a step builds, or false when it links them all. */
+static bool unlinked(const struct shim *shim, const enum ir_class *builds, int n, char why[IR_ERR_LEN])
+{
+    for (int i = 0; i < n; i++) {
+        struct shim_support s = shim->supports(shim, builds[i]);
+        if (s.kind == SHIM_DECOMPOSE) {
+            snprintf(why, IR_ERR_LEN, "the chip runs `%s` as its parts", ir_class_name(builds[i]));
+            return true;
+        }
+        if (s.kind == SHIM_REFUSE) {
+            snprintf(why, IR_ERR_LEN, "%s: %s", ir_class_name(builds[i]), s.why ? s.why : "refused");
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A copy of g's tensors and meta, without ops: the working graph a rewriter adds tensors to. */
+static struct ir_graph *tensors_only(const struct ir_graph *g)
+{
+    struct ir_graph *c = ir_graph_new();
+    ir_graph_set_meta(c, g->name, g->family, g->mode);
+    for (ir_tid t = 0; t < g->ntensors; t++) {
+        const struct ir_tensor *src = &g->tensors[t];
+        ir_tid id = ir_tensor_add(c, src->name, src->elem, src->rows, src->cols, src->role);
+        char *name = c->tensors[id].name;
+        c->tensors[id] = *src;
+        c->tensors[id].name = name;
+    }
+    return c;
+}
+
+/* Run st on a copy of r's slots and tensors, linking `linking` classes; report each firing as `then` (held, or
+ * refused with why) and each refusal met as it is. */
+static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_class *linking, int nlinking,
+                enum rules_outcome then, const char *why)
+{
+    struct rules_report scratch = {0};
+    struct ir_graph *g = tensors_only(r->g);
+    struct rules_rewriter d = *r;
+    d.g = g;
+    d.s = ir_slots_clone(r->s);
+    d.report = &scratch;
+    d.linking = linking;
+    d.nlinking = nlinking;
+    run_body(&d, st);
+    for (int32_t i = 0; i < scratch.n; i++) {
+        const struct rules_decision *x = &scratch.d[i];
+        bool fired = x->outcome == RULES_FIRED;
+        rules_report_push(r->report, x->rule, x->cls, x->covers, x->ncovers, fired ? then : x->outcome,
+                          fired ? (then == RULES_REFUSED ? why : NULL) : x->why);
+    }
+    rules_report_free(&scratch);
+    ir_slots_free(d.s);
+    ir_graph_free(g);
+}
+
+/* Run one step: held → a dry run reporting held; a class the chip does not link → a dry run reporting refused;
+ * else for real. */
+static void run_step(struct rules_rewriter *r, const struct step *st, const char *const *held, int nheld)
+{
+    char why[IR_ERR_LEN];
+    r->step = st->name;
+    r->rule = st->rule;
+    r->building = st->nbuilds ? st->builds[0] : IR_CLASS_GEMV_QUANT;
+    if (is_held(held, nheld, st->name))
+        dry(r, st, NULL, 0, RULES_HELD, NULL);
+    else if (unlinked(r->shim, st->builds, st->nbuilds, why))
+        dry(r, st, st->builds, st->nbuilds, RULES_REFUSED, why);
+    else
+        run_body(r, st);
+}
+
+/* A step for a shared rule. */
+static struct step shared_step(const struct rules_rule *rule)
+{
+    return (struct step){rule->name, rule->builds, rule->nbuilds, rule, NULL, false};
+}
+
+/* Run (or list) the chip rules linked at position pos relative to anchor. */
+static void chip_rules_at(const struct shim *shim, enum shim_position pos, const char *anchor,
+                          void (*each)(const struct step *st, void *ctx), void *ctx)
+{
+    for (int i = 0; i < shim->nrules; i++) {
+        const struct shim_chip_rule *c = &shim->rules[i];
+        if (c->position != pos || (anchor && (!c->anchor || strcmp(c->anchor, anchor) != 0)))
+            continue;
+        struct step st = {c->name, c->builds, c->nbuilds, NULL, c, false};
+        each(&st, ctx);
+    }
+}
+
+/* Visit every step in the order a compile under shim runs them (the advance step is not holdable and not visited). */
+static void each_step(const struct shim *shim, void (*each)(const struct step *st, void *ctx), void *ctx)
+{
+    int n;
+    const struct rules_rule *const *table = rules_table(&n);
+    for (int i = 0; i < n; i++) {
+        chip_rules_at(shim, SHIM_BEFORE, table[i]->name, each, ctx);
+        struct step st = shared_step(table[i]);
+        each(&st, ctx);
+        chip_rules_at(shim, SHIM_AFTER, table[i]->name, each, ctx);
+    }
+    static const enum ir_class quant[] = {IR_CLASS_GEMV_QUANT};
+    struct step fold = {"fused_quant", quant, 0, NULL, NULL, true};
+    each(&fold, ctx);
+    const struct rules_rule *const *late = rules_late(&n);
+    for (int i = 0; i < n; i++) {
+        chip_rules_at(shim, SHIM_BEFORE, late[i]->name, each, ctx);
+        struct step st = shared_step(late[i]);
+        each(&st, ctx);
+        chip_rules_at(shim, SHIM_AFTER, late[i]->name, each, ctx);
+    }
+    chip_rules_at(shim, SHIM_END, NULL, each, ctx);
+}
+
+/* What each_step's callback needs while optimizing. */
+struct run_ctx {
+    struct rules_rewriter *r;
+    const char *const *held;
+    int nheld;
+    bool advanced;
+};
+
+/* Run one visited step; argmax_advance runs right before the numerics fold. */
+static void run_visited(const struct step *st, void *vctx)
+{
+    struct run_ctx *c = vctx;
+    if (st->fold) {
+        /* The arg-max that picks the next token moves the step on, when the chip links it; never held. */
+        const struct rules_rule *adv = rules_advance();
+        char why[IR_ERR_LEN];
+        if (!unlinked(c->r->shim, adv->builds, adv->nbuilds, why)) {
+            c->r->step = adv->name;
+            c->r->rule = adv;
+            c->r->building = adv->builds[0];
+            adv->apply(c->r);
+        }
+        c->r->step = "fused_quant";
+        c->r->rule = NULL;
+        c->r->building = IR_CLASS_GEMV_QUANT;
+        bool fold = !is_held(c->held, c->nheld, "fused_quant");
+        if (!fold)
+            dry(c->r, st, NULL, 0, RULES_HELD, NULL);
+        rules_numerics_fold(c->r, fold);
+        return;
+    }
+    run_step(c->r, st, c->held, c->nheld);
+}
+
+int rules_optimize(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
+                   struct rules_optimized *out, char err[IR_ERR_LEN])
+{
+    memset(out, 0, sizeof *out);
+    err[0] = '\0';
+    struct ir_op *lifted;
+    if (shim->supports(shim, IR_CLASS_STRIDED_READ).kind == SHIM_NATIVE) {
+        lifted = views(g);
+    } else {
+        lifted = malloc(sizeof *lifted * (size_t)(g->nops + 1));
+        if (!lifted)
+            abort();
+        for (int32_t i = 0; i < g->nops; i++)
+            lifted[i] = ir_op_clone(&g->ops[i]);
+    }
+    struct ir_graph *work = tensors_only(g);
+    struct rules_rewriter r = {0};
+    r.g = work;
+    r.s = ir_slots_new(work, lifted, g->nops);
+    r.shim = shim;
+    r.report = &out->report;
+    struct run_ctx ctx = {&r, held, nheld, false};
+    each_step(shim, run_visited, &ctx);
+    int32_t n;
+    struct ir_op *ops = ir_slots_into_ops(r.s, &n);
+    ir_slots_free(r.s);
+    /* The rewritten ops keep their covers as they are (an inserted op may cover nothing). */
+    free(work->ops);
+    work->ops = ops;
+    work->nops = work->ops_cap = n;
+    out->graph = work;
+    return 0;
+}
+
+void rules_optimized_free(struct rules_optimized *o)
+{
+    ir_graph_free(o->graph);
+    rules_report_free(&o->report);
+    memset(o, 0, sizeof *o);
+}
+
+/* A callback that lists a step's name. */
+struct list_ctx {
+    void (*step)(const char *name, void *ctx);
+    void *ctx;
+};
+
+/* Pass a visited step's name on. */
+static void list_visited(const struct step *st, void *vctx)
+{
+    struct list_ctx *c = vctx;
+    c->step(st->name, c->ctx);
+}
+
+void rules_steps(const struct shim *shim, void (*step)(const char *name, void *ctx), void *ctx)
+{
+    struct list_ctx c = {step, ctx};
+    each_step(shim, list_visited, &c);
+}

@@ -1,0 +1,149 @@
+/* rules/report.c — the report of every decision, its lines and its sha256 digest. */
+#include "rules.h"
+
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growing text buffer. */
+struct text {
+    char *s;
+    size_t n, cap;
+};
+
+/* Append printf-style text. */
+static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (need < 0)
+        return;
+    if (t->n + (size_t)need + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 64;
+        while (cap < t->n + (size_t)need + 1)
+            cap *= 2;
+        char *s = realloc(t->s, cap);
+        if (!s)
+            abort();
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
+    va_end(ap);
+    t->n += (size_t)need;
+}
+
+char *rules_decision_line(const struct rules_decision *d)
+{
+    struct text t = {0};
+    text_add(&t, "%s %s [", d->rule, ir_class_name(d->cls));
+    for (int32_t i = 0; i < d->ncovers; i++)
+        text_add(&t, i ? ", %d" : "%d", d->covers[i]);
+    text_add(&t, "] ");
+    switch (d->outcome) {
+    case RULES_FIRED: text_add(&t, "fired"); break;
+    case RULES_REFUSED: text_add(&t, "refused: %s", d->why ? d->why : ""); break;
+    case RULES_HELD: text_add(&t, "held"); break;
+    }
+    return t.s;
+}
+
+void rules_report_lines(const struct rules_report *rep, void (*line)(const char *text, void *ctx), void *ctx)
+{
+    for (int32_t i = 0; i < rep->n; i++) {
+        char *s = rules_decision_line(&rep->d[i]);
+        line(s, ctx);
+        free(s);
+    }
+}
+
+void rules_report_digest(const struct rules_report *rep, char hex[65])
+{
+    unsigned char md[32];
+    unsigned int mdlen = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
+        abort();
+    for (int32_t i = 0; i < rep->n; i++) {
+        char *s = rules_decision_line(&rep->d[i]);
+        if (i)
+            EVP_DigestUpdate(ctx, "\n", 1);
+        EVP_DigestUpdate(ctx, s, strlen(s));
+        free(s);
+    }
+    EVP_DigestFinal_ex(ctx, md, &mdlen);
+    EVP_MD_CTX_free(ctx);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+int32_t rules_report_count(const struct rules_report *rep, enum rules_outcome outcome, const char *rule)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < rep->n; i++)
+        if (rep->d[i].outcome == outcome && (!rule || strcmp(rep->d[i].rule, rule) == 0))
+            n++;
+    return n;
+}
+
+void rules_report_free(struct rules_report *rep)
+{
+    for (int32_t i = 0; i < rep->n; i++) {
+        free(rep->d[i].covers);
+        free(rep->d[i].why);
+    }
+    free(rep->d);
+    memset(rep, 0, sizeof *rep);
+}
+
+/* Ascending order of int32 values, for qsort. */
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void rules_report_push(struct rules_report *rep, const char *rule, enum ir_class cls, const int32_t *covers,
+                       int32_t ncovers, enum rules_outcome outcome, const char *why)
+{
+    if (rep->n == rep->cap) {
+        rep->cap = rep->cap ? rep->cap * 2 : 64;
+        rep->d = realloc(rep->d, sizeof *rep->d * (size_t)rep->cap);
+        if (!rep->d)
+            abort();
+    }
+    struct rules_decision *d = &rep->d[rep->n++];
+    d->rule = rule;
+    d->cls = cls;
+    d->ncovers = ncovers;
+    d->covers = malloc(sizeof *d->covers * (size_t)(ncovers ? ncovers : 1));
+    if (!d->covers)
+        abort();
+    if (ncovers)
+        memcpy(d->covers, covers, sizeof *covers * (size_t)ncovers);
+    qsort(d->covers, (size_t)ncovers, sizeof *d->covers, cmp_i32);
+    d->outcome = outcome;
+    d->why = why ? strdup(why) : NULL;
+}
+
+bool rules_report_repeats(const struct rules_report *rep, const char *rule, enum ir_class cls, const int32_t *covers,
+                          int32_t ncovers, enum rules_outcome outcome, const char *why)
+{
+    if (rep->n == 0)
+        return false;
+    const struct rules_decision *d = &rep->d[rep->n - 1];
+    if (strcmp(d->rule, rule) != 0 || d->cls != cls || d->outcome != outcome || d->ncovers != ncovers)
+        return false;
+    if ((d->why == NULL) != (why == NULL) || (why && strcmp(d->why, why) != 0))
+        return false;
+    for (int32_t i = 0; i < ncovers; i++)
+        if (d->covers[i] != covers[i])
+            return false;
+    return true;
+}

@@ -1,0 +1,405 @@
+/* rules/rules.h — the shared optimizer: one fixed table of fusion rules over the one IR, the rewriter they run on,
+ * the forms they read ops by, their guard atoms (data the oracle reads too), the report of every decision and its
+ * digest.
+ *
+ * Each rule is legal by dataflow alone: its matcher finds a shape (which ops, which sizes) and binds roles (slots
+ * and tensors); its guard atoms — declared beside it as data — decide whether moving the members is legal; the shim
+ * decides whether the chip runs the result whole. Rules run in table order, each over the slots in turn; chip rules
+ * link before or after a named shared rule or at the end; then argmax_advance, the numerics fold (fused_quant) and
+ * the late rules. Any step can be held: a held rule, or one whose class the chip does not link, runs on a copy so the
+ * report says where it would have fired. */
+#ifndef FUSECHECK_RULES_H
+#define FUSECHECK_RULES_H
+
+#include "ir/ir.h"
+#include "shim/shim.h"
+
+/* ── The report ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* What became of a place a rule could fire. */
+enum rules_outcome { RULES_FIRED, RULES_REFUSED, RULES_HELD };
+
+/* One place a rule could fire: the class it builds over the lifted ops it would compute, and what became of it. */
+struct rules_decision {
+    const char *rule;      /* static: a rule's name */
+    enum ir_class cls;
+    int32_t *covers;       /* ascending */
+    int32_t ncovers;
+    enum rules_outcome outcome;
+    char *why;             /* RULES_REFUSED: the chip's reason */
+};
+
+/* Every decision a compile made, in order. */
+struct rules_report {
+    struct rules_decision *d;
+    int32_t n, cap;
+};
+
+/* The report's lines: "<rule> <class> [<covers, ...>] fired|refused: <why>|held", each into a callback. */
+void rules_report_lines(const struct rules_report *rep, void (*line)(const char *text, void *ctx), void *ctx);
+/* One decision as its line, malloc'd. */
+char *rules_decision_line(const struct rules_decision *d);
+/* The sha256 of the report's lines joined by newlines, as 64 lowercase hex digits. */
+void rules_report_digest(const struct rules_report *rep, char hex[65]);
+/* How many decisions have `outcome` (and, when rule is not NULL, are about that rule). */
+int32_t rules_report_count(const struct rules_report *rep, enum rules_outcome outcome, const char *rule);
+void rules_report_free(struct rules_report *rep);
+/* Append a decision (covers and why copied; covers sorted on the way in). */
+void rules_report_push(struct rules_report *rep, const char *rule, enum ir_class cls, const int32_t *covers,
+                       int32_t ncovers, enum rules_outcome outcome, const char *why);
+/* Whether a decision equals the report's last one. */
+bool rules_report_repeats(const struct rules_report *rep, const char *rule, enum ir_class cls, const int32_t *covers,
+                          int32_t ncovers, enum rules_outcome outcome, const char *why);
+
+/* ── Guards as data ──────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The roles a rule's match binds: slots (S), tensors (T) and sets of slots (G); NONE (zero) is unbound, so an
+ * atom's unused role fields may be left out of its initializer. */
+#define RULES_ROLES(X) \
+    X(NONE, "none", '-') \
+    X(PRODUCER, "producer", 'S') \
+    X(CONSUMER, "consumer", 'S') \
+    X(ANCHOR, "anchor", 'S') \
+    X(FIRST, "first", 'S') \
+    X(MOVER, "mover", 'S') \
+    X(EACH, "each", 'S') \
+    X(RESULT, "result", 'T') \
+    X(INPUT, "input", 'T') \
+    X(TABLE, "table", 'T') \
+    X(SOURCE, "source", 'T') \
+    X(PARAM, "param", 'T') \
+    X(OTHER, "other", 'T') \
+    X(MEMBERS, "members", 'G') \
+    X(WITHIN, "within", 'G') \
+    X(EXCEPT, "except", 'G') \
+    X(PRODUCERS, "producers", 'G')
+
+enum rules_role {
+#define X(e, s, k) RULES_ROLE_##e,
+    RULES_ROLES(X)
+#undef X
+    RULES_ROLE_COUNT
+};
+
+/* The guard atoms: each one meaning, a concrete predicate over the facts (ir/facts.c) and a symbolic twin in the
+ * oracle. Columns: enum suffix, name, and which roles it reads (t: tensor, a/b: slots, g: set). */
+#define RULES_ATOMS(X) \
+    X(ONLY_READER, "only_reader", "readers(t) = {a}") \
+    X(FIRST_READER, "first_reader", "the first reader of t is a") \
+    X(READERS_WITHIN, "readers_within", "every reader of t is in g") \
+    X(UNTOUCHED, "untouched", "no slot strictly between a and b, outside g, writes t") \
+    X(UNREAD_UNWRITTEN, "unread_unwritten", "no slot strictly between a and b, outside g, reads or writes t") \
+    X(NO_CROSS, "no_cross", "b moves up to a past no slot outside g that writes what b reads or touches what b writes") \
+    X(NO_SINK_PAST, "no_sink_past", "a moves down to b past no slot outside g that writes what a reads or touches what a writes") \
+    X(NOT_OBSERVED, "not_observed", "the host does not read t after the step") \
+    X(NOT_CARRIED, "not_carried", "the host does not keep t across steps") \
+    X(READ_ONLY_WITHIN, "read_only_within", "what a writes is unobserved and read only by slots in g")
+
+enum rules_atom_kind {
+#define X(e, s, m) RULES_ATOM_##e,
+    RULES_ATOMS(X)
+#undef X
+    RULES_ATOM_COUNT
+};
+
+/* One guard atom of a rule: its kind, a name unique within the rule (what FUSECHECK_MUTANT drops), and the roles
+ * it reads. With `forall` set to a set role, the atom must hold with EACH bound to every slot of that set. */
+struct rules_atom {
+    const char *name;
+    enum rules_atom_kind kind;
+    enum rules_role t, a, b, g;
+    enum rules_role forall; /* RULES_ROLE_NONE (the default): no quantifier */
+};
+
+/* Roles bound by a match. Unbound slots and tensors are -1; unbound sets are empty. */
+struct rules_binding {
+    int32_t slot[RULES_ROLE_COUNT];
+    ir_tid tensor[RULES_ROLE_COUNT];
+    const int32_t *set[RULES_ROLE_COUNT];
+    int32_t nset[RULES_ROLE_COUNT];
+};
+
+/* How a rule moves what it fuses — what the oracle proves legal under the guards. */
+#define RULES_MOTIONS(X) \
+    X(SINK_TO_CONSUMER, "sink_to_consumer", "the producer moves down to the consumer's slot") \
+    X(HOIST_TO_PRODUCER, "hoist_to_producer", "the consumer moves up to the producer's slot") \
+    X(HOIST_TO_FIRST, "hoist_to_first", "each later member moves up to the first member's slot") \
+    X(GROUP_AT_LAST, "group_at_last", "every member moves down to the last member's slot") \
+    X(PLACE_ROWS, "place_rows", "the producer writes its result into the table's rows; the row set goes") \
+    X(PLACE_UNITS, "place_units", "each producer writes its result into its part of every unit; the join goes") \
+    X(READ_IN_PLACE, "read_in_place", "the consumer reads the source's part in place; the slice goes") \
+    X(RECOMPUTE, "recompute", "the producer is recomputed inside each reader and goes") \
+    X(IN_PLACE, "in_place", "one op takes a new symbol where it stands")
+
+enum rules_motion {
+#define X(e, s, m) RULES_MOTION_##e,
+    RULES_MOTIONS(X)
+#undef X
+    RULES_MOTION_COUNT
+};
+
+const char *rules_role_name(enum rules_role r);
+const char *rules_atom_name(enum rules_atom_kind k);
+const char *rules_atom_meaning(enum rules_atom_kind k);
+const char *rules_motion_name(enum rules_motion m);
+const char *rules_motion_meaning(enum rules_motion m);
+
+/* ── Rules and the table ─────────────────────────────────────────────────────────────────────────────────── */
+
+struct rules_rewriter;
+
+/* What a rule does: several ops as one, or a part read in place / a result written in place. */
+enum rules_rule_kind { RULES_GROUP, RULES_PLACE };
+
+/* One rule: name, kind, the classes it builds, its matcher and rewrite, its guard atoms, its motion and what it
+ * fuses and why that is legal (one line). */
+struct rules_rule {
+    const char *name;
+    enum rules_rule_kind kind;
+    const enum ir_class *builds;
+    int nbuilds;
+    void (*apply)(struct rules_rewriter *r);
+    const struct rules_atom *guards;
+    int nguards;
+    enum rules_motion motion;
+    const char *what;
+};
+
+/* The shared table in the order it applies; *n receives its length. */
+const struct rules_rule *const *rules_table(int *n);
+/* The rule that closes the table (argmax_advance), and the late rules (merged_projections). */
+const struct rules_rule *rules_advance(void);
+const struct rules_rule *const *rules_late(int *n);
+/* A shared rule (table, advance or late) by name, or NULL. */
+const struct rules_rule *rules_find(const char *name);
+
+/* Whether the guards of `rule` hold on the rewriter's slots under binding b. When one fails and failed is not NULL,
+ * *failed names it. The build flag FUSECHECK_MUTANT=rule:atom drops that one atom. */
+bool rules_guards_hold(const struct rules_rewriter *r, const struct rules_rule *rule, const struct rules_binding *b,
+                       const char **failed);
+/* Whether one atom holds under b (the quantifier applied). */
+bool rules_atom_holds(const struct rules_rewriter *r, const struct rules_atom *atom, const struct rules_binding *b);
+/* A binding with nothing bound. */
+struct rules_binding rules_binding_empty(void);
+/* The atom `rule:atom` that this build drops, or NULL in a faithful build. */
+const char *rules_mutant(void);
+/* Drop the atom `rule:atom` from now on (NULL: back to the build's own choice) — the near-miss tests' hook. */
+void rules_drop_atom(const char *rule_atom);
+
+/* ── The rewriter ────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The graph being rewritten: its slots, its tensors (a working copy: the numerics fold adds tensors), the chip's
+ * shim, the step running and the class it builds, and every decision made. */
+struct rules_rewriter {
+    struct ir_slots *s;
+    struct ir_graph *g;
+    const struct shim *shim;
+    const struct rules_rule *rule; /* the running rule (for its guards) */
+    const char *step;              /* the running step's name */
+    enum ir_class building;
+    struct rules_report *report;
+    const enum ir_class *linking;  /* dry runs of an unlinked rule: these classes count as native */
+    int nlinking;
+};
+
+/* Whether the chip runs `op` whole. When it does not, a refused decision with the chip's reason is reported (not
+ * repeated back to back). */
+bool rules_admits(struct rules_rewriter *r, const struct ir_op *op);
+/* The chip's answer for op without reporting: 0 native, else 1 with why. */
+int rules_allows(const struct rules_rewriter *r, const struct ir_op *op, char why[IR_ERR_LEN]);
+/* Report that `rule` fired building `cls` at slot at (covers from the slot's op). */
+void rules_record(struct rules_rewriter *r, enum ir_class cls, int32_t at);
+/* Fold the ops at slots `at` and `gone` into one op of `cls` at `at`, its parts in slot order, operands `ins` with
+ * `access`, result `out` landing at `dst`, keeping every internal result something else reads or the host sees;
+ * records a firing. */
+void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const int32_t *gone, int32_t ngone,
+                const ir_tid *ins, const struct ir_access *access, int32_t nins, ir_tid out, struct ir_dst dst);
+/* Fold the slots of gone into the op at `at`, symbol and operands unchanged (a placement); records a firing. */
+void rules_absorb(struct rules_rewriter *r, enum ir_class cls, int32_t at, const int32_t *gone, int32_t ngone);
+/* A candidate fused op of cls over copies of the given parts, for the shim to judge (free with ir_op_free). */
+struct ir_op rules_candidate(enum ir_class cls, const struct ir_op *const *parts, int32_t nparts, const ir_tid *ins,
+                             int32_t nins, ir_tid out, struct ir_dst dst);
+/* A candidate over the ops at the given slots. */
+struct ir_op rules_candidate_slots(const struct rules_rewriter *r, enum ir_class cls, const int32_t *slots,
+                                   int32_t nslots, const ir_tid *ins, int32_t nins, ir_tid out, struct ir_dst dst);
+/* Fuse producer and consumer (the consumer reading the producer's result) into one op of cls at anchor, operands
+ * those neither computes, when the chip runs it whole. */
+bool rules_pair(struct rules_rewriter *r, enum ir_class cls, int32_t producer, int32_t consumer, int32_t anchor);
+/* Fold members into one op of cls at the last one's slot when the guards hold (b binds MEMBERS and ANCHOR) and the
+ * chip runs it whole. members is sorted and deduplicated in place. */
+bool rules_group_at_last(struct rules_rewriter *r, enum ir_class cls, int32_t *members, int32_t nmembers,
+                         struct rules_binding *b);
+/* The first slot that reads t, or -1; and how many slots read t. */
+int32_t rules_first_reader(const struct rules_rewriter *r, ir_tid t);
+int32_t rules_reader_count(const struct rules_rewriter *r, ir_tid t);
+/* Whether slot j is the one slot that reads t. */
+bool rules_sole_reader(const struct rules_rewriter *r, ir_tid t, int32_t j);
+/* The live op at slot i, or NULL. */
+const struct ir_op *rules_slot(const struct rules_rewriter *r, int32_t i);
+/* The operands of the ops at `slots` that none of them computes, each once, in the order they read them; returns
+ * the count, written to ins/access (room for cap). */
+int32_t rules_external(const struct rules_rewriter *r, const int32_t *slots, int32_t nslots, ir_tid *ins,
+                       struct ir_access *access, int32_t cap);
+
+/* ── Forms: what an op is, as the rules read it ──────────────────────────────────────────────────────────── */
+
+/* How a product's weights are held: checkpoint rows in a block format, or plain values; none when not a constant. */
+enum rules_weights_kind { RULES_W_NONE, RULES_W_ROWS, RULES_W_VALUES };
+struct rules_weights {
+    enum rules_weights_kind kind;
+    enum ir_format format;
+};
+struct rules_weights rules_weights_of(const struct ir_graph *g, ir_tid w);
+bool rules_weights_equal(struct rules_weights a, struct rules_weights b);
+
+/* The class of a fused op, or -1. */
+int rules_class(const struct ir_op *op);
+/* The op's primitive spec when it is a primitive, else NULL. */
+const struct ir_spec *rules_prim(const struct ir_op *op);
+/* Whether op is a primitive of kind k. */
+bool rules_is(const struct ir_op *op, enum ir_kind k);
+/* The op's leaves as pointers into it, in order; returns the count (at most cap written). */
+int32_t rules_leaves(const struct ir_op *op, const struct ir_op **out, int32_t cap);
+/* The first and the last leaf. */
+const struct ir_op *rules_first_leaf(const struct ir_op *op);
+const struct ir_op *rules_last_leaf(const struct ir_op *op);
+
+/* An RMS norm: its input (read whole or as a part), the operand it adds first, whether it norms that operand and
+ * adds (pre), whether it writes the sum on (sum), its weight, result, rows, cols and epsilon. */
+struct rules_norm_form {
+    ir_tid x;
+    bool has_part;
+    struct ir_strided part;
+    ir_tid add;  /* IR_NONE when none */
+    bool pre, sum;
+    ir_tid w;    /* IR_NONE when none */
+    ir_tid out;
+    bool own;
+    int64_t rows, cols;
+    double eps;
+};
+bool rules_norm(const struct ir_op *op, struct rules_norm_form *f);
+
+/* An elementwise op: operator, operands, the activation folded in (a glu_act_mul), the broadcast row, length. */
+struct rules_binary_form {
+    enum ir_ewop op;
+    ir_tid a, b;
+    bool gated;
+    enum ir_kind gate; /* silu, sigmoid or gelu when gated */
+    int64_t row;
+    ir_tid out;
+    int64_t n;
+};
+bool rules_binary(const struct ir_op *op, struct rules_binary_form *f);
+/* The activation a lifted unary op applies (silu, sigmoid, gelu), or -1. */
+int rules_activation(const struct ir_op *op);
+
+/* A matrix product by a constant (or a product with its bias folded in): activation, weights, bias, destination,
+ * k in, n out, m rows. */
+struct rules_gemv_form {
+    ir_tid x, w;
+    struct rules_weights weights;
+    ir_tid bias; /* IR_NONE when none */
+    struct ir_dst dst;
+    int64_t k, n, m;
+};
+bool rules_gemv(const struct ir_op *op, const struct ir_graph *g, struct rules_gemv_form *f);
+
+/* A rotation (or a per-head norm with a rotation): input, part, the folded norm's weight and epsilon, tables,
+ * position, destination, heads, heads a row, head width, rotated half. */
+struct rules_rope_form {
+    ir_tid x;
+    bool has_part;
+    struct ir_strided part;
+    bool normed;
+    ir_tid norm_w;
+    double norm_eps;
+    ir_tid cos, sin, pos; /* pos IR_NONE when not named */
+    struct ir_dst dst;
+    int64_t heads, per_row, hd, half;
+};
+bool rules_rope(const struct ir_op *op, struct rules_rope_form *f);
+
+/* A head slice, or a literal row of a table taken as a copy: y[g·width + i] = x[g·every + from + i]. */
+struct rules_slice_form {
+    ir_tid x, y;
+    int64_t groups, every, from, width;
+};
+bool rules_slice(const struct ir_op *op, struct rules_slice_form *f);
+
+/* The input an op reads unit by unit, its units and width, for an op that can read them in place. */
+bool rules_unit_input(const struct ir_op *op, ir_tid *x, int64_t *units, int64_t *width);
+/* The units and width an op writes its result in, when it can write them into every unit of a wider tensor. */
+bool rules_unit_output(const struct ir_op *op, int64_t *units, int64_t *width);
+/* The elements a row-writing producer writes and the row width it writes them in. */
+bool rules_written(const struct ir_op *op, const struct ir_graph *g, int64_t *elems, int64_t *row);
+
+/* A causal convolution (with its SiLU and per-head L2 norm folded in or not). */
+struct rules_conv_form {
+    ir_tid x, w, ring, y;
+    int64_t chan, taps, rows;
+    bool silu;
+    bool l2;
+    int64_t l2_cols;
+    double l2_eps;
+};
+bool rules_conv(const struct ir_op *op, struct rules_conv_form *f);
+
+/* A mixture of experts (lifted, with its shared expert folded in, or a block's mixtures as one). */
+struct rules_moe_form {
+    ir_tid x;
+    struct ir_dst dst;
+    int64_t d, k, dff;
+    enum ir_moeact act;
+    int64_t rows;
+    bool shared;
+};
+bool rules_moe(const struct ir_op *op, struct rules_moe_form *f);
+
+/* Land op's result where dst says — on the op and on the part computing its result, recursively. */
+void rules_set_dst(struct ir_op *op, struct ir_dst dst);
+/* Read `to` with access wherever op, or any part of it, reads `from`. */
+void rules_read_in_place(struct ir_op *op, ir_tid from, ir_tid to, struct ir_access access);
+/* Every class op realizes — its own, each part's, and those its placements and composites make — as a bitset. */
+void rules_realizes(const struct ir_op *op, const struct ir_graph *g, bool out[IR_CLASS_COUNT]);
+
+/* ── The optimizer ───────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A graph after the rules, and the report of every decision. */
+struct rules_optimized {
+    struct ir_graph *graph;
+    struct rules_report report;
+};
+
+/* g with every step but those held applied under shim. held is a list of step names (NULL-terminated or nheld). */
+int rules_optimize(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
+                   struct rules_optimized *out, char err[IR_ERR_LEN]);
+void rules_optimized_free(struct rules_optimized *o);
+/* Every step a compile under shim can hold, in the order it runs them, into a callback. */
+void rules_steps(const struct shim *shim, void (*step)(const char *name, void *ctx), void *ctx);
+
+/* ── The numerics fold (rules/numerics.c) ────────────────────────────────────────────────────────────────── */
+
+/* Insert a quantize op before every operand the shim's activation says a product reads quantized, folded into the
+ * producer's epilogue where the chip links that class (fold false: insert only, report the folds held). */
+void rules_numerics_fold(struct rules_rewriter *r, bool fold);
+
+/* ── The rules (one apply function each, in rules/rules_*.c) ─────────────────────────────────────────────── */
+
+#define RULES_SHARED(X) \
+    X(add_norm) X(sandwich_norm) X(gemv_bias) X(gemm_scale) X(affine_input_fold) X(gemv_norm_epilogue) \
+    X(prefill_norm_epilogues) X(norm_scale) X(head_norm_rope) X(slice_read) X(row_write) X(qkv_head_epilogue) \
+    X(join_in_place) X(conv_silu) X(conv_silu_l2) X(conv_parts) X(gates) X(gate_projections) X(gdn_input_epilogue) \
+    X(gdn_post_conv_prep) X(gdn_decode_whole) X(act_gate) X(attn_output_gate) X(glu_pair) X(relu_sqr) \
+    X(elementwise_regions) X(elementwise_chains) X(recompute_fanout) X(shared_expert) X(moe_rows) \
+    X(moe_deferred_finalize) X(gather_scale) X(embed_norm) X(strided_values) X(mla_unabsorb_in_fold) X(dual_norm) \
+    X(cross_layer_launch) X(rope_parts) X(qk_norm_rope_gate_split) X(horizontal_norm_rope_insert) X(mla_prologue) \
+    X(last_layer_rows)
+
+#define X(name) extern const struct rules_rule rules_rule_##name;
+RULES_SHARED(X)
+#undef X
+extern const struct rules_rule rules_rule_argmax_advance;
+extern const struct rules_rule rules_rule_merged_projections;
+
+#endif

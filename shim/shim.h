@@ -1,0 +1,78 @@
+/* shim/shim.h — what a chip runs whole, and why not: the interface the shared optimizer asks, and the shims
+ * fusecheck ships, looked up by name from a table.
+ *
+ * A shim answers four questions: does the chip link a class (native, decompose into its parts, or refuse with a
+ * reason); does a candidate op fit the chip's kernels (or why not); does a consumer read an operand quantized (and in
+ * which format); which rules of its own does the chip link, and where in the shared table. It also states its
+ * numerics contract. The interface knows only ir; a chip's own rules reach the rewriter through an opaque pointer. */
+#ifndef FUSECHECK_SHIM_H
+#define FUSECHECK_SHIM_H
+
+#include "ir/ir.h"
+
+/* How a chip links a class. */
+enum shim_support_kind { SHIM_NATIVE, SHIM_DECOMPOSE, SHIM_REFUSE };
+struct shim_support {
+    enum shim_support_kind kind;
+    const char *why; /* SHIM_REFUSE: the chip's reason (static text) */
+};
+
+/* Where a chip's own rule runs: before or after a named shared rule, or at the end of the table. */
+enum shim_position { SHIM_BEFORE, SHIM_AFTER, SHIM_END };
+
+struct rules_rewriter; /* the rewriter a chip rule runs on (rules/rules.h) */
+struct shim;
+
+/* A chip's own rule: its name, the classes it builds, where it runs, and what it does. */
+struct shim_chip_rule {
+    const char *name;
+    const enum ir_class *builds;
+    int nbuilds;
+    enum shim_position position;
+    const char *anchor; /* the shared rule it runs before or after (NULL at the end) */
+    void (*apply)(struct rules_rewriter *r, const struct shim *s);
+};
+
+/* How values are kept in memory under a contract. */
+enum shim_keep { SHIM_KEEP_F32, SHIM_KEEP_F16, SHIM_KEEP_BF16 };
+
+/* A chip's numerics contract: how its activations, caches and state are held, and the bound fused results keep. */
+struct shim_contract {
+    char point[192];        /* one line describing the operating point */
+    int activation_words;   /* 0: products read dequantized activations; 1 or 2 int8 words a value, blocks of 32 */
+    enum shim_keep cache;   /* KV caches */
+    enum shim_keep state;   /* recurrent state */
+    char attention[160];    /* how attention takes its operands, in words */
+    double fused_bound;     /* 0: a fused op is exact against its parts */
+    int accumulator_bits;   /* integer accumulators' width */
+};
+
+/* A shim: a name, its answers, its chip rules, its contract, and the state its answers read. */
+struct shim {
+    char name[128];
+    /* How the chip links class c. */
+    struct shim_support (*supports)(const struct shim *s, enum ir_class c);
+    /* 0 when op fits the chip's kernels, else 1 with the reason written to why (IR_ERR_LEN bytes). */
+    int (*fits)(const struct shim *s, const struct ir_op *op, const struct ir_graph *g, char *why);
+    /* The int8 words (1 or 2) in which `consumer` reads its operand at `operand`, or 0 when it reads it as is. */
+    int (*activation)(const struct shim *s, const struct ir_op *consumer, int operand, const struct ir_graph *g);
+    /* The chip's contract, or 0 when it states none. */
+    int (*numerics)(const struct shim *s, struct shim_contract *out);
+    const struct shim_chip_rule *rules;
+    int nrules;
+    void *self; /* a shim's own state (knobs); freed by free_self */
+    void (*free_self)(void *self);
+};
+
+/* The shim named `name` ("reference", "none", or a parameterised name a table row accepts), or NULL with err. */
+struct shim *shim_lookup(const char *name, char err[IR_ERR_LEN]);
+/* Free a shim from shim_lookup. */
+void shim_free(struct shim *s);
+/* The names (or name patterns) of the shims fusecheck ships, one line each with what it is, into a callback. */
+void shim_list(void (*line)(const char *name, const char *what, void *ctx), void *ctx);
+
+/* The `reference` shim (every class native, no limits) and the `none` shim (every class decomposed). */
+struct shim *shim_reference(void);
+struct shim *shim_none(void);
+
+#endif

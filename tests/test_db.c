@@ -1,0 +1,367 @@
+/* tests/test_db.c — results.db: schema and migrations, every row kind, the regression views, merging, and the
+ * reliability promises (a killed writer, four writers at once, a file that is not a db, a newer schema, a missing
+ * directory, a read-only file, a full disk). */
+#include "check.h"
+#include "db/db.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[256];
+
+/* A path inside the test's scratch directory. */
+static const char *path_in(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+/* One integer from a query on a plain connection to path (-1 on error). */
+static long long sql_int(const char *path, const char *sql)
+{
+    sqlite3 *c;
+    sqlite3_stmt *st;
+    long long v = -1;
+    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(c);
+    return v;
+}
+
+/* One text value from a query (copied into out; "" on error). */
+static void sql_text(const char *path, const char *sql, char *out, size_t cap)
+{
+    sqlite3 *c;
+    sqlite3_stmt *st;
+    out[0] = '\0';
+    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(c);
+}
+
+static const struct db_run_info info = {"check", "fusecheck check", "abc123", "host", "0.1.0"};
+
+/* Write one run with a report of the given outcomes for graph `g` under shim `s`. Returns the run id. */
+static int64_t write_run(struct db *db, const char *g, const char *outcome_a, const char *outcome_b,
+                         const char *digest)
+{
+    char err[DB_ERR_LEN];
+    int64_t run, graph, shim, report;
+    CHECK(db_run_begin(db, &info, &run, err) == 0);
+    CHECK(db_begin(db, err) == 0);
+    CHECK(db_graph(db, g, "llama", "decode", 10, "aa", &graph, err) == 0);
+    CHECK(db_shim(db, "reference", "", &shim, err) == 0);
+    CHECK(db_step(db, run, 0, "add_norm", err) == 0);
+    CHECK(db_step(db, run, 1, "glu_pair", err) == 0);
+    CHECK(db_step(db, run, 2, "dual_norm", err) == 0);
+    struct db_report r = {run, graph, shim, digest, 2, 0, 0, 1.5};
+    CHECK(db_report(db, &r, &report, err) == 0);
+    struct db_decision d1 = {report, 0, "add_norm", "add_norm", "[1, 2]", outcome_a, NULL};
+    struct db_decision d2 = {report, 1, "glu_pair", "gemv_gate_up_glu", "[3, 4, 5]", outcome_b,
+                             strcmp(outcome_b, "refused") == 0 ? "too wide" : NULL};
+    CHECK(db_decision(db, &d1, err) == 0);
+    CHECK(db_decision(db, &d2, err) == 0);
+    struct db_diff diff = {run, graph, shim, strcmp(digest, "d2") != 0, 3, "x", 4, 1.0, 2.0};
+    CHECK(db_diff(db, &diff, err) == 0);
+    struct db_tolerance t = {run, graph, shim, "host-lane", "matmul", "y", 64, 0.1, 0.01,
+                             strcmp(digest, "d2") == 0 ? 0.5 : 0.1, 0.3, strcmp(digest, "d2") != 0};
+    CHECK(db_tolerance(db, &t, err) == 0);
+    struct db_proof p = {run, "add_norm", "motion", 8, strcmp(digest, "d2") == 0 ? "unknown" : "proved", "timeout",
+                         NULL, 3.0};
+    CHECK(db_proof(db, &p, err) == 0);
+    struct db_fuzz_stat fs = {run, "fuzz_format", 1000, 1.0, 10, 200};
+    CHECK(db_fuzz_stat(db, &fs, err) == 0);
+    CHECK(db_fuzz_finding(db, run, "fuzz_optimize", "diff:add_norm", "ff", err) == 0);
+    CHECK(db_commit(db, err) == 0);
+    CHECK(db_run_end(db, run, "complete", err) == 0);
+    return run;
+}
+
+/* Collected decision changes. */
+struct changes {
+    int n;
+    char last[512];
+};
+static void on_change(const char *graph, const char *mode, const char *shim, const char *rule, const char *cls,
+                      const char *covers, const char *before, const char *after, void *ctx)
+{
+    struct changes *c = ctx;
+    c->n++;
+    snprintf(c->last, sizeof c->last, "%s %s %s %s %s %s %s -> %s", graph, mode, shim, rule, cls, covers,
+             before ? before : "(none)", after ? after : "(none)");
+}
+
+/* The schema, the writes and the views. */
+static void test_views(void)
+{
+    char err[DB_ERR_LEN];
+    struct db *db;
+    const char *p = path_in("views.db");
+    CHECK(db_open(p, &db, err) == 0);
+    CHECK(db_schema_version(db) == DB_SCHEMA_VERSION);
+    int64_t r1 = write_run(db, "tiny-llama", "fired", "fired", "d1");
+    int64_t r2 = write_run(db, "tiny-llama", "fired", "refused", "d2");
+    struct changes c = {0};
+    CHECK(db_decision_changes(db, r1, r2, on_change, &c, err) == 0);
+    CHECK(c.n == 1);
+    CHECK_STR(c.last, "tiny-llama decode reference glu_pair gemv_gate_up_glu [3, 4, 5] fired -> refused: too wide");
+    bool exists;
+    CHECK(db_run_exists(db, r2, &exists, err) == 0 && exists);
+    CHECK(db_run_exists(db, 999, &exists, err) == 0 && !exists);
+    db_close(db);
+    CHECK(sql_int(p, "SELECT count(*) FROM latest_reports") == 1);
+    CHECK(sql_int(p, "SELECT run FROM latest_reports") == r2);
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM digest_changes WHERE run_before = 1 AND run_after = 2") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM rules_never_fired WHERE run = 2") == 2);
+    char rule[64];
+    sql_text(p, "SELECT group_concat(rule) FROM (SELECT rule FROM rules_never_fired WHERE run = 2 ORDER BY seq)", rule, sizeof rule);
+    CHECK_STR(rule, "glu_pair,dual_norm");
+    CHECK(sql_int(p, "SELECT count(*) FROM diff_mismatches") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerance_regressions WHERE run = 2") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM proofs_not_proved") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM fuzz_new_findings WHERE run = 1") == 1);
+    CHECK(sql_int(p, "SELECT count FROM fuzz_findings") == 2);
+    CHECK(sql_int(p, "PRAGMA foreign_key_check") == -1);
+    char mode[16];
+    sql_text(p, "PRAGMA journal_mode", mode, sizeof mode);
+    CHECK_STR(mode, "wal");
+}
+
+/* Opening: an old (version 0) file upgrades; a newer one is refused; garbage and missing directories error. */
+static void test_open_errors(void)
+{
+    char err[DB_ERR_LEN];
+    struct db *db;
+    const char *old = path_in("old.db");
+    sqlite3 *c;
+    sqlite3_open(old, &c);
+    sqlite3_exec(c, "CREATE TABLE legacy (x); PRAGMA user_version = 0;", NULL, NULL, NULL);
+    sqlite3_close(c);
+    CHECK(db_open(old, &db, err) == 0);
+    CHECK(db && db_schema_version(db) == DB_SCHEMA_VERSION);
+    db_close(db);
+    const char *newer = path_in("newer.db");
+    sqlite3_open(newer, &c);
+    sqlite3_exec(c, "PRAGMA user_version = 99;", NULL, NULL, NULL);
+    sqlite3_close(c);
+    CHECK(db_open(newer, &db, err) != 0);
+    CHECKF(strstr(err, "newer") != NULL, "%s", err);
+    const char *junk = path_in("junk.db");
+    FILE *f = fopen(junk, "wb");
+    fputs("this is not a database, just some text that is long enough to be read as a header ......", f);
+    fclose(f);
+    CHECK(db_open(junk, &db, err) != 0);
+    CHECKF(strstr(err, "not a database") != NULL, "%s", err);
+    CHECK(db_open(path_in("missing/dir/results.db"), &db, err) != 0);
+    CHECKF(strstr(err, "cannot open") != NULL, "%s", err);
+    CHECK(db_open_readonly(path_in("absent.db"), &db, err) != 0);
+}
+
+/* A writer killed with SIGKILL mid-run leaves a sound file, its committed rows, and the run incomplete. */
+static void test_kill(void)
+{
+    const char *p = path_in("kill.db");
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char err[DB_ERR_LEN];
+        struct db *db;
+        int64_t run, graph, shim, report;
+        if (db_open(p, &db, err) || db_run_begin(db, &info, &run, err))
+            _exit(3);
+        for (int i = 0;; i++) {
+            db_begin(db, err);
+            db_graph(db, "g", "f", "decode", 1, "s", &graph, err);
+            db_shim(db, "reference", "", &shim, err);
+            struct db_report r = {run, graph, shim, "d", 1, 0, 0, 0.1};
+            db_report(db, &r, &report, err);
+            for (int k = 0; k < 50; k++) {
+                struct db_decision d = {report, k, "add_norm", "add_norm", "[1]", "fired", NULL};
+                db_decision(db, &d, err);
+            }
+            db_commit(db, err);
+            if (i == 20 && write(fds[1], "x", 1) != 1)
+                _exit(4);
+        }
+    }
+    char x;
+    close(fds[1]);
+    CHECK(read(fds[0], &x, 1) == 1);
+    close(fds[0]);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    char ok[32];
+    sql_text(p, "PRAGMA integrity_check", ok, sizeof ok);
+    CHECK_STR(ok, "ok");
+    long long reports = sql_int(p, "SELECT count(*) FROM reports");
+    CHECK(reports >= 21);
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions") == reports * 50);
+    char status[32];
+    sql_text(p, "SELECT status FROM runs", status, sizeof status);
+    CHECK_STR(status, "incomplete");
+}
+
+/* Four processes writing runs into one file at once all finish without a busy error. */
+static void test_parallel(void)
+{
+    const char *p = path_in("parallel.db");
+    pid_t pids[4];
+    for (int w = 0; w < 4; w++) {
+        pids[w] = fork();
+        if (pids[w] == 0) {
+            char err[DB_ERR_LEN];
+            struct db *db;
+            if (db_open(p, &db, err)) {
+                fprintf(stderr, "worker: %s\n", err);
+                _exit(3);
+            }
+            for (int i = 0; i < 5; i++)
+                write_run(db, "tiny-qwen3", "fired", "fired", "d1");
+            db_close(db);
+            _exit(check_failed ? 4 : 0);
+        }
+    }
+    for (int w = 0; w < 4; w++) {
+        int st = -1;
+        waitpid(pids[w], &st, 0);
+        CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker %d status %d", w, st);
+    }
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE status = 'complete'") == 20);
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions") == 40);
+}
+
+/* A read-only file (as an unprivileged user) and a full disk (a file size limit): a clear error, nothing half
+ * written. */
+static void test_readonly_full(void)
+{
+    const char *p = path_in("ro.db");
+    char err[DB_ERR_LEN];
+    struct db *db;
+    CHECK(db_open(p, &db, err) == 0);
+    write_run(db, "g", "fired", "fired", "d1");
+    db_close(db);
+    pid_t pid = fork();
+    if (pid == 0) {
+        chmod(p, 0444);
+        chmod(dir, 0755);
+        if (geteuid() == 0 && setuid(65534) != 0)
+            _exit(5);
+        int64_t run;
+        if (db_open(p, &db, err) == 0) {
+            int rc = db_run_begin(db, &info, &run, err);
+            db_close(db);
+            _exit(rc != 0 && strstr(err, "readonly") ? 0 : 6);
+        }
+        _exit(strstr(err, "readonly") || strstr(err, "read-only") ? 0 : 7);
+    }
+    int st = -1;
+    waitpid(pid, &st, 0);
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "read-only child status %d", st);
+    chmod(p, 0644);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs") == 1);
+
+    const char *full = path_in("full.db");
+    CHECK(db_open(full, &db, err) == 0);
+    db_close(db);
+    pid = fork();
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {256 * 1024, 256 * 1024};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        if (db_open(full, &db, err))
+            _exit(8);
+        int64_t run, graph, shim, report;
+        if (db_run_begin(db, &info, &run, err))
+            _exit(9);
+        for (int i = 0; i < 10000; i++) {
+            if (db_begin(db, err)) {
+                db_close(db);
+                _exit(0);
+            }
+            int rc = db_graph(db, "g", "f", "decode", 1, "s", &graph, err) || db_shim(db, "s", "", &shim, err);
+            struct db_report r = {run, graph, shim, "d", 1, 0, 0, 0.1};
+            rc = rc || db_report(db, &r, &report, err);
+            for (int k = 0; k < 100 && !rc; k++) {
+                struct db_decision d = {report, k, "a_long_rule_name_to_fill_the_disk", "add_norm",
+                                        "[1, 2, 3, 4, 5, 6, 7, 8]", "fired", NULL};
+                rc = db_decision(db, &d, err);
+            }
+            if (rc || db_commit(db, err)) {
+                db_rollback(db);
+                db_close(db);
+                _exit(strstr(err, "full") || strstr(err, "disk") || strstr(err, "I/O") ? 0 : 10);
+            }
+        }
+        _exit(11);
+    }
+    waitpid(pid, &st, 0);
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "full-disk child status %d", st);
+    char ok[32];
+    sql_text(full, "PRAGMA integrity_check", ok, sizeof ok);
+    CHECK_STR(ok, "ok");
+    long long reports = sql_int(full, "SELECT count(*) FROM reports");
+    CHECK(sql_int(full, "SELECT count(*) FROM decisions") == reports * 100);
+}
+
+/* Merging shards keeps every run distinct, remaps ids, and writes the output whole. */
+static void test_merge(void)
+{
+    char err[DB_ERR_LEN];
+    struct db *db;
+    const char *a = path_in("shard_a.db"), *b = path_in("shard_b.db"), *out = path_in("merged.db");
+    CHECK(db_open(a, &db, err) == 0);
+    write_run(db, "tiny-llama", "fired", "fired", "d1");
+    db_close(db);
+    CHECK(db_open(b, &db, err) == 0);
+    write_run(db, "tiny-llama", "fired", "refused", "d2");
+    write_run(db, "tiny-qwen3", "fired", "fired", "d1");
+    db_close(db);
+    const char *inputs[2] = {a, b};
+    CHECKF(db_merge(inputs, 2, out, err) == 0, "%s", err);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs") == 3);
+    CHECK(sql_int(out, "SELECT count(*) FROM reports") == 3);
+    CHECK(sql_int(out, "SELECT count(*) FROM decisions") == 6);
+    CHECK(sql_int(out, "SELECT count(*) FROM graphs") == 2);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs WHERE origin IS NOT NULL") == 3);
+    CHECK(sql_int(out, "SELECT count FROM fuzz_findings") == 3);
+    CHECK(sql_int(out, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2") == 1);
+    const char *bad[2] = {a, path_in("junk.db")};
+    CHECK(db_merge(bad, 2, path_in("never.db"), err) != 0);
+    CHECK(access(path_in("never.db"), F_OK) != 0);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/fusecheck-test-db-%ld", (long)getpid());
+    mkdir(dir, 0777);
+    test_views();
+    test_open_errors();
+    test_kill();
+    test_parallel();
+    test_readonly_full();
+    test_merge();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return check_done("db");
+}

@@ -1,0 +1,941 @@
+/* tests/test_models.c — the model zoo: the tables, modes and errors, every model lifted in every mode (valid, round
+ * trip through the text format, the shapes the optimizer's rules look for), tiny models evaluated deterministically,
+ * and a tiny-llama decode step against a plain implementation of the same network. */
+#include "check.h"
+#include "models/models.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ── Helpers over a lifted graph ─────────────────────────────────────────────────────────────────────────── */
+
+/* The tensor named `name`, or IR_NONE. */
+static ir_tid find(const struct ir_graph *g, const char *name) { return ir_tensor_find(g, name, strlen(name)); }
+
+/* The index of the first op whose result is t, or -1. */
+static int producer(const struct ir_graph *g, ir_tid t)
+{
+    for (int i = 0; t != IR_NONE && i < g->nops; i++)
+        if (g->ops[i].out == t)
+            return i;
+    return -1;
+}
+
+/* Whether op i reads t. */
+static bool reads(const struct ir_graph *g, int i, ir_tid t)
+{
+    for (int k = 0; k < g->ops[i].nins; k++)
+        if (g->ops[i].ins[k] == t)
+            return true;
+    return false;
+}
+
+/* The index of the first op after `after` that reads t, or -1. */
+static int first_reader(const struct ir_graph *g, ir_tid t, int after)
+{
+    for (int i = after + 1; t != IR_NONE && i < g->nops; i++)
+        if (reads(g, i, t))
+            return i;
+    return -1;
+}
+
+/* Number of ops of kind k. */
+static int count_kind(const struct ir_graph *g, enum ir_kind k)
+{
+    int n = 0;
+    for (int i = 0; i < g->nops; i++)
+        n += g->ops[i].sym == IR_SYM_PRIM && g->ops[i].spec.kind == k;
+    return n;
+}
+
+/* Whether op i is a primitive of kind k. */
+static bool is_kind(const struct ir_graph *g, int i, enum ir_kind k)
+{
+    return i >= 0 && i < g->nops && g->ops[i].sym == IR_SYM_PRIM && g->ops[i].spec.kind == k;
+}
+
+/* A model lifted in `mode` with `layers` layers and weights fmt; NULL (with a failed check) on error. */
+static struct ir_graph *lift(const char *model, const char *mode, int layers, enum ir_format fmt)
+{
+    char err[IR_ERR_LEN] = "";
+    const struct models_config *c = models_find(model);
+    struct models_options o = models_default_options();
+    o.layers = layers;
+    o.weights = fmt;
+    CHECKF(c != NULL, "model %s", model);
+    CHECKF(models_parse_mode(mode, &o.mode, err) == 0, "%s", err);
+    struct ir_graph *g = c ? models_lift(c, &o, err) : NULL;
+    CHECKF(g != NULL, "%s %s: %s", model, mode, err);
+    return g;
+}
+
+/* ── The tables ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Every model has a known family, a unique name, and sane dimensions; tiny ones fit evaluation. */
+static void test_table(void)
+{
+    CHECK(models_count() >= 10);
+    CHECK(models_family_count() == 4);
+    for (int i = 0; i < models_count(); i++) {
+        const struct models_config *c = models_get(i);
+        CHECK(c != NULL && models_find(c->name) == c);
+        bool family = false;
+        for (int f = 0; f < models_family_count(); f++)
+            family |= strcmp(models_family_name(f), c->family) == 0;
+        CHECKF(family, "%s: family %s", c->name, c->family);
+        CHECK(c->heads % c->kv_heads == 0 && c->head_dim % 2 == 0);
+        if (!c->tiny)
+            continue;
+        int64_t inner = c->experts ? c->expert_ffn : c->ffn;
+        CHECKF(c->layers >= 2 && c->ctx >= 64, "%s", c->name);
+        CHECKF(c->hidden % 256 == 0 && (c->heads * c->head_dim) % 256 == 0 && inner % 256 == 0, "%s", c->name);
+    }
+    int tiny = 0;
+    for (int f = 0; f < models_family_count(); f++) {
+        char name[64];
+        snprintf(name, sizeof name, "tiny-%s", models_family_name(f));
+        const struct models_config *c = models_find(name);
+        CHECKF(c && c->tiny, "%s", name);
+        tiny += c != NULL;
+    }
+    CHECK(tiny == models_family_count());
+    CHECK(models_get(-1) == NULL && models_get(models_count()) == NULL);
+    CHECK(models_find("no-such-model") == NULL && models_find(NULL) == NULL);
+    CHECK(models_family_name(models_family_count()) == NULL);
+}
+
+/* Parameter counts of the real models within 1% of their published sizes. qwen3-0.6b, llama3.2-1b and gemma2-2b tie
+ * their LM head to the embedding: counted once (qwen3-0.6b would be ≈ 0.75e9 counting it twice). */
+static void test_params(void)
+{
+    static const struct {
+        const char *name;
+        double published;
+    } sizes[] = {
+        {"llama3.2-1b", 1.24e9}, {"llama3-8b", 8.03e9},      {"qwen3-0.6b", 0.6e9},
+        {"qwen3-8b", 8.2e9},     {"qwen3-30b-a3b", 30.5e9}, {"gemma2-2b", 2.6e9},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const struct models_config *c = models_find(sizes[i].name);
+        CHECKF(c != NULL, "%s", sizes[i].name);
+        if (!c)
+            continue;
+        double n = (double)models_param_count(c);
+        CHECKF(fabs(n / sizes[i].published - 1) < 0.01, "%s: %.4g params, published %.4g", c->name, n,
+               sizes[i].published);
+    }
+    /* Sizes too large to count, or no family: -1. */
+    struct models_config huge = *models_find("tiny-qwen3-moe");
+    huge.experts = huge.hidden = huge.expert_ffn = (int64_t)1 << 24;
+    CHECK(models_param_count(&huge) == -1);
+    huge.family = "none";
+    CHECK(models_param_count(&huge) == -1 && models_param_count(NULL) == -1);
+    const struct models_config *q = models_find("qwen3-0.6b");
+    double twice = (double)(models_param_count(q) + q->vocab * q->hidden);
+    CHECKF(fabs(twice / 0.75e9 - 1) < 0.01, "qwen3-0.6b with its head counted twice: %.4g", twice);
+    /* The count agrees with the constants the lifted graph declares (less the rotary tables, a tied head once). */
+    for (int i = 0; i < models_count(); i++) {
+        const struct models_config *c = models_get(i);
+        struct models_options o = models_default_options();
+        char err[IR_ERR_LEN];
+        struct ir_graph *g = models_lift(c, &o, err);
+        CHECKF(g != NULL, "%s: %s", c->name, err);
+        if (!g)
+            continue;
+        int64_t n = c->tied ? -c->vocab * c->hidden : 0;
+        for (int t = 0; t < g->ntensors; t++)
+            if (g->tensors[t].role == IR_ROLE_CONSTANT && strncmp(g->tensors[t].name, "rope.", 5) != 0)
+                n += g->tensors[t].rows * g->tensors[t].cols;
+        CHECKF(n == models_param_count(c), "%s: graph %lld, count %lld", c->name, (long long)n,
+               (long long)models_param_count(c));
+        ir_graph_free(g);
+    }
+}
+
+/* Modes parse and print back; malformed ones are errors. */
+static void test_modes(void)
+{
+    static const char *good[] = {"decode", "prefill:1", "prefill:8", "prefill:4096", "batch:4", "batch:16"};
+    static const char *bad[] = {"",          "decod",      "decode:1",  "prefill",    "prefill:",  "prefill:0",
+                                "prefill:-1", "prefill:8x", "batch:4097", "batch: 4", "Batch:4",   "prefill:99999999999999999999"};
+    char err[IR_ERR_LEN], buf[32];
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        struct models_mode m;
+        CHECKF(models_parse_mode(good[i], &m, err) == 0, "%s", good[i]);
+        models_mode_name(m, buf);
+        const char *text = buf;
+        CHECK_STR(text, good[i]);
+    }
+    struct models_mode m;
+    CHECK(models_parse_mode("prefill:8", &m, err) == 0 && m.kind == MODELS_PREFILL && m.n == 8);
+    CHECK(models_parse_mode("batch:3", &m, err) == 0 && m.kind == MODELS_BATCH && m.n == 3);
+    CHECK(models_parse_mode("decode", &m, err) == 0 && m.kind == MODELS_DECODE && m.n == 1);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        CHECKF(models_parse_mode(bad[i], &m, err) != 0, "'%s' parsed", bad[i]);
+        CHECKF(strstr(err, "bad mode") != NULL, "'%s': %s", bad[i], err);
+    }
+}
+
+/* Lifting fails, with a message naming the cause, on bad options and configurations. */
+static void test_errors(void)
+{
+    char err[IR_ERR_LEN];
+    const struct models_config *tiny = models_find("tiny-llama");
+    struct models_options o = models_default_options();
+    struct {
+        const char *mode;
+        int layers;
+        int weights;
+        int64_t ctx;
+        const char *expect;
+    } cases[] = {
+        {"prefill:65", 0, IR_FMT_Q8_0, 0, "exceed the context"},
+        {"batch:65", 0, IR_FMT_Q8_0, 0, "exceed the context"},
+        {"prefill:9", 0, IR_FMT_Q8_0, 8, "exceed the context"},
+        {"decode", 3, IR_FMT_Q8_0, 0, "layers 3 is out of range"},
+        {"decode", -1, IR_FMT_Q8_0, 0, "layers -1 is out of range"},
+        {"decode", 0, IR_FMT_COUNT, 0, "unknown weights format"},
+        {"decode", 0, -1, 0, "unknown weights format"},
+        {"decode", 0, IR_FMT_Q8_0, -5, "context -5 is out of range"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK(models_parse_mode(cases[i].mode, &o.mode, err) == 0);
+        o.layers = cases[i].layers;
+        o.weights = (enum ir_format)cases[i].weights;
+        o.ctx = cases[i].ctx;
+        err[0] = '\0';
+        struct ir_graph *g = models_lift(tiny, &o, err);
+        CHECKF(g == NULL && strstr(err, cases[i].expect), "case %zu: %s", i, err);
+        ir_graph_free(g);
+    }
+    /* A mode built by hand out of range. */
+    o = models_default_options();
+    o.mode.n = 0;
+    o.mode.kind = MODELS_PREFILL;
+    CHECK(models_lift(tiny, &o, err) == NULL && strstr(err, "bad mode"));
+    o.mode.kind = (enum models_mode_kind)7;
+    o.mode.n = 1;
+    CHECK(models_lift(tiny, &o, err) == NULL && strstr(err, "bad mode"));
+    /* A block format that does not divide a contracted width: hidden 96 takes q8_0 (32) but not q4_k (256). */
+    struct models_config odd = *tiny;
+    odd.name = "odd";
+    odd.hidden = 96;
+    o = models_default_options();
+    struct ir_graph *g = models_lift(&odd, &o, err);
+    CHECKF(g != NULL, "%s", err);
+    ir_graph_free(g);
+    o.weights = IR_FMT_Q4_K;
+    CHECK(models_lift(&odd, &o, err) == NULL && strstr(err, "does not divide") && strstr(err, "q4_k"));
+    odd.hidden = 256;
+    odd.ffn = 500;
+    CHECK(models_lift(&odd, &o, err) == NULL && strstr(err, "ffn (down input) = 500"));
+    /* Configurations out of range or inconsistent; an unknown family; no model. */
+    struct models_config bad = *tiny;
+    bad.kv_heads = 3;
+    o = models_default_options();
+    CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "kv_heads"));
+    bad = *tiny;
+    bad.vocab = 0;
+    CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "vocab 0 is out of range"));
+    bad = *tiny;
+    bad.family = "mamba";
+    CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "unknown family 'mamba'"));
+    CHECK(models_lift(NULL, &o, err) == NULL);
+    /* A dimension too large for a tensor is an error, not an allocation. */
+    bad = *tiny;
+    bad.vocab = (int64_t)1 << 24;
+    bad.hidden = (int64_t)1 << 24;
+    bad.heads = bad.kv_heads = 1;
+    bad.head_dim = 256;
+    bad.ffn = 256;
+    CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "out of range"));
+    bad = *tiny;
+    bad.layers = 5000;
+    CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "layers 5000 is out of range"));
+    /* A step too large to lift: many layers of a large batch. */
+    bad = *tiny;
+    bad.layers = 1024;
+    bad.ctx = 4096;
+    CHECK(models_parse_mode("batch:4096", &o.mode, err) == 0);
+    CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "ops"));
+    o = models_default_options();
+    /* NULL options mean the defaults. */
+    g = models_lift(tiny, NULL, err);
+    CHECK(g != NULL && g->mode && strcmp(g->mode, "decode") == 0);
+    ir_graph_free(g);
+}
+
+/* ── Every model, every mode: valid, deterministic, round trip ───────────────────────────────────────────── */
+
+/* The graph prints, parses back and prints identically; a second lift prints the same. */
+static void check_round_trip(const struct ir_graph *g, const struct ir_graph *again, const char *what)
+{
+    char err[IR_ERR_LEN] = "";
+    size_t n1 = 0, n2 = 0, n3 = 0;
+    char *t1 = ir_print(g, &n1);
+    CHECKF(t1 != NULL, "%s: print", what);
+    struct ir_graph *p = t1 ? ir_parse(t1, n1, what, err) : NULL;
+    CHECKF(p != NULL, "%s: parse: %s", what, err);
+    char *t2 = p ? ir_print(p, &n2) : NULL;
+    CHECKF(t2 && n1 == n2 && memcmp(t1, t2, n1) == 0, "%s: print-parse-print differs", what);
+    if (p) {
+        bool same = p->nops == g->nops && p->ntensors == g->ntensors;
+        for (int i = 0; same && i < g->nops; i++)
+            same = ir_op_equal(&g->ops[i], &p->ops[i]);
+        CHECKF(same, "%s: parsed ops differ", what);
+    }
+    char *t3 = ir_print(again, &n3);
+    CHECKF(t3 && n1 == n3 && memcmp(t1, t3, n1) == 0, "%s: a second lift prints differently", what);
+    free(t1);
+    free(t2);
+    free(t3);
+    ir_graph_free(p);
+}
+
+/* Every model in decode, prefill:8 and batch:4 (tiny ones also prefill:32 and batch:16) lifts valid, with its meta,
+ * and round-trips. */
+static void test_all_lift(void)
+{
+    static const char *modes[] = {"decode", "prefill:8", "batch:4", "prefill:32", "batch:16"};
+    for (int i = 0; i < models_count(); i++) {
+        const struct models_config *c = models_get(i);
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            if (m >= 3 && !c->tiny)
+                continue;
+            char what[96], err[IR_ERR_LEN] = "";
+            snprintf(what, sizeof what, "%s %s", c->name, modes[m]);
+            struct ir_graph *g = lift(c->name, modes[m], 0, IR_FMT_Q8_0);
+            struct ir_graph *again = lift(c->name, modes[m], 0, IR_FMT_Q8_0);
+            if (!g || !again) {
+                ir_graph_free(g);
+                ir_graph_free(again);
+                continue;
+            }
+            CHECKF(ir_validate(g, err) == 0, "%s: %s", what, err);
+            CHECK_STR(g->name, c->name);
+            CHECK_STR(g->family, c->family);
+            CHECK_STR(g->mode, modes[m]);
+            check_round_trip(g, again, what);
+            ir_graph_free(g);
+            ir_graph_free(again);
+        }
+    }
+}
+
+/* Every block format lifts tiny-llama valid, the matrices and the embedding in that format. */
+static void test_formats(void)
+{
+    for (int f = 0; f < IR_FMT_COUNT; f++) {
+        struct ir_graph *g = lift("tiny-llama", "decode", 0, (enum ir_format)f);
+        if (!g)
+            continue;
+        char err[IR_ERR_LEN] = "";
+        CHECKF(ir_validate(g, err) == 0, "%s: %s", ir_format_name((enum ir_format)f), err);
+        ir_tid q = find(g, "blk.0.attn_q.weight"), e = find(g, "token_embd.weight");
+        CHECK(q != IR_NONE && g->tensors[q].checkpoint && g->tensors[q].transposed && (int)g->tensors[q].format == f);
+        CHECK(e != IR_NONE && g->tensors[e].checkpoint && !g->tensors[e].transposed && (int)g->tensors[e].format == f);
+        ir_graph_free(g);
+    }
+}
+
+/* Fewer layers: only those layers' tensors, still a whole step. */
+static void test_layers(void)
+{
+    struct ir_graph *all = lift("qwen3-8b", "decode", 0, IR_FMT_Q8_0);
+    struct ir_graph *one = lift("qwen3-8b", "decode", 1, IR_FMT_Q8_0);
+    struct ir_graph *three = lift("qwen3-8b", "prefill:4", 3, IR_FMT_Q4_K);
+    if (all && one && three) {
+        char err[IR_ERR_LEN] = "";
+        CHECKF(ir_validate(one, err) == 0, "%s", err);
+        CHECKF(ir_validate(three, err) == 0, "%s", err);
+        CHECK(find(one, "blk.0.attn_q.weight") != IR_NONE && find(one, "blk.1.attn_q.weight") == IR_NONE);
+        CHECK(find(three, "blk.2.k_cache") != IR_NONE && find(three, "blk.3.k_cache") == IR_NONE);
+        CHECK(find(one, "next") != IR_NONE && find(one, "output.weight") != IR_NONE);
+        int per_layer = (all->nops - one->nops) / 35;
+        CHECK((all->nops - one->nops) % 35 == 0 && one->nops == per_layer + (all->nops - 36 * per_layer));
+        CHECK(count_kind(one, IR_KIND_ATTENTION) == 1 && count_kind(all, IR_KIND_ATTENTION) == 36);
+        CHECK(count_kind(three, IR_KIND_ATTENTION) == 3);
+    }
+    ir_graph_free(all);
+    ir_graph_free(one);
+    ir_graph_free(three);
+}
+
+/* ── The shapes the rules look for ───────────────────────────────────────────────────────────────────────── */
+
+/* The decode step of tiny-qwen3: embedding, per-head norms, ropes, cache writes, attention, residual adds, SwiGLU,
+ * head, arg-max, flags. */
+static void test_shape_decode(void)
+{
+    struct ir_graph *g = lift("tiny-qwen3", "decode", 0, IR_FMT_Q8_0);
+    if (!g)
+        return;
+    /* The embedding: a named row gather of a checkpoint table by the token, read first by the first norm. */
+    int e = producer(g, find(g, "embd"));
+    CHECK(is_kind(g, e, IR_KIND_ROW_GATHER) && g->ops[e].spec.u.row_gather.index.kind == IR_RIDX_NAMED);
+    CHECK(g->ops[e].ins[1] == find(g, "token") && g->tensors[find(g, "token")].elem == IR_ELEM_I32);
+    CHECK(is_kind(g, first_reader(g, find(g, "embd"), e), IR_KIND_RMS_NORM));
+    ir_tid pos = find(g, "pos");
+    CHECK(pos != IR_NONE && g->tensors[pos].role == IR_ROLE_PARAM && g->tensors[pos].elem == IR_ELEM_I32);
+    for (int layer = 0; layer < 2; layer++) {
+        char n[64];
+        /* q, k, v: products of the attention norm's output, GGML layout. */
+        snprintf(n, sizeof n, "blk.%d.attn_norm", layer);
+        ir_tid xn = find(g, n);
+        const char *proj[3] = {"q", "k", "v"};
+        for (int p = 0; p < 3; p++) {
+            snprintf(n, sizeof n, "blk.%d.%s", layer, proj[p]);
+            int i = producer(g, find(g, n));
+            CHECK(is_kind(g, i, IR_KIND_MATMUL) && g->ops[i].ins[0] == xn && g->ops[i].spec.u.matmul.m == 1);
+            CHECK(i >= 0 && g->tensors[g->ops[i].ins[1]].transposed && g->tensors[g->ops[i].ins[1]].checkpoint);
+        }
+        /* The per-head norm of k (rows = kv heads, cols = head_dim, weighted), read only by its rope. */
+        snprintf(n, sizeof n, "blk.%d.k_norm", layer);
+        ir_tid kn = find(g, n);
+        int i = producer(g, kn);
+        CHECK(is_kind(g, i, IR_KIND_RMS_NORM) && g->ops[i].spec.u.rms_norm.rows == 2 &&
+              g->ops[i].spec.u.rms_norm.cols == 64 && g->ops[i].spec.u.rms_norm.weight);
+        int r = first_reader(g, kn, i);
+        CHECK(is_kind(g, r, IR_KIND_ROPE) && first_reader(g, kn, r) == -1);
+        CHECK(r >= 0 && g->ops[r].spec.u.rope.pos.kind == IR_RIDX_NAMED && g->ops[r].ins[3] == pos &&
+              g->ops[r].spec.u.rope.h == 2 && g->ops[r].spec.u.rope.half == 32);
+        ir_tid cos = r >= 0 ? g->ops[r].ins[1] : IR_NONE;
+        CHECK(cos != IR_NONE && g->tensors[cos].rows == 64 && g->tensors[cos].cols == 32 &&
+              g->tensors[cos].role == IR_ROLE_CONSTANT);
+        /* The rope's result set into the carried cache at pos, count 1; read by nothing else. */
+        ir_tid kr = r >= 0 ? g->ops[r].out : IR_NONE;
+        int s = first_reader(g, kr, r);
+        snprintf(n, sizeof n, "blk.%d.k_cache", layer);
+        ir_tid kc = find(g, n);
+        CHECK(is_kind(g, s, IR_KIND_SET_ROW) && g->ops[s].ins[0] == kc && g->ops[s].out == kc &&
+              g->ops[s].spec.u.set_row.count == 1 && g->ops[s].spec.u.set_row.index.kind == IR_RIDX_NAMED &&
+              g->ops[s].ins[2] == pos && first_reader(g, kr, s) == -1);
+        CHECK(kc != IR_NONE && g->tensors[kc].role == IR_ROLE_STATE && g->tensors[kc].carried);
+        /* v set straight from its product. */
+        snprintf(n, sizeof n, "blk.%d.v", layer);
+        int sv = first_reader(g, find(g, n), producer(g, find(g, n)));
+        CHECK(is_kind(g, sv, IR_KIND_SET_ROW) && g->ops[sv].spec.u.set_row.index.kind == IR_RIDX_NAMED);
+        /* The attention over the caches at pos, causal. */
+        snprintf(n, sizeof n, "blk.%d.attn", layer);
+        int a = producer(g, find(g, n));
+        CHECK(is_kind(g, a, IR_KIND_ATTENTION) && g->ops[a].ins[1] == kc && g->ops[a].ins[3] == pos &&
+              g->ops[a].spec.u.attention.l == 64 && g->ops[a].spec.u.attention.rows == 1 &&
+              g->ops[a].spec.u.attention.h == 4 && g->ops[a].spec.u.attention.kv == 2);
+        /* The residual add: the stream first, the projection second; read first by the FFN norm. */
+        snprintf(n, sizeof n, "blk.%d.attn_res", layer);
+        ir_tid h = find(g, n);
+        int add = producer(g, h);
+        snprintf(n, sizeof n, "blk.%d.attn_out", layer);
+        CHECK(is_kind(g, add, IR_KIND_ELEMENTWISE) && g->ops[add].spec.u.elementwise.op == IR_EW_ADD &&
+              g->ops[add].ins[1] == find(g, n));
+        int fn = first_reader(g, h, add);
+        CHECK(is_kind(g, fn, IR_KIND_RMS_NORM) && g->ops[fn].ins[0] == h);
+        /* SwiGLU of two products of one activation, read only by it. */
+        snprintf(n, sizeof n, "blk.%d.ffn_act", layer);
+        int sw = producer(g, find(g, n));
+        CHECK(is_kind(g, sw, IR_KIND_SWIGLU));
+        if (sw >= 0) {
+            int pg = producer(g, g->ops[sw].ins[0]), pu = producer(g, g->ops[sw].ins[1]);
+            CHECK(is_kind(g, pg, IR_KIND_MATMUL) && is_kind(g, pu, IR_KIND_MATMUL) &&
+                  g->ops[pg].ins[0] == g->ops[pu].ins[0] && g->ops[pg].ins[0] == g->ops[fn].out);
+            CHECK(first_reader(g, g->ops[sw].ins[0], sw) == -1 && first_reader(g, g->ops[sw].ins[1], sw) == -1);
+        }
+        /* The layer's output read first by the next norm. */
+        snprintf(n, sizeof n, "blk.%d.out", layer);
+        int o = producer(g, find(g, n));
+        CHECK(is_kind(g, first_reader(g, find(g, n), o), IR_KIND_RMS_NORM));
+    }
+    /* The head: the final norm, the LM head, the arg-max; flags. */
+    ir_tid next = find(g, "next"), logits = find(g, "logits");
+    int am = producer(g, next);
+    CHECK(is_kind(g, am, IR_KIND_ARGMAX) && g->ops[am].ins[0] == logits && g->ops[am].spec.u.argmax.cols == 512);
+    CHECK(next != IR_NONE && g->tensors[next].next && g->tensors[next].observed && g->tensors[next].elem == IR_ELEM_I32);
+    CHECK(logits != IR_NONE && g->tensors[logits].observed);
+    int observed = 0, carried = 0;
+    for (int t = 0; t < g->ntensors; t++) {
+        observed += g->tensors[t].observed;
+        carried += g->tensors[t].carried;
+        if (g->tensors[t].carried)
+            CHECK(g->tensors[t].role == IR_ROLE_STATE);
+    }
+    CHECK(observed == 2 && carried == 4);
+    ir_graph_free(g);
+}
+
+/* A prefill chunk: tokens through a rows gather, ropes and cache writes of every row at pos, the last row through a
+ * literal row gather before the final norm. */
+static void test_shape_prefill(void)
+{
+    struct ir_graph *g = lift("tiny-llama", "prefill:8", 0, IR_FMT_Q8_0);
+    if (!g)
+        return;
+    int e = producer(g, find(g, "embd"));
+    CHECK(is_kind(g, e, IR_KIND_ROWS_GATHER) && g->ops[e].spec.u.rows_gather.count == 8);
+    CHECK(g->tensors[find(g, "tokens")].rows == 8 && g->tensors[find(g, "tokens")].elem == IR_ELEM_I32);
+    int r = producer(g, find(g, "blk.1.k_rope"));
+    CHECK(is_kind(g, r, IR_KIND_ROPE) && g->ops[r].spec.u.rope.rows == 8 && g->ops[r].spec.u.rope.h == 16);
+    int s = first_reader(g, find(g, "blk.1.k_rope"), r);
+    CHECK(is_kind(g, s, IR_KIND_SET_ROW) && g->ops[s].spec.u.set_row.count == 8 &&
+          g->ops[s].spec.u.set_row.cols == 128 && g->ops[s].spec.u.set_row.rows == 64);
+    int a = producer(g, find(g, "blk.1.attn"));
+    CHECK(is_kind(g, a, IR_KIND_ATTENTION) && g->ops[a].spec.u.attention.rows == 8);
+    int last = producer(g, find(g, "out.last"));
+    CHECK(is_kind(g, last, IR_KIND_ROW_GATHER) && g->ops[last].spec.u.row_gather.index.kind == IR_RIDX_LITERAL &&
+          g->ops[last].spec.u.row_gather.index.literal == 8 && g->ops[last].ins[0] == find(g, "blk.1.out"));
+    int n = first_reader(g, find(g, "out.last"), last);
+    CHECK(is_kind(g, n, IR_KIND_RMS_NORM) && g->tensors[find(g, "next")].rows == 1);
+    ir_graph_free(g);
+}
+
+/* A batch: a position and caches per sequence, literal row gathers, attention rows set into a state table (not
+ * carried) that the output projection reads whole. */
+static void test_shape_batch(void)
+{
+    struct ir_graph *g = lift("tiny-qwen3", "batch:4", 0, IR_FMT_Q8_0);
+    if (!g)
+        return;
+    ir_tid rows = find(g, "blk.0.attn_rows");
+    CHECK(rows != IR_NONE && g->tensors[rows].role == IR_ROLE_STATE && !g->tensors[rows].carried &&
+          g->tensors[rows].rows == 4);
+    for (int b = 0; b < 4; b++) {
+        char n[64];
+        snprintf(n, sizeof n, "pos.%d", b);
+        ir_tid pos = find(g, n);
+        CHECK(pos != IR_NONE && g->tensors[pos].role == IR_ROLE_PARAM);
+        snprintf(n, sizeof n, "blk.0.q.%d", b);
+        int qg = producer(g, find(g, n));
+        CHECK(is_kind(g, qg, IR_KIND_ROW_GATHER) && g->ops[qg].spec.u.row_gather.index.kind == IR_RIDX_LITERAL &&
+              g->ops[qg].spec.u.row_gather.index.literal == b + 1 && g->ops[qg].ins[0] == find(g, "blk.0.q"));
+        snprintf(n, sizeof n, "blk.0.k_cache.%d", b);
+        ir_tid kc = find(g, n);
+        CHECK(kc != IR_NONE && g->tensors[kc].carried);
+        snprintf(n, sizeof n, "blk.0.q_rope.%d", b);
+        int r = producer(g, find(g, n));
+        CHECK(is_kind(g, r, IR_KIND_ROPE) && g->ops[r].ins[3] == pos && g->ops[r].spec.u.rope.rows == 1);
+        snprintf(n, sizeof n, "blk.0.attn.%d", b);
+        ir_tid at = find(g, n);
+        int a = producer(g, at);
+        CHECK(is_kind(g, a, IR_KIND_ATTENTION) && g->ops[a].ins[1] == kc && g->ops[a].ins[3] == pos &&
+              g->ops[a].spec.u.attention.rows == 1);
+        int s = first_reader(g, at, a);
+        CHECK(is_kind(g, s, IR_KIND_SET_ROW) && g->ops[s].ins[0] == rows &&
+              g->ops[s].spec.u.set_row.index.kind == IR_RIDX_LITERAL && g->ops[s].spec.u.set_row.index.literal == b + 1);
+    }
+    int o = producer(g, find(g, "blk.0.attn_out"));
+    CHECK(is_kind(g, o, IR_KIND_MATMUL) && g->ops[o].ins[0] == rows && g->ops[o].spec.u.matmul.m == 4);
+    CHECK(g->tensors[find(g, "next")].rows == 4 && g->tensors[find(g, "logits")].rows == 4);
+    ir_graph_free(g);
+}
+
+/* A mixture: one op on a decode row; per row gather, mixture and set into a state table for a chunk. */
+static void test_shape_moe(void)
+{
+    struct ir_graph *d = lift("tiny-qwen3-moe", "decode", 0, IR_FMT_Q8_0);
+    struct ir_graph *p = lift("tiny-qwen3-moe", "prefill:8", 0, IR_FMT_Q8_0);
+    if (d) {
+        int m = producer(d, find(d, "blk.0.ffn_moe"));
+        CHECK(is_kind(d, m, IR_KIND_MOE) && d->ops[m].ins[0] == find(d, "blk.0.ffn_norm") &&
+              d->ops[m].spec.u.moe.k == 2 && d->ops[m].spec.u.moe.experts == 8 && d->ops[m].spec.u.moe.dff == 256);
+        CHECK(count_kind(d, IR_KIND_MOE) == 2 && count_kind(d, IR_KIND_SWIGLU) == 0);
+        int add = first_reader(d, find(d, "blk.0.ffn_moe"), m);
+        CHECK(is_kind(d, add, IR_KIND_ELEMENTWISE) && d->ops[add].out == find(d, "blk.0.out"));
+    }
+    if (p) {
+        ir_tid table = find(p, "blk.1.ffn_moe_rows");
+        CHECK(table != IR_NONE && p->tensors[table].role == IR_ROLE_STATE && !p->tensors[table].carried);
+        CHECK(count_kind(p, IR_KIND_MOE) == 16);
+        for (int r = 0; r < 8; r++) {
+            char n[64];
+            snprintf(n, sizeof n, "blk.1.ffn_in.%d", r);
+            int v = producer(p, find(p, n));
+            CHECK(is_kind(p, v, IR_KIND_ROW_GATHER) && p->ops[v].ins[0] == find(p, "blk.1.ffn_norm") &&
+                  p->ops[v].spec.u.row_gather.index.literal == r + 1);
+            int m = v + 1, s = v + 2;
+            CHECK(is_kind(p, m, IR_KIND_MOE) && p->ops[m].ins[0] == p->ops[v].out);
+            CHECK(is_kind(p, s, IR_KIND_SET_ROW) && p->ops[s].ins[0] == table && p->ops[s].ins[1] == p->ops[m].out &&
+                  p->ops[s].spec.u.set_row.index.literal == r + 1 && p->ops[s].spec.u.set_row.count == 1);
+        }
+        int add = producer(p, find(p, "blk.1.out"));
+        CHECK(is_kind(p, add, IR_KIND_ELEMENTWISE) && p->ops[add].ins[1] == table);
+    }
+    ir_graph_free(d);
+    ir_graph_free(p);
+}
+
+/* gemma2: the embedding scaled, four (1+w) norms a block, GeLU gate, windows on alternating layers, soft caps. */
+static void test_shape_gemma(void)
+{
+    struct ir_graph *g = lift("tiny-gemma2", "decode", 0, IR_FMT_Q8_0);
+    if (!g)
+        return;
+    int sc = producer(g, find(g, "embd.scaled"));
+    CHECK(is_kind(g, sc, IR_KIND_SCALE) && fabs(g->ops[sc].spec.u.scale.factor - 16.0) < 1e-12);
+    CHECK(is_kind(g, first_reader(g, find(g, "embd.scaled"), sc), IR_KIND_RMS_NORM));
+    int norms = 0;
+    for (int i = 0; i < g->nops; i++)
+        if (is_kind(g, i, IR_KIND_RMS_NORM)) {
+            norms++;
+            CHECK(g->ops[i].spec.u.rms_norm.offset == 1.0 && g->ops[i].spec.u.rms_norm.weight);
+        }
+    CHECK(norms == 4 * 2 + 1);
+    int post = producer(g, find(g, "blk.0.post_attention_norm"));
+    CHECK(is_kind(g, post, IR_KIND_RMS_NORM) && g->ops[post].ins[0] == find(g, "blk.0.attn_out"));
+    int add = producer(g, find(g, "blk.0.attn_res"));
+    CHECK(add >= 0 && g->ops[add].ins[1] == find(g, "blk.0.post_attention_norm"));
+    int gelu = producer(g, find(g, "blk.1.ffn_gelu"));
+    CHECK(is_kind(g, gelu, IR_KIND_GELU) && g->ops[gelu].ins[0] == find(g, "blk.1.ffn_gate"));
+    int mul = producer(g, find(g, "blk.1.ffn_act"));
+    CHECK(is_kind(g, mul, IR_KIND_ELEMENTWISE) && g->ops[mul].spec.u.elementwise.op == IR_EW_MUL &&
+          g->ops[mul].ins[0] == find(g, "blk.1.ffn_gelu") && g->ops[mul].ins[1] == find(g, "blk.1.ffn_up"));
+    int a0 = producer(g, find(g, "blk.0.attn")), a1 = producer(g, find(g, "blk.1.attn"));
+    CHECK(a0 >= 0 && g->ops[a0].spec.u.attention.window == 16 && g->ops[a0].spec.u.attention.softcap.has &&
+          g->ops[a0].spec.u.attention.softcap.v == 50 && g->ops[a0].spec.u.attention.scale.has &&
+          g->ops[a0].spec.u.attention.scale.v == 0.125);
+    CHECK(a1 >= 0 && g->ops[a1].spec.u.attention.window == 0);
+    int cap = producer(g, find(g, "logits"));
+    CHECK(is_kind(g, cap, IR_KIND_SOFTCAP) && g->ops[cap].spec.u.softcap.cap == 30 &&
+          g->ops[cap].ins[0] == find(g, "logits.raw"));
+    ir_graph_free(g);
+    struct ir_graph *real = lift("gemma2-2b", "decode", 0, IR_FMT_Q8_0);
+    if (real) {
+        int a = producer(real, find(real, "blk.0.attn"));
+        CHECK(a >= 0 && real->ops[a].spec.u.attention.window == 4096 && real->ops[a].spec.u.attention.scale.v == 0.0625);
+        ir_graph_free(real);
+    }
+}
+
+/* ── Evaluation ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The bytes of every tensor of g that v holds as plain values (checkpoint constants aside), one after another. */
+static float *snapshot(const struct ir_graph *g, const struct ir_values *v, size_t *n)
+{
+    size_t total = 0;
+    for (ir_tid t = 0; t < g->ntensors; t++)
+        total += ir_values_cdata(v, t) ? (size_t)ir_tensor_len(g, t) : 0;
+    float *out = malloc(sizeof(float) * (total ? total : 1)), *p = out;
+    for (ir_tid t = 0; out && t < g->ntensors; t++) {
+        const float *x = ir_values_cdata(v, t);
+        if (x) {
+            memcpy(p, x, sizeof(float) * (size_t)ir_tensor_len(g, t));
+            p += ir_tensor_len(g, t);
+        }
+    }
+    *n = total;
+    return out;
+}
+
+/* Put a snapshot's bytes back into v. */
+static void restore(const struct ir_graph *g, struct ir_values *v, const float *snap)
+{
+    for (ir_tid t = 0; t < g->ntensors; t++) {
+        float *x = ir_values_data(v, t);
+        if (x) {
+            memcpy(x, snap, sizeof(float) * (size_t)ir_tensor_len(g, t));
+            snap += ir_tensor_len(g, t);
+        }
+    }
+}
+
+/* The next token(s) of an evaluation are vocabulary indices. */
+static void check_next(const struct ir_graph *g, const struct ir_values *v, const struct models_config *c,
+                       const char *mode)
+{
+    ir_tid t = find(g, "next");
+    const float *next = ir_values_cdata(v, t);
+    CHECK(next != NULL);
+    for (int64_t r = 0; next && r < ir_tensor_len(g, t); r++)
+        CHECKF(next[r] >= 0 && next[r] < (float)c->vocab && next[r] == floorf(next[r]), "%s %s: next %g", c->name,
+               mode, (double)next[r]);
+}
+
+/* A graph evaluated twice from the same values gives the same bytes in every tensor: from two fresh fills (decode),
+ * or from one fill restored before the second run (the larger modes, whose fill costs as much as the step). */
+static void check_twice(const struct ir_graph *g, const struct models_config *c, const char *mode, bool fresh)
+{
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *a = ir_values_new(g, 42, err), *b = fresh && a ? ir_values_new(g, 42, err) : NULL;
+    CHECKF(a && (b || !fresh), "%s %s: %s", c->name, mode, err);
+    size_t n0 = 0, n1 = 0, n2 = 0;
+    float *before = a ? snapshot(g, a, &n0) : NULL, *first = NULL, *second = NULL;
+    if (a && before) {
+        CHECKF(ir_eval(g, a, err) == 0, "%s %s: %s", c->name, mode, err);
+        check_next(g, a, c, mode);
+        first = snapshot(g, a, &n1);
+        if (fresh) {
+            CHECKF(ir_eval(g, b, err) == 0, "%s %s: %s", c->name, mode, err);
+            struct ir_compare cmp = ir_values_compare(g, a, g, b);
+            CHECKF(cmp.identical && cmp.compared > 0, "%s %s: observed or carried tensors differ", c->name, mode);
+            second = snapshot(g, b, &n2);
+        } else {
+            restore(g, a, before);
+            CHECKF(ir_eval(g, a, err) == 0, "%s %s: %s", c->name, mode, err);
+            second = snapshot(g, a, &n2);
+        }
+        CHECKF(first && second && n1 == n2 && n1 > 0 && memcmp(first, second, sizeof(float) * n1) == 0,
+               "%s %s: not the same bytes", c->name, mode);
+        /* The step changed something: the caches took their new rows. */
+        CHECKF(first && n0 == n1 && memcmp(before, first, sizeof(float) * n1) != 0, "%s %s: nothing computed",
+               c->name, mode);
+    }
+    free(before);
+    free(first);
+    free(second);
+    ir_values_free(a);
+    ir_values_free(b);
+}
+
+/* Every tiny model in every mode evaluates to the same bytes twice. */
+static void test_eval_deterministic(void)
+{
+    static const char *modes[] = {"decode", "prefill:8", "batch:4", "prefill:32", "batch:16"};
+    for (int i = 0; i < models_count(); i++) {
+        const struct models_config *c = models_get(i);
+        if (!c->tiny)
+            continue;
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            struct ir_graph *g = lift(c->name, modes[m], 0, IR_FMT_Q8_0);
+            if (g)
+                check_twice(g, c, modes[m], m == 0);
+            ir_graph_free(g);
+        }
+    }
+}
+
+/* ── tiny-llama against a plain implementation ───────────────────────────────────────────────────────────── */
+
+/* The values of the tensor named `name`. */
+static const float *val(const struct ir_graph *g, const struct ir_values *v, const char *name)
+{
+    ir_tid t = find(g, name);
+    const float *p = t == IR_NONE ? NULL : ir_values_cdata(v, t);
+    CHECKF(p != NULL, "no values for %s", name);
+    return p;
+}
+
+/* The values of layer `layer`'s tensor `what` (of sequence seq ≥ 0 of a batch). */
+static const float *lval(const struct ir_graph *g, const struct ir_values *v, int layer, const char *what, int seq)
+{
+    char n[64];
+    if (seq >= 0)
+        snprintf(n, sizeof n, "blk.%d.%s.%d", layer, what, seq);
+    else
+        snprintf(n, sizeof n, "blk.%d.%s", layer, what);
+    return val(g, v, n);
+}
+
+/* y[n] = x[k] · W[k×n] (row-major W). */
+static void ref_matvec(const double *x, const float *w, int k, int n, double *y)
+{
+    for (int j = 0; j < n; j++)
+        y[j] = 0;
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < n; j++)
+            y[j] += x[i] * w[(size_t)i * n + j];
+}
+
+/* y = x / sqrt(mean(x²) + eps) · w over n values. */
+static void ref_rms(const double *x, const float *w, int n, double eps, double *y)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    double r = 1 / sqrt(ss / n + eps);
+    for (int i = 0; i < n; i++)
+        y[i] = x[i] * r * w[i];
+}
+
+/* Rotate each of `heads` heads of x (width hd) in pairs (i, i + hd/2) by the tables' row pos. */
+static void ref_rope(double *x, int heads, int hd, const float *cos, const float *sin, int pos)
+{
+    int half = hd / 2;
+    for (int h = 0; h < heads; h++)
+        for (int i = 0; i < half; i++) {
+            double a = x[h * hd + i], b = x[h * hd + i + half];
+            double c = cos[pos * half + i], s = sin[pos * half + i];
+            x[h * hd + i] = a * c - b * s;
+            x[h * hd + i + half] = a * s + b * c;
+        }
+}
+
+/* The largest difference of n values of a from the reference r, relative to r's largest magnitude. */
+static double rel_diff(const float *a, const double *r, int n)
+{
+    double big = 1e-30, diff = 0;
+    for (int i = 0; i < n; i++) {
+        big = fmax(big, fabs(r[i]));
+        diff = fmax(diff, fabs(a[i] - r[i]));
+    }
+    return diff / big;
+}
+
+enum { D = 256, H = 4, KV = 2, HD = 64, FF = 512, V = 512, CTX = 64, HQ = H * HD, HK = KV * HD, ROWS = 4 };
+
+/* One sequence's rows through one layer of the reference: x (rows × D) at positions pos.., the layer's caches as
+ * they were before the step (kc0, vc0) updated into kc, vc. */
+static void ref_layer(const struct ir_graph *g, const struct ir_values *v, int layer, double eps, int rows, int pos,
+                      const float *kc0, const float *vc0, double x[][D], double *kc, double *vc)
+{
+    static double xn[D], q[ROWS][HQ], k[HK], vv[HK], att[HQ], o[D], gate[FF], up[FF], dn[D];
+    for (int i = 0; i < CTX * HK; i++) {
+        kc[i] = kc0[i];
+        vc[i] = vc0[i];
+    }
+    for (int r = 0; r < rows; r++) {
+        ref_rms(x[r], lval(g, v, layer, "attn_norm.weight", -1), D, eps, xn);
+        ref_matvec(xn, lval(g, v, layer, "attn_q.weight", -1), D, HQ, q[r]);
+        ref_matvec(xn, lval(g, v, layer, "attn_k.weight", -1), D, HK, k);
+        ref_matvec(xn, lval(g, v, layer, "attn_v.weight", -1), D, HK, vv);
+        ref_rope(q[r], H, HD, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos + r);
+        ref_rope(k, KV, HD, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos + r);
+        for (int i = 0; i < HK; i++) {
+            kc[(pos + r) * HK + i] = k[i];
+            vc[(pos + r) * HK + i] = vv[i];
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        int last = pos + r;
+        for (int h = 0; h < H; h++) {
+            int kvh = h / (H / KV);
+            double logit[CTX], mx = -INFINITY, sum = 0;
+            for (int j = 0; j <= last; j++) {
+                double s = 0;
+                for (int i = 0; i < HD; i++)
+                    s += q[r][h * HD + i] * kc[j * HK + kvh * HD + i];
+                logit[j] = s / sqrt((double)HD);
+                mx = fmax(mx, logit[j]);
+            }
+            for (int j = 0; j <= last; j++) {
+                logit[j] = exp(logit[j] - mx);
+                sum += logit[j];
+            }
+            for (int i = 0; i < HD; i++) {
+                double s = 0;
+                for (int j = 0; j <= last; j++)
+                    s += logit[j] / sum * vc[j * HK + kvh * HD + i];
+                att[h * HD + i] = s;
+            }
+        }
+        ref_matvec(att, lval(g, v, layer, "attn_output.weight", -1), HQ, D, o);
+        for (int i = 0; i < D; i++)
+            x[r][i] += o[i];
+        ref_rms(x[r], lval(g, v, layer, "ffn_norm.weight", -1), D, eps, xn);
+        ref_matvec(xn, lval(g, v, layer, "ffn_gate.weight", -1), D, FF, gate);
+        ref_matvec(xn, lval(g, v, layer, "ffn_up.weight", -1), D, FF, up);
+        for (int i = 0; i < FF; i++)
+            gate[i] = gate[i] / (1 + exp(-gate[i])) * up[i];
+        ref_matvec(gate, lval(g, v, layer, "ffn_down.weight", -1), FF, D, dn);
+        for (int i = 0; i < D; i++)
+            x[r][i] += dn[i];
+    }
+}
+
+/* One sequence of the step through the reference and compared with the evaluation: `rows` rows of tokens at
+ * position pos, its caches (of batch sequence seq, or -1) as they were before the step; `out` is the row of the
+ * evaluated head (output_norm, logits, next) that the sequence's last row reaches. */
+static void ref_sequence(const struct ir_graph *g, const struct ir_values *v, double eps, const int *tokens, int rows,
+                         int pos, int seq, float kc0[2][CTX * HK], float vc0[2][CTX * HK], int out, const char *what)
+{
+    static double x[ROWS][D], xn[D], logits[V], kc[CTX * HK], vc[CTX * HK];
+    const float *emb = val(g, v, "token_embd.weight");
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < D; i++)
+            x[r][i] = emb[tokens[r] * D + i];
+    for (int layer = 0; layer < 2; layer++) {
+        ref_layer(g, v, layer, eps, rows, pos, kc0[layer], vc0[layer], x, kc, vc);
+        double dk = rel_diff(lval(g, v, layer, "k_cache", seq), kc, CTX * HK);
+        double dv = rel_diff(lval(g, v, layer, "v_cache", seq), vc, CTX * HK);
+        CHECKF(dk < 1e-5 && dv < 1e-5, "%s: layer %d caches differ by %g, %g", what, layer, dk, dv);
+    }
+    const double *last = x[rows - 1];
+    ref_rms(last, val(g, v, "output_norm.weight"), D, eps, xn);
+    ref_matvec(xn, val(g, v, "output.weight"), D, V, logits);
+    int best = 0;
+    for (int i = 1; i < V; i++)
+        if (logits[i] > logits[best])
+            best = i;
+    double hidden = rel_diff(val(g, v, "output_norm") + out * D, xn, D);
+    double lg = rel_diff(val(g, v, "logits") + out * V, logits, V);
+    CHECKF(hidden < 1e-5, "%s: final hidden state differs by %g", what, hidden);
+    CHECKF(lg < 1e-5, "%s: logits differ by %g", what, lg);
+    CHECKF(val(g, v, "next")[out] == (float)best, "%s: next %g, reference %d", what, (double)val(g, v, "next")[out],
+           best);
+}
+
+/* tiny-llama evaluated in `mode` matches the plain implementation, sequence by sequence: the caches' new rows, the
+ * final hidden state, the logits and the next token. Weights are taken as plain values (the checkpoint flag dropped)
+ * so the reference reads the very values the evaluator multiplies by. */
+static void check_reference(const char *mode, int nseq, int rows, const int *pos, const int *tokens)
+{
+    const struct models_config *c = models_find("tiny-llama");
+    struct ir_graph *g = lift("tiny-llama", mode, 0, IR_FMT_F32);
+    if (!g || !c)
+        return;
+    CHECK(c->hidden == D && c->heads == H && c->kv_heads == KV && c->head_dim == HD && c->ffn == FF &&
+          c->vocab == V && c->ctx == CTX && c->layers == 2 && rows <= ROWS);
+    for (int t = 0; t < g->ntensors; t++)
+        g->tensors[t].checkpoint = false;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, 7, err);
+    CHECKF(v != NULL, "%s", err);
+    if (!v) {
+        ir_graph_free(g);
+        return;
+    }
+    bool batch = nseq > 1;
+    float *tok = ir_values_data(v, find(g, batch || rows > 1 ? "tokens" : "token"));
+    for (int i = 0; i < nseq * rows; i++)
+        tok[i] = (float)tokens[i];
+    static float kc0[ROWS][2][CTX * HK], vc0[ROWS][2][CTX * HK];
+    for (int b = 0; b < nseq; b++) {
+        char n[16] = "pos";
+        if (batch)
+            snprintf(n, sizeof n, "pos.%d", b);
+        ir_values_data(v, find(g, n))[0] = (float)pos[b];
+        /* The caches before the step. */
+        for (int layer = 0; layer < 2; layer++) {
+            memcpy(kc0[b][layer], lval(g, v, layer, "k_cache", batch ? b : -1), sizeof kc0[b][layer]);
+            memcpy(vc0[b][layer], lval(g, v, layer, "v_cache", batch ? b : -1), sizeof vc0[b][layer]);
+        }
+    }
+    CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    for (int b = 0; b < nseq; b++) {
+        char what[48];
+        snprintf(what, sizeof what, "tiny-llama %s seq %d", mode, b);
+        ref_sequence(g, v, c->eps, tokens + b * rows, rows, pos[b], batch ? b : -1, kc0[b], vc0[b], b, what);
+    }
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* A decode step, a prefill chunk and a batch of tiny-llama against the plain implementation. */
+static void test_reference(void)
+{
+    static const int pos1[] = {37}, tok1[] = {123};
+    check_reference("decode", 1, 1, pos1, tok1);
+    static const int pos2[] = {29}, tok2[] = {5, 511, 0, 300};
+    check_reference("prefill:4", 1, 4, pos2, tok2);
+    static const int pos3[] = {0, 41, 63}, tok3[] = {77, 9, 400};
+    check_reference("batch:3", 3, 1, pos3, tok3);
+}
+
+int main(void)
+{
+    test_table();
+    test_params();
+    test_modes();
+    test_errors();
+    test_formats();
+    test_layers();
+    test_shape_decode();
+    test_shape_prefill();
+    test_shape_batch();
+    test_shape_moe();
+    test_shape_gemma();
+    test_all_lift();
+    test_eval_deterministic();
+    test_reference();
+    return check_done("test_models");
+}
