@@ -203,6 +203,12 @@ static ir_tid in_at(const struct scan *s, const struct ir_op *op, int i)
     return t >= 0 && t < s->g->ntensors ? t : IR_NONE;
 }
 
+/* A spec size clamped to [0, IR_MAX_DIM], so the scan's range arithmetic cannot overflow on any graph. */
+static int64_t dimc(int64_t x)
+{
+    return x < 0 ? 0 : x > IR_MAX_DIM ? IR_MAX_DIM : x;
+}
+
 /* The length of tensor t (0 for none). */
 static int64_t scan_len(const struct scan *s, ir_tid t)
 {
@@ -262,11 +268,11 @@ static void use_rms_norm(struct scan *s, const struct ir_op *op)
 static void use_rope(struct scan *s, const struct ir_op *op)
 {
     const struct ir_rope *r = &op->spec.u.rope;
-    note(s, op, 1, USE_ROPE_COS, (double)r->half);
-    note(s, op, 2, USE_ROPE_SIN, (double)r->half);
-    if (r->pos.kind == IR_RIDX_NAMED && r->half > 0) {
-        int64_t rows = min64(scan_len(s, in_at(s, op, 1)), scan_len(s, in_at(s, op, 2))) / r->half;
-        note_index(s, op, 3, 0, rows - r->rows, true);
+    note(s, op, 1, USE_ROPE_COS, (double)dimc(r->half));
+    note(s, op, 2, USE_ROPE_SIN, (double)dimc(r->half));
+    if (r->pos.kind == IR_RIDX_NAMED && dimc(r->half) > 0) {
+        int64_t rows = min64(scan_len(s, in_at(s, op, 1)), scan_len(s, in_at(s, op, 2))) / dimc(r->half);
+        note_index(s, op, 3, 0, rows - dimc(r->rows), true);
     }
 }
 
@@ -275,13 +281,13 @@ static void use_row_gather(struct scan *s, const struct ir_op *op)
 {
     const struct ir_row_gather *r = &op->spec.u.row_gather;
     if (r->index.kind == IR_RIDX_NAMED)
-        note_index(s, op, 1, 0, r->rows - 1, false);
+        note_index(s, op, 1, 0, dimc(r->rows) - 1, false);
 }
 
 /* Uses of a rows gather: every index below the table's rows. */
 static void use_rows_gather(struct scan *s, const struct ir_op *op)
 {
-    note_index(s, op, 1, 0, op->spec.u.rows_gather.rows - 1, false);
+    note_index(s, op, 1, 0, dimc(op->spec.u.rows_gather.rows) - 1, false);
 }
 
 /* Uses of a row set: the table is a cache; a named index leaves room for the rows it writes. */
@@ -290,7 +296,7 @@ static void use_set_row(struct scan *s, const struct ir_op *op)
     const struct ir_set_row *r = &op->spec.u.set_row;
     note(s, op, 0, USE_CACHE, 0.0);
     if (r->index.kind == IR_RIDX_NAMED)
-        note_index(s, op, 2, 0, r->rows - r->count, false);
+        note_index(s, op, 2, 0, dimc(r->rows) - dimc(r->count), false);
 }
 
 /* Uses of an attention: caches, sinks, and a named position whose chunk fits in the cache. */
@@ -301,7 +307,7 @@ static void use_attention(struct scan *s, const struct ir_op *op)
     note(s, op, 2, USE_CACHE, 0.0);
     int at = 3;
     if (a->pos.kind == IR_RIDX_NAMED)
-        note_index(s, op, at++, 0, a->l - a->rows, true);
+        note_index(s, op, at++, 0, dimc(a->l) - dimc(a->rows), true);
     if (a->sinks)
         note(s, op, at, USE_SINKS, 0.0);
 }
@@ -665,7 +671,7 @@ static const char *tname(const struct ev *e, ir_tid t)
 /* The tensor at operand i of the op, or IR_NONE with err. */
 static ir_tid operand(struct ev *e, int i)
 {
-    if (i >= e->op->nins) {
+    if (i >= e->op->nins || !e->op->ins || !e->op->access) {
         fail(e, "operand %d is missing (the op has %d)", i, (int)e->op->nins);
         return IR_NONE;
     }

@@ -79,13 +79,13 @@ static const char *name_at(const char *const *names, int count, int i)
 
 const char *ir_elem_name(enum ir_elem e) { return name_at(elem_names, IR_ELEM_COUNT, (int)e); }
 int ir_elem_lookup(const char *s, size_t n) { return lookup(elem_names, IR_ELEM_COUNT, s, n); }
-int ir_elem_bytes(enum ir_elem e) { return (int)e < IR_ELEM_COUNT ? elem_bytes[e] : 0; }
+int ir_elem_bytes(enum ir_elem e) { return (int)e >= 0 && (int)e < IR_ELEM_COUNT ? elem_bytes[e] : 0; }
 const char *ir_role_name(enum ir_role r) { return name_at(role_names, IR_ROLE_COUNT, (int)r); }
 int ir_role_lookup(const char *s, size_t n) { return lookup(role_names, IR_ROLE_COUNT, s, n); }
 const char *ir_format_name(enum ir_format f) { return name_at(format_names, IR_FMT_COUNT, (int)f); }
 int ir_format_lookup(const char *s, size_t n) { return lookup(format_names, IR_FMT_COUNT, s, n); }
-int ir_format_block_values(enum ir_format f) { return (int)f < IR_FMT_COUNT ? format_values[f] : 0; }
-int ir_format_block_bytes(enum ir_format f) { return (int)f < IR_FMT_COUNT ? format_bytes[f] : 0; }
+int ir_format_block_values(enum ir_format f) { return (int)f >= 0 && (int)f < IR_FMT_COUNT ? format_values[f] : 0; }
+int ir_format_block_bytes(enum ir_format f) { return (int)f >= 0 && (int)f < IR_FMT_COUNT ? format_bytes[f] : 0; }
 const char *ir_ewop_name(enum ir_ewop o) { return name_at(ewop_names, IR_EW_COUNT, (int)o); }
 int ir_ewop_lookup(const char *s, size_t n) { return lookup(ewop_names, IR_EW_COUNT, s, n); }
 const char *ir_moeact_name(enum ir_moeact a) { return name_at(moeact_names, IR_MOE_COUNT, (int)a); }
@@ -208,7 +208,8 @@ static char *dup_str(const char *s)
 
 struct ir_name_index {
     ir_tid *slots;
-    uint32_t cap; /* a power of two */
+    uint32_t *hashes; /* each slot's name hash, compared before the name */
+    uint32_t cap;     /* a power of two */
 };
 
 /* FNV-1a of n bytes. */
@@ -224,10 +225,11 @@ static uint32_t hash_bytes(const char *s, size_t n)
 static void index_insert(struct ir_name_index *ix, const struct ir_graph *g, ir_tid id)
 {
     const char *name = g->tensors[id].name;
-    uint32_t mask = ix->cap - 1, h = hash_bytes(name, strlen(name)) & mask;
+    uint32_t full = hash_bytes(name, strlen(name)), mask = ix->cap - 1, h = full & mask;
     while (ix->slots[h] != IR_NONE)
         h = (h + 1) & mask;
     ix->slots[h] = id;
+    ix->hashes[h] = full;
 }
 
 /* Add tensor id to g's index, rebuilding it larger when its load would pass one half. */
@@ -240,7 +242,9 @@ static void index_add(struct ir_graph *g, ir_tid id)
     }
     uint32_t cap = ix->cap ? ix->cap * 2 : 64;
     free(ix->slots);
+    free(ix->hashes);
     ix->slots = xmalloc(sizeof(ir_tid) * cap);
+    ix->hashes = xmalloc(sizeof(uint32_t) * cap);
     for (uint32_t i = 0; i < cap; i++)
         ix->slots[i] = IR_NONE;
     ix->cap = cap;
@@ -253,13 +257,13 @@ ir_tid ir_tensor_find(const struct ir_graph *g, const char *name, size_t n)
     const struct ir_name_index *ix = g->index;
     if (!ix->cap)
         return IR_NONE;
-    uint32_t mask = ix->cap - 1, h = hash_bytes(name, n) & mask;
+    uint32_t full = hash_bytes(name, n), mask = ix->cap - 1, h = full & mask;
     for (;;) {
         ir_tid id = ix->slots[h];
         if (id == IR_NONE)
             return IR_NONE;
         const char *s = g->tensors[id].name;
-        if (strlen(s) == n && memcmp(s, name, n) == 0)
+        if (ix->hashes[h] == full && strncmp(s, name, n) == 0 && s[n] == '\0')
             return id;
         h = (h + 1) & mask;
     }
@@ -287,6 +291,7 @@ void ir_graph_free(struct ir_graph *g)
     free(g->tensors);
     free(g->ops);
     free(g->index->slots);
+    free(g->index->hashes);
     free(g->index);
     free(g->name);
     free(g->family);
@@ -316,8 +321,12 @@ struct ir_graph *ir_graph_clone(const struct ir_graph *g)
         *n = *t;
         n->name = name;
     }
+    /* The ops copied as they are (ir_graph_push would give an op that covers nothing its own index). */
+    c->ops = xmalloc(sizeof *c->ops * (size_t)(g->nops ? g->nops : 1));
+    c->ops_cap = g->nops ? g->nops : 1;
     for (int32_t i = 0; i < g->nops; i++)
-        ir_graph_push(c, ir_op_clone(&g->ops[i]));
+        c->ops[i] = ir_op_clone(&g->ops[i]);
+    c->nops = g->nops;
     return c;
 }
 

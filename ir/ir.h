@@ -519,7 +519,7 @@ struct ir_graph *ir_parse_unchecked(const char *text, size_t len, const char *fi
 struct ir_graph *ir_parse_file(const char *path, char err[IR_ERR_LEN]);
 /* The canonical text of g, malloc'd and NUL-terminated (NULL on allocation failure); *len receives its length. */
 char *ir_print(const struct ir_graph *g, size_t *len);
-/* Write the canonical text of one op (and its parts) at `indent` levels, for reports and messages. */
+/* The canonical text of one op (and its parts), malloc'd, for reports and messages (see docs/format.md). */
 char *ir_print_op(const struct ir_graph *g, const struct ir_op *op);
 
 /* ── Validation (ir/validate.c) ──────────────────────────────────────────────────────────────────────────── */

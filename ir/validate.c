@@ -602,6 +602,18 @@ static int check_tid(struct vstate *v, ir_tid t, const char *field)
     return valid_tid(v, t) ? 0 : fail(v, IR_NONE, field, "tensor id %d is not in the graph", (int)t);
 }
 
+/* Check every id of a list (named field[k] in messages). */
+static int check_tids(struct vstate *v, const ir_tid *ts, int32_t n, const char *field)
+{
+    for (int32_t k = 0; k < n; k++)
+        if (!valid_tid(v, ts[k])) {
+            char name[32];
+            snprintf(name, sizeof name, "%s[%d]", field, (int)k);
+            return check_tid(v, ts[k], name);
+        }
+    return 0;
+}
+
 /* Check a count lies in lo..IR_MAX_OPERANDS. */
 static int check_count(struct vstate *v, int32_t n, int32_t lo, const char *field)
 {
@@ -613,7 +625,6 @@ static int check_count(struct vstate *v, int32_t n, int32_t lo, const char *fiel
 /* Check the ids and counts of a node at `level` fused blocks deep, and of its parts. */
 static int check_structure(struct vstate *v, const struct ir_op *op, int level)
 {
-    char field[32];
     if ((int)op->sym < IR_SYM_PRIM || op->sym > IR_SYM_QUANT)
         return fail(v, IR_NONE, "sym", "unknown symbol %d", (int)op->sym);
     if (op->sym == IR_SYM_PRIM && ((int)op->spec.kind < 0 || op->spec.kind >= IR_KIND_COUNT))
@@ -622,22 +633,14 @@ static int check_structure(struct vstate *v, const struct ir_op *op, int level)
         return fail(v, IR_NONE, "class", "unknown class %d", (int)op->cls);
     if (check_count(v, op->nins, 0, "ins") || check_count(v, op->nkeeps, 0, "keeps"))
         return 1;
-    for (int32_t k = 0; k < op->nins; k++) {
-        snprintf(field, sizeof field, "ins[%d]", (int)k);
-        if (check_tid(v, op->ins[k], field))
-            return 1;
-    }
-    if (check_tid(v, op->out, "out") || check_tid(v, op->dst.buf, "dst"))
+    if (check_tids(v, op->ins, op->nins, "ins") || check_tid(v, op->out, "out") || check_tid(v, op->dst.buf, "dst"))
         return 1;
     if ((int)op->dst.row < IR_ROWSEL_NONE || op->dst.row > IR_ROWSEL_PARAM)
         return fail(v, IR_NONE, "dst", "unknown row selection %d", (int)op->dst.row);
     if (op->dst.row == IR_ROWSEL_PARAM && check_tid(v, op->dst.row_param, "dst.row"))
         return 1;
-    for (int32_t k = 0; k < op->nkeeps; k++) {
-        snprintf(field, sizeof field, "keeps[%d]", (int)k);
-        if (check_tid(v, op->keeps[k], field))
-            return 1;
-    }
+    if (check_tids(v, op->keeps, op->nkeeps, "keeps"))
+        return 1;
     if (op->sym != IR_SYM_FUSED) {
         if (op->nkeeps)
             return fail(v, IR_NONE, "keeps", "only a fused op keeps internal results");
@@ -1015,24 +1018,34 @@ static const char *operand_name(const struct ir_op *op, int k, char *buf, size_t
     return buf;
 }
 
-/* Check the current op may read t here: defined before the op, or by an earlier part of it. */
-static int check_read(struct vstate *v, ir_tid t, const char *field)
+/* What operand k of a primitive node is called, as a string that outlives the call ("ins" when unnamed). */
+static const char *operand_label(const struct ir_op *op, int k)
+{
+    struct shape sh;
+    char why[8];
+    spec_shape(&op->spec, &sh, why, sizeof why);
+    return k < sh.n ? sh.in[k].name : "ins";
+}
+
+/* Check the current op may read t here (operand k of node, or its row param when k < 0): defined before the op,
+ * or by an earlier part of it. */
+static int check_read(struct vstate *v, ir_tid t, const struct ir_op *node, int k)
 {
     if (v->local[t] == v->stamp)
         return 0;
     v->external[t] = v->stamp;
     if (v->defined[t])
         return 0;
-    char buf[32];
+    char buf[32], name[32];
+    const char *field = k < 0 ? "dst.row" : operand_name(node, k, name, sizeof name);
     return fail(v, IR_NONE, field, "reads '%s' before it is written", tname(v, t, buf, sizeof buf));
 }
 
 /* Check what a node and its parts read, in the order they run; mark what each part writes for later parts. */
 static int check_reads(struct vstate *v, const struct ir_op *op)
 {
-    char buf[32];
     for (int32_t k = 0; k < op->nins; k++)
-        if (check_read(v, op->ins[k], operand_name(op, (int)k, buf, sizeof buf)))
+        if (check_read(v, op->ins[k], op, (int)k))
             return 1;
     for (int32_t p = 0; p < op->nparts; p++) {
         v->path[v->depth++] = (struct frame){p, &op->parts[p]};
@@ -1040,7 +1053,7 @@ static int check_reads(struct vstate *v, const struct ir_op *op)
             return 1;
         v->depth--;
     }
-    if (op->dst.row == IR_ROWSEL_PARAM && check_read(v, op->dst.row_param, "dst.row"))
+    if (op->dst.row == IR_ROWSEL_PARAM && check_read(v, op->dst.row_param, op, -1))
         return 1;
     v->local[op->out] = v->stamp;
     v->local[op->dst.buf] = v->stamp;
@@ -1104,9 +1117,8 @@ static int collect_writes(struct vstate *v, const struct ir_op *op, bool top)
         if (!top && !ir_dst_is_own(&op->dst) && add_dst_write(v, op))
             return 1;
         int idx[4], n = ir_op_state_inputs(op, idx);
-        char buf[32];
         for (int i = 0; i < n; i++)
-            if (add_write(v, op->ins[idx[i]], NULL, 0, true, false, operand_name(op, idx[i], buf, sizeof buf)))
+            if (add_write(v, op->ins[idx[i]], NULL, 0, true, false, operand_label(op, idx[i])))
                 return 1;
     }
     for (int32_t k = 0; top && k < op->nkeeps; k++)

@@ -1,4 +1,5 @@
-/* models/lift.c — the family table and the builders that lift one step of a model into an ir graph.
+/* models/lift.c — the family table, parameter counts, and the builders that lift one step of a model into an ir
+ * graph.
  *
  * The common decoder block, per layer (n rows: 1 for decode, the chunk's rows, or the batch's sequences):
  *
@@ -16,13 +17,57 @@
  *
  * Residual adds take the stream first and the branch second, so the branch's post-norm (when a family has one) is
  * the add's second operand. */
-#include "models/family.h"
+#include "models/models.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+struct models_lift; /* the graph being built (below) */
+
+/* A family: a name and the hooks that build what it adds to the common decoder block (each hook may be NULL,
+ * meaning the family adds nothing there). */
+struct models_family {
+    const char *name;
+    /* Added to every norm weight: 1 for (1+w) weights, else 0. */
+    double norm_offset;
+    /* The FFN is a mixture of experts: experts, top_k and expert_ffn size it (ffn does not). */
+    bool mixture;
+    /* The gathered embedding rows x (rows × hidden) as the first layer reads them. */
+    ir_tid (*embed)(struct models_lift *l, ir_tid x);
+    /* A query or key t (`which` is "q" or "k"; `heads` heads a row; seq the batch's sequence, or -1) before its
+     * rotation. */
+    ir_tid (*head)(struct models_lift *l, int layer, ir_tid t, int64_t heads, const char *which, int64_t seq);
+    /* A branch's output t (the attention's or the FFN's projection, `tag` names it) before its residual add. */
+    ir_tid (*post)(struct models_lift *l, int layer, ir_tid t, const char *tag);
+    /* The FFN of the normed rows x: its output (rows × hidden). Required. */
+    ir_tid (*ffn)(struct models_lift *l, int layer, ir_tid x);
+    /* The LM head's logits before the arg-max. */
+    ir_tid (*logits)(struct models_lift *l, ir_tid t);
+    /* The sliding window of a layer (0: attends the whole context). */
+    int64_t (*window)(const struct models_config *c, int layer);
+    /* Parameters a layer holds beyond the common block (its attention projections and two norms), -1 on overflow.
+     * Required. */
+    int64_t (*layer_params)(const struct models_config *c);
+};
+
+/* a · b for sizes: -1 when either is negative (an earlier overflow) or the product overflows. */
+static int64_t size_mul(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0 || (b && a > INT64_MAX / b))
+        return -1;
+    return a * b;
+}
+
+/* a + b for sizes: -1 when either is negative or the sum overflows. */
+static int64_t size_add(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0 || a > INT64_MAX - b)
+        return -1;
+    return a + b;
+}
 
 struct models_lift {
     struct ir_graph *g;
@@ -380,7 +425,8 @@ static void head(struct models_lift *l, ir_tid x)
     if (l->kind == MODELS_PREFILL)
         x = row_of(l, x, l->n, "out.last");
     ir_tid xn = rms_norm(l, x, norm_weight(l, "output_norm.weight", c->hidden), c->hidden, "output_norm");
-    ir_tid logits = matmul(l, xn, matrix(l, "output.weight", c->hidden, c->vocab), l->f->logits ? "logits.raw" : "logits");
+    ir_tid w = matrix(l, "output.weight", c->hidden, c->vocab);
+    ir_tid logits = matmul(l, xn, w, l->f->logits ? "logits.raw" : "logits");
     if (l->f->logits)
         logits = l->f->logits(l, logits);
     ir_tid next = tensor(l, "next", IR_ELEM_I32, rows_of(l, logits), 1, IR_ROLE_ACTIVATION);
@@ -491,7 +537,7 @@ static ir_tid ffn_moe(struct models_lift *l, int layer, ir_tid x)
     w[1] = matrix(l, blk(l, layer, "ffn_gate_exps.weight", -1), d, e * ff);
     w[2] = matrix(l, blk(l, layer, "ffn_up_exps.weight", -1), d, e * ff);
     w[3] = matrix(l, blk(l, layer, "ffn_down_exps.weight", -1), ff, e * d);
-    if (l->n == 1 && l->kind == MODELS_DECODE)
+    if (l->kind == MODELS_DECODE)
         return moe_op(l, x, w, blk(l, layer, "ffn_moe", -1));
     ir_tid table = tensor(l, blk(l, layer, "ffn_moe_rows", -1), IR_ELEM_F32, l->n, d, IR_ROLE_STATE);
     for (int64_t r = 0; r < l->n && !l->failed; r++) {
@@ -517,47 +563,71 @@ static int64_t window_alternate(const struct models_config *c, int layer) { retu
 /* Parameters of a dense SwiGLU or GeLU FFN. */
 static int64_t params_dense(const struct models_config *c)
 {
-    return models_size_mul(3, models_size_mul(c->hidden, c->ffn));
+    return size_mul(3, size_mul(c->hidden, c->ffn));
 }
 
 /* Parameters of a qwen3 layer beyond the common block: the per-head norms and the dense FFN. */
 static int64_t params_qwen3(const struct models_config *c)
 {
-    return models_size_add(models_size_mul(2, c->head_dim), params_dense(c));
+    return size_add(size_mul(2, c->head_dim), params_dense(c));
 }
 
 /* Parameters of a qwen3-moe layer beyond the common block: the per-head norms, the router and the experts. */
 static int64_t params_qwen3_moe(const struct models_config *c)
 {
-    int64_t router = models_size_mul(c->hidden, c->experts);
-    int64_t experts = models_size_mul(models_size_mul(3, c->experts), models_size_mul(c->hidden, c->expert_ffn));
-    return models_size_add(models_size_add(models_size_mul(2, c->head_dim), router), experts);
+    int64_t router = size_mul(c->hidden, c->experts);
+    int64_t experts = size_mul(size_mul(3, c->experts), size_mul(c->hidden, c->expert_ffn));
+    return size_add(size_add(size_mul(2, c->head_dim), router), experts);
 }
 
 /* Parameters of a gemma2 layer beyond the common block: the two post-norms and the dense FFN. */
 static int64_t params_gemma2(const struct models_config *c)
 {
-    return models_size_add(models_size_mul(2, c->hidden), params_dense(c));
+    return size_add(size_mul(2, c->hidden), params_dense(c));
 }
 
-/* The families: name, norm offset, embed, head, post, ffn, logits, window, layer params. */
+/* The families: name, norm offset, mixture, embed, head, post, ffn, logits, window, layer params. */
 static const struct models_family families[] = {
-    {"llama", 0, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, params_dense},
-    {"qwen3", 0, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, params_qwen3},
-    {"qwen3-moe", 0, NULL, head_norm, NULL, ffn_moe, NULL, NULL, params_qwen3_moe},
-    {"gemma2", 1, embed_scaled, NULL, post_norm, ffn_geglu, logits_capped, window_alternate, params_gemma2},
+    {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, params_dense},
+    {"qwen3", 0, false, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, params_qwen3},
+    {"qwen3-moe", 0, true, NULL, head_norm, NULL, ffn_moe, NULL, NULL, params_qwen3_moe},
+    {"gemma2", 1, false, embed_scaled, NULL, post_norm, ffn_geglu, logits_capped, window_alternate, params_gemma2},
 };
 
 #define FAMILY_COUNT ((int)(sizeof families / sizeof families[0]))
 
-const struct models_family *models_family_at(int i) { return i >= 0 && i < FAMILY_COUNT ? &families[i] : NULL; }
-
-const struct models_family *models_family_find(const char *name)
+/* The family named `name`, or NULL. */
+static const struct models_family *family_find(const char *name)
 {
     for (int i = 0; name && i < FAMILY_COUNT; i++)
         if (strcmp(families[i].name, name) == 0)
             return &families[i];
     return NULL;
+}
+
+int64_t models_param_count(const struct models_config *c)
+{
+    const struct models_family *f = c ? family_find(c->family) : NULL;
+    if (!f || c->layers < 0)
+        return -1;
+    int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
+    /* Every layer: the q, k, v and output projections, the attention norm and the FFN norm. */
+    int64_t proj =
+        size_add(size_mul(2, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
+    int64_t layer = size_add(size_add(proj, size_mul(2, d)), f->layer_params(c));
+    /* The embedding, the LM head unless tied to it, and the output norm. */
+    int64_t outer = size_add(size_mul(size_mul(c->vocab, d), c->tied ? 1 : 2), d);
+    return size_add(outer, size_mul(c->layers, layer));
+}
+
+int models_family_count(void)
+{
+    return FAMILY_COUNT;
+}
+
+const char *models_family_name(int i)
+{
+    return i >= 0 && i < FAMILY_COUNT ? families[i].name : NULL;
 }
 
 /* ── Checks and the lift ─────────────────────────────────────────────────────────────────────────────────── */
@@ -578,8 +648,8 @@ static bool config_ok(const struct models_config *c, const struct models_family 
     } dims[] = {
         {"layers", c->layers, true},     {"hidden", c->hidden, true},         {"heads", c->heads, true},
         {"kv_heads", c->kv_heads, true}, {"head_dim", c->head_dim, true},     {"vocab", c->vocab, true},
-        {"ctx", c->ctx, true},           {"ffn", c->ffn, f->ffn != ffn_moe},  {"experts", c->experts, f->ffn == ffn_moe},
-        {"top_k", c->top_k, f->ffn == ffn_moe}, {"expert_ffn", c->expert_ffn, f->ffn == ffn_moe},
+        {"ctx", c->ctx, true},           {"ffn", c->ffn, !f->mixture},  {"experts", c->experts, f->mixture},
+        {"top_k", c->top_k, f->mixture}, {"expert_ffn", c->expert_ffn, f->mixture},
     };
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         if (dims[i].needed && (dims[i].v < 1 || dims[i].v > (i == 0 ? MAX_LAYERS : big))) {
@@ -587,7 +657,7 @@ static bool config_ok(const struct models_config *c, const struct models_family 
                      (long long)dims[i].v, (long long)(i == 0 ? MAX_LAYERS : big));
             return false;
         }
-    if (c->heads % c->kv_heads || c->head_dim % 2 || (f->ffn == ffn_moe && c->top_k > c->experts) ||
+    if (c->heads % c->kv_heads || c->head_dim % 2 || (f->mixture && c->top_k > c->experts) ||
         c->window < 0 || !(c->eps > 0)) {
         snprintf(err, IR_ERR_LEN, "model '%s': heads must be a multiple of kv_heads, head_dim even, top_k at most "
                  "experts, window and eps not negative", c->name);
@@ -610,8 +680,8 @@ static bool format_ok(const struct models_config *c, const struct models_family 
     } widths[] = {
         {"hidden (embedding rows, q/k/v, FFN and LM head inputs)", c->hidden},
         {"heads x head_dim (output projection input)", c->heads * c->head_dim},
-        {f->ffn == ffn_moe ? "expert_ffn (expert down input)" : "ffn (down input)",
-         f->ffn == ffn_moe ? c->expert_ffn : c->ffn},
+        {f->mixture ? "expert_ffn (expert down input)" : "ffn (down input)",
+         f->mixture ? c->expert_ffn : c->ffn},
     };
     for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
         if (widths[i].k % block) {
@@ -629,7 +699,8 @@ static bool options_ok(struct models_lift *l, const struct models_options *o, ch
     char mode[32];
     models_mode_name(o->mode, mode);
     bool kind_ok = o->mode.kind == MODELS_DECODE || o->mode.kind == MODELS_PREFILL || o->mode.kind == MODELS_BATCH;
-    if (!kind_ok || o->mode.n < 1 || o->mode.n > MODELS_MAX_ROWS || (o->mode.kind == MODELS_DECODE && o->mode.n != 1)) {
+    bool n_ok = o->mode.kind == MODELS_DECODE || (o->mode.n >= 1 && o->mode.n <= MODELS_MAX_ROWS);
+    if (!kind_ok || !n_ok) {
         snprintf(err, IR_ERR_LEN, "bad mode '%s': expected decode, prefill:N or batch:N with 1 <= N <= %d", mode,
                  MODELS_MAX_ROWS);
         return false;
@@ -640,7 +711,8 @@ static bool options_ok(struct models_lift *l, const struct models_options *o, ch
                  (long long)((int64_t)1 << 24));
         return false;
     }
-    if (o->mode.n > l->ctx) {
+    int64_t n = o->mode.kind == MODELS_DECODE ? 1 : o->mode.n;
+    if (n > l->ctx) {
         snprintf(err, IR_ERR_LEN, "mode %s: %d %s exceed the context of %lld rows", mode, (int)o->mode.n,
                  o->mode.kind == MODELS_BATCH ? "sequences" : "rows", (long long)l->ctx);
         return false;
@@ -656,13 +728,13 @@ static bool options_ok(struct models_lift *l, const struct models_options *o, ch
     }
     /* A generous bound on the ops: a layer's common ops, and per row its batch attention and mixture ops. */
     int64_t layers = o->layers ? o->layers : c->layers;
-    if (layers * (32 + 16 * (int64_t)o->mode.n) > MAX_OPS) {
+    if (layers * (32 + 16 * n) > MAX_OPS) {
         snprintf(err, IR_ERR_LEN, "mode %s over %lld layers: the step would pass %lld ops", mode, (long long)layers,
                  (long long)MAX_OPS);
         return false;
     }
     l->kind = o->mode.kind;
-    l->n = o->mode.n;
+    l->n = n;
     l->fmt = o->weights;
     return true;
 }
@@ -680,7 +752,7 @@ struct ir_graph *models_lift(const struct models_config *c, const struct models_
     memset(&l, 0, sizeof l);
     l.c = c;
     l.err = err;
-    l.f = models_family_find(c->family);
+    l.f = family_find(c->family);
     if (!l.f) {
         snprintf(err, IR_ERR_LEN, "model '%s': unknown family '%s'", c->name, c->family);
         return NULL;
@@ -693,7 +765,8 @@ struct ir_graph *models_lift(const struct models_config *c, const struct models_
         return NULL;
     }
     char mode[32];
-    models_mode_name(o->mode, mode);
+    struct models_mode m = {l.kind, (int32_t)l.n};
+    models_mode_name(m, mode);
     ir_graph_set_meta(l.g, c->name, c->family, mode);
     positions(&l);
     l.cos = tensor(&l, "rope.cos", IR_ELEM_F32, l.ctx, c->head_dim / 2, IR_ROLE_CONSTANT);

@@ -1,5 +1,5 @@
-/* models/models.c — the model table, parameter counts and step modes. */
-#include "models/family.h"
+/* models/models.c — the model table and the step modes. */
+#include "models/models.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,34 +37,6 @@ const struct models_config *models_find(const char *name)
         if (strcmp(zoo[i].name, name) == 0)
             return &zoo[i];
     return NULL;
-}
-
-int64_t models_param_count(const struct models_config *c)
-{
-    const struct models_family *f = c ? models_family_find(c->family) : NULL;
-    if (!f || c->layers < 0)
-        return -1;
-    int64_t d = c->hidden, hq = models_size_mul(c->heads, c->head_dim), hk = models_size_mul(c->kv_heads, c->head_dim);
-    /* Every layer: the q, k, v and output projections, the attention norm and the FFN norm. */
-    int64_t proj = models_size_add(models_size_mul(2, models_size_mul(d, hq)), models_size_mul(2, models_size_mul(d, hk)));
-    int64_t layer = models_size_add(models_size_add(proj, models_size_mul(2, d)), f->layer_params(c));
-    /* The embedding, the LM head unless tied to it, and the output norm. */
-    int64_t outer = models_size_add(models_size_mul(models_size_mul(c->vocab, d), c->tied ? 1 : 2), d);
-    return models_size_add(outer, models_size_mul(c->layers, layer));
-}
-
-int models_family_count(void)
-{
-    int n = 0;
-    while (models_family_at(n))
-        n++;
-    return n;
-}
-
-const char *models_family_name(int i)
-{
-    const struct models_family *f = models_family_at(i);
-    return f ? f->name : NULL;
 }
 
 /* ── Modes ───────────────────────────────────────────────────────────────────────────────────────────────── */

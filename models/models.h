@@ -14,8 +14,19 @@
  *               literal `row_gather` takes its row of q, k and v; its attention result is set into row b+1 of the
  *               layer's `blk.<l>.attn_rows` table (state, not carried), which the output projection reads whole.
  *
+ * Families (models/lift.c's family table):
+ *   llama      plain pre-norm blocks, the FFN swiglu(gate, up) of two products of the normed rows.
+ *   qwen3      llama's block with a per-head rms_norm (rows = heads, cols = head_dim, weighted) of q and of k before
+ *              their rotations.
+ *   qwen3-moe  qwen3's attention; the FFN a `moe` (act swiglu). Decode: one op on the row. Prefill and batch: per row
+ *              r a literal `row_gather` of the normed rows, the `moe`, and a `set_row` of its result into row r+1 of
+ *              `blk.<l>.ffn_moe_rows`; then the residual add reads that table.
+ *   gemma2     the embedding scaled by √hidden; (1+w) norms (offset 1): the attention norm, the post-attention norm,
+ *              the FFN norm, the post-FFN norm and the final norm; the FFN gelu(gate) times up; a sliding window on
+ *              even layers; the attention logits' soft cap and the output logits through `softcap`.
+ *
  * What the host sees, as a runtime would:
- *   carried   every key and value cache (state, role state): the host keeps them across steps.
+ *   carried   every key and value cache (role state): the host keeps them across steps.
  *   observed  `next` (i32, the arg-max of the logits, flagged next: the step moves on from it) and `logits` (the host
  *             may sample otherwise or report log-probabilities). Nothing else is observed, so every other result is
  *             free for the optimizer to fuse away.
@@ -85,7 +96,7 @@ const char *models_family_name(int i);
 enum models_mode_kind { MODELS_DECODE, MODELS_PREFILL, MODELS_BATCH };
 struct models_mode {
     enum models_mode_kind kind;
-    int32_t n; /* rows (prefill) or sequences (batch); 1 for decode */
+    int32_t n; /* rows (prefill) or sequences (batch); decode ignores it (one row) */
 };
 
 /* Parse "decode", "prefill:N" or "batch:N" (1 ≤ N ≤ MODELS_MAX_ROWS). 0 on success, else err. */
@@ -106,7 +117,8 @@ struct models_options models_default_options(void);
 
 /* One step of model c lifted into a new graph (meta: the model's name, its family, the mode's text). NULL with err on
  * a bad mode, a chunk or batch larger than the context, a layer count out of range, a block format that does not
- * divide a matrix's contracted width, or an unknown family. */
+ * divide a matrix's contracted width, an unknown family, or a configuration out of range (dimensions up to 2^24,
+ * at most 1024 layers, a step of at most about 4M ops: what a lift allocates stays bounded). */
 struct ir_graph *models_lift(const struct models_config *c, const struct models_options *o, char err[IR_ERR_LEN]);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The shared table, in the order the rules apply. */
 static const struct rules_rule *const shared_table[] = {
@@ -245,13 +246,32 @@ struct run_ctx {
     struct rules_rewriter *r;
     const char *const *held;
     int nheld;
-    bool advanced;
+    struct rules_optimized *out;
 };
+
+/* Seconds on the monotonic clock. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Append a step's time. */
+static void add_time(struct rules_optimized *o, const char *step, double ms)
+{
+    struct rules_step_time *t = realloc(o->times, sizeof *t * (size_t)(o->ntimes + 1));
+    if (!t)
+        abort();
+    o->times = t;
+    o->times[o->ntimes++] = (struct rules_step_time){step, ms};
+}
 
 /* Run one visited step; argmax_advance runs right before the numerics fold. */
 static void run_visited(const struct step *st, void *vctx)
 {
     struct run_ctx *c = vctx;
+    double t0 = now();
     if (st->fold) {
         /* The arg-max that picks the next token moves the step on, when the chip links it; never held. */
         const struct rules_rule *adv = rules_advance();
@@ -269,9 +289,10 @@ static void run_visited(const struct step *st, void *vctx)
         if (!fold)
             dry(c->r, st, NULL, 0, RULES_HELD, NULL);
         rules_numerics_fold(c->r, fold);
-        return;
+    } else {
+        run_step(c->r, st, c->held, c->nheld);
     }
-    run_step(c->r, st, c->held, c->nheld);
+    add_time(c->out, st->name, (now() - t0) * 1e3);
 }
 
 int rules_optimize(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
@@ -295,7 +316,7 @@ int rules_optimize(const struct ir_graph *g, const struct shim *shim, const char
     r.s = ir_slots_new(work, lifted, g->nops);
     r.shim = shim;
     r.report = &out->report;
-    struct run_ctx ctx = {&r, held, nheld, false};
+    struct run_ctx ctx = {&r, held, nheld, out};
     each_step(shim, run_visited, &ctx);
     int32_t n;
     struct ir_op *ops = ir_slots_into_ops(r.s, &n);
@@ -312,6 +333,7 @@ void rules_optimized_free(struct rules_optimized *o)
 {
     ir_graph_free(o->graph);
     rules_report_free(&o->report);
+    free(o->times);
     memset(o, 0, sizeof *o);
 }
 

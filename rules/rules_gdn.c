@@ -8,6 +8,7 @@
  * the atom (and a build that drops it) decides the growth as it decides the final group. */
 #include "rules.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -933,7 +934,6 @@ static void fold_moe_rows(struct rules_rewriter *r, const struct moe_row *e, int
     bind.slot[RULES_ROLE_FIRST] = lo;
     bind.slot[RULES_ROLE_ANCHOR] = hi;
     bind.tensor[RULES_ROLE_TABLE] = e[0].table;
-    bind.tensor[RULES_ROLE_SOURCE] = e[0].src;
     bind_set(&bind, RULES_ROLE_MEMBERS, &members);
     bind_set(&bind, RULES_ROLE_PRODUCERS, &views);
     bool ok = members.n == 2 * n && rules_guards_hold(r, r->rule, &bind, NULL);
@@ -1343,8 +1343,8 @@ static bool made_for_group(const struct rules_rewriter *r, int atom, int32_t p, 
     return ok;
 }
 
-/* Grow members (from `first` on, the ones gathered) by the makers of what they read that are made only for them and
- * the slot at, no later than at; the gathered ones also into grown. */
+/* Grow members by the makers (no later than the slot at) of what they read that are made only for them and the slot
+ * at, until none joins; each one gathered also into grown. */
 static void gather_made_for(const struct rules_rewriter *r, struct list *members, struct list *grown, int32_t at)
 {
     for (bool grew = true; grew;) {

@@ -660,7 +660,7 @@ static bool twin_products(const struct rules_gemv_form *g, const struct rules_ge
 }
 
 /* Bind the gated pair's roles and ask its guards. */
-static bool glu_holds(const struct rules_rewriter *r, const int32_t members[3], ir_tid gate, ir_tid up, ir_tid x)
+static bool glu_holds(const struct rules_rewriter *r, const int32_t members[3], ir_tid gate, ir_tid up)
 {
     int32_t sorted[3] = {members[0], members[1], members[2]};
     for (int a = 0; a < 3; a++)
@@ -674,7 +674,6 @@ static bool glu_holds(const struct rules_rewriter *r, const int32_t members[3], 
     b.slot[RULES_ROLE_ANCHOR] = members[2];
     b.tensor[RULES_ROLE_RESULT] = gate;
     b.tensor[RULES_ROLE_OTHER] = up;
-    b.tensor[RULES_ROLE_INPUT] = x;
     b.set[RULES_ROLE_MEMBERS] = sorted;
     b.nset[RULES_ROLE_MEMBERS] = 3;
     return rules_guards_hold(r, r->rule, &b, NULL);
@@ -719,7 +718,7 @@ static void apply_glu_pair(struct rules_rewriter *r)
             !rules_gemv(rules_slot(r, pu), r->g, &fu) || !twin_products(&fg, &fu, len))
             continue;
         int32_t members[3] = {pg, pu, j};
-        if (glu_holds(r, members, g, u, fg.x))
+        if (glu_holds(r, members, g, u))
             fold_glu(r, pg, pu, j, &fg, &fu);
     }
 }
@@ -922,6 +921,7 @@ static void apply_merged_projections(struct rules_rewriter *r)
 {
     int32_t len = ir_slots_len(r->s);
     int32_t *group = xmalloc(sizeof *group * (size_t)(len + 1));
+    int32_t *readers = xmalloc(sizeof *readers * (size_t)(len + 1));
     for (int32_t i = 0; i < len; i++) {
         const struct ir_op *op = rules_slot(r, i);
         struct projection first;
@@ -929,8 +929,11 @@ static void apply_merged_projections(struct rules_rewriter *r)
             continue;
         int32_t n = 1;
         group[0] = i;
-        for (int32_t j = i + 1; j < len; j++) {
-            if (!same_projection(r, j, &first))
+        /* Only a reader of the activation can project it: visit those after i, in slot order. */
+        int32_t nreaders = ir_facts_readers(r->s, first.x, readers, len + 1);
+        for (int32_t q = 0; q < nreaders; q++) {
+            int32_t j = readers[q];
+            if (j <= i || !same_projection(r, j, &first))
                 continue;
             group[n] = j;
             if (members_hold(r, group, n + 1) && merge_admitted(r, group, n + 1, first.x))
@@ -940,6 +943,7 @@ static void apply_merged_projections(struct rules_rewriter *r)
             fold_merged(r, group, n, first.x);
     }
     free(group);
+    free(readers);
 }
 
 const struct rules_rule rules_rule_merged_projections = {
@@ -964,7 +968,8 @@ static void apply_argmax_advance(struct rules_rewriter *r)
         int32_t nins = copy_operands(op, &ins, &access);
         ir_tid out = op->out;
         struct ir_dst dst = op->dst;
-        rules_fuse(r, IR_CLASS_FUSED_SAMPLING, i, NULL, 0, ins, access, nins, out, dst);
+        /* Nothing goes: the list is empty (a valid pointer, never read). */
+        rules_fuse(r, IR_CLASS_FUSED_SAMPLING, i, &i, 0, ins, access, nins, out, dst);
         free(ins);
         free(access);
     }

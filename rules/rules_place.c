@@ -170,16 +170,28 @@ static bool joins_group(struct rules_rewriter *r, enum ir_class cls, int32_t *gr
 /* Which later slots may join slot i's group: a shape only (legality is the guards'). */
 typedef bool (*alike_fn)(const struct rules_rewriter *r, int32_t i, int32_t j);
 
-/* Grow a group from slot i: each later slot alike to it that joins_group admits, in slot order. group has room for
- * every slot; returns the group's size. */
+/* Grow a group from slot i: each later slot alike to it that joins_group admits, in slot order. Every slot alike to
+ * i reads `key` (a tensor every member reads, e.g. the rotation's table) when key is not IR_NONE, so only its readers
+ * are visited. group has room for every slot; returns the group's size. */
 static int32_t grow_group(struct rules_rewriter *r, enum ir_class cls, int32_t i, alike_fn alike, bool all,
-                          int32_t *group)
+                          int32_t *group, ir_tid key)
 {
-    int32_t n = 1;
+    int32_t n = 1, len = ir_slots_len(r->s);
     group[0] = i;
-    for (int32_t j = i + 1; j < ir_slots_len(r->s); j++)
-        if (rules_slot(r, j) && alike(r, i, j) && joins_group(r, cls, group, n, j, all))
+    if (key == IR_NONE) {
+        for (int32_t j = i + 1; j < len; j++)
+            if (rules_slot(r, j) && alike(r, i, j) && joins_group(r, cls, group, n, j, all))
+                n++;
+        return n;
+    }
+    int32_t count;
+    int32_t *readers = readers_of(r, key, &count);
+    for (int32_t q = 0; q < count; q++) {
+        int32_t j = readers[q];
+        if (j > i && rules_slot(r, j) && alike(r, i, j) && joins_group(r, cls, group, n, j, all))
             n++;
+    }
+    free(readers);
     return n;
 }
 
@@ -253,7 +265,7 @@ const struct rules_rule rules_rule_slice_read = {
     "a slice read only by an op that reads it unit by unit is read where it lies: the source is unwritten up to the "
     "reader and no one else sees the slice"};
 
-/* ── row_write ───────────────────────────────────────────────────────────────────────────────────────────────── */
+/* ── row_write ───────────────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_row_write[] = {IR_CLASS_ROW_WRITE};
 
@@ -334,7 +346,7 @@ const struct rules_rule rules_rule_row_write = {
     "a value read only by the row set that puts it in a table is written into the table's rows by its producer: "
     "nothing between touches the table or writes the index, and no one else sees the value"};
 
-/* ── join_in_place ───────────────────────────────────────────────────────────────────────────────────────────── */
+/* ── join_in_place ───────────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_join_in_place[] = {IR_CLASS_JOIN_IN_PLACE};
 
@@ -425,7 +437,7 @@ const struct rules_rule rules_rule_join_in_place = {
     "each half of a join, read only by it, is written into its part of every unit of the join's destination: nothing "
     "from the first producer to the join touches the destination or writes its row index, and no one sees a half"};
 
-/* ── strided_values ──────────────────────────────────────────────────────────────────────────────────────────── */
+/* ── strided_values ──────────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_strided_values[] = {IR_CLASS_STRIDED_VALUES};
 
@@ -489,7 +501,7 @@ const struct rules_rule rules_rule_strided_values = {
     "an attention's values sliced out of every row of a table are read where they lie: the table is unwritten up to "
     "the attention and no one else sees the slice"};
 
-/* ── cross_layer_launch ──────────────────────────────────────────────────────────────────────────────────────── */
+/* ── cross_layer_launch ──────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_cross_layer_launch[] = {IR_CLASS_CROSS_LAYER_LAUNCH};
 
@@ -534,7 +546,7 @@ static void apply_cross_layer_launch(struct rules_rewriter *r)
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
         if (!row_key_of(rules_slot(r, i), &k))
             continue;
-        int32_t n = grow_group(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group);
+        int32_t n = grow_group(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, k.named);
         if (n >= 2)
             fuse_at_first(r, IR_CLASS_CROSS_LAYER_LAUNCH, group, n, false);
     }
@@ -547,7 +559,7 @@ const struct rules_rule rules_rule_cross_layer_launch = {
     "row sets at one row, across layers, run as one launch at the first one's slot: each later set moves up past "
     "nothing that writes what it reads or touches what it writes"};
 
-/* ── rope_parts ──────────────────────────────────────────────────────────────────────────────────────────────── */
+/* ── rope_parts ──────────────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_rope_parts[] = {IR_CLASS_ROPE_QK_ONE_LAUNCH};
 
@@ -576,7 +588,7 @@ static void apply_rope_parts(struct rules_rewriter *r)
         struct rules_rope_form first;
         if (!rules_slot(r, i) || !rules_rope(rules_slot(r, i), &first))
             continue;
-        int32_t n = grow_group(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, i, same_rotation, true, group);
+        int32_t n = grow_group(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, i, same_rotation, true, group, first.cos);
         if (n >= 2 && group_admitted(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, group, n, true))
             fuse_at_first(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, group, n, true);
     }
@@ -589,7 +601,7 @@ const struct rules_rule rules_rule_rope_parts = {
     "rotations by one table at one position run as one launch at the first one's slot: each later rotation moves up "
     "past nothing that writes what it reads or touches what it writes"};
 
-/* ── horizontal_norm_rope_insert ─────────────────────────────────────────────────────────────────────────────── */
+/* ── horizontal_norm_rope_insert ─────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_horizontal_norm_rope_insert[] = {IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT};
 
@@ -656,7 +668,8 @@ static void apply_horizontal_norm_rope_insert(struct rules_rewriter *r)
         struct rotation_tables t;
         if (!rules_slot(r, i) || !normed_rotation(rules_slot(r, i), &t))
             continue;
-        int32_t n = grow_group(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, i, same_normed_rotation, false, group);
+        int32_t n = grow_group(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, i, same_normed_rotation, false, group,
+                               t.cos);
         if (n >= 2 && inserts_rows(r, group, n))
             fuse_at_first(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, group, n, false);
     }
@@ -669,7 +682,7 @@ const struct rules_rule rules_rule_horizontal_norm_rope_insert = {
     "a layer's normed rotations by one table, one inserting into the cache, run as one op at the first one's slot: "
     "each later one moves up past nothing that writes what it reads or touches what it writes"};
 
-/* ── qk_norm_rope_gate_split ─────────────────────────────────────────────────────────────────────────────────── */
+/* ── qk_norm_rope_gate_split ─────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_qk_norm_rope_gate_split[] = {IR_CLASS_QK_NORM_ROPE_GATE_SPLIT};
 
@@ -753,7 +766,7 @@ const struct rules_rule rules_rule_qk_norm_rope_gate_split = {
     "a gated attention's gate projection joins the op projecting, norming and rotating its query: the projection "
     "moves down past nothing that writes what it reads or touches what it writes"};
 
-/* ── elementwise_regions ─────────────────────────────────────────────────────────────────────────────────────── */
+/* ── elementwise_regions ─────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_elementwise_regions[] = {IR_CLASS_ELEMENTWISE_REGIONS};
 
@@ -815,8 +828,8 @@ static bool region_takes(const struct rules_rewriter *r, struct region *rg, int3
     return rules_guards_hold(r, r->rule, &bind, NULL);
 }
 
-/* Add to the region the producers of member m's operands that may join; how many of m's operands the region now
- * feeds. *grew says whether any joined. */
+/* Add to the region the producers (before m) of member m's operands that may join; how many of m's operands the
+ * region now feeds. *grew says whether any joined. */
 static int region_feed(const struct rules_rewriter *r, struct region *rg, int32_t m, bool *grew)
 {
     const struct ir_op *op = rules_slot(r, m);
@@ -886,6 +899,7 @@ static void apply_elementwise_regions(struct rules_rewriter *r)
                                                   dst);
         bool ok = rules_admits(r, &cand);
         ir_op_free(&cand);
+        /* Every member precedes y, so the sorted members but the last are the ones that go. */
         if (ok)
             rules_fuse(r, IR_CLASS_ELEMENTWISE_REGIONS, y, rg.members, rg.n - 1, ins, access, nins, out, dst);
         free(ins);
@@ -900,7 +914,7 @@ const struct rules_rule rules_rule_elementwise_regions = {
     "a region of pointwise ops of one length feeding one op runs as one op at its last slot: each member moves down "
     "past nothing outside the region that writes what it reads or touches what it writes"};
 
-/* ── elementwise_chains ──────────────────────────────────────────────────────────────────────────────────────── */
+/* ── elementwise_chains ──────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_elementwise_chains[] = {IR_CLASS_ELEMENTWISE_CHAINS};
 
@@ -998,7 +1012,7 @@ const struct rules_rule rules_rule_elementwise_chains = {
     "a chain of elementwise ops, each read only by the next, runs as one op at the first slot: each link moves up "
     "past nothing that writes what it reads or touches what it writes"};
 
-/* ── recompute_fanout ────────────────────────────────────────────────────────────────────────────────────────── */
+/* ── recompute_fanout ────────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_recompute_fanout[] = {IR_CLASS_RECOMPUTE_FANOUT};
 

@@ -158,8 +158,9 @@ static void test_params(void)
 static void test_modes(void)
 {
     static const char *good[] = {"decode", "prefill:1", "prefill:8", "prefill:4096", "batch:4", "batch:16"};
-    static const char *bad[] = {"",          "decod",      "decode:1",  "prefill",    "prefill:",  "prefill:0",
-                                "prefill:-1", "prefill:8x", "batch:4097", "batch: 4", "Batch:4",   "prefill:99999999999999999999"};
+    static const char *bad[] = {"",           "decod",      "decode:1",   "prefill",  "prefill:", "prefill:0",
+                                "prefill:-1", "prefill:8x", "batch:4097", "batch: 4", "Batch:4",
+                                "prefill:99999999999999999999"};
     char err[IR_ERR_LEN], buf[32];
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         struct models_mode m;
@@ -262,6 +263,12 @@ static void test_errors(void)
     CHECK(models_parse_mode("batch:4096", &o.mode, err) == 0);
     CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "ops"));
     o = models_default_options();
+    /* A decode mode's count is ignored: it is one row. */
+    o = models_default_options();
+    o.mode.n = 0;
+    g = models_lift(tiny, &o, err);
+    CHECK(g != NULL && g->mode && strcmp(g->mode, "decode") == 0 && g->tensors[find(g, "embd")].rows == 1);
+    ir_graph_free(g);
     /* NULL options mean the defaults. */
     g = models_lift(tiny, NULL, err);
     CHECK(g != NULL && g->mode && strcmp(g->mode, "decode") == 0);
@@ -452,7 +459,8 @@ static void test_shape_decode(void)
     ir_tid next = find(g, "next"), logits = find(g, "logits");
     int am = producer(g, next);
     CHECK(is_kind(g, am, IR_KIND_ARGMAX) && g->ops[am].ins[0] == logits && g->ops[am].spec.u.argmax.cols == 512);
-    CHECK(next != IR_NONE && g->tensors[next].next && g->tensors[next].observed && g->tensors[next].elem == IR_ELEM_I32);
+    CHECK(next != IR_NONE && g->tensors[next].next && g->tensors[next].observed &&
+          g->tensors[next].elem == IR_ELEM_I32);
     CHECK(logits != IR_NONE && g->tensors[logits].observed);
     int observed = 0, carried = 0;
     for (int t = 0; t < g->ntensors; t++) {
@@ -522,7 +530,8 @@ static void test_shape_batch(void)
               g->ops[a].spec.u.attention.rows == 1);
         int s = first_reader(g, at, a);
         CHECK(is_kind(g, s, IR_KIND_SET_ROW) && g->ops[s].ins[0] == rows &&
-              g->ops[s].spec.u.set_row.index.kind == IR_RIDX_LITERAL && g->ops[s].spec.u.set_row.index.literal == b + 1);
+              g->ops[s].spec.u.set_row.index.kind == IR_RIDX_LITERAL &&
+              g->ops[s].spec.u.set_row.index.literal == b + 1);
     }
     int o = producer(g, find(g, "blk.0.attn_out"));
     CHECK(is_kind(g, o, IR_KIND_MATMUL) && g->ops[o].ins[0] == rows && g->ops[o].spec.u.matmul.m == 4);
@@ -602,7 +611,8 @@ static void test_shape_gemma(void)
     struct ir_graph *real = lift("gemma2-2b", "decode", 0, IR_FMT_Q8_0);
     if (real) {
         int a = producer(real, find(real, "blk.0.attn"));
-        CHECK(a >= 0 && real->ops[a].spec.u.attention.window == 4096 && real->ops[a].spec.u.attention.scale.v == 0.0625);
+        CHECK(a >= 0 && real->ops[a].spec.u.attention.window == 4096 &&
+              real->ops[a].spec.u.attention.scale.v == 0.0625);
         ir_graph_free(real);
     }
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# End-to-end: the CLI's commands, their outputs and exit codes (0 ok, 1 a check failed, 2 bad usage or input).
+set -u
+fc="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+# expect CODE DESCRIPTION -- COMMAND...: run it, check its exit code.
+expect() {
+  local code=$1 what=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  if [ "$got" -eq "$code" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $what: exit $got, wanted $code"; cat "$tmp/err"; fi
+}
+# contains FILE TEXT DESCRIPTION: the file holds the text.
+contains() {
+  if grep -qF -- "$2" "$1"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $3: no '$2' in:"; head -5 "$1"; fi
+}
+
+expect 0 version -- "$fc" --version
+contains "$tmp/out" "fusecheck " "version text"
+expect 0 help -- "$fc" help
+contains "$tmp/out" "optimize" "help lists optimize"
+expect 0 "help optimize" -- "$fc" help optimize
+contains "$tmp/out" "--shim NAME" "optimize usage"
+expect 2 "unknown command" -- "$fc" frobnicate
+expect 2 "no command" -- "$fc"
+expect 0 models -- "$fc" models
+contains "$tmp/out" "qwen3-30b-a3b" "models lists the moe model"
+expect 0 "lift tiny-llama" -- "$fc" lift tiny-llama -o "$tmp/g.fc"
+expect 0 "validate lifted" -- "$fc" validate "$tmp/g.fc"
+contains "$tmp/out" ": ok" "validate says ok"
+expect 0 "print round trip" -- "$fc" print "$tmp/g.fc" -o "$tmp/g2.fc"
+if cmp -s "$tmp/g.fc" "$tmp/g2.fc"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: print is not canonical"; fi
+expect 2 "lift unknown model" -- "$fc" lift no-such-model
+expect 2 "bad mode" -- "$fc" lift tiny-llama --mode sideways
+expect 2 "bad weights" -- "$fc" lift tiny-llama --weights q9_9
+printf 'tensor x f32 1x4 input\ntensor y f32 1x4 activation\nop y = silu(x) n=5\n' > "$tmp/bad.fc"
+expect 1 "validate invalid graph" -- "$fc" validate "$tmp/bad.fc"
+printf 'tensor x f32 1x4 input\nop y = sillu(x) n=4\n' > "$tmp/syntax.fc"
+expect 2 "validate syntax error" -- "$fc" validate "$tmp/syntax.fc"
+contains "$tmp/err" "syntax.fc:2:" "error names file:line"
+expect 2 "print missing file" -- "$fc" print "$tmp/none.fc"
+expect 0 "eval tiny-qwen3" -- "$fc" eval tiny-qwen3 --seed 3
+contains "$tmp/out" "next 1x1" "eval prints the next token"
+"$fc" eval tiny-qwen3 --seed 3 > "$tmp/e2" 2>/dev/null
+if cmp -s "$tmp/out" "$tmp/e2"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: eval not deterministic"; fi
+expect 0 "rules" -- "$fc" rules
+contains "$tmp/out" "add_norm" "rules lists add_norm"
+contains "$tmp/out" "fused_quant" "rules lists the numerics fold"
+expect 0 "rules --guards" -- "$fc" rules --guards
+contains "$tmp/out" "first_reader" "guards listed"
+expect 0 shims -- "$fc" shims
+contains "$tmp/out" "reference" "shims lists reference"
+expect 0 "optimize with report" -- "$fc" optimize tiny-llama --shim reference --report -o "$tmp/opt.fc"
+contains "$tmp/out" "digest " "report digest printed"
+expect 0 "validate optimized" -- "$fc" validate "$tmp/opt.fc"
+expect 2 "optimize without shim" -- "$fc" optimize tiny-llama
+expect 2 "optimize unknown shim" -- "$fc" optimize tiny-llama --shim warp-drive
+expect 0 "diff reference" -- "$fc" diff tiny-gemma2 --shim reference --mode prefill:8
+contains "$tmp/out" "identical" "diff says identical"
+expect 0 "diff none" -- "$fc" diff tiny-qwen3-moe --shim none --mode batch:4
+expect 0 "hold everything" -- "$fc" optimize tiny-llama --shim reference --hold add_norm,glu_pair --report
+contains "$tmp/out" "glu_pair gemv_gate_up_glu" "held rule reported"
+contains "$tmp/out" " held" "held outcome"
+expect 0 "check into a db" -- "$fc" check tiny-llama --mode decode --db "$tmp/r.db" --no-progress
+contains "$tmp/out" "0 mismatches" "check summary"
+expect 0 "second check" -- "$fc" check tiny-llama --mode decode --db "$tmp/r.db" --no-progress
+expect 0 "db runs" -- "$fc" db runs --db "$tmp/r.db"
+contains "$tmp/out" "complete" "runs complete"
+expect 0 "db diff" -- "$fc" db diff 1 2 --db "$tmp/r.db"
+contains "$tmp/out" "0 decision changes" "no changes between identical runs"
+expect 2 "db diff unknown run" -- "$fc" db diff 1 9 --db "$tmp/r.db"
+expect 0 "db merge" -- "$fc" db merge "$tmp/r.db" "$tmp/r.db" -o "$tmp/m.db"
+"$fc" db runs --db "$tmp/m.db" > "$tmp/runs"
+if [ "$(grep -c complete "$tmp/runs")" -eq 4 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: merge keeps 4 runs"; fi
+expect 2 "check into a missing directory" -- "$fc" check tiny-llama --db "$tmp/no/such/dir/r.db" --no-progress
+echo "not a database at all, just text that is long enough to be a header......................." > "$tmp/junk.db"
+expect 2 "check into a non-db" -- "$fc" check tiny-llama --db "$tmp/junk.db" --no-progress
+contains "$tmp/err" "not a database" "non-db message"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
