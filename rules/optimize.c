@@ -247,7 +247,22 @@ struct run_ctx {
     const char *const *held;
     int nheld;
     struct rules_optimized *out;
+    int left;      /* steps still to run; negative: all */
+    bool advanced; /* argmax_advance has run */
 };
+
+/* Run argmax_advance on r when the chip links it: the arg-max that picks the next token moves the step on. */
+static void advance(struct rules_rewriter *r)
+{
+    const struct rules_rule *adv = rules_advance();
+    char why[IR_ERR_LEN];
+    if (unlinked(r->shim, adv->builds, adv->nbuilds, why))
+        return;
+    r->step = adv->name;
+    r->rule = adv;
+    r->building = adv->builds[0];
+    adv->apply(r);
+}
 
 /* Seconds on the monotonic clock. */
 static double now(void)
@@ -271,17 +286,15 @@ static void add_time(struct rules_optimized *o, const char *step, double ms)
 static void run_visited(const struct step *st, void *vctx)
 {
     struct run_ctx *c = vctx;
+    if (c->left == 0)
+        return;
+    if (c->left > 0)
+        c->left--;
     double t0 = now();
     if (st->fold) {
-        /* The arg-max that picks the next token moves the step on, when the chip links it; never held. */
-        const struct rules_rule *adv = rules_advance();
-        char why[IR_ERR_LEN];
-        if (!unlinked(c->r->shim, adv->builds, adv->nbuilds, why)) {
-            c->r->step = adv->name;
-            c->r->rule = adv;
-            c->r->building = adv->builds[0];
-            adv->apply(c->r);
-        }
+        /* argmax_advance closes the table right before the fold; it is never held. */
+        advance(c->r);
+        c->advanced = true;
         c->r->step = "fused_quant";
         c->r->rule = NULL;
         c->r->building = IR_CLASS_GEMV_QUANT;
@@ -297,6 +310,12 @@ static void run_visited(const struct step *st, void *vctx)
 
 int rules_optimize(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
                    struct rules_optimized *out, char err[IR_ERR_LEN])
+{
+    return rules_optimize_steps(g, shim, held, nheld, -1, out, err);
+}
+
+int rules_optimize_steps(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
+                         int nsteps, struct rules_optimized *out, char err[IR_ERR_LEN])
 {
     memset(out, 0, sizeof *out);
     err[0] = '\0';
@@ -316,8 +335,10 @@ int rules_optimize(const struct ir_graph *g, const struct shim *shim, const char
     r.s = ir_slots_new(work, lifted, g->nops);
     r.shim = shim;
     r.report = &out->report;
-    struct run_ctx ctx = {&r, held, nheld, out};
+    struct run_ctx ctx = {&r, held, nheld, out, nsteps, false};
     each_step(shim, run_visited, &ctx);
+    if (!ctx.advanced)
+        advance(&r);
     int32_t n;
     struct ir_op *ops = ir_slots_into_ops(r.s, &n);
     ir_slots_free(r.s);

@@ -382,6 +382,10 @@ struct rules_optimized {
 /* g with every step but those held applied under shim. held is a list of step names (NULL-terminated or nheld). */
 int rules_optimize(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
                    struct rules_optimized *out, char err[IR_ERR_LEN]);
+/* Like rules_optimize, running only the first `nsteps` holdable steps (rules_steps' order; argmax_advance still runs
+ * where it would, or at the stop when that comes first) and none after: what holding every later step must leave. */
+int rules_optimize_steps(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
+                         int nsteps, struct rules_optimized *out, char err[IR_ERR_LEN]);
 void rules_optimized_free(struct rules_optimized *o);
 /* Every step a compile under shim can hold, in the order it runs them, into a callback. */
 void rules_steps(const struct shim *shim, void (*step)(const char *name, void *ctx), void *ctx);
