@@ -161,9 +161,16 @@ static bool dropped(const char *rule, const char *name)
     return spec[0] && strncmp(spec, rule, n) == 0 && spec[n] == ':' && strcmp(spec + n + 1, name) == 0;
 }
 
+bool rules_atom_active(const struct rules_rule *rule, const char *atom)
+{
+    return rule && !dropped(rule->name, atom);
+}
+
 bool rules_guards_hold(const struct rules_rewriter *r, const struct rules_rule *rule, const struct rules_binding *b,
                        const char **failed)
 {
+    if (!rule)
+        return true;
     for (int i = 0; i < rule->nguards; i++) {
         const struct rules_atom *at = &rule->guards[i];
         if (dropped(rule->name, at->name))

@@ -188,7 +188,7 @@ static void run_step(struct rules_rewriter *r, const struct step *st, const char
 {
     char why[IR_ERR_LEN];
     r->step = st->name;
-    r->rule = st->rule;
+    r->rule = st->chip ? (const struct rules_rule *)st->chip->rule : st->rule;
     r->building = st->nbuilds ? st->builds[0] : IR_CLASS_GEMV_QUANT;
     if (is_held(held, nheld, st->name))
         dry(r, st, NULL, 0, RULES_HELD, NULL);

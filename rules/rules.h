@@ -183,6 +183,9 @@ bool rules_atom_holds(const struct rules_rewriter *r, const struct rules_atom *a
 struct rules_binding rules_binding_empty(void);
 /* The atom `rule:atom` that this build drops, or NULL in a faithful build. */
 const char *rules_mutant(void);
+/* Whether the atom named `atom` of rule is evaluated in this build (not dropped by a mutant or the test hook): a
+ * matcher may skip a candidate early by a condition the atom implies only while the atom is active. */
+bool rules_atom_active(const struct rules_rule *rule, const char *atom);
 /* Drop the atom `rule:atom` from now on (NULL: back to the build's own choice) — the near-miss tests' hook. */
 void rules_drop_atom(const char *rule_atom);
 
@@ -395,6 +398,13 @@ void rules_steps(const struct shim *shim, void (*step)(const char *name, void *c
 /* Insert a quantize op before every operand the shim's activation says a product reads quantized, folded into the
  * producer's epilogue where the chip links that class (fold false: insert only, report the folds held). */
 void rules_numerics_fold(struct rules_rewriter *r, bool fold);
+/* The fold as a rule the oracle reads: the classes it builds, its guard atoms (the quantize, bound as CONSUMER, moves
+ * up to the op computing its source, bound as PRODUCER, its source as RESULT) and its motion (hoist_to_producer). */
+extern const struct rules_rule rules_rule_fused_quant;
+/* A copy of the lifted graph g with the quantize ops the fold inserts under shim — and nothing folded: the reference
+ * side of `diff` under a shim whose products read quantized activations (the graph itself when none do). NULL on
+ * allocation failure. */
+struct ir_graph *rules_quantized_lifted(const struct ir_graph *g, const struct shim *shim);
 
 /* ── The rules (one apply function each, in rules/rules_*.c) ─────────────────────────────────────────────── */
 

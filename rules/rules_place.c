@@ -170,27 +170,46 @@ static bool joins_group(struct rules_rewriter *r, enum ir_class cls, int32_t *gr
 /* Which later slots may join slot i's group: a shape only (legality is the guards'). */
 typedef bool (*alike_fn)(const struct rules_rewriter *r, int32_t i, int32_t j);
 
-/* Grow a group from slot i: each later slot alike to it that joins_group admits, in slot order. Every slot alike to
- * i reads `key` (a tensor every member reads, e.g. the rotation's table) when key is not IR_NONE, so only its readers
- * are visited. group has room for every slot; returns the group's size. */
-static int32_t grow_group(struct rules_rewriter *r, enum ir_class cls, int32_t i, alike_fn alike, bool all,
-                          int32_t *group, ir_tid key)
+/* Whether some tensor slot j reads is written by a slot strictly between i and j outside the group: then j cannot
+ * move up to i (its no_cross atom fails), and the matcher skips it before asking anything dearer. */
+static bool reads_written_between(const struct rules_rewriter *r, int32_t i, int32_t j, const int32_t *group,
+                                  int32_t n)
 {
-    int32_t n = 1, len = ir_slots_len(r->s);
+    ir_tid reads[256];
+    int count = ir_op_reads(rules_slot(r, j), reads, 256);
+    for (int k = 0; k < count && k < 256; k++)
+        if (!ir_facts_untouched(r->s, reads[k], i, j, false, group, n))
+            return true;
+    return false;
+}
+
+/* Grow a group from slot i: each later slot of `cands` (ascending; every slot that can be alike to i is among them)
+ * alike to it that joins_group admits, in slot order. group has room for every slot; returns the group's size. */
+static int32_t grow_group(struct rules_rewriter *r, enum ir_class cls, int32_t i, alike_fn alike, bool all,
+                          int32_t *group, const int32_t *cands, int32_t ncands)
+{
+    int32_t n = 1;
     group[0] = i;
-    if (key == IR_NONE) {
-        for (int32_t j = i + 1; j < len; j++)
-            if (rules_slot(r, j) && alike(r, i, j) && joins_group(r, cls, group, n, j, all))
-                n++;
-        return n;
-    }
-    int32_t count;
-    int32_t *readers = readers_of(r, key, &count);
-    for (int32_t q = 0; q < count; q++) {
-        int32_t j = readers[q];
-        if (j > i && rules_slot(r, j) && alike(r, i, j) && joins_group(r, cls, group, n, j, all))
+    bool early = rules_atom_active(r->rule, "no_cross");
+    for (int32_t q = 0; q < ncands; q++) {
+        int32_t j = cands[q];
+        if (j <= i || !rules_slot(r, j) || !alike(r, i, j))
+            continue;
+        if (early && reads_written_between(r, i, j, group, all ? 0 : n))
+            continue;
+        if (joins_group(r, cls, group, n, j, all))
             n++;
     }
+    return n;
+}
+
+/* Grow a group from slot i among the readers of `key`, a tensor every slot alike to i reads. */
+static int32_t grow_among_readers(struct rules_rewriter *r, enum ir_class cls, int32_t i, alike_fn alike, bool all,
+                                  int32_t *group, ir_tid key)
+{
+    int32_t count;
+    int32_t *readers = readers_of(r, key, &count);
+    int32_t n = grow_group(r, cls, i, alike, all, group, readers, count);
     free(readers);
     return n;
 }
@@ -541,15 +560,24 @@ static bool same_row(const struct rules_rewriter *r, int32_t i, int32_t j)
  * Legal: each later write moves up past nothing that touches what it reads or writes. */
 static void apply_cross_layer_launch(struct rules_rewriter *r)
 {
-    int32_t *group = xmalloc(sizeof *group * (size_t)(ir_slots_len(r->s) + 1));
+    int32_t len = ir_slots_len(r->s), nsets = 0;
+    int32_t *group = xmalloc(sizeof *group * (size_t)(len + 1));
+    int32_t *sets = xmalloc(sizeof *sets * (size_t)(len + 1));
     struct row_key k;
-    for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
-        if (!row_key_of(rules_slot(r, i), &k))
+    /* The row sets, once: only they can join a group. */
+    for (int32_t i = 0; i < len; i++)
+        if (rules_slot(r, i) && row_key_of(rules_slot(r, i), &k))
+            sets[nsets++] = i;
+    for (int32_t q = 0; q < nsets; q++) {
+        int32_t i = sets[q];
+        if (!rules_slot(r, i) || !row_key_of(rules_slot(r, i), &k))
             continue;
-        int32_t n = grow_group(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, k.named);
+        int32_t n = grow_group(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, sets + q + 1,
+                               nsets - q - 1);
         if (n >= 2)
             fuse_at_first(r, IR_CLASS_CROSS_LAYER_LAUNCH, group, n, false);
     }
+    free(sets);
     free(group);
 }
 
@@ -588,7 +616,8 @@ static void apply_rope_parts(struct rules_rewriter *r)
         struct rules_rope_form first;
         if (!rules_slot(r, i) || !rules_rope(rules_slot(r, i), &first))
             continue;
-        int32_t n = grow_group(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, i, same_rotation, true, group, first.cos);
+        int32_t n = grow_among_readers(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, i, same_rotation, true, group,
+                                       first.pos != IR_NONE ? first.pos : first.cos);
         if (n >= 2 && group_admitted(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, group, n, true))
             fuse_at_first(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, group, n, true);
     }
@@ -668,8 +697,8 @@ static void apply_horizontal_norm_rope_insert(struct rules_rewriter *r)
         struct rotation_tables t;
         if (!rules_slot(r, i) || !normed_rotation(rules_slot(r, i), &t))
             continue;
-        int32_t n = grow_group(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, i, same_normed_rotation, false, group,
-                               t.cos);
+        int32_t n = grow_among_readers(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, i, same_normed_rotation, false,
+                                       group, t.pos != IR_NONE ? t.pos : t.cos);
         if (n >= 2 && inserts_rows(r, group, n))
             fuse_at_first(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, group, n, false);
     }
