@@ -54,5 +54,6 @@ int cli_cmd_diff(int argc, char **argv);
 int cli_cmd_coverage(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_db(int argc, char **argv);
+int cli_cmd_fuzz(int argc, char **argv);
 
 #endif

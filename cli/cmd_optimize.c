@@ -85,9 +85,13 @@ int cli_cmd_rules(int argc, char **argv)
         for (int i = 0; i < n; i++)
             print_guards(t[i]);
         print_guards(rules_advance());
+        print_guards(&rules_rule_fused_quant);
         t = rules_late(&n);
         for (int i = 0; i < n; i++)
             print_guards(t[i]);
+        for (int i = 0; i < shim->nrules; i++)
+            if (shim->rules[i].rule)
+                print_guards(shim->rules[i].rule);
     }
     shim_free(shim);
     return CLI_OK;
@@ -252,7 +256,13 @@ int cli_cmd_diff(int argc, char **argv)
     struct rules_optimized o;
     rc = run_optimizer(g, a.shim, a.hold, &o);
     if (rc == CLI_OK) {
-        rc = compare_evaluations(g, &o, a.seed);
+        /* The reference side: the lifted graph with the chip's activation quantizations inserted, unfolded. */
+        char err[IR_ERR_LEN];
+        struct shim *shim = shim_lookup(a.shim, err);
+        struct ir_graph *ref = shim ? rules_quantized_lifted(g, shim) : NULL;
+        rc = ref ? compare_evaluations(ref, &o, a.seed) : CLI_FAILED;
+        ir_graph_free(ref);
+        shim_free(shim);
         rules_optimized_free(&o);
     }
     ir_graph_free(g);

@@ -31,6 +31,12 @@ static const struct cli_command commands[] = {
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
      "fusecheck db runs [--db FILE] | db diff RUN_A RUN_B [--db FILE] | db merge IN... -o OUT", cli_cmd_db},
+    {"fuzz", "fuzz campaigns' side: seed corpora, the guard atoms, logging a campaign to results.db",
+     "fusecheck fuzz seeds DIR [--rules DIR] | fuzz atoms [--shim NAME] | fuzz begin [--command TEXT] | "
+     "fuzz stat RUN HARNESS EXECS SECONDS CORPUS COVERAGE | fuzz finding RUN HARNESS SIGNATURE SHA256 | "
+     "fuzz mutant RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]] | fuzz end RUN complete|failed "
+     "(each logging command takes --db FILE)",
+     cli_cmd_fuzz},
     {"help", "show help for a command", "fusecheck help [COMMAND]", cmd_help},
 };
 

@@ -819,7 +819,9 @@ static int index_of(struct ev *e, float x, int64_t lo, int64_t hi, const char *w
 static int row_index(struct ev *e, const struct ir_rowidx *ri, int at, int64_t hi, const char *what, int64_t *r)
 {
     switch (ri->kind) {
-    case IR_RIDX_NONE: *r = 0; return 0;
+    case IR_RIDX_NONE:
+        *r = 0;
+        return hi < 0 ? fail(e, "%s 0 is outside an empty range", what) : 0;
     case IR_RIDX_LITERAL:
         if (ri->literal < 1 || ri->literal - 1 > hi)
             return fail(e, "%s %lld (1-based) is outside [1, %lld]", what, (long long)ri->literal,
@@ -934,6 +936,8 @@ static void wts_row(const struct wts *w, int64_t r, float *dst)
 static void wts_matmul(const struct wts *w, int64_t r0, int64_t kdim, int64_t c0, int64_t nc, const float *x,
                        int64_t m, int64_t xs, float *y, int64_t ys)
 {
+    if (m == 0 || nc == 0)
+        return; /* an empty result: no loop over kdim, however long */
     if (w->q && w->q->transposed) {
         for (int64_t j = 0; j < nc; j++) {
             const float *col = ck_slice(w->q, c0 + j, r0, kdim, w->buf);
@@ -1032,8 +1036,8 @@ static int ev_rms_norm(struct ev *e)
     if (!x || (s->weight && !w) || (s->residual && !res))
         return -1;
     float *y = result(e, n);
-    if (!y)
-        return -1;
+    if (!y || n == 0)
+        return y ? 0 : -1; /* empty rows: nothing to loop over */
     float eps = (float)s->eps, off = (float)s->offset;
     for (int64_t r = 0; r < s->rows; r++) {
         const float *xr = x + r * s->cols, *rr = res ? res + r * s->cols : NULL;
@@ -1080,8 +1084,8 @@ static int ev_rope(struct ev *e)
     if (!st || position(e, &s->pos, 3, &p))
         return -1;
     float *y = result(e, n);
-    if (!y)
-        return -1;
+    if (!y || n == 0)
+        return y ? 0 : -1;
     int64_t per_row = s->h / s->rows, trows = s->half ? min64(clen, slen) / s->half : INT64_MAX;
     for (int64_t g = 0; g < s->h; g++) {
         int64_t at = p + g / per_row;
@@ -1253,7 +1257,10 @@ static int ev_attention(struct ev *e)
     if (!v || position(e, &s->pos, 3, &p))
         return -1;
     const float *sinks = s->sinks ? arg(e, at, s->h) : NULL;
-    float *y = (!s->sinks || sinks) ? result(e, mulc(s->rows, mulc(s->h, s->vd))) : NULL;
+    int64_t ny = mulc(s->rows, mulc(s->h, s->vd));
+    float *y = (!s->sinks || sinks) ? result(e, ny) : NULL;
+    if (y && ny == 0)
+        return 0; /* no output values: the heads and cache rows are not walked */
     float *lg = y ? scratch(e, s->l) : NULL;
     if (!lg)
         return -1;
@@ -1284,18 +1291,33 @@ static int ev_attention(struct ev *e)
     return 0;
 }
 
-/* The experts a router picks: k times the unpicked expert of the largest probability (ties and NaN: the lower
- * index), into sel in rank order. */
-static void top_k(const float *prob, int64_t experts, int64_t k, bool *picked, int64_t *sel)
+/* An expert's probability and index, for ranking. */
+struct ranked {
+    float p;
+    int64_t i;
+};
+
+/* Rank order: the larger probability first, NaN after every number, ties to the lower index (a total order, so
+ * the sort's own stability does not matter). */
+static int rank_cmp(const void *pa, const void *pb)
 {
-    for (int64_t r = 0; r < k; r++) {
-        int64_t best = -1;
-        for (int64_t x = 0; x < experts; x++)
-            if (!picked[x] && (best < 0 || prob[x] > prob[best]))
-                best = x;
-        picked[best] = true;
-        sel[r] = best;
-    }
+    const struct ranked *a = pa, *b = pb;
+    bool na = a->p != a->p, nb = b->p != b->p;
+    if (na != nb)
+        return na ? 1 : -1;
+    if (!na && a->p != b->p)
+        return a->p > b->p ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* The k experts a router picks, in rank order, into sel (room for k); rk has room for every expert. */
+static void top_k(const float *prob, int64_t experts, int64_t k, struct ranked *rk, int64_t *sel)
+{
+    for (int64_t x = 0; x < experts; x++)
+        rk[x] = (struct ranked){prob[x], x};
+    qsort(rk, (size_t)experts, sizeof *rk, rank_cmp);
+    for (int64_t r = 0; r < k; r++)
+        sel[r] = rk[r].i;
 }
 
 /* moe: softmax router, top-k renormalised, Σ_rank w · (act(x·G_e) ⊙ (x·U_e)) · D_e. */
@@ -1318,7 +1340,7 @@ static int ev_moe(struct ev *e)
     float *down = up ? scratch(e, s->d) : NULL;
     if (!down)
         return -1;
-    bool *pk = calloc((size_t)s->experts, sizeof *pk);
+    struct ranked *pk = calloc((size_t)s->experts, sizeof *pk);
     int64_t *ix = calloc((size_t)max64(s->k, 1), sizeof *ix);
     if (!pk || !ix) {
         free(pk);
@@ -1327,16 +1349,16 @@ static int ev_moe(struct ev *e)
     }
     wts_matmul(&R, 0, s->d, 0, s->experts, x, 1, s->d, prob, s->experts);
     float m = prob[0];
-    for (int64_t x2 = 1; x2 < s->experts; x2++)
-        if (prob[x2] > m)
-            m = prob[x2];
+    for (int64_t i = 1; i < s->experts; i++)
+        if (prob[i] > m)
+            m = prob[i];
     float sum = 0.0f;
-    for (int64_t x2 = 0; x2 < s->experts; x2++) {
-        prob[x2] = expf(prob[x2] - m);
-        sum += prob[x2];
+    for (int64_t i = 0; i < s->experts; i++) {
+        prob[i] = expf(prob[i] - m);
+        sum += prob[i];
     }
-    for (int64_t x2 = 0; x2 < s->experts; x2++)
-        prob[x2] = prob[x2] / sum;
+    for (int64_t i = 0; i < s->experts; i++)
+        prob[i] = prob[i] / sum;
     top_k(prob, s->experts, s->k, pk, ix);
     float wsum = 0.0f;
     for (int64_t r = 0; r < s->k; r++)
@@ -1472,6 +1494,8 @@ static int ev_causal_conv(struct ev *e)
     const float *w = x ? arg(e, 1, mulc(s->chan, s->taps)) : NULL;
     float *ring = w ? state_arg(e, 2, keep) : NULL;
     float *y = ring ? result(e, nx) : NULL;
+    if (y && nx == 0 && keep == 0)
+        return 0; /* no channels: nothing to convolve or keep */
     float *xp = y ? scratch(e, addc(keep, nx)) : NULL;
     if (!xp)
         return -1;
@@ -1553,8 +1577,8 @@ static int ev_head_matmul(struct ev *e)
     if (!x || wts_get(e, 1, xa, s->b, &w))
         return -1;
     float *y = result(e, mulc(s->m, yb));
-    if (!y)
-        return -1;
+    if (!y || mulc(s->m, yb) == 0)
+        return y ? 0 : -1;
     for (int64_t h = 0; h < s->heads; h++)
         wts_matmul(&w, h * s->a, s->a, 0, s->b, x + h * s->a, s->m, xa, y + h * s->b, yb);
     return 0;
@@ -1572,8 +1596,8 @@ static int ev_join(struct ev *e)
     int64_t units = mulc(s->rows, s->heads), ha = s->wa / s->heads, hb = s->wb / s->heads;
     const float *a = arg(e, 0, mulc(s->rows, s->wa)), *b = a ? arg(e, 1, mulc(s->rows, s->wb)) : NULL;
     float *y = b ? result(e, mulc(s->rows, addc(s->wa, s->wb))) : NULL;
-    if (!y)
-        return -1;
+    if (!y || ha + hb == 0)
+        return y ? 0 : -1;
     for (int64_t u = 0; u < units; u++) {
         memcpy(y + u * (ha + hb), a + u * ha, sizeof(float) * (size_t)ha);
         memcpy(y + u * (ha + hb) + ha, b + u * hb, sizeof(float) * (size_t)hb);
@@ -1590,8 +1614,8 @@ static int ev_l2_norm(struct ev *e)
     int64_t n = mulc(s->rows, s->cols);
     const float *x = arg(e, 0, n);
     float *y = x ? result(e, n) : NULL;
-    if (!y)
-        return -1;
+    if (!y || n == 0)
+        return y ? 0 : -1;
     float eps = (float)s->eps;
     for (int64_t r = 0; r < s->rows; r++) {
         const float *xr = x + r * s->cols;

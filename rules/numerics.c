@@ -63,8 +63,9 @@ struct pass {
     const struct shim *shim;
     bool *quantized;           /* per tensor: the result of a quantize (never quantized again) */
     int32_t *written;          /* per tensor: == stamp when an earlier part of the current op writes it */
+    int32_t *latest;           /* per tensor: its newest entry in live still valid, or -1 */
     int32_t ntensors, stamp;
-    struct live *live;         /* the top-level quantized tensors valid at this point */
+    struct live *live;         /* every top-level quantized tensor made; those valid are reached from latest */
     int32_t nlive, caplive;
     struct ir_op *out;         /* the new op list */
     int32_t nout, capout;
@@ -80,12 +81,13 @@ struct covers {
     int32_t n;
 };
 
-/* A top-level quantize still valid: its source, access, words and result. */
+/* A top-level quantize: its source, access, words and result, and the entry made before it for the same source. */
 struct live {
     ir_tid x;
     struct ir_access access;
     int words;
     ir_tid q;
+    int32_t older;
 };
 
 /* Grow the per-tensor arrays to the graph's tensor count. */
@@ -96,9 +98,11 @@ static void grow_tensors(struct pass *p)
         return;
     p->quantized = xrealloc(p->quantized, sizeof *p->quantized * (size_t)n);
     p->written = xrealloc(p->written, sizeof *p->written * (size_t)n);
+    p->latest = xrealloc(p->latest, sizeof *p->latest * (size_t)n);
     for (int32_t t = p->ntensors; t < n; t++) {
         p->quantized[t] = false;
         p->written[t] = 0;
+        p->latest[t] = -1;
     }
     p->ntensors = n;
 }
@@ -192,8 +196,8 @@ static void emit(struct pass *p, struct ir_op op)
 static ir_tid outer_quantized(struct pass *p, ir_tid x, struct ir_access a, int words, int64_t rows, int64_t cols,
                               const struct ir_op *reader, const struct ir_op *top)
 {
-    for (int32_t i = 0; i < p->nlive; i++)
-        if (p->live[i].x == x && p->live[i].words == words && same_access(p->live[i].access, a) &&
+    for (int32_t i = p->latest[x]; i >= 0; i = p->live[i].older)
+        if (p->live[i].words == words && same_access(p->live[i].access, a) &&
             ir_tensor_len(p->g, p->live[i].q) == rows * cols)
             return p->live[i].q;
     ir_tid q = new_quantized(p, x, words, rows, cols);
@@ -216,25 +220,20 @@ static ir_tid outer_quantized(struct pass *p, ir_tid x, struct ir_access a, int 
         p->caplive = p->caplive ? p->caplive * 2 : 16;
         p->live = xrealloc(p->live, sizeof *p->live * (size_t)p->caplive);
     }
-    p->live[p->nlive++] = (struct live){x, a, words, q};
+    p->live[p->nlive] = (struct live){x, a, words, q, p->latest[x]};
+    p->latest[x] = p->nlive++;
     return q;
 }
 
-/* Forget the live quantized tensors whose source op writes. */
+/* Forget the quantized tensors whose source op writes: later readers need a quantize of their own. */
 static void invalidate(struct pass *p, const struct ir_op *op)
 {
     int32_t n = ir_op_writes(op, NULL, 0);
     ir_tid *w = xrealloc(NULL, sizeof *w * (size_t)(n ? n : 1));
     ir_op_writes(op, w, n);
-    int32_t kept = 0;
-    for (int32_t i = 0; i < p->nlive; i++) {
-        bool gone = false;
-        for (int32_t k = 0; k < n && !gone; k++)
-            gone = w[k] == p->live[i].x;
-        if (!gone)
-            p->live[kept++] = p->live[i];
-    }
-    p->nlive = kept;
+    for (int32_t k = 0; k < n; k++)
+        if (w[k] >= 0 && w[k] < p->ntensors)
+            p->latest[w[k]] = -1;
     free(w);
 }
 
@@ -413,6 +412,7 @@ static void pass_free(struct pass *p)
 {
     free(p->quantized);
     free(p->written);
+    free(p->latest);
     free(p->live);
     free(p->made);
     for (int32_t i = 0; i < p->nmade; i++)

@@ -95,6 +95,7 @@ static struct shim *make_none(const char *full, char err[IR_ERR_LEN])
 static const struct shim_row shim_table[] = {
     {"reference", "every class native, no limits: the widest the shared rules can go", make_reference},
     {"none", "every class decomposed: the lifted graph, every decision refused", make_none},
+    {"cuda-lane:", shim_lane_what, shim_lane},
 };
 
 struct shim *shim_lookup(const char *name, char err[IR_ERR_LEN])

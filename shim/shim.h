@@ -31,6 +31,9 @@ struct shim_chip_rule {
     enum shim_position position;
     const char *anchor; /* the shared rule it runs before or after (NULL at the end) */
     void (*apply)(struct rules_rewriter *r, const struct shim *s);
+    const void *rule;   /* a `const struct rules_rule` describing it (name, builds, guard atoms, motion, what; its
+                         * apply may be NULL): the optimizer sets it as the running rule, so the rule's guards are
+                         * data the oracle reads like the shared rules' (void: this header does not know rules.h) */
 };
 
 /* How values are kept in memory under a contract. */
@@ -74,5 +77,14 @@ void shim_list(void (*line)(const char *name, const char *what, void *ctx), void
 /* The `reference` shim (every class native, no limits) and the `none` shim (every class decomposed). */
 struct shim *shim_reference(void);
 struct shim *shim_none(void);
+
+/* ── The CUDA lane (shim/lane.c) ─────────────────────────────────────────────────────────────────────────── */
+
+/* The CUDA lane under the knobs its name spells: "cuda-lane:<chip>:<activations>[:<knob>...]", knobs
+ * cache=f32|f16, state=f32|bf16, fuse_quant=on|off, batch[=on|off], hold=<lane rule>[+<lane rule>...] (see
+ * shim_lane_what). Its name is canonical: the same knobs give the same name. NULL with err on a bad name. */
+struct shim *shim_lane(const char *name, char err[IR_ERR_LEN]);
+/* What the lane's row of the shim table says: its name's grammar, its chips, activation modes and knobs. */
+extern const char shim_lane_what[];
 
 #endif

@@ -1103,6 +1103,44 @@ static void test_fused_equals_parts(void)
     ir_graph_free(g);
 }
 
+/* A fused op (nested two deep) landing in a table's row: placed at the fused level when its producing part lands in
+ * its own buffer, and once by the part when the part carries the same destination. */
+static void test_fused_placement(void)
+{
+    for (int on_part = 0; on_part < 2; on_part++) {
+        struct ir_graph *g = ir_graph_new();
+        ir_tid x = F(g, "x", 1, 2, IR_ROLE_INPUT), a = F(g, "a", 1, 2, IR_ROLE_ACTIVATION);
+        ir_tid y = F(g, "y", 1, 2, IR_ROLE_ACTIVATION), tb = F(g, "table", 3, 2, IR_ROLE_STATE);
+        struct ir_dst row = ir_dst_own(y);
+        row.buf = tb;
+        row.row = IR_ROWSEL_FIXED;
+        row.row_fixed = 3;
+        row.row_cols = 2;
+        struct ir_op sc = P(IR_KIND_SCALE, a, 1, x);
+        sc.spec.u.scale = (struct ir_scale){2, 4.0};
+        struct ir_op ng = P(IR_KIND_SCALE, y, 1, a);
+        ng.spec.u.scale = (struct ir_scale){2, -1.0};
+        if (on_part)
+            ng.dst = row;
+        struct ir_op *inner = malloc(sizeof *inner * 2), *outer = malloc(sizeof *outer);
+        inner[0] = sc;
+        inner[1] = ng;
+        outer[0] = ir_op_fused(IR_CLASS_ELEMENTWISE_CHAINS, inner, 2, &x, NULL, 1, y, on_part ? row : ir_dst_own(y));
+        struct ir_op op = ir_op_fused(IR_CLASS_ELEMENTWISE_CHAINS, outer, 1, &x, NULL, 1, y, row);
+        ir_graph_push(g, op);
+        struct ir_values *v = values(g);
+        put(v, tb, (const float[]){0, 0, 0, 0, 0, 0}, 6);
+        put(v, x, (const float[]){1, -2}, 2);
+        if (run(g, v)) {
+            expect_exact(v, a, (const float[]){4, -8}, 2, "inner result kept");
+            expect_exact(v, y, (const float[]){-4, 8}, 2, "fused result");
+            expect_exact(v, tb, (const float[]){0, 0, 0, 0, -4, 8}, 6, "fused placement");
+        }
+        ir_values_free(v);
+        ir_graph_free(g);
+    }
+}
+
 /* Evaluation is deterministic: the same graph twice gives the same bytes in every tensor. */
 static void test_determinism(void)
 {
@@ -1573,6 +1611,7 @@ int main(void)
     test_destinations();
     test_rewritten_equals_lifted();
     test_fused_equals_parts();
+    test_fused_placement();
     test_determinism();
     test_filling();
     test_checkpoint_matmul();

@@ -1,0 +1,521 @@
+/* cli/cmd_fuzz.c — `fusecheck fuzz`: what the fuzz campaign (fuzz/campaign) needs from fusecheck itself. It writes
+ * the seed corpora (the zoo's families in every mode, shrunk so one input evaluates in about a millisecond; the
+ * rule tests; one generator input per motif), lists the guard atoms the mutant sweep drops, and logs a campaign to
+ * results.db: a run of kind `fuzz` with each harness's statistics, each finding, and each mutant's fate. */
+#include "cli.h"
+#include "db/db.h"
+#include "rules/rules.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Its shim byte choosing the n-th plain shim (0 reference, 1 none) or the n-th parameterised one. */
+#define PLAIN(n) ((char)((n) << 1))
+#define LANE(n) ((char)(((n) << 1) | 1))
+
+/* ── Writing files ───────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Create directory path (one level); 0 when it exists afterwards. */
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0777) == 0 || errno == EEXIST)
+        return 0;
+    fprintf(stderr, "fusecheck fuzz: %s: cannot create: %s\n", path, strerror(errno));
+    return 1;
+}
+
+/* Write a seed file dir/name of n bytes; 0 on success. */
+static int write_seed(const char *dir, const char *name, const void *data, size_t n)
+{
+    char path[2100];
+    snprintf(path, sizeof path, "%.1000s/%.1000s", dir, name);
+    return cli_write(path, data, n);
+}
+
+/* Write an optimizer case: control bytes (shim byte, holds, prefix, seed) then body. */
+static int write_case(const char *dir, const char *name, char shim, char prefix, const char *body, size_t n)
+{
+    char *buf = malloc(n + 8);
+    if (!buf)
+        return 1;
+    const char ctl[8] = {shim, 0, 0, 0, prefix, 7, 0, 0};
+    memcpy(buf, ctl, 8);
+    memcpy(buf + 8, body, n);
+    int rc = write_seed(dir, name, buf, n + 8);
+    free(buf);
+    return rc;
+}
+
+/* ── Seeds ───────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A zoo model shrunk to a few values a row: its family's structure at a size that evaluates in a millisecond. */
+static struct models_config shrink(const struct models_config *c)
+{
+    struct models_config s = *c;
+    s.layers = 1;
+    s.hidden = 32;
+    s.heads = 2;
+    s.kv_heads = 1;
+    s.head_dim = 16;
+    s.ffn = c->ffn ? 64 : 0;
+    s.vocab = 32;
+    s.experts = c->experts ? 4 : 0;
+    s.top_k = c->experts ? 2 : 0;
+    s.expert_ffn = c->experts ? 16 : 0;
+    s.ctx = 8;
+    s.window = c->window ? 4 : 0;
+    return s;
+}
+
+/* One shrunk zoo graph per tiny family model and mode, into the format and optimizer corpora. */
+static int seed_zoo(const char *fmt_dir, const char *opt_dir)
+{
+    static const char *const modes[] = {"decode", "prefill:3", "batch:2"};
+    int written = 0;
+    for (int i = 0; i < models_count(); i++) {
+        const struct models_config *c = models_get(i);
+        if (!c->tiny)
+            continue;
+        struct models_config s = shrink(c);
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            struct models_options o = models_default_options();
+            char err[IR_ERR_LEN], name[128];
+            o.weights = IR_FMT_F16;
+            if (models_parse_mode(modes[m], &o.mode, err))
+                continue;
+            struct ir_graph *g = models_lift(&s, &o, err);
+            if (!g) {
+                fprintf(stderr, "fusecheck fuzz: %s %s: %s\n", c->name, modes[m], err);
+                continue;
+            }
+            size_t n;
+            char *text = ir_print(g, &n);
+            ir_graph_free(g);
+            if (!text)
+                continue;
+            char mode[32];
+            snprintf(mode, sizeof mode, "%s", modes[m]);
+            mode[strcspn(mode, ":")] = '\0';
+            snprintf(name, sizeof name, "zoo-%s-%s.fc", c->family, mode);
+            int rc = write_seed(fmt_dir, name, text, n);
+            static const char shims[] = {PLAIN(0), PLAIN(1), LANE(0), LANE(5)};
+            for (size_t k = 0; !rc && k < sizeof shims; k++) {
+                snprintf(name, sizeof name, "zoo-%s-%s-%zu", c->family, mode, k);
+                rc = write_case(opt_dir, name, shims[k], (char)(13 * k + m), text, n);
+            }
+            free(text);
+            if (rc)
+                return -1;
+            written++;
+        }
+    }
+    return written;
+}
+
+/* The whole of a small file, malloc'd; NULL if unreadable. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            char *p = realloc(buf, cap * 2);
+            if (!p) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = p;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* The shim a rule case names in its `# shim:` directive ("reference" when none): its control byte. */
+static char case_shim(const char *text)
+{
+    return strstr(text, "# shim: none") ? PLAIN(1) : PLAIN(0);
+}
+
+/* Every rule case (rules_dir/<rule>/<case>.fc) into the format and optimizer corpora. */
+static int seed_rules(const char *rules_dir, const char *fmt_dir, const char *opt_dir)
+{
+    DIR *d = opendir(rules_dir);
+    if (!d) {
+        fprintf(stderr, "fusecheck fuzz: %s: cannot read the rule cases\n", rules_dir);
+        return -1;
+    }
+    int written = 0, rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sub[1300];
+        snprintf(sub, sizeof sub, "%.1000s/%.255s", rules_dir, e->d_name);
+        DIR *r = opendir(sub);
+        for (struct dirent *c; !rc && r && (c = readdir(r));) {
+            size_t l = strlen(c->d_name);
+            if (l < 4 || strcmp(c->d_name + l - 3, ".fc") != 0)
+                continue;
+            char path[1600], name[700];
+            snprintf(path, sizeof path, "%.1300s/%.255s", sub, c->d_name);
+            size_t n;
+            char *text = slurp(path, &n);
+            if (!text)
+                continue;
+            snprintf(name, sizeof name, "rule-%s-%.*s.fc", e->d_name, (int)(l - 3), c->d_name);
+            rc = write_seed(fmt_dir, name, text, n);
+            snprintf(name, sizeof name, "rule-%s-%.*s", e->d_name, (int)(l - 3), c->d_name);
+            char *nul = memchr(text, '\0', n);
+            if (!rc && !nul)
+                rc = write_case(opt_dir, name, case_shim(text), (char)written, text, n);
+            free(text);
+            written++;
+        }
+        if (r)
+            closedir(r);
+    }
+    closedir(d);
+    return rc ? -1 : written;
+}
+
+/* Generator inputs: one motif each (count byte 0, then the motif), and the same with hazard bytes after. */
+static int seed_generator(const char *opt_dir, const char *facts_dir)
+{
+    for (int m = 0; m < 18; m++) {
+        char body[64], name[64];
+        memset(body, 0, sizeof body);
+        body[1] = (char)m;
+        for (int k = 2; k < 64; k += 3)
+            body[k] = (char)(0xe0 + k);
+        snprintf(name, sizeof name, "gen-motif%02d", m);
+        if (write_case(opt_dir, name, PLAIN(0), (char)m, body, 2) || write_seed(facts_dir, name, body, 2))
+            return -1;
+        snprintf(name, sizeof name, "gen-motif%02d-hazards", m);
+        if (write_case(opt_dir, name, LANE(m), (char)m, body, sizeof body) ||
+            write_seed(facts_dir, name, body, sizeof body))
+            return -1;
+    }
+    return 36;
+}
+
+/* Inputs of the db harness: fields separated by NULs, with quotes, newlines, SQL and bytes that are not UTF-8. */
+static int seed_db(const char *db_dir)
+{
+    static const char a[] = "fusecheck fuzz\0tiny\0llama\0decode\0reference\0\0fuzz_optimize\0diff:add_norm\0"
+                            "\x01" "add_norm\0add_norm\0[1, 2]\0\0\x02" "gemv_bias\0gemv_bias\0[3]\0held\0";
+    static const char b[] = "it's \"quoted\"\nand; DROP TABLE runs; --\0\xff\xfe\x80 not utf-8\0\0prefill:8\0"
+                            "cuda-lane:h200:int8\0cache=f32\0h\0sig\0\x01r\0c\0[]\0the chip's reason\0";
+    if (write_seed(db_dir, "plain", a, sizeof a - 1) || write_seed(db_dir, "hostile", b, sizeof b - 1))
+        return -1;
+    return 2;
+}
+
+/* `fuzz seeds DIR [--rules DIR]`. */
+static int cmd_seeds(int argc, char **argv)
+{
+    const char *out = NULL, *rules_dir = "tests/rules";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
+            rules_dir = argv[++i];
+        else if (!out && argv[i][0] != '-')
+            out = argv[i];
+        else
+            return cli_usage_error("fuzz", "seeds: unexpected '%s'", argv[i]);
+    }
+    if (!out)
+        return cli_usage_error("fuzz", "seeds expects the corpus directory");
+    char fmt[1100], opt[1100], facts[1100], dbd[1100];
+    snprintf(fmt, sizeof fmt, "%.1000s/fuzz_format", out);
+    snprintf(opt, sizeof opt, "%.1000s/fuzz_optimize", out);
+    snprintf(facts, sizeof facts, "%.1000s/fuzz_facts", out);
+    snprintf(dbd, sizeof dbd, "%.1000s/fuzz_db", out);
+    if (make_dir(out) || make_dir(fmt) || make_dir(opt) || make_dir(facts) || make_dir(dbd))
+        return CLI_USAGE;
+    int zoo = seed_zoo(fmt, opt), rules = seed_rules(rules_dir, fmt, opt), gen = seed_generator(opt, facts);
+    int db = seed_db(dbd);
+    if (zoo < 0 || rules < 0 || gen < 0 || db < 0)
+        return CLI_USAGE;
+    printf("seeds: %d zoo graphs, %d rule cases, %d generator inputs, %d db inputs -> %s\n", zoo, rules, gen, db, out);
+    return CLI_OK;
+}
+
+/* ── Atoms ───────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Print every atom of one rule as rule:atom. */
+static void print_atoms(const struct rules_rule *r)
+{
+    for (int i = 0; r && i < r->nguards; i++)
+        printf("%s:%s\n", r->name, r->guards[i].name);
+}
+
+/* `fuzz atoms [--shim NAME]`: every guard atom of the shared table, the late rules and argmax_advance, then the
+ * chip rules of the named shim. */
+static int cmd_atoms(int argc, char **argv)
+{
+    const char *shim_name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--shim") == 0 && i + 1 < argc)
+            shim_name = argv[++i];
+        else
+            return cli_usage_error("fuzz", "atoms: unexpected '%s'", argv[i]);
+    }
+    int n;
+    const struct rules_rule *const *t = rules_table(&n);
+    for (int i = 0; i < n; i++)
+        print_atoms(t[i]);
+    t = rules_late(&n);
+    for (int i = 0; i < n; i++)
+        print_atoms(t[i]);
+    print_atoms(rules_advance());
+    if (shim_name) {
+        char err[IR_ERR_LEN];
+        struct shim *s = shim_lookup(shim_name, err);
+        if (!s)
+            return cli_usage_error("fuzz", "%s", err);
+        for (int i = 0; i < s->nrules; i++)
+            print_atoms((const struct rules_rule *)s->rules[i].rule);
+        shim_free(s);
+    }
+    return CLI_OK;
+}
+
+/* ── Logging a campaign ──────────────────────────────────────────────────────────────────────────────────── */
+
+/* Parse a non-negative integer argument. */
+static int parse_int(const char *s, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || v < 0)
+        return 1;
+    *out = v;
+    return 0;
+}
+
+/* Parse a non-negative number of seconds. */
+static int parse_secs(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= 0))
+        return 1;
+    *out = v;
+    return 0;
+}
+
+/* The source tree's git revision (FUSECHECK_GIT_REV overrides), or "". */
+static void git_rev(char *out, size_t cap)
+{
+    const char *env = getenv("FUSECHECK_GIT_REV");
+    out[0] = '\0';
+    if (env) {
+        snprintf(out, cap, "%s", env);
+        return;
+    }
+    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
+    if (!p)
+        return;
+    if (fgets(out, (int)cap, p))
+        out[strcspn(out, "\n")] = '\0';
+    pclose(p);
+}
+
+/* The arguments of a logging subcommand: --db FILE taken out, the rest in order. */
+struct log_args {
+    const char *db;
+    const char *arg[8];
+    int n;
+};
+
+/* Split a logging subcommand's arguments; 0 on success. */
+static int log_args(int argc, char **argv, struct log_args *a)
+{
+    a->db = "results.db";
+    a->n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+            a->db = argv[++i];
+        else if (a->n < 8)
+            a->arg[a->n++] = argv[i];
+        else
+            return 1;
+    }
+    return 0;
+}
+
+/* Open the db of a logging subcommand; NULL with the error printed. */
+static struct db *open_db(const char *path)
+{
+    struct db *db;
+    char err[DB_ERR_LEN];
+    if (db_open(path, &db, err)) {
+        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        return NULL;
+    }
+    return db;
+}
+
+/* `fuzz begin [--command TEXT]`: a new run of kind fuzz; prints its id. */
+static int cmd_begin(const struct log_args *a)
+{
+    const char *command = "fuzz/campaign";
+    if (a->n == 2 && strcmp(a->arg[0], "--command") == 0)
+        command = a->arg[1];
+    else if (a->n)
+        return cli_usage_error("fuzz", "begin takes only --command TEXT and --db FILE");
+    struct db *db = open_db(a->db);
+    if (!db)
+        return CLI_USAGE;
+    char rev[64], host[128] = "", err[DB_ERR_LEN];
+    git_rev(rev, sizeof rev);
+    gethostname(host, sizeof host - 1);
+    struct db_run_info info = {"fuzz", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
+    int64_t run;
+    int rc = db_run_begin(db, &info, &run, err);
+    if (rc)
+        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+    else
+        printf("%lld\n", (long long)run);
+    db_close(db);
+    return rc ? CLI_USAGE : CLI_OK;
+}
+
+/* Run one write in its own transaction; 0 on success, the error printed. */
+static int logged(struct db *db, int rc, char err[DB_ERR_LEN])
+{
+    if (rc) {
+        db_rollback(db);
+        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        return CLI_USAGE;
+    }
+    if (db_commit(db, err)) {
+        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+/* `fuzz stat RUN HARNESS EXECUTIONS SECONDS CORPUS COVERAGE`. */
+static int cmd_stat(const struct log_args *a)
+{
+    struct db_fuzz_stat s;
+    if (a->n != 6 || parse_int(a->arg[0], &s.run) || parse_int(a->arg[2], &s.executions) ||
+        parse_secs(a->arg[3], &s.seconds) || parse_int(a->arg[4], &s.corpus) || parse_int(a->arg[5], &s.coverage))
+        return cli_usage_error("fuzz", "stat expects RUN HARNESS EXECUTIONS SECONDS CORPUS COVERAGE");
+    s.harness = a->arg[1];
+    struct db *db = open_db(a->db);
+    if (!db)
+        return CLI_USAGE;
+    char err[DB_ERR_LEN];
+    int rc = db_begin(db, err);
+    rc = rc ? (fprintf(stderr, "fusecheck fuzz: %s\n", err), CLI_USAGE) : logged(db, db_fuzz_stat(db, &s, err), err);
+    db_close(db);
+    return rc;
+}
+
+/* `fuzz finding RUN HARNESS SIGNATURE SHA256`. */
+static int cmd_finding(const struct log_args *a)
+{
+    int64_t run;
+    if (a->n != 4 || parse_int(a->arg[0], &run))
+        return cli_usage_error("fuzz", "finding expects RUN HARNESS SIGNATURE SHA256");
+    struct db *db = open_db(a->db);
+    if (!db)
+        return CLI_USAGE;
+    char err[DB_ERR_LEN];
+    int rc = db_begin(db, err);
+    rc = rc ? (fprintf(stderr, "fusecheck fuzz: %s\n", err), CLI_USAGE)
+            : logged(db, db_fuzz_finding(db, run, a->arg[1], a->arg[2], a->arg[3], err), err);
+    db_close(db);
+    return rc;
+}
+
+/* `fuzz mutant RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]]`: a proofs row of obligation
+ * fuzz-kill:<atom>, verdict proved (the fuzzer showed the atom needed: a graph the mutant gets wrong) or unknown
+ * (not within the budget). */
+static int cmd_mutant(const struct log_args *a)
+{
+    int64_t run, budget;
+    double secs;
+    bool killed = a->n >= 3 && strcmp(a->arg[2], "killed") == 0;
+    const char *colon = a->n >= 2 ? strchr(a->arg[1], ':') : NULL;
+    if (a->n < 5 || a->n > 7 || parse_int(a->arg[0], &run) || !colon ||
+        (!killed && strcmp(a->arg[2], "survived") != 0) || parse_secs(a->arg[3], &secs) ||
+        parse_int(a->arg[4], &budget))
+        return cli_usage_error("fuzz", "mutant expects RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]]");
+    char rule[256], obligation[300];
+    snprintf(rule, sizeof rule, "%.*s", (int)(colon - a->arg[1]), a->arg[1]);
+    snprintf(obligation, sizeof obligation, "fuzz-kill:%s", colon + 1);
+    struct db_proof p = {run,
+                         rule,
+                         obligation,
+                         budget,
+                         killed ? "proved" : "unknown",
+                         killed ? (a->n > 5 ? a->arg[5] : "killed") : "not killed within the budget",
+                         killed && a->n > 6 ? a->arg[6] : NULL,
+                         secs * 1e3};
+    struct db *db = open_db(a->db);
+    if (!db)
+        return CLI_USAGE;
+    char err[DB_ERR_LEN];
+    int rc = db_begin(db, err);
+    rc = rc ? (fprintf(stderr, "fusecheck fuzz: %s\n", err), CLI_USAGE) : logged(db, db_proof(db, &p, err), err);
+    db_close(db);
+    return rc;
+}
+
+/* `fuzz end RUN complete|failed`. */
+static int cmd_end(const struct log_args *a)
+{
+    int64_t run;
+    if (a->n != 2 || parse_int(a->arg[0], &run) || (strcmp(a->arg[1], "complete") && strcmp(a->arg[1], "failed")))
+        return cli_usage_error("fuzz", "end expects RUN complete|failed");
+    struct db *db = open_db(a->db);
+    if (!db)
+        return CLI_USAGE;
+    char err[DB_ERR_LEN];
+    int rc = db_run_end(db, run, a->arg[1], err);
+    if (rc)
+        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+    db_close(db);
+    return rc ? CLI_USAGE : CLI_OK;
+}
+
+/* A logging subcommand: its name and entry point. */
+struct log_cmd {
+    const char *name;
+    int (*run)(const struct log_args *a);
+};
+
+static const struct log_cmd log_cmds[] = {
+    {"begin", cmd_begin}, {"stat", cmd_stat}, {"finding", cmd_finding}, {"mutant", cmd_mutant}, {"end", cmd_end},
+};
+
+int cli_cmd_fuzz(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error("fuzz", "expected seeds, atoms, begin, stat, finding, mutant or end");
+    if (strcmp(argv[1], "seeds") == 0)
+        return cmd_seeds(argc - 1, argv + 1);
+    if (strcmp(argv[1], "atoms") == 0)
+        return cmd_atoms(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof log_cmds / sizeof log_cmds[0]; i++) {
+        if (strcmp(argv[1], log_cmds[i].name) != 0)
+            continue;
+        struct log_args a;
+        if (log_args(argc - 1, argv + 1, &a))
+            return cli_usage_error("fuzz", "%s: too many arguments", argv[1]);
+        return log_cmds[i].run(&a);
+    }
+    return cli_usage_error("fuzz", "unknown subcommand '%s'", argv[1]);
+}

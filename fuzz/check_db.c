@@ -1,0 +1,266 @@
+/* fuzz/check_db.c — the results.db harness's checks: a run, a graph, a shim, a report with decisions, fuzz
+ * statistics and findings, every text field taken from the input (any bytes but NUL: invalid UTF-8, quotes,
+ * newlines, SQL), are written through db/db.h and read back with plain SQL unchanged; a rolled-back transaction
+ * leaves nothing behind; a finding seen twice counts two.
+ *
+ * The db is a scratch file under $TMPDIR (or /tmp), named by the process id, started afresh every few hundred
+ * inputs so it stays small, and removed by fuzz_db_cleanup. */
+#include "fuzz.h"
+
+#include "db/db.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define INPUTS_A_FILE 256
+#define MAX_FIELD 300
+#define MAX_DECISIONS 16
+
+/* The scratch db: its path, the writer (db/db.h) and a plain reader connection. */
+static struct {
+    char path[512];
+    struct db *db;
+    sqlite3 *conn;
+    int uses;
+    uint64_t serial; /* makes each input's unique keys unique */
+} scratch;
+
+/* Remove the scratch file and its WAL companions. */
+static void remove_files(void)
+{
+    if (!scratch.path[0])
+        return;
+    char side[600];
+    remove(scratch.path);
+    snprintf(side, sizeof side, "%s-wal", scratch.path);
+    remove(side);
+    snprintf(side, sizeof side, "%s-shm", scratch.path);
+    remove(side);
+}
+
+void fuzz_db_cleanup(void)
+{
+    if (scratch.conn)
+        sqlite3_close(scratch.conn);
+    db_close(scratch.db);
+    scratch.conn = NULL;
+    scratch.db = NULL;
+    remove_files();
+    scratch.path[0] = '\0';
+    scratch.uses = 0;
+}
+
+/* Open a fresh scratch db when there is none or the current one has served its inputs. 0 on success. */
+static int ensure_db(char err[DB_ERR_LEN])
+{
+    if (scratch.db && scratch.uses++ < INPUTS_A_FILE)
+        return 0;
+    fuzz_db_cleanup();
+    const char *dir = getenv("TMPDIR");
+    snprintf(scratch.path, sizeof scratch.path, "%s/fusecheck-fuzz-db-%ld.db", dir && dir[0] ? dir : "/tmp",
+             (long)getpid());
+    remove_files();
+    if (db_open(scratch.path, &scratch.db, err) != 0)
+        return 1;
+    if (sqlite3_open_v2(scratch.path, &scratch.conn, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(err, DB_ERR_LEN, "cannot open the scratch db to read it back");
+        return 1;
+    }
+    scratch.uses = 1;
+    return 0;
+}
+
+/* The next text field of the input: the bytes up to a NUL (at most MAX_FIELD), NUL-terminated in buf. */
+static const char *field(struct fuzz_bytes *b, char buf[MAX_FIELD + 1])
+{
+    size_t n = 0;
+    while (b->at < b->n && n < MAX_FIELD) {
+        uint8_t c = b->p[b->at++];
+        if (c == 0)
+            break;
+        buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Whether a column holds exactly the text want (NULL: SQL NULL). */
+static bool column_is(sqlite3_stmt *st, int col, const char *want)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return want == NULL;
+    if (!want)
+        return false;
+    const unsigned char *got = sqlite3_column_text(st, col);
+    int n = sqlite3_column_bytes(st, col);
+    return got && (size_t)n == strlen(want) && memcmp(got, want, (size_t)n) == 0;
+}
+
+/* Prepare sql on the reader, bind id as parameter 1 (when id ≥ 0), and step to its first row. */
+static sqlite3_stmt *first_row(const char *sql, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(scratch.conn, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    if (id >= 0)
+        sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* What one input writes. */
+struct rows {
+    char command[MAX_FIELD + 1], gname[MAX_FIELD + 1], family[MAX_FIELD + 1], mode[MAX_FIELD + 1];
+    char shim[MAX_FIELD + 64], knobs[MAX_FIELD + 1], harness[MAX_FIELD + 64], signature[MAX_FIELD + 1];
+    char sha[65];
+    struct {
+        char rule[MAX_FIELD + 1], cls[MAX_FIELD + 1], covers[MAX_FIELD + 1], reason[MAX_FIELD + 1];
+        int outcome;
+    } d[MAX_DECISIONS];
+    int nd;
+    int64_t run, graph, shimid, report;
+};
+
+static const char *const outcomes[] = {"fired", "refused", "held"};
+
+/* Decode the input's fields. */
+static void decode(struct fuzz_bytes *b, struct rows *w)
+{
+    char tmp[MAX_FIELD + 1];
+    field(b, w->command);
+    field(b, w->gname);
+    field(b, w->family);
+    field(b, w->mode);
+    snprintf(w->shim, sizeof w->shim, "%s#%llu", field(b, tmp), (unsigned long long)scratch.serial);
+    field(b, w->knobs);
+    snprintf(w->harness, sizeof w->harness, "%s#%llu", field(b, tmp), (unsigned long long)scratch.serial);
+    field(b, w->signature);
+    snprintf(w->sha, sizeof w->sha, "%064llx", (unsigned long long)scratch.serial);
+    w->nd = 0;
+    while (!fuzz_bytes_done(b) && w->nd < MAX_DECISIONS) {
+        w->d[w->nd].outcome = fuzz_byte(b) % 3;
+        field(b, w->d[w->nd].rule);
+        field(b, w->d[w->nd].cls);
+        field(b, w->d[w->nd].covers);
+        field(b, w->d[w->nd].reason);
+        w->nd++;
+    }
+}
+
+/* Write everything through db/db.h. 0 on success. */
+static int write_rows(struct rows *w, char err[DB_ERR_LEN])
+{
+    struct db *db = scratch.db;
+    struct db_run_info info = {"fuzz", w->command, w->family[0] ? w->family : NULL, NULL, "fuzz"};
+    if (db_run_begin(db, &info, &w->run, err) || db_begin(db, err))
+        return 1;
+    int rc = db_graph(db, w->gname, w->family[0] ? w->family : NULL, w->mode, (int64_t)w->nd, w->sha, &w->graph, err) ||
+             db_shim(db, w->shim, w->knobs, &w->shimid, err);
+    struct db_report rep = {w->run, w->graph, w->shimid, w->sha, w->nd, 0, 0, 1.5};
+    if (!rc)
+        rc = db_report(db, &rep, &w->report, err);
+    for (int i = 0; !rc && i < w->nd; i++) {
+        struct db_decision d = {w->report, i, w->d[i].rule, w->d[i].cls, w->d[i].covers, outcomes[w->d[i].outcome],
+                                w->d[i].outcome == RULES_REFUSED ? w->d[i].reason : NULL};
+        rc = db_decision(db, &d, err);
+    }
+    struct db_fuzz_stat stat = {w->run, w->harness, 7, 0.25, 3, 11};
+    if (!rc)
+        rc = db_fuzz_stat(db, &stat, err) || db_fuzz_finding(db, w->run, w->harness, w->signature, w->sha, err) ||
+             db_fuzz_finding(db, w->run, w->harness, w->signature, w->sha, err);
+    if (rc) {
+        db_rollback(db);
+        return 1;
+    }
+    if (db_commit(db, err))
+        return 1;
+    /* A transaction rolled back leaves nothing: a decision past the last, then rolled back. */
+    struct db_decision extra = {w->report, w->nd, "rolled-back", "x", "[]", "held", NULL};
+    if (db_begin(db, err) || db_decision(db, &extra, err))
+        return 1;
+    db_rollback(db);
+    return db_run_end(db, w->run, "complete", err);
+}
+
+/* Read every row back and compare; 0 when all match. */
+static int read_back(const struct rows *w, struct fuzz_finding *f)
+{
+    sqlite3_stmt *st = first_row("SELECT kind, command, status, git_rev FROM runs WHERE id = ?", w->run);
+    bool ok = st && column_is(st, 0, "fuzz") && column_is(st, 1, w->command) && column_is(st, 2, "complete") &&
+              column_is(st, 3, w->family[0] ? w->family : NULL);
+    sqlite3_finalize(st);
+    if (!ok)
+        return fuzz_fail(f, "db", "run", "the run's row does not read back as written");
+    st = first_row("SELECT name, family, mode, ops, sha256 FROM graphs WHERE id = ?", w->graph);
+    ok = st && column_is(st, 0, w->gname) && column_is(st, 1, w->family[0] ? w->family : NULL) &&
+         column_is(st, 2, w->mode) && sqlite3_column_int64(st, 3) == w->nd && column_is(st, 4, w->sha);
+    sqlite3_finalize(st);
+    if (!ok)
+        return fuzz_fail(f, "db", "graph", "the graph's row does not read back as written");
+    st = first_row("SELECT name, knobs FROM shims WHERE id = ?", w->shimid);
+    ok = st && column_is(st, 0, w->shim) && column_is(st, 1, w->knobs);
+    sqlite3_finalize(st);
+    if (!ok)
+        return fuzz_fail(f, "db", "shim", "the shim's row does not read back as written");
+    st = NULL;
+    if (sqlite3_prepare_v2(scratch.conn,
+                           "SELECT seq, rule, class, covers, outcome, reason FROM decisions WHERE report_id = ? "
+                           "ORDER BY seq",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fuzz_fail(f, "db", "prepare", "cannot read the decisions back");
+    sqlite3_bind_int64(st, 1, w->report);
+    int n = 0;
+    ok = true;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        ok = n < w->nd && sqlite3_column_int64(st, 0) == n && column_is(st, 1, w->d[n].rule) &&
+             column_is(st, 2, w->d[n].cls) && column_is(st, 3, w->d[n].covers) &&
+             column_is(st, 4, outcomes[w->d[n].outcome]) &&
+             column_is(st, 5, w->d[n].outcome == RULES_REFUSED ? w->d[n].reason : NULL);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (!ok || n != w->nd)
+        return fuzz_fail(f, "db", "decision", "decision %d of %d does not read back as written", n - 1, w->nd);
+    sqlite3_stmt *q = NULL;
+    ok = sqlite3_prepare_v2(scratch.conn,
+                            "SELECT count, first_run, last_run, input_sha256 FROM fuzz_findings "
+                            "WHERE harness = ? AND signature = ?",
+                            -1, &q, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(q, 1, w->harness, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, w->signature, -1, SQLITE_STATIC);
+        ok = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) == 2 && sqlite3_column_int64(q, 1) == w->run &&
+             sqlite3_column_int64(q, 2) == w->run && column_is(q, 3, w->sha);
+    }
+    sqlite3_finalize(q);
+    if (!ok)
+        return fuzz_fail(f, "db", "finding", "a finding seen twice does not read back with count 2");
+    st = first_row("SELECT executions, corpus, coverage FROM fuzz_stats WHERE run_id = ?", w->run);
+    ok = st && sqlite3_column_int64(st, 0) == 7 && sqlite3_column_int64(st, 1) == 3 && sqlite3_column_int64(st, 2) == 11;
+    sqlite3_finalize(st);
+    if (!ok)
+        return fuzz_fail(f, "db", "stat", "the fuzz statistics do not read back as written");
+    return 0;
+}
+
+int fuzz_check_db(const uint8_t *data, size_t size, struct fuzz_finding *f)
+{
+    char err[DB_ERR_LEN];
+    if (ensure_db(err) != 0)
+        return fuzz_fail(f, "db", "open", "the scratch db does not open: %s", err);
+    scratch.serial++;
+    struct rows *w = calloc(1, sizeof *w);
+    if (!w)
+        abort();
+    struct fuzz_bytes b = {data, size, 0};
+    decode(&b, w);
+    int bad = write_rows(w, err) ? fuzz_fail(f, "db", "write", "writing failed: %s", err) : read_back(w, f);
+    free(w);
+    return bad;
+}

@@ -1,0 +1,419 @@
+/* fuzz/check_optimize.c — the optimizer harness's checks: a graph under a shim, knobs and holds chosen by the case
+ * is optimized, and the result must validate, print back to itself, come out the same on a second run, evaluate
+ * bit-identically to the lifted graph, pass the translation validator on every fired decision, and, with every step
+ * from the case's k on held, be the graph the earlier steps make. Each input costs two compiles: the full one and
+ * the one holding from k (k past the end: a plain repeat, the determinism check).
+ *
+ * A failure's signature names the step to blame where one can be found: the first k such that running steps
+ * 0..k (holding the rest) already fails names step k. */
+#include "fuzz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Graphs whose values would take more than this are optimized and checked but not evaluated. */
+#define EVAL_BUDGET_BYTES ((int64_t)16 << 20)
+/* Graphs with more ops than this are skipped whole (one input must stay cheap). */
+#define MAX_OPS 4000
+#define MAX_STEPS 256
+#define MAX_HELD (MAX_STEPS + 4)
+
+/* The steps a compile under a shim can hold, in order. */
+struct steps {
+    const char *name[MAX_STEPS];
+    int n;
+};
+
+/* Collect one step's name. */
+static void add_step(const char *name, void *ctx)
+{
+    struct steps *s = ctx;
+    if (s->n < MAX_STEPS)
+        s->name[s->n++] = name;
+}
+
+/* What a check needs: the lifted graph, the shim, the steps, the case's holds, the diff's reference side (the
+ * lifted graph with the quantize ops the shim's numerics insert, nothing folded) and its values. */
+struct run {
+    const struct ir_graph *g;
+    struct ir_graph *ref;
+    struct shim *shim;
+    struct steps steps;
+    const char *held[MAX_HELD];
+    int nheld;
+    struct ir_values *lifted; /* the reference side's values; NULL when the graph is not evaluated */
+    uint64_t seed;
+};
+
+/* Optimize with the case's holds and every step from `from` on held too. */
+static int optimize_from(const struct run *r, int from, struct rules_optimized *o, char err[IR_ERR_LEN])
+{
+    const char *held[MAX_HELD];
+    int n = 0;
+    for (int i = 0; i < r->nheld; i++)
+        held[n++] = r->held[i];
+    for (int i = from; i < r->steps.n && n < MAX_HELD; i++)
+        held[n++] = r->steps.name[i];
+    return rules_optimize(r->g, r->shim, held, n, o, err);
+}
+
+/* The canonical text of g (malloc'd), or NULL. */
+static char *text_of(const struct ir_graph *g, size_t *len)
+{
+    size_t n = 0;
+    char *t = ir_print(g, &n);
+    if (len)
+        *len = n;
+    return t;
+}
+
+/* What one compile got wrong, when anything: 0 when right, else 1 with check and message filled. */
+typedef int (*verdict_fn)(const struct run *r, const struct rules_optimized *o, char check[32], char msg[IR_ERR_LEN]);
+
+/* The rewritten graph validates. */
+static int verdict_valid(const struct run *r, const struct rules_optimized *o, char check[32], char msg[IR_ERR_LEN])
+{
+    (void)r;
+    char err[IR_ERR_LEN];
+    if (ir_validate(o->graph, err) == 0)
+        return 0;
+    snprintf(check, 32, "invalid");
+    snprintf(msg, IR_ERR_LEN, "the rewritten graph does not validate: %.400s", err);
+    return 1;
+}
+
+/* The rewritten graph evaluates to the lifted graph's observed and carried values, bit for bit. */
+static int verdict_diff(const struct run *r, const struct rules_optimized *o, char check[32], char msg[IR_ERR_LEN])
+{
+    if (!r->lifted)
+        return 0;
+    char err[IR_ERR_LEN];
+    struct ir_values *v = ir_values_new(o->graph, r->seed, err);
+    if (!v || ir_eval(o->graph, v, err) != 0) {
+        ir_values_free(v);
+        snprintf(check, 32, "eval");
+        snprintf(msg, IR_ERR_LEN, "the lifted graph evaluates but the rewritten one does not: %.400s", err);
+        return 1;
+    }
+    struct ir_compare c = ir_values_compare(r->ref, r->lifted, o->graph, v);
+    ir_values_free(v);
+    if (c.identical)
+        return 0;
+    snprintf(check, 32, "diff");
+    snprintf(msg, IR_ERR_LEN, "%s[%lld] differs: lifted %.9g, rewritten %.9g",
+             c.tensor >= 0 && c.tensor < r->ref->ntensors ? r->ref->tensors[c.tensor].name : "?", (long long)c.index,
+             (double)c.a, (double)c.b);
+    return 1;
+}
+
+/* Every tensor the rewritten graph's ops write (their buffers, placed parts, keeps, state written in place), as a
+ * flag per tensor id (malloc'd). */
+static bool *written(const struct ir_graph *g)
+{
+    bool *w = calloc((size_t)g->ntensors + 1, sizeof *w);
+    ir_tid *buf = malloc(sizeof *buf * ((size_t)g->ntensors + 1));
+    if (!w || !buf)
+        abort();
+    for (int32_t i = 0; i < g->nops; i++) {
+        int n = ir_op_writes(&g->ops[i], buf, g->ntensors + 1);
+        for (int k = 0; k < n && k <= g->ntensors; k++)
+            if (buf[k] >= 0 && buf[k] < g->ntensors)
+                w[buf[k]] = true;
+    }
+    free(buf);
+    return w;
+}
+
+/* Every result the host sees (observed or carried) that the lifted graph writes, the rewritten graph writes too.
+ * (The evaluator computes every op's own result even where a placement sends it elsewhere, so the diff alone does
+ * not see a result the rewrite stopped writing.) */
+static int verdict_visible(const struct run *r, const struct rules_optimized *o, char check[32], char msg[IR_ERR_LEN])
+{
+    bool *before = written(r->g), *after = written(o->graph);
+    int bad = 0;
+    for (ir_tid t = 0; t < r->g->ntensors && !bad; t++) {
+        const struct ir_tensor *x = &r->g->tensors[t];
+        if (!before[t] || !(x->observed || x->carried) || x->role != IR_ROLE_ACTIVATION)
+            continue;
+        ir_tid u = ir_tensor_find(o->graph, x->name, strlen(x->name));
+        if (u == IR_NONE || !after[u]) {
+            snprintf(check, 32, "unwritten");
+            snprintf(msg, IR_ERR_LEN, "the host reads %.200s after the step, but the rewritten graph no longer writes it",
+                     x->name);
+            bad = 1;
+        }
+    }
+    free(before);
+    free(after);
+    return bad;
+}
+
+/* Validity first, then the results the host sees, then the diff. */
+static int verdict_all(const struct run *r, const struct rules_optimized *o, char check[32], char msg[IR_ERR_LEN])
+{
+    return verdict_valid(r, o, check, msg) || verdict_visible(r, o, check, msg) || verdict_diff(r, o, check, msg);
+}
+
+/* The step to blame for a failing verdict: the first k such that running steps 0..k fails ("unholdable" when even
+ * holding every step fails: the views pre-pass or argmax_advance). */
+static void blame(const struct run *r, verdict_fn verdict, char *step, size_t cap)
+{
+    char err[IR_ERR_LEN], check[32], msg[IR_ERR_LEN];
+    for (int k = 0; k <= r->steps.n; k++) {
+        struct rules_optimized o;
+        if (optimize_from(r, k, &o, err) != 0)
+            continue;
+        int bad = verdict(r, &o, check, msg);
+        rules_optimized_free(&o);
+        if (bad) {
+            snprintf(step, cap, "%s", k == 0 ? "unholdable" : r->steps.name[k - 1]);
+            return;
+        }
+    }
+    snprintf(step, cap, "unknown");
+}
+
+/* The rewritten graph prints, parses and prints back to the same text. */
+static int check_roundtrip(const struct rules_optimized *o, struct fuzz_finding *f)
+{
+    size_t n1, n2;
+    char *t1 = text_of(o->graph, &n1), err[IR_ERR_LEN];
+    struct ir_graph *back = t1 ? ir_parse_unchecked(t1, n1, "rewritten", err) : NULL;
+    char *t2 = back ? text_of(back, &n2) : NULL;
+    int bad = 0;
+    if (!back)
+        bad = fuzz_fail(f, "format", "rewritten", "the rewritten graph's text does not parse: %s", err);
+    else if (!t2 || n1 != n2 || memcmp(t1, t2, n1) != 0)
+        bad = fuzz_fail(f, "format", "rewritten", "the rewritten graph's text does not print back to itself");
+    free(t1);
+    free(t2);
+    ir_graph_free(back);
+    return bad;
+}
+
+/* Every fired decision passes the installed validator. */
+static int check_decisions(const struct run *r, const struct rules_optimized *o, struct fuzz_finding *f)
+{
+    fuzz_decision_validator v = fuzz_validator();
+    if (!v)
+        return 0;
+    for (int32_t i = 0; i < o->report.n; i++) {
+        if (o->report.d[i].outcome != RULES_FIRED)
+            continue;
+        char why[IR_ERR_LEN] = "";
+        if (v(r->g, r->shim, o, i, why) != 0) {
+            char *line = rules_decision_line(&o->report.d[i]);
+            int bad = fuzz_fail(f, "validate", o->report.d[i].rule, "decision %d (%s) fails validation: %s", (int)i,
+                                line ? line : "?", why);
+            free(line);
+            return bad;
+        }
+    }
+    return 0;
+}
+
+/* The index of step `name` in the steps (or -1: argmax_advance and anything else not holdable). */
+static int step_index(const struct steps *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->name[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* The report's lines of the decisions made by steps before k, joined (malloc'd). */
+static char *lines_before(const struct steps *s, const struct rules_report *rep, int k)
+{
+    size_t cap = 256, n = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    out[0] = '\0';
+    for (int32_t i = 0; i < rep->n; i++) {
+        int at = step_index(s, rep->d[i].rule);
+        if (at < 0 || at >= k)
+            continue;
+        char *line = rules_decision_line(&rep->d[i]);
+        size_t l = line ? strlen(line) : 0;
+        if (n + l + 2 > cap) {
+            while (n + l + 2 > cap)
+                cap *= 2;
+            char *p = realloc(out, cap);
+            if (!p) {
+                free(line);
+                free(out);
+                return NULL;
+            }
+            out = p;
+        }
+        if (line)
+            memcpy(out + n, line, l);
+        n += l;
+        out[n++] = '\n';
+        out[n] = '\0';
+        free(line);
+    }
+    return out;
+}
+
+/* The op a validator message names ("op 7 (quantize): ..." gives "quantize"), or "graph". */
+static void offender(const char *msg, char *out, size_t cap)
+{
+    const char *open = strstr(msg, "op "), *paren = open ? strchr(open, '(') : NULL;
+    const char *close = paren ? strchr(paren, ')') : NULL;
+    if (!close || close - paren > 64)
+        snprintf(out, cap, "graph");
+    else
+        snprintf(out, cap, "%.*s", (int)(close - paren - 1), paren + 1);
+}
+
+/* The last step (by index) that fired in a report, or -1. */
+static int last_fired(const struct steps *s, const struct rules_report *rep)
+{
+    int last = -1;
+    for (int32_t i = 0; i < rep->n; i++) {
+        int at = rep->d[i].outcome == RULES_FIRED ? step_index(s, rep->d[i].rule) : -1;
+        if (at > last)
+            last = at;
+    }
+    return last;
+}
+
+/* Whether two graphs print the same text. */
+static bool same_text(const struct ir_graph *a, const struct ir_graph *b)
+{
+    size_t na, nb;
+    char *ta = text_of(a, &na), *tb = text_of(b, &nb);
+    bool same = ta && tb && na == nb && memcmp(ta, tb, na) == 0;
+    free(ta);
+    free(tb);
+    return same;
+}
+
+/* A second compile with every step from k on held (k past the last step: nothing more held, a plain repeat). It
+ * validates; no held step fires; the steps before k decide as in the full compile; when no step from k on fired in
+ * the full compile, the graph is the full compile's (the graph the earlier steps make); a plain repeat gives the
+ * same graph and the same report digest. */
+static int check_prefix(const struct run *r, const struct rules_optimized *full, int k, struct fuzz_finding *f)
+{
+    struct rules_optimized a;
+    char err[IR_ERR_LEN], check[32], msg[IR_ERR_LEN];
+    if (optimize_from(r, k, &a, err) != 0)
+        return fuzz_fail(f, "optimize", "prefix", "the compile holding steps from %d failed: %s", k, err);
+    int bad = 0;
+    const char *stepk = k < r->steps.n ? r->steps.name[k] : "end";
+    if (k > r->steps.n) {
+        char d1[65], d2[65];
+        rules_report_digest(&full->report, d1);
+        rules_report_digest(&a.report, d2);
+        if (strcmp(d1, d2) != 0)
+            bad = fuzz_fail(f, "nondeterministic", "digest", "two compiles report digests %s and %s", d1, d2);
+        else if (!same_text(full->graph, a.graph))
+            bad = fuzz_fail(f, "nondeterministic", "graph", "two compiles give different graphs");
+        rules_optimized_free(&a);
+        return bad;
+    }
+    if (verdict_valid(r, &a, check, msg)) {
+        char what[80];
+        offender(msg, what, sizeof what);
+        bad = fuzz_fail(f, "prefix-invalid", what, "holding every step from %s: %s", stepk, msg);
+    }
+    for (int32_t i = 0; !bad && i < a.report.n; i++) {
+        int at = step_index(&r->steps, a.report.d[i].rule);
+        if (at >= k && a.report.d[i].outcome == RULES_FIRED)
+            bad = fuzz_fail(f, "held-fired", a.report.d[i].rule, "step %s fired although every step from %s was held",
+                            a.report.d[i].rule, stepk);
+    }
+    if (!bad) {
+        char *la = lines_before(&r->steps, &a.report, k), *lf = lines_before(&r->steps, &full->report, k);
+        if (la && lf && strcmp(la, lf) != 0)
+            bad = fuzz_fail(f, "prefix-decisions", stepk,
+                            "the steps before %s decide differently when the later ones are held", stepk);
+        free(la);
+        free(lf);
+    }
+    if (!bad && last_fired(&r->steps, &full->report) < k && !same_text(full->graph, a.graph))
+        bad = fuzz_fail(f, "prefix-graph", stepk,
+                        "no step from %s on fired, yet holding them gives another graph than the full compile", stepk);
+    rules_optimized_free(&a);
+    return bad;
+}
+
+/* Evaluate the lifted graph when it is small enough and evaluates (an input the evaluator refuses is not a finding). */
+static struct ir_values *evaluate_lifted(const struct ir_graph *g, uint64_t seed)
+{
+    int64_t bytes = ir_values_plan_bytes(g);
+    if (bytes < 0 || bytes > EVAL_BUDGET_BYTES)
+        return NULL;
+    char err[IR_ERR_LEN];
+    struct ir_values *v = ir_values_new(g, seed, err);
+    if (v && ir_eval(g, v, err) != 0) {
+        ir_values_free(v);
+        v = NULL;
+    }
+    return v;
+}
+
+/* Run every check of one compile; 0 when all pass. */
+static int check_compile(struct run *r, const struct fuzz_plan *plan, struct fuzz_finding *f)
+{
+    struct rules_optimized o;
+    char err[IR_ERR_LEN], check[32], msg[IR_ERR_LEN], step[128];
+    if (optimize_from(r, r->steps.n + 1, &o, err) != 0)
+        return fuzz_fail(f, "optimize", "-", "the compile failed: %s", err);
+    int bad = 0;
+    if (verdict_valid(r, &o, check, msg)) {
+        blame(r, verdict_valid, step, sizeof step);
+        bad = fuzz_fail(f, check, step, "%s", msg);
+    }
+    if (!bad)
+        bad = check_roundtrip(&o, f);
+    if (!bad && (verdict_visible(r, &o, check, msg) || verdict_diff(r, &o, check, msg))) {
+        blame(r, verdict_all, step, sizeof step);
+        bad = fuzz_fail(f, check, step, "%s", msg);
+    }
+    if (!bad)
+        bad = check_decisions(r, &o, f);
+    if (!bad)
+        bad = check_prefix(r, &o, plan->prefix % (r->steps.n + 2), f);
+    rules_optimized_free(&o);
+    return bad;
+}
+
+int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, struct fuzz_finding *f)
+{
+    if (g->nops > MAX_OPS)
+        return 0;
+    char err[IR_ERR_LEN];
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.g = g;
+    r.seed = plan->seed;
+    r.shim = shim_lookup(fuzz_shim_name(plan->shim), err);
+    if (!r.shim)
+        return fuzz_fail(f, "shim", fuzz_shim_name(plan->shim), "the shim list offers a shim that does not load: %s",
+                         err);
+    rules_steps(r.shim, add_step, &r.steps);
+    for (int i = 0; i < 2; i++)
+        if (plan->hold[i] >= 0 && r.steps.n > 0)
+            r.held[r.nheld++] = r.steps.name[plan->hold[i] % r.steps.n];
+    r.ref = rules_quantized_lifted(g, r.shim);
+    r.lifted = r.ref ? evaluate_lifted(r.ref, r.seed) : NULL;
+    int bad = check_compile(&r, plan, f);
+    ir_values_free(r.lifted);
+    ir_graph_free(r.ref);
+    shim_free(r.shim);
+    return bad;
+}
+
+int fuzz_check_optimize(const uint8_t *data, size_t size, struct fuzz_finding *f)
+{
+    struct fuzz_case c;
+    char err[IR_ERR_LEN];
+    if (fuzz_case_decode(data, size, &c, err) != 0)
+        return fuzz_fail(f, "generator", "invalid", "the generator made a graph the validator refuses: %s", err);
+    int bad = fuzz_check_graph(c.g, &c.plan, f);
+    fuzz_case_free(&c);
+    return bad;
+}

@@ -1,0 +1,179 @@
+/* fuzz/common.c — what every harness shares: findings and how they are reported, the shim names a case chooses
+ * from, the optimizer harness's cases, and the translation-validation hook. */
+#include "fuzz.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ── Findings ────────────────────────────────────────────────────────────────────────────────────────────── */
+
+int fuzz_fail(struct fuzz_finding *f, const char *check, const char *detail, const char *fmt, ...)
+{
+    snprintf(f->check, sizeof f->check, "%s", check);
+    snprintf(f->detail, sizeof f->detail, "%s", detail && detail[0] ? detail : "-");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    /* A signature is one word: blanks in a detail would split it. */
+    for (char *p = f->detail; *p; p++)
+        if (*p == ' ' || *p == '\t' || *p == '\n')
+            *p = '_';
+    return 1;
+}
+
+void fuzz_report(const char *harness, const struct fuzz_finding *f)
+{
+    fprintf(stderr, "fusecheck-finding: %s %s:%s\n%s\n", harness, f->check, f->detail, f->message);
+    fflush(stderr);
+}
+
+/* ── Shim names ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+#define FUZZ_MAX_SHIMS 160
+
+/* Parameters tried for a parameterised shim row (name ending in ':' or holding a '<'): the CUDA lane's chips,
+ * activation modes and knobs. Only the names shim_lookup accepts are kept. */
+static const char *const lane_chips[] = {"h200", "h100", "a100", "l40s", "rtx4090"};
+static const char *const lane_acts[] = {"int8", "dequant", "int8x2"};
+static const char *const lane_knobs[] = {"",
+                                         ":cache=f32",
+                                         ":state=bf16",
+                                         ":fuse_quant=off",
+                                         ":batch",
+                                         ":hold=gemv_parts",
+                                         ":hold=latent_expanded",
+                                         ":hold=rows_a_warp",
+                                         ":cache=f32:state=bf16:fuse_quant=off"};
+
+/* The names built once from shim_list. */
+static struct {
+    bool built;
+    int n;
+    char name[FUZZ_MAX_SHIMS][128];
+} shims;
+
+/* Keep name when shim_lookup accepts it and no kept name makes the same shim. */
+static void try_shim(const char *name)
+{
+    if (shims.n >= FUZZ_MAX_SHIMS)
+        return;
+    char err[IR_ERR_LEN];
+    struct shim *s = shim_lookup(name, err);
+    if (!s)
+        return;
+    bool seen = false;
+    for (int i = 0; i < shims.n && !seen; i++)
+        seen = strcmp(shims.name[i], s->name) == 0;
+    if (!seen)
+        snprintf(shims.name[shims.n++], sizeof shims.name[0], "%s", s->name);
+    shim_free(s);
+}
+
+/* One row of shim_list: a plain name, or a pattern whose concrete names are tried. */
+static void on_shim(const char *name, const char *what, void *ctx)
+{
+    (void)what;
+    (void)ctx;
+    size_t n = strcspn(name, "<[ ");
+    if (n == strlen(name) && (n == 0 || name[n - 1] != ':')) {
+        try_shim(name);
+        return;
+    }
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "%.*s", (int)n, name);
+    size_t p = strlen(prefix);
+    if (p && prefix[p - 1] == ':')
+        prefix[--p] = '\0';
+    char full[200];
+    for (size_t c = 0; c < sizeof lane_chips / sizeof lane_chips[0]; c++)
+        for (size_t a = 0; a < sizeof lane_acts / sizeof lane_acts[0]; a++)
+            for (size_t k = 0; k < sizeof lane_knobs / sizeof lane_knobs[0]; k++) {
+                snprintf(full, sizeof full, "%s:%s:%s%s", prefix, lane_chips[c], lane_acts[a], lane_knobs[k]);
+                try_shim(full);
+            }
+}
+
+/* Build the list on first use. */
+static void build_shims(void)
+{
+    if (shims.built)
+        return;
+    shims.built = true;
+    shim_list(on_shim, NULL);
+    if (shims.n == 0)
+        try_shim("reference");
+}
+
+int fuzz_shim_count(void)
+{
+    build_shims();
+    return shims.n;
+}
+
+const char *fuzz_shim_name(int i)
+{
+    build_shims();
+    return i >= 0 && i < shims.n ? shims.name[i] : "reference";
+}
+
+/* ── Cases ───────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The plan the control bytes choose. Byte 0 the shim (the plain shims are as likely as all the parameterised ones
+ * together, and the first plain one, reference, as likely as the other plain ones together); bytes 1-3 the holds;
+ * byte 4 the prefix; bytes 5-7 the evaluator's seed. */
+static struct fuzz_plan plan_of(const uint8_t ctl[FUZZ_CTL])
+{
+    struct fuzz_plan p;
+    int n = fuzz_shim_count();
+    int plain = 0;
+    while (plain < n && !strchr(fuzz_shim_name(plain), ':'))
+        plain++;
+    if (plain == n || (ctl[0] & 1) == 0 || plain == 0) {
+        int pick = (ctl[0] >> 1) % (2 * (plain ? plain : n)); /* the first (reference, the widest) weighs most */
+        p.shim = pick < (plain ? plain : n) ? pick : 0;
+    } else
+        p.shim = plain + (ctl[0] >> 1) % (n - plain);
+    p.hold[0] = (ctl[1] & 3) == 3 ? ctl[2] : -1;
+    p.hold[1] = (ctl[1] & 12) == 12 ? ctl[3] : -1;
+    p.prefix = ctl[4];
+    p.seed = (uint64_t)ctl[5] | (uint64_t)ctl[6] << 8 | (uint64_t)ctl[7] << 16;
+    return p;
+}
+
+int fuzz_case_decode(const uint8_t *data, size_t size, struct fuzz_case *c, char err[IR_ERR_LEN])
+{
+    memset(c, 0, sizeof *c);
+    uint8_t ctl[FUZZ_CTL] = {0};
+    size_t n = size < FUZZ_CTL ? size : FUZZ_CTL;
+    if (n)
+        memcpy(ctl, data, n);
+    c->plan = plan_of(ctl);
+    const uint8_t *body = data + n;
+    size_t len = size - n;
+    char perr[IR_ERR_LEN];
+    c->g = len ? ir_parse((const char *)body, len, "case", perr) : NULL;
+    if (c->g && c->g->nops > 0)
+        return 0;
+    ir_graph_free(c->g);
+    struct fuzz_bytes b = {body, len, 0};
+    c->generated = true;
+    c->g = fuzz_generate_graph(&b, NULL, err);
+    return c->g ? 0 : 1;
+}
+
+void fuzz_case_free(struct fuzz_case *c)
+{
+    ir_graph_free(c->g);
+    c->g = NULL;
+}
+
+/* ── The validator hook ──────────────────────────────────────────────────────────────────────────────────── */
+
+static fuzz_decision_validator validator;
+
+void fuzz_set_validator(fuzz_decision_validator fn) { validator = fn; }
+
+fuzz_decision_validator fuzz_validator(void) { return validator; }

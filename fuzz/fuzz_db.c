@@ -1,0 +1,29 @@
+/* fuzz/fuzz_db.c — libFuzzer target: runs, graphs, shims, decisions and findings with arbitrary text round-trip
+ * through results.db unchanged (a scratch file, removed at exit). */
+#include "harness.h"
+
+/* Remove the scratch db when the process ends. */
+static void cleanup(void) { fuzz_db_cleanup(); }
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    harness_init();
+    atexit(cleanup);
+    return 0;
+}
+
+/* The db check, its scratch file removed when it fails (a crash skips atexit). */
+static int check_db(const uint8_t *data, size_t size, struct fuzz_finding *f)
+{
+    int bad = fuzz_check_db(data, size, f);
+    if (bad)
+        fuzz_db_cleanup();
+    return bad;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return harness_run("fuzz_db", check_db, data, size);
+}

@@ -1,0 +1,16 @@
+/* fuzz/fuzz_facts.c — libFuzzer target: a generated graph's slots under takes, puts, replaces and clones the bytes
+ * choose; every indexed fact equals its scanning specification after each. */
+#include "harness.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    harness_init();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return harness_run("fuzz_facts", fuzz_check_facts, data, size);
+}

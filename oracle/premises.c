@@ -1,0 +1,449 @@
+/* oracle/premises.c — what the oracle assumes besides a rule's guards, each a listed assumption: the graph invariants
+ * DESIGN.md states (the validator enforces them), what each motion means about its roles, and the shape facts a
+ * rule's matcher establishes (the ops it matches read and write only what their roles name). Premises are rows of
+ * data: one row gives both the formula and its line of text. Translation validation checks them on every firing. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ── Invariants ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* What the invariants' bodies need: the tensor and slot a nested quantifier is at. */
+struct ictx {
+    struct ot t, k;
+};
+
+/* I1: only state and activations are written (inputs, params and constants never). */
+static struct ot host_set_unwritten(struct ob *b, struct ot t, const void *vc)
+{
+    const struct ictx *c = vc;
+    struct ot computed = ob_or(b, ob_state(b, t), ob_activation(b, t));
+    return ob_implies(b, ob_writes(b, c->k, t), computed);
+}
+
+/* I2 (inner): no other slot than k writes activation t. */
+static struct ot sole_writer(struct ob *b, struct ot j, const void *vc)
+{
+    const struct ictx *c = vc;
+    struct ot both = ob_and(b, ob_writes(b, c->k, c->t), ob_writes(b, j, c->t));
+    return ob_implies(b, ob_and(b, both, ob_activation(b, c->t)), ob_eq(b, j, c->k));
+}
+
+/* Slot w writes t before slot k. */
+static struct ot written_before(struct ob *b, struct ot w, const void *vc)
+{
+    const struct ictx *c = vc;
+    return ob_and(b, ob_lt(b, w, c->k), ob_writes(b, w, c->t));
+}
+
+/* I1, I2, I3, I4 for slot k (in c) and tensor t. */
+static struct ot slot_tensor_invariants(struct ob *b, struct ot t, const void *vc)
+{
+    struct ictx c = *(const struct ictx *)vc;
+    c.t = t;
+    struct ot f = host_set_unwritten(b, t, &c);
+    f = ob_and(b, f, ob_forall_slot(b, sole_writer, &c));
+    struct ot read_act = ob_and(b, ob_reads(b, c.k, t), ob_activation(b, t));
+    f = ob_and(b, f, ob_implies(b, read_act, ob_exists_slot(b, written_before, &c)));
+    struct ot in_place = ob_and(b, ob_reads(b, c.k, t), ob_writes(b, c.k, t));
+    return ob_and(b, f, ob_implies(b, in_place, ob_state(b, t)));
+}
+
+/* The invariants at slot k, over every tensor. */
+static struct ot slot_invariants(struct ob *b, struct ot k, const void *vc)
+{
+    (void)vc;
+    struct ictx c = {{NULL, 0}, k};
+    return ob_forall_tensor(b, slot_tensor_invariants, &c);
+}
+
+/* A tensor is not both state and an activation. */
+static struct ot one_role(struct ob *b, struct ot t, const void *vc)
+{
+    (void)vc;
+    return ob_not(b, ob_and(b, ob_state(b, t), ob_activation(b, t)));
+}
+
+struct ot oracle_invariants(struct ob *b)
+{
+    struct ot f = ob_forall_tensor(b, one_role, NULL);
+    f = ob_and(b, f, ob_forall_slot(b, slot_invariants, NULL));
+    if (b->mode == OB_Z3 && b->unbounded)
+        f = ob_and(b, f, ob_le(b, ob_int(b, 1), ob_len(b)));
+    return f;
+}
+
+/* ── Premise rows ────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The kinds of premise: a formula over roles, and a line of text. */
+enum pkind {
+    P_BEFORE,      /* slot a is before slot b */
+    P_READS,       /* slot a reads tensor t[0] */
+    P_WRITES,      /* slot a writes tensor t[0] */
+    P_READS_ONLY,  /* slot a reads only t[0..2] (and, with hostset, tensors no op writes) */
+    P_WRITES_ONLY, /* slot a writes only t[0..2] */
+    P_STATE,       /* tensor t[0] is state */
+    P_FIRST_OF,    /* slot a is the first of set b (every member a slot) */
+    P_LAST_OF,     /* slot a is the last of set b (every member a slot) */
+    P_EACH_AFTER,  /* every slot of set b is after slot a */
+    P_EACH_READS,  /* every slot of set b reads tensor t[0] */
+    P_HALVES,      /* the join's halves t[0], t[1] are written by two slots before b, the first of them a */
+    P_DISTINCT     /* tensors t[0] and t[1] differ */
+};
+
+struct premise {
+    enum pkind kind;
+    enum rules_role a, b;
+    enum rules_role t[3];
+    bool hostset; /* P_READS_ONLY: reading tensors no op writes is allowed too */
+    bool if_used; /* only when the rule uses t[0] otherwise */
+};
+
+#define R(x) RULES_ROLE_##x
+
+/* What each motion means about its roles. */
+static const struct premise sink_premises[] = {
+    {P_BEFORE, R(PRODUCER), R(CONSUMER), {0}, false, false},
+    {P_WRITES, R(PRODUCER), 0, {R(RESULT)}, false, true},
+    {P_READS, R(CONSUMER), 0, {R(RESULT)}, false, true},
+};
+static const struct premise first_premises[] = {{P_FIRST_OF, R(FIRST), R(MEMBERS), {0}, false, false}};
+static const struct premise last_premises[] = {{P_LAST_OF, R(ANCHOR), R(MEMBERS), {0}, false, false}};
+static const struct premise rows_premises[] = {
+    {P_BEFORE, R(PRODUCER), R(CONSUMER), {0}, false, false},
+    {P_WRITES, R(PRODUCER), 0, {R(RESULT)}, false, false},
+    {P_READS, R(CONSUMER), 0, {R(RESULT)}, false, false},
+    {P_READS, R(CONSUMER), 0, {R(TABLE)}, false, false},
+    {P_READS_ONLY, R(CONSUMER), 0, {R(TABLE), R(RESULT), R(PARAM)}, false, false},
+    {P_WRITES_ONLY, R(CONSUMER), 0, {R(TABLE)}, false, false},
+    {P_STATE, 0, 0, {R(TABLE)}, false, false},
+};
+static const struct premise units_premises[] = {
+    {P_DISTINCT, 0, 0, {R(TABLE), R(PARAM)}, false, false},
+    {P_HALVES, R(FIRST), R(CONSUMER), {R(INPUT), R(OTHER)}, false, false},
+    {P_READS, R(CONSUMER), 0, {R(INPUT)}, false, false},
+    {P_READS, R(CONSUMER), 0, {R(OTHER)}, false, false},
+    {P_READS_ONLY, R(CONSUMER), 0, {R(INPUT), R(OTHER), R(PARAM)}, false, false},
+    {P_WRITES_ONLY, R(CONSUMER), 0, {R(TABLE)}, false, false},
+};
+static const struct premise in_place_read_premises[] = {
+    {P_BEFORE, R(PRODUCER), R(CONSUMER), {0}, false, false},
+    {P_READS_ONLY, R(PRODUCER), 0, {R(SOURCE)}, false, false},
+    {P_WRITES_ONLY, R(PRODUCER), 0, {R(RESULT)}, false, false},
+    {P_WRITES, R(PRODUCER), 0, {R(RESULT)}, false, false},
+    {P_READS, R(CONSUMER), 0, {R(RESULT)}, false, false},
+};
+static const struct premise recompute_premises[] = {
+    {P_READS_ONLY, R(PRODUCER), 0, {R(INPUT)}, false, false},
+    {P_WRITES_ONLY, R(PRODUCER), 0, {R(RESULT)}, false, false},
+    {P_WRITES, R(PRODUCER), 0, {R(RESULT)}, false, false},
+    {P_EACH_AFTER, R(PRODUCER), R(MEMBERS), {0}, false, false},
+    {P_EACH_READS, 0, R(MEMBERS), {R(RESULT)}, false, false},
+};
+
+/* A motion's premise rows. */
+struct motion_premises {
+    const struct premise *rows;
+    int n;
+};
+
+#define ROWS(a) {a, (int)(sizeof(a) / sizeof((a)[0]))}
+
+/* Per motion, in RULES_MOTIONS order. */
+static const struct motion_premises by_motion[RULES_MOTION_COUNT] = {
+    [RULES_MOTION_SINK_TO_CONSUMER] = ROWS(sink_premises),
+    [RULES_MOTION_HOIST_TO_PRODUCER] = ROWS(sink_premises),
+    [RULES_MOTION_HOIST_TO_FIRST] = ROWS(first_premises),
+    [RULES_MOTION_GROUP_AT_LAST] = ROWS(last_premises),
+    [RULES_MOTION_PLACE_ROWS] = ROWS(rows_premises),
+    [RULES_MOTION_PLACE_UNITS] = ROWS(units_premises),
+    [RULES_MOTION_READ_IN_PLACE] = ROWS(in_place_read_premises),
+    [RULES_MOTION_RECOMPUTE] = ROWS(recompute_premises),
+    [RULES_MOTION_IN_PLACE] = {NULL, 0},
+};
+
+/* What a rule's matcher establishes beyond its motion: the ops it matches read and write only what their roles
+ * name. Rules whose atoms speak of whole ops (no_cross, no_sink_past) need none. */
+struct rule_premises {
+    const char *rule;
+    struct premise rows[2];
+    int n;
+};
+
+static const struct rule_premises by_rule[] = {
+    /* the add reads its two summands, writes the sum */
+    {"add_norm",
+     {{P_READS_ONLY, R(PRODUCER), 0, {R(INPUT), R(OTHER)}, false, false},
+      {P_WRITES_ONLY, R(PRODUCER), 0, {R(RESULT)}, false, false}},
+     2},
+    /* the inner norm reads its input and a constant weight, writes its result */
+    {"sandwich_norm",
+     {{P_READS_ONLY, R(PRODUCER), 0, {R(INPUT)}, true, false},
+      {P_WRITES_ONLY, R(PRODUCER), 0, {R(RESULT)}, false, false}},
+     2},
+};
+
+#undef R
+
+/* The rule-specific rows of rule, or NULL. */
+static const struct rule_premises *rule_rows(const struct rules_rule *rule)
+{
+    for (size_t i = 0; i < sizeof by_rule / sizeof by_rule[0]; i++)
+        if (strcmp(by_rule[i].rule, rule->name) == 0)
+            return &by_rule[i];
+    return NULL;
+}
+
+/* ── Roles a rule uses ───────────────────────────────────────────────────────────────────────────────────── */
+
+/* Mark the roles a premise row names (if_used rows only when t[0] is already used). */
+static void mark_row(const struct premise *p, bool used[RULES_ROLE_COUNT], bool if_used_pass)
+{
+    if (p->if_used != if_used_pass || (p->if_used && !used[p->t[0]]))
+        return;
+    used[p->a] = used[p->b] = true;
+    for (int i = 0; i < 3; i++)
+        used[p->t[i]] = true;
+}
+
+void oracle_rule_roles(const struct rules_rule *rule, bool used[RULES_ROLE_COUNT])
+{
+    memset(used, 0, sizeof(bool) * RULES_ROLE_COUNT);
+    for (int i = 0; i < rule->nguards; i++) {
+        const struct rules_atom *at = &rule->guards[i];
+        used[at->t] = used[at->a] = used[at->b] = used[at->g] = used[at->forall] = true;
+    }
+    const struct motion_premises *m = &by_motion[rule->motion];
+    const struct rule_premises *rp = rule_rows(rule);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < m->n; i++)
+            mark_row(&m->rows[i], used, pass == 1);
+        for (int i = 0; rp && i < rp->n; i++)
+            mark_row(&rp->rows[i], used, pass == 1);
+    }
+    used[RULES_ROLE_NONE] = false;
+    used[RULES_ROLE_EACH] = false;
+}
+
+/* ── Formulas ────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* What a premise's bodies need. */
+struct pctx {
+    const struct premise *p;
+    struct ot a;
+    bool used[RULES_ROLE_COUNT];
+};
+
+/* Whether tensor t is one of the row's named tensors (those the rule uses). */
+static struct ot named(struct ob *b, const struct pctx *c, struct ot t)
+{
+    struct ot any = ob_bool(b, false);
+    for (int i = 0; i < 3; i++)
+        if (c->p->t[i] != RULES_ROLE_NONE && c->used[c->p->t[i]])
+            any = ob_or(b, any, ob_eq(b, t, ob_tensor(b, c->p->t[i])));
+    return any;
+}
+
+/* Slot a reads t only when t is named (or host-set, when allowed). */
+static struct ot read_named(struct ob *b, struct ot t, const void *vc)
+{
+    const struct pctx *c = vc;
+    struct ot ok = named(b, c, t);
+    if (c->p->hostset)
+        ok = ob_or(b, ok, ob_not(b, ob_or(b, ob_state(b, t), ob_activation(b, t))));
+    return ob_implies(b, ob_reads(b, c->a, t), ok);
+}
+
+/* Slot a writes t only when t is named. */
+static struct ot written_named(struct ob *b, struct ot t, const void *vc)
+{
+    const struct pctx *c = vc;
+    return ob_implies(b, ob_writes(b, c->a, t), named(b, c, t));
+}
+
+/* A member k of set b is a slot no earlier (first) or no later (last) than a. */
+static struct ot member_first(struct ob *b, struct ot k, const void *vc)
+{
+    const struct pctx *c = vc;
+    return ob_implies(b, ob_in(b, c->p->b, k), ob_and(b, ob_is_slot(b, k), ob_le(b, c->a, k)));
+}
+
+static struct ot member_last(struct ob *b, struct ot k, const void *vc)
+{
+    const struct pctx *c = vc;
+    return ob_implies(b, ob_in(b, c->p->b, k), ob_and(b, ob_is_slot(b, k), ob_le(b, k, c->a)));
+}
+
+static struct ot member_after(struct ob *b, struct ot k, const void *vc)
+{
+    const struct pctx *c = vc;
+    return ob_implies(b, ob_in(b, c->p->b, k), ob_and(b, ob_is_slot(b, k), ob_lt(b, c->a, k)));
+}
+
+static struct ot member_reads(struct ob *b, struct ot k, const void *vc)
+{
+    const struct pctx *c = vc;
+    return ob_implies(b, ob_in(b, c->p->b, k), ob_reads(b, k, ob_tensor(b, c->p->t[0])));
+}
+
+struct ot oracle_half_producer(struct ob *b, int h)
+{
+    if (b->mode == OB_Z3)
+        return (struct ot){b->half[h], 0};
+    if (b->cs->half[h] != -2)
+        return ob_int(b, b->cs->half[h]);
+    long long t = b->cb->tensor[h ? RULES_ROLE_OTHER : RULES_ROLE_INPUT];
+    long long c = b->cb->slot[RULES_ROLE_CONSUMER];
+    for (long long k = 0; k < c && k < b->cs->nops; k++)
+        if (ob_writes(b, ob_int(b, k), ob_int(b, t)).v)
+            return ob_int(b, k);
+    return ob_int(b, -1);
+}
+
+/* The join's halves: two distinct slots before the consumer write them, the first of the two is FIRST. */
+static struct ot halves(struct ob *b, const struct premise *p)
+{
+    struct ot pa = oracle_half_producer(b, 0), pb = oracle_half_producer(b, 1), c = ob_slot(b, p->b);
+    struct ot f = ob_and(b, ob_is_slot(b, pa), ob_is_slot(b, pb));
+    f = ob_and(b, f, ob_not(b, ob_eq(b, pa, pb)));
+    f = ob_and(b, f, ob_and(b, ob_lt(b, pa, c), ob_lt(b, pb, c)));
+    f = ob_and(b, f, ob_eq(b, ob_slot(b, p->a), ob_ite(b, ob_lt(b, pa, pb), pa, pb)));
+    f = ob_and(b, f, ob_writes(b, pa, ob_tensor(b, p->t[0])));
+    return ob_and(b, f, ob_writes(b, pb, ob_tensor(b, p->t[1])));
+}
+
+/* One premise row as a formula. */
+static struct ot premise_term(struct ob *b, const struct premise *p, const bool used[RULES_ROLE_COUNT])
+{
+    struct pctx c;
+    c.p = p;
+    c.a = ob_slot(b, p->a);
+    memcpy(c.used, used, sizeof c.used);
+    switch (p->kind) {
+    case P_BEFORE: return ob_lt(b, c.a, ob_slot(b, p->b));
+    case P_READS: return ob_reads(b, c.a, ob_tensor(b, p->t[0]));
+    case P_WRITES: return ob_writes(b, c.a, ob_tensor(b, p->t[0]));
+    case P_READS_ONLY: return ob_forall_tensor(b, read_named, &c);
+    case P_WRITES_ONLY: return ob_forall_tensor(b, written_named, &c);
+    case P_STATE: return ob_state(b, ob_tensor(b, p->t[0]));
+    case P_FIRST_OF: return ob_and(b, ob_in(b, p->b, c.a), ob_forall_slot(b, member_first, &c));
+    case P_LAST_OF: return ob_and(b, ob_in(b, p->b, c.a), ob_forall_slot(b, member_last, &c));
+    case P_EACH_AFTER: return ob_forall_slot(b, member_after, &c);
+    case P_EACH_READS: return ob_forall_slot(b, member_reads, &c);
+    case P_HALVES: return halves(b, p);
+    case P_DISTINCT: return ob_not(b, ob_eq(b, ob_tensor(b, p->t[0]), ob_tensor(b, p->t[1])));
+    }
+    return ob_bool(b, false);
+}
+
+/* The role kinds ('S' slot, 'T' tensor, 'G' set), from the role table. */
+static const char role_kind[] = {
+#define X(e, s, k) k,
+    RULES_ROLES(X)
+#undef X
+};
+
+/* Every used slot role is a slot of the window and every used tensor role a tensor. */
+static struct ot roles_in_range(struct ob *b, const bool used[RULES_ROLE_COUNT])
+{
+    struct ot f = ob_bool(b, true);
+    for (int r = 1; r < RULES_ROLE_COUNT; r++) {
+        if (!used[r])
+            continue;
+        if (role_kind[r] == 'S')
+            f = ob_and(b, f, ob_is_slot(b, ob_slot(b, (enum rules_role)r)));
+        else if (role_kind[r] == 'T')
+            f = ob_and(b, f, ob_is_tensor(b, ob_tensor(b, (enum rules_role)r)));
+    }
+    return f;
+}
+
+/* Whether a row applies to the rule (an if_used row only when its tensor is used). */
+static bool applies(const struct premise *p, const bool used[RULES_ROLE_COUNT])
+{
+    return !p->if_used || used[p->t[0]];
+}
+
+/* A5, when assumed: what the rule's producers compute — RESULT, and a join's two halves — is an activation. */
+static struct ot fresh_results(struct ob *b, const struct rules_rule *rule, const bool used[RULES_ROLE_COUNT])
+{
+    struct ot f = ob_bool(b, true);
+    if (used[RULES_ROLE_RESULT])
+        f = ob_and(b, f, ob_activation(b, ob_tensor(b, RULES_ROLE_RESULT)));
+    if (rule->motion == RULES_MOTION_PLACE_UNITS) {
+        f = ob_and(b, f, ob_activation(b, ob_tensor(b, RULES_ROLE_INPUT)));
+        f = ob_and(b, f, ob_activation(b, ob_tensor(b, RULES_ROLE_OTHER)));
+    }
+    return f;
+}
+
+struct ot oracle_premises(struct ob *b, const struct rules_rule *rule)
+{
+    bool used[RULES_ROLE_COUNT];
+    oracle_rule_roles(rule, used);
+    struct ot f = b->mode == OB_Z3 ? roles_in_range(b, used) : ob_bool(b, true);
+    const struct motion_premises *m = &by_motion[rule->motion];
+    for (int i = 0; i < m->n; i++)
+        if (applies(&m->rows[i], used))
+            f = ob_and(b, f, premise_term(b, &m->rows[i], used));
+    const struct rule_premises *rp = rule_rows(rule);
+    for (int i = 0; rp && i < rp->n; i++)
+        f = ob_and(b, f, premise_term(b, &rp->rows[i], used));
+    if (b->fresh_results)
+        f = ob_and(b, f, fresh_results(b, rule, used));
+    return f;
+}
+
+/* ── Text ────────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The tensors a row names, as "{a, b}" into buf. */
+static const char *tensor_list(const struct premise *p, char *buf, size_t n)
+{
+    size_t at = (size_t)snprintf(buf, n, "{");
+    for (int i = 0, k = 0; i < 3 && at < n; i++)
+        if (p->t[i] != RULES_ROLE_NONE)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", k++ ? ", " : "", rules_role_name(p->t[i]));
+    if (at < n)
+        snprintf(buf + at, n - at, "}%s", p->hostset ? " and tensors no op writes" : "");
+    return buf;
+}
+
+/* One row as a line of text into buf. */
+static void premise_text(const struct premise *p, char *buf, size_t n)
+{
+    char list[160];
+    const char *a = rules_role_name(p->a), *bb = rules_role_name(p->b), *t0 = rules_role_name(p->t[0]);
+    switch (p->kind) {
+    case P_BEFORE: snprintf(buf, n, "%s is before %s", a, bb); break;
+    case P_READS: snprintf(buf, n, "%s reads %s", a, t0); break;
+    case P_WRITES: snprintf(buf, n, "%s writes %s", a, t0); break;
+    case P_READS_ONLY: snprintf(buf, n, "%s reads only %s", a, tensor_list(p, list, sizeof list)); break;
+    case P_WRITES_ONLY: snprintf(buf, n, "%s writes only %s", a, tensor_list(p, list, sizeof list)); break;
+    case P_STATE: snprintf(buf, n, "%s is state", t0); break;
+    case P_FIRST_OF: snprintf(buf, n, "%s is the first of %s", a, bb); break;
+    case P_LAST_OF: snprintf(buf, n, "%s is the last of %s", a, bb); break;
+    case P_EACH_AFTER: snprintf(buf, n, "every slot of %s is after %s", bb, a); break;
+    case P_EACH_READS: snprintf(buf, n, "every slot of %s reads %s", bb, t0); break;
+    case P_HALVES:
+        snprintf(buf, n, "two slots before %s write %s and %s; %s is the first of them", bb, t0,
+                 rules_role_name(p->t[1]), a);
+        break;
+    case P_DISTINCT: snprintf(buf, n, "%s and %s are different tensors", t0, rules_role_name(p->t[1])); break;
+    }
+}
+
+int oracle_premise_lines(const struct rules_rule *rule, char lines[][ORACLE_REASON_LEN], int cap)
+{
+    bool used[RULES_ROLE_COUNT];
+    oracle_rule_roles(rule, used);
+    int n = 0;
+    const struct motion_premises *m = &by_motion[rule->motion];
+    for (int i = 0; i < m->n && n < cap; i++)
+        if (applies(&m->rows[i], used))
+            premise_text(&m->rows[i], lines[n++], ORACLE_REASON_LEN);
+    const struct rule_premises *rp = rule_rows(rule);
+    for (int i = 0; rp && i < rp->n && n < cap; i++)
+        premise_text(&rp->rows[i], lines[n++], ORACLE_REASON_LEN);
+    return n;
+}

@@ -1,0 +1,394 @@
+/* oracle/prove.c — per-rule obligations and their mutants. A rule's dataflow obligation asks Z3 for a schedule that
+ * satisfies the invariants, the rule's premises and its guard atoms (one dropped, for a mutant) while its motion
+ * breaks a dependence: first over windows of any length (quantified), else over every window of up to K ops; a
+ * refutation is shrunk to the shortest window that has one and returned as a concrete schedule. Placements add their
+ * index-map obligations (oracle/places.c). */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ── The rules ───────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Shims whose chip rules the oracle reads (each chip rule once, by name). */
+static const char *const chip_shims[] = {"cuda-lane:h100:dequant", "cuda-lane:h100:int8"};
+
+/* Whether name is among the first n rules of list. */
+static bool listed(const struct rules_rule **list, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i]->name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Append rule to out (room cap) unless it is there by name; returns the new count. */
+static int add_rule(const struct rules_rule **out, int n, int cap, const struct rules_rule *rule, int *total)
+{
+    if (!rule || (n > 0 && out && listed(out, n < cap ? n : cap, rule->name)))
+        return n;
+    if (out && n < cap)
+        out[n] = rule;
+    (*total)++;
+    return n + 1;
+}
+
+int oracle_rules(const struct rules_rule **out, int cap)
+{
+    int n = 0, total = 0, count;
+    const struct rules_rule *const *table = rules_table(&count);
+    for (int i = 0; i < count; i++)
+        n = add_rule(out, n, cap, table[i], &total);
+    table = rules_late(&count);
+    for (int i = 0; i < count; i++)
+        n = add_rule(out, n, cap, table[i], &total);
+    n = add_rule(out, n, cap, rules_advance(), &total);
+    n = add_rule(out, n, cap, &rules_rule_fused_quant, &total);
+    for (size_t s = 0; s < sizeof chip_shims / sizeof chip_shims[0]; s++) {
+        char err[IR_ERR_LEN];
+        struct shim *shim = shim_lookup(chip_shims[s], err);
+        for (int i = 0; shim && i < shim->nrules; i++)
+            n = add_rule(out, n, cap, (const struct rules_rule *)shim->rules[i].rule, &total);
+        if (shim)
+            shim_free(shim);
+    }
+    return n;
+}
+
+const struct rules_rule *oracle_rule_find(const char *name)
+{
+    const struct rules_rule *list[256];
+    int n = oracle_rules(list, 256);
+    for (int i = 0; i < n && i < 256; i++)
+        if (strcmp(list[i]->name, name) == 0)
+            return list[i];
+    return NULL;
+}
+
+/* ── Building a query ────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Milliseconds since an arbitrary start (for timings only). */
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The number of tensors a bounded query of rule ranges over: its tensor roles and three more. */
+static int tensors_for(const struct rules_rule *rule)
+{
+    static const char kinds[] = {
+#define X(e, s, k) k,
+        RULES_ROLES(X)
+#undef X
+    };
+    bool used[RULES_ROLE_COUNT];
+    oracle_rule_roles(rule, used);
+    int n = 0;
+    for (int r = 0; r < RULES_ROLE_COUNT; r++)
+        n += used[r] && kinds[r] == 'T';
+    return n + 3;
+}
+
+/* The guards of rule (atom `drop` left out) as one formula. */
+static struct ot guards_term(struct ob *b, const struct rules_rule *rule, const char *drop)
+{
+    struct ot f = ob_bool(b, true);
+    for (int i = 0; i < rule->nguards; i++)
+        if (!drop || strcmp(rule->guards[i].name, drop) != 0)
+            f = ob_and(b, f, oracle_atom_term(b, &rule->guards[i]));
+    return f;
+}
+
+/* The dataflow query of rule over builder b: invariants, premises, guards and a broken dependence. */
+static Z3_ast dataflow_query(struct ob *b, const struct rules_rule *rule, const char *drop)
+{
+    struct ot f = oracle_invariants(b);
+    f = ob_and(b, f, oracle_premises(b, rule));
+    f = ob_and(b, f, guards_term(b, rule, drop));
+    return ob_and(b, f, oracle_violation(b, rule)).z;
+}
+
+/* The query's name for dumps: rule, obligation, mutant and window. */
+static void query_name(char *buf, size_t n, const struct rules_rule *rule, const char *obligation, const char *drop,
+                       int nslots)
+{
+    char window[32];
+    if (nslots > 0)
+        snprintf(window, sizeof window, "k%d", nslots);
+    else
+        snprintf(window, sizeof window, "any");
+    snprintf(buf, n, "%s.%s%s%s.%s", rule->name, obligation, drop ? ".without-" : "", drop ? drop : "", window);
+}
+
+/* ── Counterexamples ─────────────────────────────────────────────────────────────────────────────────────── */
+
+struct oracle_sched *oracle_sched_from_model(struct ob *b, Z3_model m, const struct rules_rule *rule)
+{
+    Z3_context z = b->z;
+    struct oracle_sched *s = oracle_sched_new(b->nslots, b->ntensors);
+    for (int k = 0; k < s->nops; k++)
+        for (int t = 0; t < s->ntensors; t++) {
+            struct ot kk = ob_int(b, k), tt = ob_int(b, t);
+            s->reads[k * s->ntensors + t] = oracle_model_value(z, m, ob_reads(b, kk, tt).z) != 0;
+            s->writes[k * s->ntensors + t] = oracle_model_value(z, m, ob_writes(b, kk, tt).z) != 0;
+        }
+    for (int t = 0; t < s->ntensors; t++) {
+        struct ot tt = ob_int(b, t);
+        s->observed[t] = oracle_model_value(z, m, ob_observed(b, tt).z) != 0;
+        s->carried[t] = oracle_model_value(z, m, ob_carried(b, tt).z) != 0;
+        s->role[t] = oracle_model_value(z, m, ob_state(b, tt).z)        ? IR_ROLE_STATE
+                     : oracle_model_value(z, m, ob_activation(b, tt).z) ? IR_ROLE_ACTIVATION
+                                                                        : IR_ROLE_INPUT;
+    }
+    static const char kinds[] = {
+#define X(e, str, k) k,
+        RULES_ROLES(X)
+#undef X
+    };
+    bool used[RULES_ROLE_COUNT];
+    oracle_rule_roles(rule, used);
+    int32_t *members = calloc((size_t)s->nops + 1, sizeof *members);
+    if (!members)
+        abort();
+    for (int r = 1; r < RULES_ROLE_COUNT; r++) {
+        if (!used[r])
+            continue;
+        if (kinds[r] == 'S')
+            s->bind.slot[r] = (int32_t)oracle_model_value(z, m, ob_slot(b, (enum rules_role)r).z);
+        else if (kinds[r] == 'T')
+            s->bind.tensor[r] = (ir_tid)oracle_model_value(z, m, ob_tensor(b, (enum rules_role)r).z);
+        else {
+            int32_t n = 0;
+            for (int k = 0; k < s->nops; k++)
+                if (oracle_model_value(z, m, ob_in(b, (enum rules_role)r, ob_int(b, k)).z))
+                    members[n++] = k;
+            oracle_sched_set(s, (enum rules_role)r, members, n);
+        }
+    }
+    free(members);
+    if (rule->motion == RULES_MOTION_PLACE_UNITS)
+        for (int h = 0; h < 2; h++)
+            s->half[h] = (int32_t)oracle_model_value(z, m, oracle_half_producer(b, h).z);
+    return s;
+}
+
+/* What a bounded query over nslots ops found. */
+struct bounded {
+    enum oracle_verdict v;
+    char reason[ORACLE_REASON_LEN];
+    struct oracle_sched *cex;
+};
+
+/* Ask the dataflow query over windows of exactly nslots ops (shorter ones embed: ops that touch nothing). */
+static struct bounded ask_bounded(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
+                                  int nslots)
+{
+    struct bounded out = {ORACLE_UNKNOWN, "", NULL};
+    Z3_context z = oracle_z3_new(opt);
+    struct ob b;
+    ob_symbolic(&b, z, nslots, tensors_for(rule));
+    b.fresh_results = opt->fresh_results;
+    Z3_ast q = dataflow_query(&b, rule, drop);
+    char name[256];
+    query_name(name, sizeof name, rule, "dataflow", drop, nslots);
+    Z3_model m = NULL;
+    out.v = oracle_check(z, q, opt, name, &m, out.reason);
+    if (out.v == ORACLE_REFUTED && m)
+        out.cex = oracle_sched_from_model(&b, m, rule);
+    if (m)
+        Z3_model_dec_ref(z, m);
+    oracle_z3_free(z);
+    return out;
+}
+
+/* Ask the dataflow query over windows of any length. */
+static enum oracle_verdict ask_unbounded(const struct rules_rule *rule, const char *drop,
+                                         const struct oracle_options *opt, char reason[ORACLE_REASON_LEN])
+{
+    Z3_context z = oracle_z3_new(opt);
+    struct ob b;
+    ob_symbolic(&b, z, 0, 0);
+    b.fresh_results = opt->fresh_results;
+    Z3_ast q = dataflow_query(&b, rule, drop);
+    char name[256];
+    query_name(name, sizeof name, rule, "dataflow", drop, 0);
+    enum oracle_verdict v = oracle_check(z, q, opt, name, NULL, reason);
+    oracle_z3_free(z);
+    return v;
+}
+
+/* The shortest window (2..K ops) with a counterexample, or NULL; the outcome says whether the search was cut short
+ * by an unknown answer. */
+static struct oracle_sched *shortest(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
+                                     int upto)
+{
+    for (int n = 1; n <= upto; n++) {
+        struct bounded r = ask_bounded(rule, drop, opt, n);
+        if (r.v == ORACLE_REFUTED)
+            return r.cex;
+        oracle_sched_free(r.cex);
+    }
+    return NULL;
+}
+
+/* Describe the first read the counterexample breaks into its note. */
+static void describe(struct oracle_sched *s, const struct rules_rule *rule)
+{
+    bool premises = false;
+    bool legal = oracle_motion_legal(s, rule, &premises);
+    if (!premises)
+        snprintf(s->note, sizeof s->note, "(the concrete premises do not hold: a modelling error)");
+    else if (legal)
+        snprintf(s->note, sizeof s->note, "(the concrete motion is legal: a modelling error)");
+    else
+        snprintf(s->note, sizeof s->note, "%s: a read (or the host's final read) sees another write",
+                 rules_motion_name(rule->motion));
+}
+
+/* The dataflow obligation of rule (atom drop dropped) into o. */
+static void dataflow(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
+                     struct oracle_outcome *o, struct oracle_sched **cex)
+{
+    int k = opt->bound >= 2 ? opt->bound : 2;
+    *cex = NULL;
+    if (opt->unbounded) {
+        enum oracle_verdict v = ask_unbounded(rule, drop, opt, o->reason);
+        if (v == ORACLE_PROVED) {
+            o->verdict = ORACLE_PROVED;
+            o->bound = 0;
+            return;
+        }
+    }
+    struct bounded r = ask_bounded(rule, drop, opt, k);
+    o->verdict = r.v;
+    o->bound = k;
+    snprintf(o->reason, sizeof o->reason, "%s", r.reason);
+    if (r.v != ORACLE_REFUTED) {
+        oracle_sched_free(r.cex);
+        return;
+    }
+    struct oracle_sched *small = shortest(rule, drop, opt, k - 1);
+    if (small) {
+        oracle_sched_free(r.cex);
+        r.cex = small;
+    }
+    o->bound = r.cex->nops;
+    describe(r.cex, rule);
+    snprintf(o->reason, sizeof o->reason, "%s", r.cex->note);
+    *cex = r.cex;
+}
+
+/* ── Entry points ────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A fresh outcome for rule and obligation. */
+static struct oracle_outcome outcome(const struct rules_rule *rule, const char *obligation, const char *drop)
+{
+    struct oracle_outcome o;
+    memset(&o, 0, sizeof o);
+    o.rule = rule->name;
+    o.dropped = drop;
+    snprintf(o.obligation, sizeof o.obligation, "%s", obligation);
+    return o;
+}
+
+/* Run the dataflow obligation and report it; whether it was proved. */
+static bool report_dataflow(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
+                            oracle_outcome_fn fn, void *ctx)
+{
+    struct oracle_outcome o = outcome(rule, "dataflow", drop);
+    struct oracle_sched *cex;
+    double t0 = now_ms();
+    dataflow(rule, drop, opt, &o, &cex);
+    o.ms = now_ms() - t0;
+    o.cex = cex;
+    if (fn)
+        fn(&o, ctx);
+    oracle_sched_free(cex);
+    return o.verdict == ORACLE_PROVED;
+}
+
+/* Run index obligation i and report it; whether it was proved. */
+static bool report_index(const struct rules_rule *rule, int i, const char *name, const struct oracle_options *opt,
+                         oracle_outcome_fn fn, void *ctx)
+{
+    char label[ORACLE_NAME_LEN];
+    snprintf(label, sizeof label, "index: %s", name);
+    struct oracle_outcome o = outcome(rule, label, NULL);
+    double t0 = now_ms();
+    Z3_context z = oracle_z3_new(opt);
+    char qname[256];
+    snprintf(qname, sizeof qname, "%s.index%d", rule->name, i);
+    o.verdict = oracle_check(z, oracle_index_query(z, rule, i), opt, qname, NULL, o.reason);
+    oracle_z3_free(z);
+    o.bound = 0;
+    if (o.verdict == ORACLE_REFUTED)
+        snprintf(o.reason, sizeof o.reason, "the placed indices differ from those of the op it replaces");
+    o.ms = now_ms() - t0;
+    if (fn)
+        fn(&o, ctx);
+    return o.verdict == ORACLE_PROVED;
+}
+
+/* Check that the rule's assumptions (invariants, premises, guards) admit a firing at all — else every proof of it
+ * would hold vacuously — and report it; whether they do. */
+static bool report_consistent(const struct rules_rule *rule, const struct oracle_options *opt, oracle_outcome_fn fn,
+                              void *ctx)
+{
+    struct oracle_outcome o = outcome(rule, "assumptions satisfiable", NULL);
+    double t0 = now_ms();
+    Z3_context z = oracle_z3_new(opt);
+    struct ob b;
+    ob_symbolic(&b, z, opt->bound >= 2 ? opt->bound : 2, tensors_for(rule));
+    b.fresh_results = opt->fresh_results;
+    struct ot f = ob_and(&b, oracle_invariants(&b), oracle_premises(&b, rule));
+    f = ob_and(&b, f, guards_term(&b, rule, NULL));
+    char name[256];
+    query_name(name, sizeof name, rule, "consistent", NULL, b.nslots);
+    enum oracle_verdict v = oracle_check(z, f.z, opt, name, NULL, o.reason);
+    oracle_z3_free(z);
+    /* A model is the witness sought: the statement "some schedule satisfies them" holds. */
+    o.verdict = v == ORACLE_REFUTED ? ORACLE_PROVED : v == ORACLE_PROVED ? ORACLE_REFUTED : ORACLE_UNKNOWN;
+    o.bound = opt->bound;
+    if (o.verdict == ORACLE_REFUTED)
+        snprintf(o.reason, sizeof o.reason, "vacuous: no schedule satisfies the invariants, premises and guards");
+    o.ms = now_ms() - t0;
+    if (fn)
+        fn(&o, ctx);
+    return o.verdict == ORACLE_PROVED;
+}
+
+int oracle_prove(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
+                 oracle_outcome_fn fn, void *ctx)
+{
+    int failed = drop ? 0 : !report_consistent(rule, opt, fn, ctx);
+    failed += !report_dataflow(rule, drop, opt, fn, ctx);
+    if (drop)
+        return failed;
+    const char *names[16];
+    int n = oracle_index_obligations(rule, names, 16);
+    for (int i = 0; i < n && i < 16; i++)
+        failed += !report_index(rule, i, names[i], opt, fn, ctx);
+    return failed;
+}
+
+int oracle_mutants(const struct rules_rule *rule, const struct oracle_options *opt, oracle_outcome_fn fn, void *ctx)
+{
+    int needed = 0;
+    for (int i = 0; i < rule->nguards; i++) {
+        struct oracle_outcome o = outcome(rule, "dataflow", rule->guards[i].name);
+        struct oracle_sched *cex;
+        double t0 = now_ms();
+        dataflow(rule, rule->guards[i].name, opt, &o, &cex);
+        o.ms = now_ms() - t0;
+        o.cex = cex;
+        needed += o.verdict == ORACLE_REFUTED;
+        if (fn)
+            fn(&o, ctx);
+        oracle_sched_free(cex);
+    }
+    return needed;
+}
