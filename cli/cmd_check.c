@@ -289,7 +289,7 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
         t0 = now();
         if (quantized) {
             ref = rules_quantized_lifted(l->g, shim);
-            ref_values = ref ? ir_values_new(ref, a->seed, err) : NULL;
+            ref_values = ref ? ir_values_new_like(ref, a->seed, l->g, err) : NULL;
             if (!ref_values || ir_eval(ref, ref_values, err)) {
                 ir_values_free(ref_values);
                 ir_graph_free(ref);
@@ -297,7 +297,7 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
                 return 1;
             }
         }
-        struct ir_values *v = ir_values_new(o.graph, a->seed, err);
+        struct ir_values *v = ir_values_new_like(o.graph, a->seed, l->g, err);
         if (!v || ir_eval(o.graph, v, err)) {
             ir_values_free(v);
             ir_values_free(ref_values);

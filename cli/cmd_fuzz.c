@@ -36,7 +36,7 @@ static int write_seed(const char *dir, const char *name, const void *data, size_
     return cli_write(path, data, n);
 }
 
-/* Write an optimizer case: control bytes (shim byte, holds, prefix, seed) then body. */
+/* Write an optimizer case: control bytes (shim byte, no holds, the prefix byte, a seed) then body. */
 static int write_case(const char *dir, const char *name, char shim, char prefix, const char *body, size_t n)
 {
     char *buf = malloc(n + 8);
@@ -105,7 +105,7 @@ static int seed_zoo(const char *fmt_dir, const char *opt_dir)
             static const char shims[] = {PLAIN(0), PLAIN(1), LANE(0), LANE(5)};
             for (size_t k = 0; !rc && k < sizeof shims; k++) {
                 snprintf(name, sizeof name, "zoo-%s-%s-%zu", c->family, mode, k);
-                rc = write_case(opt_dir, name, shims[k], (char)(13 * k + m), text, n);
+                rc = write_case(opt_dir, name, shims[k], (char)(4 * (13 * k + m)), text, n);
             }
             free(text);
             if (rc)
@@ -177,7 +177,7 @@ static int seed_rules(const char *rules_dir, const char *fmt_dir, const char *op
             snprintf(name, sizeof name, "rule-%s-%.*s", e->d_name, (int)(l - 3), c->d_name);
             char *nul = memchr(text, '\0', n);
             if (!rc && !nul)
-                rc = write_case(opt_dir, name, case_shim(text), (char)written, text, n);
+                rc = write_case(opt_dir, name, case_shim(text), (char)(4 * written), text, n);
             free(text);
             written++;
         }
@@ -198,10 +198,10 @@ static int seed_generator(const char *opt_dir, const char *facts_dir)
         for (int k = 2; k < 64; k += 3)
             body[k] = (char)(0xe0 + k);
         snprintf(name, sizeof name, "gen-motif%02d", m);
-        if (write_case(opt_dir, name, PLAIN(0), (char)m, body, 2) || write_seed(facts_dir, name, body, 2))
+        if (write_case(opt_dir, name, PLAIN(0), (char)(4 * m), body, 2) || write_seed(facts_dir, name, body, 2))
             return -1;
         snprintf(name, sizeof name, "gen-motif%02d-hazards", m);
-        if (write_case(opt_dir, name, LANE(m), (char)m, body, sizeof body) ||
+        if (write_case(opt_dir, name, LANE(m), (char)(4 * m + 1), body, sizeof body) ||
             write_seed(facts_dir, name, body, sizeof body))
             return -1;
     }

@@ -224,7 +224,7 @@ static int compare_evaluations(const struct ir_graph *g, const struct rules_opti
 {
     char err[IR_ERR_LEN];
     struct ir_values *a = ir_values_new(g, seed, err);
-    struct ir_values *b = a ? ir_values_new(o->graph, seed, err) : NULL;
+    struct ir_values *b = a ? ir_values_new_like(o->graph, seed, g, err) : NULL;
     if (!a || !b || ir_eval(g, a, err) || ir_eval(o->graph, b, err)) {
         fprintf(stderr, "fusecheck diff: evaluation failed: %s\n", err);
         ir_values_free(a);

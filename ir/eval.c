@@ -552,10 +552,16 @@ static int plan_check(const struct ir_graph *g, char err[IR_ERR_LEN])
 
 struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char err[IR_ERR_LEN])
 {
+    return ir_values_new_like(g, seed, g, err);
+}
+
+struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
+                                     char err[IR_ERR_LEN])
+{
     if (plan_check(g, err) != 0)
         return NULL;
     struct ir_values *v = calloc(1, sizeof *v);
-    struct tuse *uses = calloc((size_t)max64(g->ntensors, 1), sizeof *uses);
+    struct tuse *uses = calloc((size_t)max64(like->ntensors, 1), sizeof *uses);
     if (v)
         v->t = calloc((size_t)max64(g->ntensors, 1), sizeof *v->t);
     if (!v || !uses || !v->t) {
@@ -565,13 +571,16 @@ struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char er
         return NULL;
     }
     v->n = g->ntensors;
-    struct scan s = {g, uses};
-    for (int32_t i = 0; i < g->nops; i++)
-        scan_op(&s, &g->ops[i], 0);
+    /* How each tensor is used is read from `like` (the lifted graph), so a rewritten graph is filled alike. */
+    struct scan s = {like, uses};
+    for (int32_t i = 0; i < like->nops; i++)
+        scan_op(&s, &like->ops[i], 0);
+    static const struct tuse unused;
     for (int32_t i = 0; i < g->ntensors; i++) {
         const struct ir_tensor *t = &g->tensors[i];
         struct tval *tv = &v->t[i];
-        struct filler f = filler_of(t, &uses[i]);
+        ir_tid at = like == g ? i : ir_tensor_find(like, t->name, strlen(t->name));
+        struct filler f = filler_of(t, at == IR_NONE ? &unused : &uses[at]);
         uint64_t rng = seed ^ fnv1a64(t->name);
         int rc = alloc_tensor(tv, t);
         if (rc == 0)

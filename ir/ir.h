@@ -323,7 +323,7 @@ struct ir_swiglu { int64_t total; };
 struct ir_head_matmul { int64_t m, heads, a, b; };
 /* Each of rows·heads units: wa/heads values of a then wb/heads values of b. ins: a, b. */
 struct ir_join { int64_t rows, heads, wa, wb; };
-/* y[r] = x[r] / max(‖x[r]‖, eps)... see docs/semantics.md. ins: x. */
+/* y[r] = x[r] / sqrt(Σ x[r]² + eps) (eps inside the root; see docs/semantics.md). ins: x. */
 struct ir_l2_norm { int64_t rows, cols; double eps; };
 /* y[r] = the first index of the largest value of x[r] (i32). ins: x. */
 struct ir_argmax { int64_t rows, cols; };
@@ -628,6 +628,11 @@ int64_t ir_values_plan_bytes(const struct ir_graph *g);
  * tensor's name (so a rewritten graph gets the same values as its lifted one), activations zero. NULL + err on
  * failure (e.g. a graph too large for memory). */
 struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char err[IR_ERR_LEN]);
+/* Like ir_values_new, each tensor filled as the graph `like` uses the tensor of its name: a rewritten graph filled
+ * from its lifted graph's uses gets exactly the lifted graph's values, whatever the rewrite changed about who reads
+ * what. */
+struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
+                                     char err[IR_ERR_LEN]);
 void ir_values_free(struct ir_values *v);
 /* Run g's ops in order over v. 0 on success, else err. */
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);

@@ -161,7 +161,7 @@ static int same_values(const struct ir_graph *a, const struct ir_graph *b, const
         ir_values_free(va);
         return -1;
     }
-    struct ir_values *vb = ir_values_new(b, 7, err);
+    struct ir_values *vb = ir_values_new_like(b, 7, a, err);
     if (!vb || ir_eval(b, vb, err)) {
         CHECKF(0, "%s: evaluating the rewritten graph: %s", label, err);
         ir_values_free(va);
@@ -1535,7 +1535,7 @@ static void zoo_diff_one(const struct ir_graph *g, struct zoo_refs *z, const cha
     CHECKF(ir_validate(o.graph, err) == 0, "%s under %s: rewritten invalid: %s", label, name, err);
     size_t len;
     if (!seen_before(z, ir_print(o.graph, &len))) {
-        struct ir_values *v = ir_values_new(o.graph, 7, err);
+        struct ir_values *v = ir_values_new_like(o.graph, 7, z->ref[a], err);
         bool ok = v && ir_eval(o.graph, v, err) == 0;
         CHECKF(ok, "%s under %s: %s", label, name, err);
         struct ir_compare cmp = ok ? ir_values_compare(z->ref[a], z->values[a], o.graph, v) : (struct ir_compare){0};

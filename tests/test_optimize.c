@@ -29,7 +29,7 @@ static struct ir_graph *lift(const struct models_config *c, const char *mode, in
 static bool diff_identical(const struct ir_graph *a, const struct ir_graph *b)
 {
     char err[IR_ERR_LEN];
-    struct ir_values *va = ir_values_new(a, 11, err), *vb = ir_values_new(b, 11, err);
+    struct ir_values *va = ir_values_new(a, 11, err), *vb = ir_values_new_like(b, 11, a, err);
     bool ok = va && vb && ir_eval(a, va, err) == 0 && ir_eval(b, vb, err) == 0;
     struct ir_compare c = ok ? ir_values_compare(a, va, b, vb) : (struct ir_compare){0};
     if (ok && !c.identical)

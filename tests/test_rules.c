@@ -169,7 +169,7 @@ static int optimize_case(const struct ir_graph *g, const struct directives *d, s
 static bool diff_identical(const struct ir_graph *lifted, const struct ir_graph *rewritten, const char *path)
 {
     char err[IR_ERR_LEN];
-    struct ir_values *a = ir_values_new(lifted, 7, err), *b = ir_values_new(rewritten, 7, err);
+    struct ir_values *a = ir_values_new(lifted, 7, err), *b = ir_values_new_like(rewritten, 7, lifted, err);
     bool ok = a && b && ir_eval(lifted, a, err) == 0 && ir_eval(rewritten, b, err) == 0;
     if (!ok)
         fprintf(stderr, "%s: evaluation failed: %s\n", path, err);
