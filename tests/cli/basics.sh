@@ -59,6 +59,16 @@ expect 2 "optimize unknown shim" -- "$fc" optimize tiny-llama --shim warp-drive
 expect 0 "diff reference" -- "$fc" diff tiny-gemma2 --shim reference --mode prefill:8
 contains "$tmp/out" "identical" "diff says identical"
 expect 0 "diff none" -- "$fc" diff tiny-qwen3-moe --shim none --mode batch:4
+expect 0 "diff under the lane int8" -- "$fc" diff tiny-qwen3 --shim cuda-lane:h200:int8 --mode prefill:8
+contains "$tmp/out" "identical" "lane diff identical"
+expect 0 "diff under the lane int8x2 without the fold" -- "$fc" diff tiny-llama --shim cuda-lane:a100:int8x2:fuse_quant=off
+expect 2 "bad lane chip" -- "$fc" diff tiny-llama --shim cuda-lane:h900:int8
+expect 0 "lane report" -- "$fc" optimize tiny-gemma2 --shim cuda-lane:h100:int8 --report -o "$tmp/lane.fc"
+contains "$tmp/out" "refused: " "the lane refuses something, with its reason"
+contains "$tmp/out" "fused_quant" "the numerics fold reports"
+expect 0 "shims lists the lane" -- "$fc" shims
+contains "$tmp/out" "cuda-lane:" "lane listed"
+contains "$tmp/out" "rtx4090" "chips listed"
 expect 0 "hold everything" -- "$fc" optimize tiny-llama --shim reference --hold add_norm,glu_pair --report
 contains "$tmp/out" "glu_pair gemv_gate_up_glu" "held rule reported"
 contains "$tmp/out" " held" "held outcome"
