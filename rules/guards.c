@@ -181,5 +181,6 @@ bool rules_guards_hold(const struct rules_rewriter *r, const struct rules_rule *
             return false;
         }
     }
+    rules_trace_emit(RULES_TRACE_GUARDS, r, rule, b, IR_CLASS_COUNT, -1);
     return true;
 }

@@ -89,8 +89,26 @@ bool rules_admits(struct rules_rewriter *r, const struct ir_op *op)
     return false;
 }
 
+/* The observer of guard successes and firings (rules_trace), and its context. */
+static rules_trace_fn trace_fn;
+static void *trace_ctx;
+
+void rules_trace(rules_trace_fn fn, void *ctx)
+{
+    trace_fn = fn;
+    trace_ctx = ctx;
+}
+
+void rules_trace_emit(enum rules_trace_kind kind, const struct rules_rewriter *r, const struct rules_rule *rule,
+                      const struct rules_binding *b, enum ir_class cls, int32_t at)
+{
+    if (trace_fn)
+        trace_fn(kind, r, rule, b, cls, at, trace_ctx);
+}
+
 void rules_record(struct rules_rewriter *r, enum ir_class cls, int32_t at)
 {
+    rules_trace_emit(RULES_TRACE_FIRED, r, r->rule, NULL, cls, at);
     const struct ir_op *op = ir_slots_get(r->s, at);
     rules_report_push(r->report, r->step, cls, op->covers, op->ncovers, RULES_FIRED, NULL);
 }
@@ -250,21 +268,23 @@ static int32_t operand_room(const struct rules_rewriter *r, const int32_t *slots
     return room;
 }
 
-/* Fold the ops at `slots` (sorted) into one op of cls at `at`, result and destination those of slot `res`, operands
- * those none of them computes, when the chip runs it whole. */
-static bool fold_external(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, int32_t at,
-                          int32_t res)
+bool rules_admits_slots(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t nslots,
+                        const ir_tid *ins, int32_t nins, ir_tid out, struct ir_dst dst)
+{
+    struct ir_op cand = rules_candidate_slots(r, cls, slots, nslots, ins, nins, out, dst);
+    bool ok = rules_admits(r, &cand);
+    ir_op_free(&cand);
+    return ok;
+}
+
+bool rules_fold(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, int32_t at, ir_tid out,
+                struct ir_dst dst)
 {
     int32_t room = operand_room(r, slots, n);
     ir_tid *ins = xmalloc(sizeof *ins * (size_t)room);
     struct ir_access *access = xmalloc(sizeof *access * (size_t)room);
     int32_t nins = rules_external(r, slots, n, ins, access, room);
-    const struct ir_op *last = ir_slots_get(r->s, res);
-    ir_tid out = last->out;
-    struct ir_dst dst = last->dst;
-    struct ir_op cand = rules_candidate_slots(r, cls, slots, n, ins, nins, out, dst);
-    bool ok = rules_admits(r, &cand);
-    ir_op_free(&cand);
+    bool ok = rules_admits_slots(r, cls, slots, n, ins, nins, out, dst);
     if (ok) {
         int32_t *gone = xmalloc(sizeof *gone * (size_t)n);
         int32_t ngone = 0;
@@ -317,7 +337,8 @@ bool rules_group_at_last(struct rules_rewriter *r, enum ir_class cls, int32_t *m
     b->slot[RULES_ROLE_ANCHOR] = at;
     if (!rules_guards_hold(r, r->rule, b, NULL))
         return false;
-    return fold_external(r, cls, members, n, at, at);
+    const struct ir_op *last = ir_slots_get(r->s, at);
+    return rules_fold(r, cls, members, n, at, last->out, last->dst);
 }
 
 int32_t rules_first_reader(const struct rules_rewriter *r, ir_tid t)

@@ -189,6 +189,19 @@ bool rules_atom_active(const struct rules_rule *rule, const char *atom);
 /* Drop the atom `rule:atom` from now on (NULL: back to the build's own choice) — the near-miss tests' hook. */
 void rules_drop_atom(const char *rule_atom);
 
+/* What the rewriter tells an observer as it works — translation validation's hook (oracle/): GUARDS when a rule's
+ * guards hold under binding b on the slots as they stand (before anything is rewritten), FIRED when a firing of cls
+ * at slot `at` is about to be reported (the slots already rewritten; b is NULL). */
+enum rules_trace_kind { RULES_TRACE_GUARDS, RULES_TRACE_FIRED };
+typedef void (*rules_trace_fn)(enum rules_trace_kind kind, const struct rules_rewriter *r,
+                               const struct rules_rule *rule, const struct rules_binding *b, enum ir_class cls,
+                               int32_t at, void *ctx);
+/* Observe every guard success and every firing from now on (NULL: stop). Not thread-safe, like rules_drop_atom. */
+void rules_trace(rules_trace_fn fn, void *ctx);
+/* Tell the observer, if any (the rewriter's and the guards' own use). */
+void rules_trace_emit(enum rules_trace_kind kind, const struct rules_rewriter *r, const struct rules_rule *rule,
+                      const struct rules_binding *b, enum ir_class cls, int32_t at);
+
 /* ── The rewriter ────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* The graph being rewritten: its slots, its tensors (a working copy: the numerics fold adds tensors), the chip's
@@ -225,6 +238,14 @@ struct ir_op rules_candidate(enum ir_class cls, const struct ir_op *const *parts
 /* A candidate over the ops at the given slots. */
 struct ir_op rules_candidate_slots(const struct rules_rewriter *r, enum ir_class cls, const int32_t *slots,
                                    int32_t nslots, const ir_tid *ins, int32_t nins, ir_tid out, struct ir_dst dst);
+/* Whether the chip runs a candidate of cls over the ops at `slots` (operands ins, result out at dst) whole; a refusal
+ * is reported. */
+bool rules_admits_slots(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t nslots,
+                        const ir_tid *ins, int32_t nins, ir_tid out, struct ir_dst dst);
+/* Fold the ops at `slots` (ascending) into one op of cls at `at`, operands those none of them computes in the order
+ * they read them, result `out` landing at `dst`, when the chip runs it whole. */
+bool rules_fold(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, int32_t at, ir_tid out,
+                struct ir_dst dst);
 /* Fuse producer and consumer (the consumer reading the producer's result) into one op of cls at anchor, operands
  * those neither computes, when the chip runs it whole. */
 bool rules_pair(struct rules_rewriter *r, enum ir_class cls, int32_t producer, int32_t consumer, int32_t anchor);

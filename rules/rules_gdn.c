@@ -169,17 +169,6 @@ static bool has_leaf(const struct rules_rewriter *r, int32_t i, enum ir_kind k)
     return found;
 }
 
-/* A candidate of cls over the ops at `slots` in the given order, named operands `ins`, for the shim: whether the chip
- * runs it whole (a refusal reported). */
-static bool admits_slots(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n,
-                         const ir_tid *ins, int32_t nins, ir_tid out, struct ir_dst dst)
-{
-    struct ir_op cand = rules_candidate_slots(r, cls, slots, n, ins, nins, out, dst);
-    bool ok = rules_admits(r, &cand);
-    ir_op_free(&cand);
-    return ok;
-}
-
 /* ── conv_silu, conv_silu_l2 ─────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_conv_silu[] = {IR_CLASS_CONV_BIAS_SILU};
@@ -223,7 +212,7 @@ static void conv_epilogue(struct rules_rewriter *r, enum ir_class cls, int32_t i
     ir_tid out = rules_slot(r, j)->out;
     ir_tid ins[3] = {c->x, c->w, c->ring};
     int32_t parts[2] = {i, j};
-    if (!admits_slots(r, cls, parts, 2, ins, 3, out, ir_dst_own(out)))
+    if (!rules_admits_slots(r, cls, parts, 2, ins, 3, out, ir_dst_own(out)))
         return;
     struct ir_access access[3] = {rules_slot(r, i)->access[0], {0}, {0}};
     rules_fuse(r, cls, i, &j, 1, ins, access, 3, out, ir_dst_own(out));
@@ -304,7 +293,7 @@ static bool conv_joins(struct rules_rewriter *r, int32_t first, const struct lis
         struct ir_access *access;
         int32_t nins = flat_operands(r, trial.v, trial.n, &ins, &access);
         ir_tid out = rules_slot(r, first)->out;
-        ok = admits_slots(r, IR_CLASS_CONV_PARTS, trial.v, trial.n, ins, nins, out, ir_dst_own(out));
+        ok = rules_admits_slots(r, IR_CLASS_CONV_PARTS, trial.v, trial.n, ins, nins, out, ir_dst_own(out));
         free(ins);
         free(access);
     }
@@ -387,7 +376,7 @@ static void fold_gates(struct rules_rewriter *r, int32_t j, int32_t pb, int32_t 
     ir_tid *ins;
     struct ir_access *access;
     int32_t nins = flat_operands(r, order, 2, &ins, &access);
-    if (admits_slots(r, IR_CLASS_GDN_GATING, order, 2, ins, nins, b, ir_dst_own(b)))
+    if (rules_admits_slots(r, IR_CLASS_GDN_GATING, order, 2, ins, nins, b, ir_dst_own(b)))
         rules_fuse(r, IR_CLASS_GDN_GATING, keep, &gone, 1, ins, access, nins, b, ir_dst_own(b));
     free(ins);
     free(access);
@@ -470,7 +459,7 @@ static void fold_gate_projections(struct rules_rewriter *r, int32_t g, int32_t i
         ins[2 + k] = decay->ins[k];
     int32_t order[3] = {ib, ia, g}, gone[2] = {ib, ia};
     ir_tid out = rules_slot(r, g)->out;
-    if (admits_slots(r, IR_CLASS_GDN_GATE_PROJECTIONS, order, 3, ins, nins, out, ir_dst_own(out)))
+    if (rules_admits_slots(r, IR_CLASS_GDN_GATE_PROJECTIONS, order, 3, ins, nins, out, ir_dst_own(out)))
         rules_fuse(r, IR_CLASS_GDN_GATE_PROJECTIONS, g, gone, 2, ins, access, nins, out, ir_dst_own(out));
     free(ins);
     free(access);
@@ -811,7 +800,7 @@ static void fold_shared_expert(struct rules_rewriter *r, const struct shared_mat
         ins[n++] = glu->ins[k];
     ins[n++] = m->down.w;
     int32_t gone[3] = {m->pm, m->pg, m->pd};
-    if (admits_slots(r, IR_CLASS_SHARED_EXPERT_FUSION, order, 4, ins, n, m->out, ir_dst_own(m->out)))
+    if (rules_admits_slots(r, IR_CLASS_SHARED_EXPERT_FUSION, order, 4, ins, n, m->out, ir_dst_own(m->out)))
         rules_fuse(r, IR_CLASS_SHARED_EXPERT_FUSION, m->j, gone, 3, ins, access, n, m->out, ir_dst_own(m->out));
     free(ins);
     free(access);
@@ -955,7 +944,7 @@ static void fold_moe_rows(struct rules_rewriter *r, const struct moe_row *e, int
         for (int32_t k = 0; k < ours.n; k++)
             if (ours.v[k] != hi)
                 gone[ngone++] = ours.v[k];
-        if (admits_slots(r, IR_CLASS_MOE_TOKEN_SORT, ours.v, ours.n, ins, nins, out, dst))
+        if (rules_admits_slots(r, IR_CLASS_MOE_TOKEN_SORT, ours.v, ours.n, ins, nins, out, dst))
             rules_fuse(r, IR_CLASS_MOE_TOKEN_SORT, hi, gone, ngone, ins, access, nins, out, dst);
         free(gone);
         free(ins);

@@ -129,34 +129,6 @@ static int32_t copy_operands(const struct ir_op *op, ir_tid **ins, struct ir_acc
     return op->nins;
 }
 
-/* Fold slots (the first `n` of `slots`, ascending) into one op of cls at `at`, operands those none of them computes
- * in the order they read them, result `out` landing at `dst`, when the chip runs it whole. */
-static bool fold_external(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, int32_t at,
-                          ir_tid out, struct ir_dst dst)
-{
-    int32_t room = 1;
-    for (int32_t k = 0; k < n; k++)
-        room += rules_slot(r, slots[k])->nins;
-    ir_tid *ins = xmalloc(sizeof *ins * (size_t)room);
-    struct ir_access *access = xmalloc(sizeof *access * (size_t)room);
-    int32_t nins = rules_external(r, slots, n, ins, access, room);
-    struct ir_op cand = rules_candidate_slots(r, cls, slots, n, ins, nins, out, dst);
-    bool ok = rules_admits(r, &cand);
-    ir_op_free(&cand);
-    if (ok) {
-        int32_t *gone = xmalloc(sizeof *gone * (size_t)n);
-        int32_t ngone = 0;
-        for (int32_t k = 0; k < n; k++)
-            if (slots[k] != at)
-                gone[ngone++] = slots[k];
-        rules_fuse(r, cls, at, gone, ngone, ins, access, nins, out, dst);
-        free(gone);
-    }
-    free(ins);
-    free(access);
-    return ok;
-}
-
 /* ── norm_scale ──────────────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_norm_scale[] = {IR_CLASS_NORM_SCALE};
@@ -306,7 +278,7 @@ static void apply_dual_norm(struct rules_rewriter *r)
             int32_t members[2] = {i, j};
             if (!members_hold(r, members, 2))
                 continue;
-            fold_external(r, IR_CLASS_DUAL_NORM, members, 2, i, a.out, op->dst);
+            rules_fold(r, IR_CLASS_DUAL_NORM, members, 2, i, a.out, op->dst);
             break;
         }
     }
@@ -360,7 +332,7 @@ static void apply_embed_norm(struct rules_rewriter *r)
             continue;
         int32_t members[2] = {i, j};
         const struct ir_op *nop = rules_slot(r, j);
-        fold_external(r, IR_CLASS_EMBED_NORM, members, 2, i, nop->out, nop->dst);
+        rules_fold(r, IR_CLASS_EMBED_NORM, members, 2, i, nop->out, nop->dst);
     }
 }
 
@@ -867,10 +839,7 @@ static bool projects(const struct ir_op *op, const struct ir_graph *g, struct pr
 static bool merge_admitted(struct rules_rewriter *r, const int32_t *slots, int32_t n, ir_tid x)
 {
     const struct ir_op *first = rules_slot(r, slots[0]);
-    struct ir_op cand = rules_candidate_slots(r, IR_CLASS_MERGED_QKV, slots, n, &x, 1, first->out, first->dst);
-    bool ok = rules_admits(r, &cand);
-    ir_op_free(&cand);
-    return ok;
+    return rules_admits_slots(r, IR_CLASS_MERGED_QKV, slots, n, &x, 1, first->out, first->dst);
 }
 
 /* Whether the op at slot j projects what `want` says, reading it as it stands (it does not write the activation). */

@@ -132,9 +132,7 @@ static bool group_admitted(struct rules_rewriter *r, enum ir_class cls, const in
     struct ir_access *access;
     int32_t nins = group_operands(r, slots, n, all, &ins, &access);
     const struct ir_op *first = rules_slot(r, slots[0]);
-    struct ir_op cand = rules_candidate_slots(r, cls, slots, n, ins, nins, first->out, first->dst);
-    bool ok = rules_admits(r, &cand);
-    ir_op_free(&cand);
+    bool ok = rules_admits_slots(r, cls, slots, n, ins, nins, first->out, first->dst);
     free(ins);
     free(access);
     return ok;
