@@ -183,7 +183,7 @@ static int record_steps(struct db *db, int64_t run, struct shim *const *shims, i
 static void covers_text(const struct rules_decision *d, char *buf, size_t cap)
 {
     size_t n = (size_t)snprintf(buf, cap, "[");
-    for (int32_t i = 0; i < d->ncovers && n + 16 < cap; i++)
+    for (int32_t i = 0; i < d->ncovers && n + 14 < cap; i++)
         n += (size_t)snprintf(buf + n, cap - n, i ? ", %d" : "%d", d->covers[i]);
     snprintf(buf + n, cap - n, "]");
 }
@@ -208,17 +208,28 @@ static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, c
     if (db_begin(db, err))
         return 1;
     int rc = db_report(db, &r, &report, err);
-    char *covers = malloc(1 << 16);
-    if (!covers)
+    /* Every decision's row, its covers as text, then all of them at once. */
+    int32_t n = o->report.n;
+    struct db_decision *rows = malloc(sizeof *rows * (size_t)(n ? n : 1));
+    char **covers = calloc((size_t)(n ? n : 1), sizeof *covers);
+    if (!rows || !covers)
         abort();
-    for (int32_t i = 0; !rc && i < o->report.n; i++) {
+    for (int32_t i = 0; i < n; i++) {
         const struct rules_decision *d = &o->report.d[i];
-        covers_text(d, covers, 1 << 16);
-        struct db_decision row = {report, i, d->rule, ir_class_name(d->cls), covers, outcome_names[d->outcome],
-                                  d->outcome == RULES_REFUSED ? d->why : NULL};
-        rc = db_decision(db, &row, err);
+        size_t cap = 16 + 12 * (size_t)d->ncovers;
+        covers[i] = malloc(cap);
+        if (!covers[i])
+            abort();
+        covers_text(d, covers[i], cap);
+        rows[i] = (struct db_decision){report, i, d->rule, ir_class_name(d->cls), covers[i], outcome_names[d->outcome],
+                                       d->outcome == RULES_REFUSED ? d->why : NULL};
     }
+    if (!rc)
+        rc = db_decisions(db, rows, n, err);
+    for (int32_t i = 0; i < n; i++)
+        free(covers[i]);
     free(covers);
+    free(rows);
     if (!rc && diff)
         rc = db_diff(db, diff, err);
     if (rc) {

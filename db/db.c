@@ -23,6 +23,8 @@
                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)") \
     X(DECISION_PUT, "INSERT INTO decisions (report_id, seq, rule, class, covers, outcome, reason) " \
                     "VALUES (?, ?, ?, ?, ?, ?, ?)") \
+    X(DECISIONS_PUT, "INSERT INTO decisions (report_id, seq, rule, class, covers, outcome, reason) VALUES " \
+                     ROWS16("(?, ?, ?, ?, ?, ?, ?)")) \
     X(DIFF_PUT, "INSERT INTO diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, " \
                 "rewritten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(TOLERANCE_PUT, "INSERT INTO tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, " \
@@ -39,6 +41,11 @@
     X(RUN_EXISTS, "SELECT 1 FROM runs WHERE id = ?") \
     X(CHANGES, "SELECT graph, mode, shim, rule, class, covers, outcome_before, outcome_after FROM decision_changes " \
                "WHERE run_before = ? AND run_after = ? ORDER BY graph, mode, shim, rule, covers")
+
+/* The same row 16 times, comma-separated: a statement that inserts DB_DECISION_BATCH decisions at once. */
+#define ROWS2(r) r ", " r
+#define ROWS16(r) ROWS2(ROWS2(ROWS2(ROWS2(r))))
+#define DB_DECISION_BATCH 16
 
 enum db_stmt {
 #define X(e, sql) DB_STMT_##e,
@@ -364,17 +371,40 @@ int db_report(struct db *db, const struct db_report *r, int64_t *id, char err[DB
     return 0;
 }
 
+
+/* Bind one decision's seven values at parameter `base` + 1 onwards. */
+static void bind_decision(sqlite3_stmt *st, int base, const struct db_decision *d)
+{
+    sqlite3_bind_int64(st, base + 1, d->report);
+    sqlite3_bind_int64(st, base + 2, d->seq);
+    bind_text(st, base + 3, d->rule);
+    bind_text(st, base + 4, d->cls);
+    bind_text(st, base + 5, d->covers);
+    bind_text(st, base + 6, d->outcome);
+    bind_text(st, base + 7, d->reason);
+}
+
 int db_decision(struct db *db, const struct db_decision *d, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_DECISION_PUT);
-    sqlite3_bind_int64(st, 1, d->report);
-    sqlite3_bind_int64(st, 2, d->seq);
-    bind_text(st, 3, d->rule);
-    bind_text(st, 4, d->cls);
-    bind_text(st, 5, d->covers);
-    bind_text(st, 6, d->outcome);
-    bind_text(st, 7, d->reason);
+    bind_decision(st, 0, d);
     return done(db, st, "recording a decision", err);
+}
+
+int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err[DB_ERR_LEN])
+{
+    int64_t i = 0;
+    for (; i + DB_DECISION_BATCH <= n; i += DB_DECISION_BATCH) {
+        sqlite3_stmt *st = use(db, DB_STMT_DECISIONS_PUT);
+        for (int k = 0; k < DB_DECISION_BATCH; k++)
+            bind_decision(st, 7 * k, &d[i + k]);
+        if (done(db, st, "recording decisions", err))
+            return 1;
+    }
+    for (; i < n; i++)
+        if (db_decision(db, &d[i], err))
+            return 1;
+    return 0;
 }
 
 int db_diff(struct db *db, const struct db_diff *d, char err[DB_ERR_LEN])

@@ -75,6 +75,8 @@ struct db_decision {
     const char *rule, *cls, *covers, *outcome, *reason;
 };
 int db_decision(struct db *db, const struct db_decision *d, char err[DB_ERR_LEN]);
+/* n decisions at once (several rows a statement: the fast path for a whole report). */
+int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err[DB_ERR_LEN]);
 
 /* One diff check: identical, or the first tensor, index and values that differ. */
 struct db_diff {

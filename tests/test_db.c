@@ -89,6 +89,15 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     struct db_fuzz_stat fs = {run, "fuzz_format", 1000, 1.0, 10, 200};
     CHECK(db_fuzz_stat(db, &fs, err) == 0);
     CHECK(db_fuzz_finding(db, run, "fuzz_optimize", "diff:add_norm", "ff", err) == 0);
+    /* A batch of decisions (more than one statement's worth, and a remainder) lands row for row. */
+    struct db_decision batch[37];
+    char texts[37][16];
+    for (int i = 0; i < 37; i++) {
+        snprintf(texts[i], sizeof texts[i], "[%d]", 100 + i);
+        batch[i] = (struct db_decision){report, 2 + i, "dual_norm", "dual_norm", texts[i],
+                                        i % 2 ? "held" : "refused", i % 2 ? NULL : "a reason"};
+    }
+    CHECK(db_decisions(db, batch, 37, err) == 0);
     CHECK(db_commit(db, err) == 0);
     CHECK(db_run_end(db, run, "complete", err) == 0);
     return run;
@@ -122,6 +131,8 @@ static void test_views(void)
     CHECK(db_decision_changes(db, r1, r2, on_change, &c, err) == 0);
     CHECK(c.n == 1);
     CHECK_STR(c.last, "tiny-llama decode reference glu_pair gemv_gate_up_glu [3, 4, 5] fired -> refused: too wide");
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions WHERE rule = 'dual_norm'") == 74);
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions WHERE covers = '[136]' AND seq = 38 AND reason = 'a reason'") == 2);
     bool exists;
     CHECK(db_run_exists(db, r2, &exists, err) == 0 && exists);
     CHECK(db_run_exists(db, 999, &exists, err) == 0 && !exists);
@@ -246,7 +257,7 @@ static void test_parallel(void)
         CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker %d status %d", w, st);
     }
     CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE status = 'complete'") == 20);
-    CHECK(sql_int(p, "SELECT count(*) FROM decisions") == 40);
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions") == 20 * (2 + 37));
 }
 
 /* A read-only file (as an unprivileged user) and a full disk (a file size limit): a clear error, nothing half
@@ -339,7 +350,7 @@ static void test_merge(void)
     CHECKF(db_merge(inputs, 2, out, err) == 0, "%s", err);
     CHECK(sql_int(out, "SELECT count(*) FROM runs") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM reports") == 3);
-    CHECK(sql_int(out, "SELECT count(*) FROM decisions") == 6);
+    CHECK(sql_int(out, "SELECT count(*) FROM decisions") == 6 + 3 * 37);
     CHECK(sql_int(out, "SELECT count(*) FROM graphs") == 2);
     CHECK(sql_int(out, "SELECT count(*) FROM runs WHERE origin IS NOT NULL") == 3);
     CHECK(sql_int(out, "SELECT count FROM fuzz_findings") == 3);
