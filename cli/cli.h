@@ -55,5 +55,7 @@ int cli_cmd_coverage(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_db(int argc, char **argv);
 int cli_cmd_fuzz(int argc, char **argv);
+int cli_cmd_prove(int argc, char **argv);
+int cli_cmd_validate_run(int argc, char **argv);
 
 #endif

@@ -4,9 +4,11 @@
  * results.db: a run of kind `fuzz` with each harness's statistics, each finding, and each mutant's fate. */
 #include "cli.h"
 #include "db/db.h"
+#include "fuzz/fuzz.h"
 #include "rules/rules.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,36 +118,33 @@ static int seed_zoo(const char *fmt_dir, const char *opt_dir)
     return written;
 }
 
-/* The whole of a small file, malloc'd; NULL if unreadable. */
+/* The whole of a small file, malloc'd and NUL-terminated; NULL if unreadable. */
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
+    char *buf = malloc(cap + 1);
     for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
         n += got;
         if (n == cap) {
-            char *p = realloc(buf, cap * 2);
-            if (!p) {
+            char *p = realloc(buf, cap * 2 + 1);
+            if (!p)
                 free(buf);
-                buf = NULL;
-            }
             buf = p;
             cap *= 2;
         }
     }
     fclose(f);
+    if (buf)
+        buf[n] = '\0';
     *len = n;
     return buf;
 }
 
 /* The shim a rule case names in its `# shim:` directive ("reference" when none): its control byte. */
-static char case_shim(const char *text)
-{
-    return strstr(text, "# shim: none") ? PLAIN(1) : PLAIN(0);
-}
+static char case_shim(const char *text) { return strstr(text, "# shim: none") ? PLAIN(1) : PLAIN(0); }
 
 /* Every rule case (rules_dir/<rule>/<case>.fc) into the format and optimizer corpora. */
 static int seed_rules(const char *rules_dir, const char *fmt_dir, const char *opt_dir)
@@ -188,11 +187,14 @@ static int seed_rules(const char *rules_dir, const char *fmt_dir, const char *op
     return rc ? -1 : written;
 }
 
-/* Generator inputs: one motif each (count byte 0, then the motif), and the same with hazard bytes after. */
+/* Generator inputs: one motif each (count byte 0, then the motif), plain; the same with hazard bytes after; and
+ * eight more each with bytes from a fixed-seed generator (variants, sizes and hazards spread wide). */
 static int seed_generator(const char *opt_dir, const char *facts_dir)
 {
-    for (int m = 0; m < 18; m++) {
-        char body[64], name[64];
+    uint64_t rng = 0x5eed5eedULL;
+    int written = 0;
+    for (int m = 0; m < FUZZ_MOTIF_COUNT; m++) {
+        char body[128], name[64];
         memset(body, 0, sizeof body);
         body[1] = (char)m;
         for (int k = 2; k < 64; k += 3)
@@ -201,18 +203,31 @@ static int seed_generator(const char *opt_dir, const char *facts_dir)
         if (write_case(opt_dir, name, PLAIN(0), (char)(4 * m), body, 2) || write_seed(facts_dir, name, body, 2))
             return -1;
         snprintf(name, sizeof name, "gen-motif%02d-hazards", m);
-        if (write_case(opt_dir, name, LANE(m), (char)(4 * m + 1), body, sizeof body) ||
-            write_seed(facts_dir, name, body, sizeof body))
+        if (write_case(opt_dir, name, LANE(m), (char)(4 * m + 1), body, 64) || write_seed(facts_dir, name, body, 64))
             return -1;
+        written += 2;
+        for (int r = 0; r < 8; r++) {
+            for (size_t k = 2; k < sizeof body; k++) {
+                rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+                body[k] = (char)(rng >> 56);
+            }
+            snprintf(name, sizeof name, "gen-motif%02d-r%d", m, r);
+            if (write_case(opt_dir, name, r % 2 ? LANE(r) : PLAIN(0), (char)(4 * r), body, sizeof body) ||
+                write_seed(facts_dir, name, body, sizeof body))
+                return -1;
+            written++;
+        }
     }
-    return 36;
+    return written;
 }
 
 /* Inputs of the db harness: fields separated by NULs, with quotes, newlines, SQL and bytes that are not UTF-8. */
 static int seed_db(const char *db_dir)
 {
     static const char a[] = "fusecheck fuzz\0tiny\0llama\0decode\0reference\0\0fuzz_optimize\0diff:add_norm\0"
-                            "\x01" "add_norm\0add_norm\0[1, 2]\0\0\x02" "gemv_bias\0gemv_bias\0[3]\0held\0";
+                            "\x01"
+                            "add_norm\0add_norm\0[1, 2]\0\0\x02"
+                            "gemv_bias\0gemv_bias\0[3]\0held\0";
     static const char b[] = "it's \"quoted\"\nand; DROP TABLE runs; --\0\xff\xfe\x80 not utf-8\0\0prefill:8\0"
                             "cuda-lane:h200:int8\0cache=f32\0h\0sig\0\x01r\0c\0[]\0the chip's reason\0";
     if (write_seed(db_dir, "plain", a, sizeof a - 1) || write_seed(db_dir, "hostile", b, sizeof b - 1))
@@ -452,7 +467,8 @@ static int cmd_mutant(const struct log_args *a)
     if (a->n < 5 || a->n > 7 || parse_int(a->arg[0], &run) || !colon ||
         (!killed && strcmp(a->arg[2], "survived") != 0) || parse_secs(a->arg[3], &secs) ||
         parse_int(a->arg[4], &budget))
-        return cli_usage_error("fuzz", "mutant expects RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]]");
+        return cli_usage_error("fuzz",
+                               "mutant expects RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]]");
     char rule[256], obligation[300];
     snprintf(rule, sizeof rule, "%.*s", (int)(colon - a->arg[1]), a->arg[1]);
     snprintf(obligation, sizeof obligation, "fuzz-kill:%s", colon + 1);

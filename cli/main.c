@@ -37,6 +37,14 @@ static const struct cli_command commands[] = {
      "fuzz mutant RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]] | fuzz end RUN complete|failed "
      "(each logging command takes --db FILE)",
      cli_cmd_fuzz},
+    {"prove", "prove every rule's dataflow legality with Z3; --mutants: each guard atom's necessity",
+     "fusecheck prove [RULE...] [--mutants] [--db FILE] [--timeout-ms N] [--seed N] [--bound K] [--smt2 DIR] "
+     "[--no-unbounded] [--assume-fresh-results] [--replay DIR] [--fixtures DIR] [--explain]",
+     cli_cmd_prove},
+    {"validate-run", "re-check every firing of one optimization against its guards, premises and motion",
+     "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N] [--weights F] [--timeout-ms N] "
+     "[--verbose]",
+     cli_cmd_validate_run},
     {"help", "show help for a command", "fusecheck help [COMMAND]", cmd_help},
 };
 

@@ -166,7 +166,12 @@ static int write_rows(struct rows *w, char err[DB_ERR_LEN])
     if (!rc)
         rc = db_report(db, &rep, &w->report, err);
     for (int i = 0; !rc && i < w->nd; i++) {
-        struct db_decision d = {w->report, i, w->d[i].rule, w->d[i].cls, w->d[i].covers, outcomes[w->d[i].outcome],
+        struct db_decision d = {w->report,
+                                i,
+                                w->d[i].rule,
+                                w->d[i].cls,
+                                w->d[i].covers,
+                                outcomes[w->d[i].outcome],
                                 w->d[i].outcome == RULES_REFUSED ? w->d[i].reason : NULL};
         rc = db_decision(db, &d, err);
     }
@@ -242,7 +247,8 @@ static int read_back(const struct rows *w, struct fuzz_finding *f)
     if (!ok)
         return fuzz_fail(f, "db", "finding", "a finding seen twice does not read back with count 2");
     st = first_row("SELECT executions, corpus, coverage FROM fuzz_stats WHERE run_id = ?", w->run);
-    ok = st && sqlite3_column_int64(st, 0) == 7 && sqlite3_column_int64(st, 1) == 3 && sqlite3_column_int64(st, 2) == 11;
+    ok =
+        st && sqlite3_column_int64(st, 0) == 7 && sqlite3_column_int64(st, 1) == 3 && sqlite3_column_int64(st, 2) == 11;
     sqlite3_finalize(st);
     if (!ok)
         return fuzz_fail(f, "db", "stat", "the fuzz statistics do not read back as written");

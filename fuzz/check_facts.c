@@ -88,7 +88,8 @@ static int check_queries(struct facts_run *r, struct fuzz_finding *f)
         int32_t nset = some_set(r, set);
         ir_tid t = (ir_tid)fuzz_pick(r->b, r->tensors->ntensors);
         bool also = fuzz_pick(r->b, 2);
-        if (ir_facts_untouched(r->s, t, i, j, also, set, nset) != ir_facts_spec_untouched(r->s, t, i, j, also, set, nset))
+        if (ir_facts_untouched(r->s, t, i, j, also, set, nset) !=
+            ir_facts_spec_untouched(r->s, t, i, j, also, set, nset))
             return fuzz_fail(f, "facts", "untouched", "untouched(%s, %d, %d, reads=%d) disagrees",
                              r->tensors->tensors[t].name, (int)i, (int)j, (int)also);
         if (ir_facts_crosses(r->s, i, j, set, nset) != ir_facts_spec_crosses(r->s, i, j, set, nset))

@@ -170,10 +170,16 @@ void fuzz_case_free(struct fuzz_case *c)
     c->g = NULL;
 }
 
-/* ── The validator hook ──────────────────────────────────────────────────────────────────────────────────── */
+/* ── The validator hooks ──────────────────────────────────────────────────────────────────────────────────── */
 
 static fuzz_decision_validator validator;
 
 void fuzz_set_validator(fuzz_decision_validator fn) { validator = fn; }
 
 fuzz_decision_validator fuzz_validator(void) { return validator; }
+
+static fuzz_run_validator run_validator;
+
+void fuzz_set_run_validator(fuzz_run_validator fn) { run_validator = fn; }
+
+fuzz_run_validator fuzz_run_validator_installed(void) { return run_validator; }

@@ -121,13 +121,16 @@ const char *fuzz_shim_name(int i);
 /* ── The optimizer harness's case: control bytes, then a graph ───────────────────────────────────────────── */
 
 #define FUZZ_CTL 8
+/* The most top-level ops a case's graph may have to be checked (larger ones pass unchecked, and the mutator and
+ * crossover do not make them): one input stays a few milliseconds even under the sanitizers. */
+#define FUZZ_MAX_CASE_OPS 192
 
 /* What the control bytes choose. */
 struct fuzz_plan {
-    int shim;          /* index into fuzz_shim_name */
-    int hold[2];       /* step indices held (-1: none) */
-    int prefix;        /* the k of the prefix-hold check: steps from k on held */
-    uint64_t seed;     /* the evaluator's seed */
+    int shim;      /* index into fuzz_shim_name */
+    int hold[2];   /* step indices held (-1: none) */
+    int prefix;    /* the prefix-hold check: run when prefix % 4 is 0, holding the steps from prefix / 4 on */
+    uint64_t seed; /* the evaluator's seed */
 };
 
 /* A decoded case: the plan, and the graph (the body parsed as text when it is a graph with an op, else generated
@@ -148,8 +151,8 @@ void fuzz_case_free(struct fuzz_case *c);
  * with the validator. */
 int fuzz_check_format(const uint8_t *data, size_t size, struct fuzz_finding *f);
 /* A case → optimize: the result validates and prints back to itself; a second run gives the same graph and digest;
- * the diff is bit-identical; every fired decision passes the validator hook; holding every step from the plan's k
- * gives the graph the earlier steps make. */
+ * the diff is bit-identical; every result the host reads is still written; every fired decision passes the
+ * validator hooks; holding every step from the plan's k gives the graph the earlier steps make. */
 int fuzz_check_optimize(const uint8_t *data, size_t size, struct fuzz_finding *f);
 /* The optimizer checks on a graph and plan directly (the case decoded). */
 int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, struct fuzz_finding *f);
@@ -171,6 +174,14 @@ typedef int (*fuzz_decision_validator)(const struct ir_graph *lifted, const stru
 void fuzz_set_validator(fuzz_decision_validator fn);
 /* The installed validator, or NULL. */
 fuzz_decision_validator fuzz_validator(void);
+
+/* A validator of a whole compile (the oracle's translation validation: it compiles lifted under shim itself,
+ * re-checking every firing as it happens): 0 when every firing holds, else 1 with the rule that failed and why. */
+typedef int (*fuzz_run_validator)(const struct ir_graph *lifted, const struct shim *shim, char rule[64],
+                                  char why[IR_ERR_LEN]);
+/* Install (or with NULL remove) the run validator fuzz_check_optimize calls once a case; and the installed one. */
+void fuzz_set_run_validator(fuzz_run_validator fn);
+fuzz_run_validator fuzz_run_validator_installed(void);
 
 /* ── Mutations over the text format (fuzz/mutate.c) ──────────────────────────────────────────────────────── */
 

@@ -9,7 +9,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    harness_init();
+    harness_init("fuzz_db");
     atexit(cleanup);
     return 0;
 }
@@ -23,7 +23,4 @@ static int check_db(const uint8_t *data, size_t size, struct fuzz_finding *f)
     return bad;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    return harness_run("fuzz_db", check_db, data, size);
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return harness_run("fuzz_db", check_db, data, size); }

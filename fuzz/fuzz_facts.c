@@ -6,7 +6,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    harness_init();
+    harness_init("fuzz_facts");
     return 0;
 }
 

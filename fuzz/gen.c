@@ -22,10 +22,7 @@ uint8_t fuzz_byte(struct fuzz_bytes *b)
     return b->p[b->at++];
 }
 
-int fuzz_pick(struct fuzz_bytes *b, int n)
-{
-    return n > 0 ? fuzz_byte(b) % n : 0;
-}
+int fuzz_pick(struct fuzz_bytes *b, int n) { return n > 0 ? fuzz_byte(b) % n : 0; }
 
 bool fuzz_bytes_done(const struct fuzz_bytes *b) { return b->at >= b->n; }
 
@@ -153,10 +150,7 @@ static int state(struct gen *g, const char *local, int64_t rows, int64_t cols, b
 }
 
 /* An i32 1×1 param (a position or a token). */
-static int param(struct gen *g, const char *local)
-{
-    return decl(g, local, true, 1, 1, IR_ROLE_PARAM);
-}
+static int param(struct gen *g, const char *local) { return decl(g, local, true, 1, 1, IR_ROLE_PARAM); }
 
 /* The current motif's position param, declared on first use. */
 static int position(struct gen *g)
@@ -175,9 +169,18 @@ static int weight(struct gen *g, const char *local, int64_t k, int64_t n)
     switch (fuzz_pick(g->b, 8)) {
     case 1: t->format = "f16", t->transposed = true; break;
     case 2: t->format = "bf16"; break;
-    case 3: if (k % 32 == 0) t->format = "q8_0", t->transposed = true; break;
-    case 4: if (k % 32 == 0) t->format = "q4_0", t->transposed = true; break;
-    case 5: if (n % 32 == 0) t->format = "q8_0"; break;
+    case 3:
+        if (k % 32 == 0)
+            t->format = "q8_0", t->transposed = true;
+        break;
+    case 4:
+        if (k % 32 == 0)
+            t->format = "q4_0", t->transposed = true;
+        break;
+    case 5:
+        if (n % 32 == 0)
+            t->format = "q8_0";
+        break;
     case 6: t->format = "f32", t->transposed = true; break;
     default: break;
     }
@@ -297,8 +300,7 @@ static int pick_state(struct gen *g)
     for (int pass = 0; pass < 2 && n == 0; pass++)
         for (int i = 0; i < g->nt; i++) {
             const struct gtensor *t = &g->t[i];
-            if (t->role == IR_ROLE_STATE && !t->i32 &&
-                (pass == 1 || t->read == g->serial || t->motif == g->serial))
+            if (t->role == IR_ROLE_STATE && !t->i32 && (pass == 1 || t->read == g->serial || t->motif == g->serial))
                 cand[n++] = i;
         }
     return n ? cand[fuzz_pick(g->b, n)] : -1;
@@ -410,8 +412,8 @@ static void m_add_norm(struct gen *g)
     int n = act(g, "n", r, c);
     observe(g, n);
     if (v == 1) {
-        EMIT(g, n, "%s = rms_norm(%s, %s, %s) rows=%lld cols=%lld eps=%s weight offset=%s residual", N(g, n),
-             N(g, x), N(g, w), N(g, res), L(r), L(c), eps(g), offset(g));
+        EMIT(g, n, "%s = rms_norm(%s, %s, %s) rows=%lld cols=%lld eps=%s weight offset=%s residual", N(g, n), N(g, x),
+             N(g, w), N(g, res), L(r), L(c), eps(g), offset(g));
         return;
     }
     int s = act(g, "s", r, c);
@@ -419,13 +421,13 @@ static void m_add_norm(struct gen *g)
     if (v == 2)
         EMIT(g, n, "%s = rms_norm(%s) rows=%lld cols=%lld eps=%s offset=0", N(g, n), N(g, s), L(r), L(c), eps(g));
     else
-        EMIT(g, n, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=%s weight offset=%s", N(g, n), N(g, s), N(g, w),
-             L(r), L(c), eps(g), offset(g));
+        EMIT(g, n, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=%s weight offset=%s", N(g, n), N(g, s), N(g, w), L(r),
+             L(c), eps(g), offset(g));
     if (v == 3) {
         int w2 = konst(g, "w2", 1, c), n2 = act(g, "n2", r, c);
         observe(g, n2);
-        EMIT(g, n2, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, n2), N(g, s),
-             N(g, w2), L(r), L(c));
+        EMIT(g, n2, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, n2), N(g, s), N(g, w2),
+             L(r), L(c));
     }
 }
 
@@ -435,14 +437,13 @@ static void m_norm_add(struct gen *g)
     int64_t r = rows(g), c = width(g);
     int x = input(g, "x", r, c), w = konst(g, "w", 1, c), res = input(g, "res", r, c);
     int n1 = act(g, "n1", r, c);
-    EMIT(g, n1, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=%s weight offset=%s", N(g, n1), N(g, x), N(g, w),
-         L(r), L(c), eps(g), offset(g));
+    EMIT(g, n1, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=%s weight offset=%s", N(g, n1), N(g, x), N(g, w), L(r),
+         L(c), eps(g), offset(g));
     int v = fuzz_pick(g->b, 4);
     int y = act(g, "y", r, c);
     observe(g, y);
     if (v <= 1) {
-        EMIT(g, y, "%s = elementwise(%s, %s) op=add n=%lld", N(g, y), N(g, v ? res : n1), N(g, v ? n1 : res),
-             L(r * c));
+        EMIT(g, y, "%s = elementwise(%s, %s) op=add n=%lld", N(g, y), N(g, v ? res : n1), N(g, v ? n1 : res), L(r * c));
     } else if (v == 2) {
         int w2 = konst(g, "w2", 1, c);
         EMIT(g, y, "%s = rms_norm(%s, %s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0 residual", N(g, y),
@@ -497,8 +498,8 @@ static void m_projection(struct gen *g)
     case 3: {
         int res = input(g, "res", m, n), nw = konst(g, "nw", 1, n), s = act(g, "s", m, n), nn = act(g, "nn", m, n);
         EMIT(g, s, "%s = elementwise(%s, %s) op=add n=%lld", N(g, s), N(g, p), N(g, res), L(m * n));
-        EMIT(g, nn, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, nn), N(g, s),
-             N(g, nw), L(m), L(n));
+        EMIT(g, nn, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, nn), N(g, s), N(g, nw),
+             L(m), L(n));
         observe(g, nn);
         if (fuzz_pick(g->b, 2))
             observe(g, s);
@@ -580,7 +581,10 @@ static void m_embed(struct gen *g)
     int emb = konst(g, "emb", V, c);
     switch (fuzz_pick(g->b, 4)) {
     case 1: g->t[emb].format = "f16"; break;
-    case 2: if (c % 32 == 0) g->t[emb].format = "q8_0"; break;
+    case 2:
+        if (c % 32 == 0)
+            g->t[emb].format = "q8_0";
+        break;
     case 3: g->t[emb].format = "bf16"; break;
     default: break;
     }
@@ -590,7 +594,8 @@ static void m_embed(struct gen *g)
     if (v == 0) {
         int tok = param(g, "tok");
         x = act(g, "x", 1, c);
-        EMIT(g, x, "%s = row_gather(%s, %s) rows=%lld cols=%lld index=named", N(g, x), N(g, emb), N(g, tok), L(V), L(c));
+        EMIT(g, x, "%s = row_gather(%s, %s) rows=%lld cols=%lld index=named", N(g, x), N(g, emb), N(g, tok), L(V),
+             L(c));
     } else if (v == 1) {
         r = 1 + fuzz_pick(g->b, 4);
         int toks = decl(g, "toks", true, r, 1, IR_ROLE_INPUT);
@@ -737,7 +742,8 @@ static void m_slice(struct gen *g)
         int64_t b = 1 + fuzz_pick(g->b, 4);
         int w = weight(g, "w", G * wd, b);
         z = act(g, "z", 1, G * b);
-        EMIT(g, z, "%s = head_matmul(%s, %s) m=1 heads=%lld a=%lld b=%lld", N(g, z), N(g, y), N(g, w), L(G), L(wd), L(b));
+        EMIT(g, z, "%s = head_matmul(%s, %s) m=1 heads=%lld a=%lld b=%lld", N(g, z), N(g, y), N(g, w), L(G), L(wd),
+             L(b));
     } else {
         int r = input(g, "r", 1, G * wd);
         z = act(g, "z", 1, G * wd);
@@ -780,8 +786,8 @@ static void m_row_write(struct gen *g)
         case 2: {
             int x = input(g, xn, count, c), w = konst(g, wn, 1, c);
             v = act(g, vn, count, c);
-            EMIT(g, v, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, v), N(g, x),
-                 N(g, w), L(count), L(c));
+            EMIT(g, v, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, v), N(g, x), N(g, w),
+                 L(count), L(c));
             break;
         }
         default: v = input(g, vn, count, c); break;
@@ -972,7 +978,8 @@ static void m_attention(struct gen *g)
             snprintf(on, sizeof on, "o%lld", L(s));
             int kc = state(g, kn, l, kvh * hd, true), vc = state(g, vn, l, kvh * vd, true);
             int q = act(g, qn, 1, H * hd), o = act(g, on, 1, H * vd);
-            EMIT(g, q, "%s = row_gather(%s) rows=%lld cols=%lld index=%lld", N(g, q), N(g, qa), L(B), L(H * hd), L(s + 1));
+            EMIT(g, q, "%s = row_gather(%s) rows=%lld cols=%lld index=%lld", N(g, q), N(g, qa), L(B), L(H * hd),
+                 L(s + 1));
             char skn[24];
             snprintf(skn, sizeof skn, "sinks%lld", L(s));
             attention_options(g, H, skn, fields, sizeof fields, extra, sizeof extra);
@@ -1038,8 +1045,8 @@ static struct experts experts(struct gen *g, int64_t d, int64_t E, int64_t f)
 static void moe_op(struct gen *g, int out, int x, const struct experts *e, int64_t d, int64_t k, int64_t f, int64_t E,
                    const char *how, const char *tail)
 {
-    EMIT(g, tail[0] ? -1 : out, "%s = moe(%s, %s, %s, %s, %s) d=%lld k=%lld dff=%lld experts=%lld act=%s%s", N(g, out), N(g, x),
-         N(g, e->rt), N(g, e->eg), N(g, e->eu), N(g, e->ed), L(d), L(k), L(f), L(E), how, tail);
+    EMIT(g, tail[0] ? -1 : out, "%s = moe(%s, %s, %s, %s, %s) d=%lld k=%lld dff=%lld experts=%lld act=%s%s", N(g, out),
+         N(g, x), N(g, e->rt), N(g, e->eg), N(g, e->eu), N(g, e->ed), L(d), L(k), L(f), L(E), how, tail);
 }
 
 /* A mixture: alone, with a shared SwiGLU expert summed with it, its result added and normed next, or a chunk's
@@ -1047,7 +1054,8 @@ static void moe_op(struct gen *g, int out, int x, const struct experts *e, int64
 static void m_mixture(struct gen *g)
 {
     static const int64_t ds[] = {8, 4, 16};
-    int64_t d = ds[fuzz_pick(g->b, 3)], E = fuzz_pick(g->b, 2) ? 2 : 4, k = 1 + fuzz_pick(g->b, 2), f = fuzz_pick(g->b, 2) ? 4 : 2;
+    int64_t d = ds[fuzz_pick(g->b, 3)], E = fuzz_pick(g->b, 2) ? 2 : 4, k = 1 + fuzz_pick(g->b, 2),
+            f = fuzz_pick(g->b, 2) ? 4 : 2;
     const char *how = fuzz_pick(g->b, 4) == 3 ? "geglu" : "swiglu";
     struct experts e = experts(g, d, E, f);
     int v = fuzz_pick(g->b, 5);
@@ -1068,8 +1076,8 @@ static void m_mixture(struct gen *g)
                 moe_op(g, y, x, &e, d, k, f, E, how, tail);
             } else {
                 moe_op(g, y, x, &e, d, k, f, E, how, "");
-                EMIT(g, tab, "%s = set_row(%s, %s) rows=%lld cols=%lld count=1 index=%lld", N(g, tab), N(g, tab), N(g, y),
-                     L(R), L(d), L(i + 1));
+                EMIT(g, tab, "%s = set_row(%s, %s) rows=%lld cols=%lld count=1 index=%lld", N(g, tab), N(g, tab),
+                     N(g, y), L(R), L(d), L(i + 1));
             }
         }
         return;
@@ -1092,7 +1100,8 @@ static void m_mixture(struct gen *g)
     if (v == 2) { /* the next add and norm */
         int res = input(g, "res", 1, d), nw = konst(g, "nw", 1, d), s = act(g, "s", 1, d), n = act(g, "n", 1, d);
         EMIT(g, s, "%s = elementwise(%s, %s) op=add n=%lld", N(g, s), N(g, res), N(g, y), L(d));
-        EMIT(g, n, "%s = rms_norm(%s, %s) rows=1 cols=%lld eps=1e-06 weight offset=0", N(g, n), N(g, s), N(g, nw), L(d));
+        EMIT(g, n, "%s = rms_norm(%s, %s) rows=1 cols=%lld eps=1e-06 weight offset=0", N(g, n), N(g, s), N(g, nw),
+             L(d));
         if (fuzz_pick(g->b, 2))
             observe(g, s);
         y = n;
@@ -1140,6 +1149,15 @@ static void m_pointwise(struct gen *g)
     vals[nv++] = input(g, "b", r, c);
     if (fuzz_pick(g->b, 2))
         vals[nv++] = input(g, "c", r, c);
+    if (fuzz_pick(g->b, 4) == 3) { /* one cheap op read by two pointwise ops, each result the host's */
+        int f = act(g, "f", r, c), y1 = act(g, "y1", r, c), y2 = act(g, "y2", r, c);
+        EMIT(g, f, "%s = %s(%s) n=%lld", N(g, f), unary[fuzz_pick(g->b, 4)], N(g, vals[0]), L(n));
+        EMIT(g, y1, "%s = elementwise(%s, %s) op=mul n=%lld", N(g, y1), N(g, f), N(g, vals[1]), L(n));
+        EMIT(g, y2, "%s = elementwise(%s, %s) op=add n=%lld", N(g, y2), N(g, vals[nv - 1]), N(g, f), L(n));
+        observe(g, y1);
+        observe(g, y2);
+        return;
+    }
     int steps = 2 + fuzz_pick(g->b, 6), last = vals[0];
     for (int i = 0; i < steps && nv < 16; i++) {
         char name[24];
@@ -1177,7 +1195,8 @@ static void m_latent(struct gen *g)
     if (v == 0) {
         int64_t H = 2, nope = 4, rope = 2, lat = 4, d = 8, l = 4;
         int x = input(g, "x", 1, d);
-        int wqn = weight(g, "wqn", d, H * nope), wuk = weight(g, "wuk", H * nope, lat), wqr = weight(g, "wqr", d, H * rope);
+        int wqn = weight(g, "wqn", d, H * nope), wuk = weight(g, "wuk", H * nope, lat),
+            wqr = weight(g, "wqr", d, H * rope);
         int wlat = weight(g, "wlat", d, lat), wkr = weight(g, "wkr", d, rope), lnw = konst(g, "lnw", 1, lat);
         int cs = konst(g, "cos", l, rope / 2), sn = konst(g, "sin", l, rope / 2);
         int q = act(g, "q", 1, H * (lat + rope)), kc = state(g, "kc", l, lat + rope, true);
@@ -1194,12 +1213,15 @@ static void m_latent(struct gen *g)
              L(rope));
         g->t[q].made = true;
         EMIT(g, lt, "%s = matmul(%s, %s) m=1 k=%lld n=%lld", N(g, lt), N(g, x), N(g, wlat), L(d), L(lat));
-        EMIT(g, -1, "%s = rms_norm(%s, %s) rows=1 cols=%lld eps=1e-06 weight offset=0 -> %s row(%s, %lld) unit(%lld:0:%lld)",
+        EMIT(g, -1,
+             "%s = rms_norm(%s, %s) rows=1 cols=%lld eps=1e-06 weight offset=0 -> %s row(%s, %lld) unit(%lld:0:%lld)",
              N(g, ln), N(g, lt), N(g, lnw), L(lat), N(g, kc), N(g, p), L(pitch), L(pitch), L(lat));
         EMIT(g, kr, "%s = matmul(%s, %s) m=1 k=%lld n=%lld", N(g, kr), N(g, x), N(g, wkr), L(d), L(rope));
-        EMIT(g, -1, "%s = rope(%s, %s, %s, %s) h=1 hd=%lld half=%lld rows=1 pos=named -> %s row(%s, %lld) unit(%lld:%lld:%lld)",
-             N(g, kp), N(g, kr), N(g, cs), N(g, sn), N(g, p), L(rope), L(rope / 2), N(g, kc), N(g, p), L(pitch),
-             L(pitch), L(lat), L(rope));
+        EMIT(
+            g, -1,
+            "%s = rope(%s, %s, %s, %s) h=1 hd=%lld half=%lld rows=1 pos=named -> %s row(%s, %lld) unit(%lld:%lld:%lld)",
+            N(g, kp), N(g, kr), N(g, cs), N(g, sn), N(g, p), L(rope), L(rope / 2), N(g, kc), N(g, p), L(pitch),
+            L(pitch), L(lat), L(rope));
         EMIT(g, att, "%s = attention(%s, %s, %s[%lld:0:%lld], %s) h=%lld kv=1 hd=%lld vd=%lld l=%lld rows=1 pos=named",
              N(g, att), N(g, q), N(g, kc), N(g, kc), L(pitch), L(lat), N(g, p), L(H), L(pitch), L(lat), L(l));
         observe(g, att);
@@ -1211,7 +1233,8 @@ static void m_latent(struct gen *g)
         int wuv = weight(g, "wuv", H * vd, b), o = act(g, "o", 1, H * vd), y = act(g, "y", 1, H * b);
         EMIT(g, o, "%s = attention(%s, %s, %s) h=%lld kv=1 hd=%lld vd=%lld l=%lld rows=1", N(g, o), N(g, q), N(g, kc),
              N(g, vc), L(H), L(hd), L(vd), L(l));
-        EMIT(g, y, "%s = head_matmul(%s, %s) m=1 heads=%lld a=%lld b=%lld", N(g, y), N(g, o), N(g, wuv), L(H), L(vd), L(b));
+        EMIT(g, y, "%s = head_matmul(%s, %s) m=1 heads=%lld a=%lld b=%lld", N(g, y), N(g, o), N(g, wuv), L(H), L(vd),
+             L(b));
         observe(g, y);
         return;
     }
@@ -1220,8 +1243,8 @@ static void m_latent(struct gen *g)
     int lrow = input(g, "lrow", 1, every), vc = act(g, "vc", l, wv), o = act(g, "o", 1, wv);
     EMIT(g, lat, "%s = set_row(%s, %s, %s) rows=%lld cols=%lld count=1 index=named", N(g, lat), N(g, lat), N(g, lrow),
          N(g, p), L(l), L(every));
-    EMIT(g, vc, "%s = head_slice(%s) n=%lld every=%lld from=%lld width=%lld", N(g, vc), N(g, lat), L(l * every), L(every),
-         L(from), L(wv));
+    EMIT(g, vc, "%s = head_slice(%s) n=%lld every=%lld from=%lld width=%lld", N(g, vc), N(g, lat), L(l * every),
+         L(every), L(from), L(wv));
     EMIT(g, o, "%s = attention(%s, %s, %s) h=1 kv=1 hd=%lld vd=%lld l=%lld rows=1 pos=%lld", N(g, o), N(g, q), N(g, kc),
          N(g, vc), L(hd), L(wv), L(l), L(1 + fuzz_pick(g->b, (int)l)));
     observe(g, o);
@@ -1258,24 +1281,25 @@ static void m_dual_norm(struct gen *g)
     int64_t r = rows(g), c = width(g);
     int a = input(g, "a", r, c), b = input(g, "b", r, c), wa = konst(g, "wa", 1, c), wb = konst(g, "wb", 1, c);
     int na = act(g, "na", r, c), nb = act(g, "nb", r, c);
-    EMIT(g, na, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, na), N(g, a), N(g, wa), L(r),
-         L(c));
+    EMIT(g, na, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, na), N(g, a), N(g, wa),
+         L(r), L(c));
     bool chained = fuzz_pick(g->b, 4) == 3;
-    EMIT(g, nb, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-05 weight offset=%s", N(g, nb), N(g, chained ? na : b),
-         N(g, wb), L(r), L(c), offset(g));
+    EMIT(g, nb, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-05 weight offset=%s", N(g, nb),
+         N(g, chained ? na : b), N(g, wb), L(r), L(c), offset(g));
     observe(g, na);
     observe(g, nb);
 }
 
 /* Every motif's builder, in the motif table's order. */
 static void (*const motifs[FUZZ_MOTIF_COUNT])(struct gen *g) = {
-    m_add_norm, m_norm_add, m_projection, m_gated_pair, m_embed, m_head_norm_rope, m_slice, m_row_write, m_join,
-    m_conv, m_delta, m_attention, m_mixture, m_last_row, m_pointwise, m_latent, m_argmax, m_dual_norm,
+    m_add_norm, m_norm_add,  m_projection, m_gated_pair, m_embed,  m_head_norm_rope,
+    m_slice,    m_row_write, m_join,       m_conv,       m_delta,  m_attention,
+    m_mixture,  m_last_row,  m_pointwise,  m_latent,     m_argmax, m_dual_norm,
 };
 
 /* ── Assembly ────────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* Append one tensor's declaration line to buf at *at (room assured). */
+/* Write one tensor's declaration line into buf (room for cap bytes); its length. */
 static size_t tensor_line(const struct gtensor *t, char *buf, size_t cap)
 {
     static const char *const roles[] = {

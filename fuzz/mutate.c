@@ -27,10 +27,7 @@ uint64_t fuzz_rand(uint64_t *state)
 }
 
 /* A value in [0, n) (0 when n ≤ 0). */
-static int32_t below(uint64_t *st, int32_t n)
-{
-    return n > 0 ? (int32_t)(fuzz_rand(st) % (uint64_t)n) : 0;
-}
+static int32_t below(uint64_t *st, int32_t n) { return n > 0 ? (int32_t)(fuzz_rand(st) % (uint64_t)n) : 0; }
 
 /* ── Editing a graph's ops ───────────────────────────────────────────────────────────────────────────────── */
 
@@ -236,9 +233,9 @@ static bool mut_reader(struct ir_graph *g, uint64_t *st)
 }
 
 static bool (*const structural[])(struct ir_graph *g, uint64_t *st) = {
-    [FUZZ_MUT_SWAP] = mut_swap,         [FUZZ_MUT_MOVE] = mut_move,     [FUZZ_MUT_DUPLICATE] = mut_duplicate,
+    [FUZZ_MUT_SWAP] = mut_swap,         [FUZZ_MUT_MOVE] = mut_move,       [FUZZ_MUT_DUPLICATE] = mut_duplicate,
     [FUZZ_MUT_RETARGET] = mut_retarget, [FUZZ_MUT_OBSERVE] = mut_observe, [FUZZ_MUT_READER] = mut_reader,
-    [FUZZ_MUT_CARRY] = mut_carry,       [FUZZ_MUT_RESIZE] = NULL,       [FUZZ_MUT_DROP] = mut_drop,
+    [FUZZ_MUT_CARRY] = mut_carry,       [FUZZ_MUT_RESIZE] = NULL,         [FUZZ_MUT_DROP] = mut_drop,
 };
 
 /* ── Resizing: one integer replaced everywhere it stands alone ───────────────────────────────────────────── */
@@ -247,7 +244,8 @@ static bool (*const structural[])(struct ir_graph *g, uint64_t *st) = {
 static bool standalone(const char *text, size_t len, size_t s, size_t e)
 {
     char prev = s > 0 ? text[s - 1] : ' ', next = e < len ? text[e] : '\n';
-    bool prev_ok = strchr(" =(,:[\t", prev) != NULL || (prev == 'x' && s >= 2 && text[s - 2] >= '0' && text[s - 2] <= '9');
+    bool prev_ok =
+        strchr(" =(,:[\t", prev) != NULL || (prev == 'x' && s >= 2 && text[s - 2] >= '0' && text[s - 2] <= '9');
     bool next_ok = strchr(" \n\r\t,)]:x", next) != NULL;
     return prev_ok && next_ok;
 }
@@ -330,7 +328,7 @@ static bool pick_resize(const char *text, size_t len, uint64_t *st, long long *f
     case 2: *to = chosen + (below(st, 2) ? 1 : -1); break;
     default: *to = menu[below(st, 12)]; break;
     }
-    if (*to < 1 || *to > 4096 || *to == chosen)
+    if (*to < 1 || *to > 512 || *to == chosen)
         return false;
     *from = chosen;
     return true;
@@ -338,12 +336,12 @@ static bool pick_resize(const char *text, size_t len, uint64_t *st, long long *f
 
 /* ── Driving the mutations ───────────────────────────────────────────────────────────────────────────────── */
 
-/* The canonical text of g when it validates (malloc'd), else NULL. */
+/* The canonical text of g when it validates and is not larger than a case may be (malloc'd), else NULL. */
 static char *valid_text(struct ir_graph *g, size_t *out_len)
 {
     char err[IR_ERR_LEN];
     renumber(g);
-    if (ir_validate(g, err) != 0)
+    if (g->nops > FUZZ_MAX_CASE_OPS || ir_validate(g, err) != 0)
         return NULL;
     return ir_print(g, out_len);
 }

@@ -105,6 +105,6 @@ int main(int argc, char **argv)
                 total++;
         }
     }
-    fprintf(stderr, "replay: %d inputs, no finding\n", total);
+    fprintf(stderr, "replay: %d inputs run\n", total);
     return bad;
 }

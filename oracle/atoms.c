@@ -20,40 +20,87 @@ static struct ot between(struct ob *b, const struct actx *c, struct ot k)
     return ob_and(b, inside, ob_not(b, ob_in(b, c->at->g, k)));
 }
 
+/* The slot a nested body speaks of, carried in a copy of the context. */
+static struct actx at_slot(const void *vc, struct ot k)
+{
+    struct actx c = *(const struct actx *)vc;
+    c.k = k;
+    return c;
+}
+
+/* Slot c->k is a. */
+static struct ot is_a(struct ob *b, struct ot x, const void *vc)
+{
+    (void)x;
+    const struct actx *c = vc;
+    return ob_eq(b, c->k, c->a);
+}
+
 /* Only a reads t: every reader of t is a. */
 static struct ot reader_is_a(struct ob *b, struct ot k, const void *vc)
 {
+    struct actx c = at_slot(vc, k);
+    return ob_implies_then(b, ob_reads(b, k, c.t), is_a, &c);
+}
+
+/* Slot c->k does not read t. */
+static struct ot not_reading(struct ob *b, struct ot x, const void *vc)
+{
+    (void)x;
     const struct actx *c = vc;
-    return ob_implies(b, ob_reads(b, k, c->t), ob_eq(b, k, c->a));
+    return ob_not(b, ob_reads(b, c->k, c->t));
 }
 
 /* No slot before a reads t. */
 static struct ot none_reads_before_a(struct ob *b, struct ot k, const void *vc)
 {
+    struct actx c = at_slot(vc, k);
+    return ob_implies_then(b, ob_lt(b, k, c.a), not_reading, &c);
+}
+
+/* Slot c->k is in the set g. */
+static struct ot in_g(struct ob *b, struct ot x, const void *vc)
+{
+    (void)x;
     const struct actx *c = vc;
-    return ob_implies(b, ob_lt(b, k, c->a), ob_not(b, ob_reads(b, k, c->t)));
+    return ob_in(b, c->at->g, c->k);
 }
 
 /* Every reader of t is in the set g. */
 static struct ot reader_in_g(struct ob *b, struct ot k, const void *vc)
 {
+    struct actx c = at_slot(vc, k);
+    return ob_implies_then(b, ob_reads(b, k, c.t), in_g, &c);
+}
+
+/* Slot c->k does not write t. */
+static struct ot not_writing(struct ob *b, struct ot x, const void *vc)
+{
+    (void)x;
     const struct actx *c = vc;
-    return ob_implies(b, ob_reads(b, k, c->t), ob_in(b, c->at->g, k));
+    return ob_not(b, ob_writes(b, c->k, c->t));
+}
+
+/* Slot c->k neither reads nor writes t. */
+static struct ot not_touching(struct ob *b, struct ot x, const void *vc)
+{
+    (void)x;
+    const struct actx *c = vc;
+    return ob_not(b, ob_or(b, ob_writes(b, c->k, c->t), ob_reads(b, c->k, c->t)));
 }
 
 /* No slot between writes t. */
 static struct ot unwritten_at(struct ob *b, struct ot k, const void *vc)
 {
-    const struct actx *c = vc;
-    return ob_implies(b, between(b, c, k), ob_not(b, ob_writes(b, k, c->t)));
+    struct actx c = at_slot(vc, k);
+    return ob_implies_then(b, between(b, &c, k), not_writing, &c);
 }
 
 /* No slot between reads or writes t. */
 static struct ot untouched_at(struct ob *b, struct ot k, const void *vc)
 {
-    const struct actx *c = vc;
-    struct ot touches = ob_or(b, ob_writes(b, k, c->t), ob_reads(b, k, c->t));
-    return ob_implies(b, between(b, c, k), ob_not(b, touches));
+    struct actx c = at_slot(vc, k);
+    return ob_implies_then(b, between(b, &c, k), not_touching, &c);
 }
 
 /* Whether op k touches tensor t so that it cannot swap with the mover (c->t holds the mover): k writes what the
@@ -67,29 +114,50 @@ static struct ot conflict_on(struct ob *b, struct ot t, const void *vc)
     return ob_or(b, raw, ob_and(b, ob_writes(b, mover, t), touch));
 }
 
+/* The mover (in c->t's place) conflicts with slot c->k on no tensor. */
+static struct ot no_conflict(struct ob *b, struct ot x, const void *vc)
+{
+    (void)x;
+    return ob_not(b, ob_exists_tensor(b, conflict_on, vc));
+}
+
 /* Slot k, if between, conflicts with the mover on no tensor. */
 static struct ot passes_freely(struct ob *b, struct ot k, const void *vc)
 {
-    struct actx c = *(const struct actx *)vc;
-    c.k = k;
-    return ob_implies(b, between(b, &c, k), ob_not(b, ob_exists_tensor(b, conflict_on, &c)));
+    struct actx c = at_slot(vc, k);
+    return ob_implies_then(b, between(b, &c, k), no_conflict, &c);
 }
 
-/* Every reader of tensor t (in c->t's place) is in the set g. */
+/* Slot c->b (standing for a reader) is in the set g. */
+static struct ot reader_slot_in_g(struct ob *b, struct ot x, const void *vc)
+{
+    (void)x;
+    const struct actx *c = vc;
+    return ob_in(b, c->at->g, c->b);
+}
+
+/* Every reader of tensor t (in c->k's place) is in the set g. */
 static struct ot read_within(struct ob *b, struct ot k, const void *vc)
 {
+    struct actx c = *(const struct actx *)vc;
+    c.b = k;
+    return ob_implies_then(b, ob_reads(b, k, c.k), reader_slot_in_g, &c);
+}
+
+/* Tensor c->k is unseen by the host and read only within g. */
+static struct ot kept_within(struct ob *b, struct ot x, const void *vc)
+{
+    (void)x;
     const struct actx *c = vc;
-    return ob_implies(b, ob_reads(b, k, c->k), ob_in(b, c->at->g, k));
+    struct ot seen = ob_or(b, ob_observed(b, c->k), ob_carried(b, c->k));
+    return ob_and(b, ob_not(b, seen), ob_forall_slot(b, read_within, c));
 }
 
 /* A tensor a writes is unseen by the host and read only within g. */
 static struct ot written_kept_within(struct ob *b, struct ot t, const void *vc)
 {
-    struct actx c = *(const struct actx *)vc;
-    c.k = t;
-    struct ot seen = ob_or(b, ob_observed(b, t), ob_carried(b, t));
-    struct ot ok = ob_and(b, ob_not(b, seen), ob_forall_slot(b, read_within, &c));
-    return ob_implies(b, ob_writes(b, c.a, t), ok);
+    struct actx c = at_slot(vc, t);
+    return ob_implies_then(b, ob_writes(b, c.a, t), kept_within, &c);
 }
 
 /* The twin of one atom with every role bound (EACH included). */

@@ -88,6 +88,8 @@ struct ot ob_witness_slot_or_none(struct ob *b, ob_body body, const void *ctx);
 struct ot ob_witness_tensor(struct ob *b, ob_body body, const void *ctx);
 /* x ∧ body(x): when concrete and x is false, body is not evaluated. */
 struct ot ob_and_then(struct ob *b, struct ot x, ob_body body, const void *ctx);
+/* x → body(x): when concrete and x is false, body is not evaluated. */
+struct ot ob_implies_then(struct ob *b, struct ot x, ob_body body, const void *ctx);
 
 /* A builder over a concrete schedule and binding. */
 void ob_concrete(struct ob *b, const struct oracle_sched *s, const struct rules_binding *bind);
@@ -121,6 +123,9 @@ struct ot oracle_half_producer(struct ob *b, int h);
  * tensors included) reads from another write than before, or a read the motion makes internal did not read from the
  * op that now computes it in place. */
 struct ot oracle_violation(struct ob *b, const struct rules_rule *rule);
+
+/* What a concrete counterexample breaks, in one line (the first broken read, old source and new). */
+void oracle_violation_note(const struct oracle_sched *s, const struct rules_rule *rule, char *buf, size_t n);
 
 /* ── Queries ─────────────────────────────────────────────────────────────────────────────────────────────────── */
 

@@ -172,7 +172,10 @@ static struct ot last_writer(struct ob *b, const struct vctx *c)
     struct ot none = ob_eq(b, c->a, ob_int(b, -1));
     struct ot some = ob_and(b, ob_le(b, ob_int(b, 0), c->a), ob_lt(b, c->a, c->korig));
     some = ob_and(b, some, ob_writes(b, c->a, c->t));
-    return ob_and(b, ob_or(b, none, some), ob_forall_slot(b, unwritten_until, c));
+    struct ot candidate = ob_or(b, none, some);
+    if (b->mode == OB_CONCRETE && !candidate.v)
+        return candidate;
+    return ob_and(b, candidate, ob_forall_slot(b, unwritten_until, c));
 }
 
 /* The write instance of op a (generator c->wg, at e) does not come before the read. */
@@ -221,6 +224,8 @@ static struct ot intruder(struct ob *b, struct ot w, const void *vc)
     struct event ev = {c.wg, true, w, c.t, ob_int(b, 0)};
     struct ot f = ob_and(b, ob_not(b, ob_eq(b, w, c.a)), present(b, c.m, &ev));
     f = ob_and(b, f, before(b, place(b, c.m, &ev), c.pr));
+    if (b->mode == OB_CONCRETE && !f.v)
+        return f;
     return ob_and(b, f, a_before_w(b, &c));
 }
 
@@ -305,8 +310,10 @@ static struct ot other_source(struct ob *b, struct ot a, const void *vc)
     c.a = a;
     struct ot last = ob_and(b, ob_or(b, ob_eq(b, a, ob_int(b, -1)), ob_le(b, ob_int(b, 0), a)), ob_lt(b, a, c.korig));
     last = ob_and(b, last, ob_or(b, ob_eq(b, a, ob_int(b, -1)), ob_writes(b, a, c.t)));
-    last = ob_and(b, last, ob_forall_slot(b, unwritten_until, &c));
-    return ob_and(b, last, ob_not(b, ob_eq(b, a, c.from)));
+    last = ob_and(b, last, ob_not(b, ob_eq(b, a, c.from)));
+    if (b->mode == OB_CONCRETE && !last.v)
+        return last;
+    return ob_and(b, last, ob_forall_slot(b, unwritten_until, &c));
 }
 
 /* Op x's read of t, made internal, did not read from op `from`. */
@@ -379,4 +386,118 @@ bool oracle_motion_legal(const struct oracle_sched *s, const struct rules_rule *
     if (premises)
         *premises = oracle_premises(&b, rule).v != 0;
     return oracle_violation(&b, rule).v == 0;
+}
+
+/* ── What a counterexample breaks, in words ──────────────────────────────────────────────────────────────── */
+
+/* The op a read read from before (c->a set), searched over -1 and the window's slots; false when none fits. */
+static bool find_source(struct ob *b, struct vctx *c)
+{
+    for (long long a = -1; a < b->cs->nops; a++) {
+        c->a = ob_int(b, a);
+        if (last_writer(b, c).v)
+            return true;
+    }
+    return false;
+}
+
+/* The op whose write now comes between the read's source and the read (-1: none). */
+static long long find_intruder(struct ob *b, struct vctx *c)
+{
+    for (int g = 0; g < GEN_COUNT; g++) {
+        if (!gen_applies(c->m, (enum gen)g, true))
+            continue;
+        c->wg = (enum gen)g;
+        for (long long w = 0; w < b->cs->nops; w++)
+            if (intruder(b, ob_int(b, w), c).v)
+                return w;
+    }
+    return -1;
+}
+
+/* Describe how the read in c (its source found) now breaks, into buf; false when it does not. */
+static bool describe_read(struct ob *b, struct vctx *c, const char *reader, char *buf, size_t n)
+{
+    if (!find_source(b, c))
+        return false;
+    char from[32];
+    if (c->a.v < 0)
+        snprintf(from, sizeof from, "the value before the window");
+    else
+        snprintf(from, sizeof from, "op %lld", c->a.v);
+    if (source_lost(b, c).v) {
+        snprintf(buf, n, "%s of t%lld read from %s, whose write no longer comes before it", reader, c->t.v, from);
+        return true;
+    }
+    long long w = find_intruder(b, c);
+    if (w < 0)
+        return false;
+    snprintf(buf, n, "%s of t%lld read from %s, but now reads from op %lld", reader, c->t.v, from, w);
+    return true;
+}
+
+/* The first internal read that did not read from the op now computing its value, into buf. */
+static bool describe_internal(struct ob *b, const struct rules_rule *rule, char *buf, size_t n)
+{
+    for (long long x = 0; x < b->cs->nops; x++)
+        for (long long t = 0; t < b->cs->ntensors; t++) {
+            struct vctx c;
+            memset(&c, 0, sizeof c);
+            c.k = c.korig = ob_int(b, x);
+            c.t = ob_int(b, t);
+            if (!removed_read(b, rule->motion, c.k, c.t).v || !ob_reads(b, c.k, c.t).v)
+                continue;
+            if (!internals_broken(b, rule->motion).v)
+                return false;
+            if (find_source(b, &c)) {
+                snprintf(buf, n, "op %lld's read of t%lld, now made inside the op that computes it, read from op %lld",
+                         x, t, c.a.v);
+                return true;
+            }
+        }
+    return false;
+}
+
+void oracle_violation_note(const struct oracle_sched *s, const struct rules_rule *rule, char *buf, size_t n)
+{
+    struct ob b;
+    ob_concrete(&b, s, &s->bind);
+    snprintf(buf, n, "%s breaks a dependence", rules_motion_name(rule->motion));
+    if (describe_internal(&b, rule, buf, n))
+        return;
+    struct vctx c;
+    memset(&c, 0, sizeof c);
+    c.rule = rule;
+    c.m = rule->motion;
+    char reader[64];
+    for (int g = 0; g < GEN_COUNT; g++) {
+        if (!gen_applies(c.m, (enum gen)g, false))
+            continue;
+        c.g = (enum gen)g;
+        for (long long k = 0; k < s->nops; k++)
+            for (long long t = 0; t < s->ntensors; t++)
+                for (long long e = 0; e < (gen_uses_e(c.g) ? s->nops : 1); e++) {
+                    c.k = c.korig = ob_int(&b, k);
+                    c.t = ob_int(&b, t);
+                    c.e = ob_int(&b, e);
+                    struct event ev = {c.g, false, c.k, c.t, c.e};
+                    if (!present(&b, c.m, &ev).v)
+                        continue;
+                    c.pr = place(&b, c.m, &ev);
+                    snprintf(reader, sizeof reader, "op %lld's read", k);
+                    if (describe_read(&b, &c, reader, buf, n))
+                        return;
+                }
+    }
+    for (long long t = 0; t < s->ntensors; t++) {
+        if (!s->observed[t] && !s->carried[t])
+            continue;
+        c.t = ob_int(&b, t);
+        c.korig = ob_len(&b);
+        c.pr.host = ob_len(&b);
+        c.pr.minor = ob_int(&b, 0);
+        c.pr.phase = ob_int(&b, 0);
+        if (describe_read(&b, &c, "the host's final read", buf, n))
+            return;
+    }
 }

@@ -110,16 +110,25 @@ int oracle_mutants(const struct rules_rule *rule, const struct oracle_options *o
 
 /* ── Counterexamples that replay ─────────────────────────────────────────────────────────────────────────── */
 
-/* A text-format graph on which the rule, with `atom` dropped, fires as the counterexample says and breaks a
- * dependence: the rule's firing case (fixtures/<rule>/fires.fc) with the counterexample's interfering op, flag or
- * reader added. 0 and *text (malloc'd) on success; else a message in err. */
+/* A replayable counterexample: the graph's canonical text (its first lines say how to replay it), and the shim and
+ * held steps its firing case runs under. */
+struct oracle_replay {
+    char *text;
+    char shim[128];
+    char hold[256];
+};
+void oracle_replay_free(struct oracle_replay *r);
+
+/* A text-format graph on which the rule, with `atom` dropped (NULL: none), fires as the counterexample says and
+ * breaks a dependence: the rule's firing case (<fixtures>/<rule>/fires.fc) with the counterexample's interfering ops
+ * (a writer or reader between the moved ops), flags and roles added. 0 on success; else a message in err. */
 int oracle_replay_graph(const struct rules_rule *rule, const char *atom, const struct oracle_sched *cex,
-                        const char *fixtures, char **text, char err[IR_ERR_LEN]);
-/* Optimize g under shim with `rule_atom` ("rule:atom", NULL: none) dropped and compare the evaluations of the lifted
- * and the rewritten graph: *differs is whether they differ (or the rewritten graph fails to evaluate), *fired how
- * often `rule` fired. 0 on success. */
-int oracle_replay_diff(const struct ir_graph *g, const char *shim, const char *rule_atom, const char *rule,
-                       bool *differs, int *fired, char err[IR_ERR_LEN]);
+                        const char *fixtures, struct oracle_replay *out, char err[IR_ERR_LEN]);
+/* Optimize g under shim (holding the comma-separated steps `hold`) with `rule_atom` ("rule:atom", NULL: none)
+ * dropped, and compare the evaluations of the lifted and the rewritten graph as `fusecheck diff` does: *differs is
+ * whether they differ (or the rewritten graph fails to evaluate), *fired how often `rule` fired. 0 on success. */
+int oracle_replay_diff(const struct ir_graph *g, const char *shim, const char *hold, const char *rule_atom,
+                       const char *rule, bool *differs, int *fired, char err[IR_ERR_LEN]);
 
 /* ── Translation validation ──────────────────────────────────────────────────────────────────────────────── */
 

@@ -45,12 +45,6 @@ static Z3_ast and2(const struct ia *a, Z3_ast x, Z3_ast y)
     return Z3_mk_and(a->z, 2, v);
 }
 
-static Z3_ast or2(const struct ia *a, Z3_ast x, Z3_ast y)
-{
-    Z3_ast v[2] = {x, y};
-    return Z3_mk_or(a->z, 2, v);
-}
-
 /* lo <= x < hi. */
 static Z3_ast within(const struct ia *a, Z3_ast x, Z3_ast lo, Z3_ast hi)
 {
@@ -59,6 +53,52 @@ static Z3_ast within(const struct ia *a, Z3_ast x, Z3_ast lo, Z3_ast hi)
 
 /* x >= 1 (a size). */
 static Z3_ast positive(const struct ia *a, Z3_ast x) { return Z3_mk_le(a->z, num(a, 1), x); }
+
+/* A product of an index by a positive size, kept linear: a fresh constant standing for x·size, with the facts about
+ * it the queries need (it is 0 at 0, grows by `size` per step of x). Keeping products as such atoms keeps every
+ * bounds query in linear arithmetic, where Z3 decides and its timeout holds. */
+struct prod {
+    Z3_ast x, size, m;
+};
+
+/* A fresh product atom m = x·size. */
+static struct prod product(const struct ia *a, Z3_ast x, Z3_ast size, const char *name)
+{
+    struct prod p = {x, size, var(a, name)};
+    return p;
+}
+
+/* Monotonicity of products by one size: x < y → x·size + size ≤ y·size; x = y → equal; 0 ≤ x → 0 ≤ x·size. */
+static Z3_ast monotone(const struct ia *a, struct prod p, struct prod q)
+{
+    Z3_ast lt = Z3_mk_implies(a->z, Z3_mk_lt(a->z, p.x, q.x), Z3_mk_le(a->z, add(a, p.m, p.size), q.m));
+    Z3_ast eq = Z3_mk_implies(a->z, Z3_mk_eq(a->z, p.x, q.x), Z3_mk_eq(a->z, p.m, q.m));
+    Z3_ast gt = Z3_mk_implies(a->z, Z3_mk_lt(a->z, q.x, p.x), Z3_mk_le(a->z, add(a, q.m, q.size), p.m));
+    Z3_ast pos = and2(a, Z3_mk_implies(a->z, Z3_mk_le(a->z, num(a, 0), p.x), Z3_mk_le(a->z, num(a, 0), p.m)),
+                      Z3_mk_implies(a->z, Z3_mk_le(a->z, num(a, 0), q.x), Z3_mk_le(a->z, num(a, 0), q.m)));
+    return and2(a, and2(a, lt, eq), and2(a, gt, pos));
+}
+
+/* Whether two index expressions are the same polynomial (Z3's sum-of-monomials normal form). */
+static bool same_polynomial(const struct ia *a, Z3_ast x, Z3_ast y)
+{
+    Z3_params p = Z3_mk_params(a->z);
+    Z3_params_inc_ref(a->z, p);
+    Z3_params_set_bool(a->z, p, Z3_mk_string_symbol(a->z, "som"), true);
+    Z3_ast d = Z3_simplify_ex(a->z, Z3_mk_sub(a->z, 2, (Z3_ast[]){x, y}), p);
+    Z3_params_dec_ref(a->z, p);
+    int64_t v = 1;
+    return Z3_is_numeral_ast(a->z, d) && Z3_get_numeral_int64(a->z, d, &v) && v == 0;
+}
+
+/* The query of an obligation whose identity part is x = y (by normal form) and whose bounds part is `bounds`
+ * (satisfiable: an index falls outside): when the identity fails, any satisfying `shape` refutes it. */
+static Z3_ast identity_and_bounds(const struct ia *a, Z3_ast shape, Z3_ast x, Z3_ast y, Z3_ast bounds)
+{
+    if (!same_polynomial(a, x, y))
+        return and2(a, shape, Z3_mk_not(a->z, Z3_mk_eq(a->z, x, y)));
+    return and2(a, shape, bounds);
+}
 
 /* ── Strided reads ───────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -71,12 +111,13 @@ static Z3_ast strided_slice(const struct ia *a)
     Z3_ast pitch = every, offset = from;
     Z3_ast shape = and2(a, and2(a, positive(a, groups), positive(a, every)), positive(a, width));
     shape = and2(a, shape, and2(a, Z3_mk_le(a->z, num(a, 0), from), Z3_mk_le(a->z, add(a, from, width), every)));
-    Z3_ast at = and2(a, within(a, u, num(a, 0), groups), within(a, i, num(a, 0), width));
+    shape = and2(a, shape, and2(a, within(a, u, num(a, 0), groups), within(a, i, num(a, 0), width)));
     Z3_ast sliced = add(a, add(a, mul(a, u, every), from), i);
     Z3_ast in_place = add(a, add(a, mul(a, u, pitch), offset), i);
-    Z3_ast bad = or2(a, Z3_mk_not(a->z, Z3_mk_eq(a->z, sliced, in_place)),
-                     Z3_mk_not(a->z, within(a, in_place, num(a, 0), mul(a, groups, every))));
-    return and2(a, and2(a, shape, at), bad);
+    struct prod mu = product(a, u, every, "u_every"), mg = product(a, groups, every, "groups_every");
+    Z3_ast at = add(a, add(a, mu.m, offset), i);
+    Z3_ast bounds = and2(a, monotone(a, mu, mg), Z3_mk_not(a->z, within(a, at, num(a, 0), mg.m)));
+    return identity_and_bounds(a, shape, sliced, in_place, bounds);
 }
 
 /* A literal row r (1-based) of a rows × cols table as a slice (one group of rows·cols values, cols at (r-1)·cols),
@@ -85,39 +126,42 @@ static Z3_ast strided_row(const struct ia *a)
 {
     Z3_ast rows = var(a, "rows"), cols = var(a, "cols"), r = var(a, "literal"), c = var(a, "c");
     Z3_ast shape = and2(a, and2(a, positive(a, rows), positive(a, cols)), within(a, r, num(a, 1), add(a, rows, num(a, 1))));
-    Z3_ast every = mul(a, rows, cols), from = mul(a, sub(a, r, num(a, 1)), cols);
+    shape = and2(a, shape, within(a, c, num(a, 0), cols));
+    Z3_ast from = mul(a, sub(a, r, num(a, 1)), cols);
     Z3_ast gathered = add(a, mul(a, sub(a, r, num(a, 1)), cols), c);
-    Z3_ast in_place = add(a, add(a, mul(a, num(a, 0), every), from), c);
-    Z3_ast bad = or2(a, Z3_mk_not(a->z, Z3_mk_eq(a->z, gathered, in_place)),
-                     Z3_mk_not(a->z, within(a, in_place, num(a, 0), every)));
-    return and2(a, and2(a, shape, within(a, c, num(a, 0), cols)), bad);
+    Z3_ast in_place = add(a, add(a, mul(a, num(a, 0), mul(a, rows, cols)), from), c);
+    struct prod mr = product(a, sub(a, r, num(a, 1)), cols, "row_cols"), mt = product(a, rows, cols, "table");
+    Z3_ast bounds = and2(a, monotone(a, mr, mt), Z3_mk_not(a->z, within(a, add(a, mr.m, c), num(a, 0), mt.m)));
+    return identity_and_bounds(a, shape, gathered, in_place, bounds);
 }
 
 /* ── Row writes ──────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A producer of count·cols values writing rows of a rows × cols table from row `start` (the literal less one, or
- * the value the param names, any in 0..rows-count), row_cols = cols: value e lands at start·cols + e; the row set it
- * replaces puts src[r·cols + c] at (start + r)·cols + c. Same index, inside the table. */
+ * the value the param names, any in 0..rows-count), row_cols = cols: value r·cols + c lands at start·cols + r·cols +
+ * c; the row set it replaces puts it at (start + r)·cols + c. Same index, inside the table. */
 static Z3_ast row_write(const struct ia *a)
 {
     Z3_ast rows = var(a, "rows"), cols = var(a, "cols"), count = var(a, "count"), start = var(a, "start");
     Z3_ast r = var(a, "r"), c = var(a, "c");
     Z3_ast shape = and2(a, and2(a, positive(a, rows), positive(a, cols)), positive(a, count));
     shape = and2(a, shape, within(a, start, num(a, 0), add(a, sub(a, rows, count), num(a, 1))));
-    Z3_ast at = and2(a, within(a, r, num(a, 0), count), within(a, c, num(a, 0), cols));
+    shape = and2(a, shape, and2(a, within(a, r, num(a, 0), count), within(a, c, num(a, 0), cols)));
     Z3_ast placed = add(a, mul(a, start, cols), add(a, mul(a, r, cols), c));
     Z3_ast set = add(a, mul(a, add(a, start, r), cols), c);
-    Z3_ast bad = or2(a, Z3_mk_not(a->z, Z3_mk_eq(a->z, placed, set)),
-                     Z3_mk_not(a->z, within(a, placed, num(a, 0), mul(a, rows, cols))));
-    return and2(a, and2(a, shape, at), bad);
+    struct prod mrow = product(a, add(a, start, r), cols, "row"), mt = product(a, rows, cols, "table");
+    Z3_ast bounds = and2(a, monotone(a, mrow, mt), Z3_mk_not(a->z, within(a, add(a, mrow.m, c), num(a, 0), mt.m)));
+    return identity_and_bounds(a, shape, placed, set, bounds);
 }
 
 /* ── Unit writes (a join's halves) ───────────────────────────────────────────────────────────────────────── */
 
 /* The sizes of a join in place: units, the halves' widths ha and hb (P = ha + hb a unit), and where its destination
- * starts (base: a row the param names times the row width, any row that leaves room for every unit). */
+ * starts: base, a start row (a literal or any value the param may name that leaves room for every unit) times the
+ * row width, held as a product atom like the unit offsets. */
 struct join_sizes {
-    Z3_ast units, ha, hb, p, base, rows, row_cols, start;
+    Z3_ast units, ha, hb, p, base, table;
+    struct prod all; /* units·P */
     Z3_ast shape;
 };
 
@@ -129,15 +173,13 @@ static struct join_sizes join_sizes(const struct ia *a)
     j.ha = var(a, "ha");
     j.hb = var(a, "hb");
     j.p = add(a, j.ha, j.hb);
-    j.rows = var(a, "table_rows");
-    j.row_cols = var(a, "row_cols");
-    j.start = var(a, "start");
-    j.base = mul(a, j.start, j.row_cols);
+    j.base = var(a, "base");
+    j.table = var(a, "table_len");
+    j.all = product(a, j.units, j.p, "units_p");
     Z3_ast s = and2(a, and2(a, positive(a, j.units), positive(a, j.ha)), positive(a, j.hb));
-    s = and2(a, s, and2(a, positive(a, j.rows), positive(a, j.row_cols)));
-    /* The rows the joined result needs fit below the start row: base + units·P ≤ rows·row_cols. */
-    s = and2(a, s, Z3_mk_le(a->z, num(a, 0), j.start));
-    s = and2(a, s, Z3_mk_le(a->z, add(a, j.base, mul(a, j.units, j.p)), mul(a, j.rows, j.row_cols)));
+    s = and2(a, s, Z3_mk_le(a->z, num(a, 0), j.base));
+    /* The rows the joined result needs fit below the start row: base + units·P ≤ the table's length. */
+    s = and2(a, s, Z3_mk_le(a->z, add(a, j.base, j.all.m), j.table));
     j.shape = s;
     return j;
 }
@@ -150,13 +192,14 @@ static Z3_ast units_equal(const struct ia *a)
     Z3_ast u = var(a, "u"), i = var(a, "i"), half = var(a, "which");
     Z3_ast width = Z3_mk_ite(a->z, Z3_mk_eq(a->z, half, num(a, 0)), j.ha, j.hb);
     Z3_ast offset = Z3_mk_ite(a->z, Z3_mk_eq(a->z, half, num(a, 0)), num(a, 0), j.ha);
-    Z3_ast at = and2(a, within(a, u, num(a, 0), j.units), within(a, i, num(a, 0), width));
-    at = and2(a, at, within(a, half, num(a, 0), num(a, 2)));
+    Z3_ast shape = and2(a, j.shape, and2(a, within(a, u, num(a, 0), j.units), within(a, i, num(a, 0), width)));
+    shape = and2(a, shape, within(a, half, num(a, 0), num(a, 2)));
     Z3_ast placed = add(a, j.base, add(a, add(a, mul(a, u, j.p), offset), i));
     Z3_ast joined = add(a, j.base, add(a, mul(a, u, add(a, j.ha, j.hb)), add(a, offset, i)));
-    Z3_ast bad = or2(a, Z3_mk_not(a->z, Z3_mk_eq(a->z, placed, joined)),
-                     Z3_mk_not(a->z, within(a, placed, num(a, 0), mul(a, j.rows, j.row_cols))));
-    return and2(a, and2(a, j.shape, at), bad);
+    struct prod mu = product(a, u, j.p, "u_p");
+    Z3_ast at = add(a, j.base, add(a, add(a, mu.m, offset), i));
+    Z3_ast bounds = and2(a, monotone(a, mu, j.all), Z3_mk_not(a->z, within(a, at, num(a, 0), j.table)));
+    return identity_and_bounds(a, shape, placed, joined, bounds);
 }
 
 /* The halves' regions never meet: no value is written by both producers (so their order does not matter). */
@@ -166,9 +209,10 @@ static Z3_ast units_disjoint(const struct ia *a)
     Z3_ast u1 = var(a, "u1"), i1 = var(a, "i1"), u2 = var(a, "u2"), i2 = var(a, "i2");
     Z3_ast at = and2(a, within(a, u1, num(a, 0), j.units), within(a, i1, num(a, 0), j.ha));
     at = and2(a, at, and2(a, within(a, u2, num(a, 0), j.units), within(a, i2, num(a, 0), j.hb)));
-    Z3_ast xa = add(a, j.base, add(a, mul(a, u1, j.p), i1));
-    Z3_ast xb = add(a, j.base, add(a, add(a, mul(a, u2, j.p), j.ha), i2));
-    return and2(a, and2(a, j.shape, at), Z3_mk_eq(a->z, xa, xb));
+    struct prod m1 = product(a, u1, j.p, "u1_p"), m2 = product(a, u2, j.p, "u2_p");
+    Z3_ast xa = add(a, j.base, add(a, m1.m, i1));
+    Z3_ast xb = add(a, j.base, add(a, add(a, m2.m, j.ha), i2));
+    return and2(a, and2(a, and2(a, j.shape, at), monotone(a, m1, m2)), Z3_mk_eq(a->z, xa, xb));
 }
 
 /* ── The table ───────────────────────────────────────────────────────────────────────────────────────────── */

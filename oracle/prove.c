@@ -183,9 +183,49 @@ struct bounded {
     struct oracle_sched *cex;
 };
 
-/* Ask the dataflow query over windows of exactly nslots ops (shorter ones embed: ops that touch nothing). */
+/* A model of q with as few reads, writes, flags and state tensors as possible (Z3's optimizer, each a soft
+ * constraint of weight one), or NULL when the optimizer does not answer. Referenced: the caller releases it. */
+static Z3_model minimal_model(struct ob *b, Z3_ast q, const struct oracle_options *opt)
+{
+    Z3_context z = b->z;
+    Z3_optimize o = Z3_mk_optimize(z);
+    Z3_optimize_inc_ref(z, o);
+    Z3_params p = Z3_mk_params(z);
+    Z3_params_inc_ref(z, p);
+    Z3_params_set_uint(z, p, Z3_mk_string_symbol(z, "timeout"), opt->timeout_ms ? opt->timeout_ms : 10000);
+    Z3_optimize_set_params(z, o, p);
+    Z3_params_dec_ref(z, p);
+    Z3_optimize_assert(z, o, q);
+    /* Weights: fewest facts first; among as few, those on lower tensors and earlier ops (a canonical choice, so
+     * the same counterexample comes out whatever the build). */
+    Z3_symbol group = Z3_mk_string_symbol(z, "size");
+    char w[32];
+    for (int t = 0; t < b->ntensors; t++) {
+        struct ot tt = ob_int(b, t);
+        for (int k = 0; k < b->nslots; k++) {
+            struct ot kk = ob_int(b, k);
+            snprintf(w, sizeof w, "%d", 1000 + 20 * t + k);
+            Z3_optimize_assert_soft(z, o, ob_not(b, ob_reads(b, kk, tt)).z, w, group);
+            Z3_optimize_assert_soft(z, o, ob_not(b, ob_writes(b, kk, tt)).z, w, group);
+        }
+        snprintf(w, sizeof w, "%d", 1000 + 20 * t);
+        Z3_optimize_assert_soft(z, o, ob_not(b, ob_observed(b, tt)).z, w, group);
+        Z3_optimize_assert_soft(z, o, ob_not(b, ob_carried(b, tt)).z, w, group);
+        Z3_optimize_assert_soft(z, o, ob_not(b, ob_state(b, tt)).z, w, group);
+    }
+    Z3_model m = NULL;
+    if (Z3_optimize_check(z, o, 0, NULL) == Z3_L_TRUE) {
+        m = Z3_optimize_get_model(z, o);
+        Z3_model_inc_ref(z, m);
+    }
+    Z3_optimize_dec_ref(z, o);
+    return m;
+}
+
+/* Ask the dataflow query over windows of exactly nslots ops (shorter ones embed: ops that touch nothing); a
+ * counterexample is made minimal in what it reads, writes and flags when `minimize`. */
 static struct bounded ask_bounded(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
-                                  int nslots)
+                                  int nslots, bool minimize)
 {
     struct bounded out = {ORACLE_UNKNOWN, "", NULL};
     Z3_context z = oracle_z3_new(opt);
@@ -197,6 +237,14 @@ static struct bounded ask_bounded(const struct rules_rule *rule, const char *dro
     query_name(name, sizeof name, rule, "dataflow", drop, nslots);
     Z3_model m = NULL;
     out.v = oracle_check(z, q, opt, name, &m, out.reason);
+    if (out.v == ORACLE_REFUTED && minimize) {
+        Z3_model small = minimal_model(&b, q, opt);
+        if (small) {
+            if (m)
+                Z3_model_dec_ref(z, m);
+            m = small;
+        }
+    }
     if (out.v == ORACLE_REFUTED && m)
         out.cex = oracle_sched_from_model(&b, m, rule);
     if (m)
@@ -227,7 +275,7 @@ static struct oracle_sched *shortest(const struct rules_rule *rule, const char *
                                      int upto)
 {
     for (int n = 1; n <= upto; n++) {
-        struct bounded r = ask_bounded(rule, drop, opt, n);
+        struct bounded r = ask_bounded(rule, drop, opt, n, true);
         if (r.v == ORACLE_REFUTED)
             return r.cex;
         oracle_sched_free(r.cex);
@@ -245,11 +293,22 @@ static void describe(struct oracle_sched *s, const struct rules_rule *rule)
     else if (legal)
         snprintf(s->note, sizeof s->note, "(the concrete motion is legal: a modelling error)");
     else
-        snprintf(s->note, sizeof s->note, "%s: a read (or the host's final read) sees another write",
-                 rules_motion_name(rule->motion));
+        oracle_violation_note(s, rule, s->note, sizeof s->note);
 }
 
-/* The dataflow obligation of rule (atom drop dropped) into o. */
+/* Record a refutation's counterexample (the shortest window that has one) into o. */
+static void refuted_with(const struct rules_rule *rule, struct oracle_outcome *o, struct oracle_sched *cex,
+                         struct oracle_sched **out)
+{
+    o->verdict = ORACLE_REFUTED;
+    o->bound = cex->nops;
+    describe(cex, rule);
+    snprintf(o->reason, sizeof o->reason, "%s", cex->note);
+    *out = cex;
+}
+
+/* The dataflow obligation of rule (atom drop dropped) into o: windows of any length first; when Z3 does not decide
+ * them, every window of up to K ops. A refutation is shown on the shortest window that has one. */
 static void dataflow(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
                      struct oracle_outcome *o, struct oracle_sched **cex)
 {
@@ -262,8 +321,19 @@ static void dataflow(const struct rules_rule *rule, const char *drop, const stru
             o->bound = 0;
             return;
         }
+        if (v == ORACLE_REFUTED) {
+            struct oracle_sched *small = shortest(rule, drop, opt, k);
+            if (small) {
+                refuted_with(rule, o, small, cex);
+                return;
+            }
+            o->verdict = ORACLE_REFUTED;
+            o->bound = 0;
+            snprintf(o->reason, sizeof o->reason, "refuted on a window longer than %d ops (none shown)", k);
+            return;
+        }
     }
-    struct bounded r = ask_bounded(rule, drop, opt, k);
+    struct bounded r = ask_bounded(rule, drop, opt, k, false);
     o->verdict = r.v;
     o->bound = k;
     snprintf(o->reason, sizeof o->reason, "%s", r.reason);
@@ -271,15 +341,12 @@ static void dataflow(const struct rules_rule *rule, const char *drop, const stru
         oracle_sched_free(r.cex);
         return;
     }
-    struct oracle_sched *small = shortest(rule, drop, opt, k - 1);
+    struct oracle_sched *small = shortest(rule, drop, opt, k);
     if (small) {
         oracle_sched_free(r.cex);
         r.cex = small;
     }
-    o->bound = r.cex->nops;
-    describe(r.cex, rule);
-    snprintf(o->reason, sizeof o->reason, "%s", r.cex->note);
-    *cex = r.cex;
+    refuted_with(rule, o, r.cex, cex);
 }
 
 /* ── Entry points ────────────────────────────────────────────────────────────────────────────────────────── */
@@ -299,7 +366,7 @@ static struct oracle_outcome outcome(const struct rules_rule *rule, const char *
 static bool report_dataflow(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
                             oracle_outcome_fn fn, void *ctx)
 {
-    struct oracle_outcome o = outcome(rule, "dataflow", drop);
+    struct oracle_outcome o = outcome(rule, opt->fresh_results ? "dataflow under A5" : "dataflow", drop);
     struct oracle_sched *cex;
     double t0 = now_ms();
     dataflow(rule, drop, opt, &o, &cex);
@@ -340,16 +407,23 @@ static bool report_consistent(const struct rules_rule *rule, const struct oracle
 {
     struct oracle_outcome o = outcome(rule, "assumptions satisfiable", NULL);
     double t0 = now_ms();
-    Z3_context z = oracle_z3_new(opt);
-    struct ob b;
-    ob_symbolic(&b, z, opt->bound >= 2 ? opt->bound : 2, tensors_for(rule));
-    b.fresh_results = opt->fresh_results;
-    struct ot f = ob_and(&b, oracle_invariants(&b), oracle_premises(&b, rule));
-    f = ob_and(&b, f, guards_term(&b, rule, NULL));
-    char name[256];
-    query_name(name, sizeof name, rule, "consistent", NULL, b.nslots);
-    enum oracle_verdict v = oracle_check(z, f.z, opt, name, NULL, o.reason);
-    oracle_z3_free(z);
+    int k = opt->bound >= 2 ? opt->bound : 2;
+    enum oracle_verdict v = ORACLE_UNKNOWN;
+    /* A small window usually has a firing; the full bound only when it has none. */
+    for (int n = k < 4 ? k : 4; v != ORACLE_REFUTED; n = k) {
+        Z3_context z = oracle_z3_new(opt);
+        struct ob b;
+        ob_symbolic(&b, z, n, tensors_for(rule));
+        b.fresh_results = opt->fresh_results;
+        struct ot f = ob_and(&b, oracle_invariants(&b), oracle_premises(&b, rule));
+        f = ob_and(&b, f, guards_term(&b, rule, NULL));
+        char name[256];
+        query_name(name, sizeof name, rule, "consistent", NULL, b.nslots);
+        v = oracle_check(z, f.z, opt, name, NULL, o.reason);
+        oracle_z3_free(z);
+        if (n == k)
+            break;
+    }
     /* A model is the witness sought: the statement "some schedule satisfies them" holds. */
     o.verdict = v == ORACLE_REFUTED ? ORACLE_PROVED : v == ORACLE_PROVED ? ORACLE_REFUTED : ORACLE_UNKNOWN;
     o.bound = opt->bound;
@@ -365,7 +439,14 @@ int oracle_prove(const struct rules_rule *rule, const char *drop, const struct o
                  oracle_outcome_fn fn, void *ctx)
 {
     int failed = drop ? 0 : !report_consistent(rule, opt, fn, ctx);
-    failed += !report_dataflow(rule, drop, opt, fn, ctx);
+    bool proved = report_dataflow(rule, drop, opt, fn, ctx);
+    failed += !proved;
+    if (!proved && !opt->fresh_results) {
+        /* Say also whether the rule holds once what its producers compute is an activation (A5). */
+        struct oracle_options a5 = *opt;
+        a5.fresh_results = true;
+        report_dataflow(rule, drop, &a5, fn, ctx);
+    }
     if (drop)
         return failed;
     const char *names[16];
@@ -375,14 +456,44 @@ int oracle_prove(const struct rules_rule *rule, const char *drop, const struct o
     return failed;
 }
 
+/* The assumptions a rule's mutants are judged under: the stated ones when they prove the rule, else with A5 when
+ * that proves it; false when neither does (a mutant of a refuted rule says nothing). */
+static bool mutant_basis(const struct rules_rule *rule, const struct oracle_options *opt, struct oracle_options *use)
+{
+    *use = *opt;
+    for (int pass = 0; pass < 2; pass++) {
+        struct oracle_outcome o = outcome(rule, "dataflow", NULL);
+        struct oracle_sched *cex;
+        use->fresh_results = opt->fresh_results || pass == 1;
+        dataflow(rule, NULL, use, &o, &cex);
+        oracle_sched_free(cex);
+        if (o.verdict == ORACLE_PROVED)
+            return true;
+        if (opt->fresh_results)
+            break;
+    }
+    return false;
+}
+
 int oracle_mutants(const struct rules_rule *rule, const struct oracle_options *opt, oracle_outcome_fn fn, void *ctx)
 {
     int needed = 0;
+    struct oracle_options use;
+    bool judged = mutant_basis(rule, opt, &use);
     for (int i = 0; i < rule->nguards; i++) {
-        struct oracle_outcome o = outcome(rule, "dataflow", rule->guards[i].name);
-        struct oracle_sched *cex;
+        struct oracle_outcome o = outcome(rule, use.fresh_results ? "dataflow under A5" : "dataflow",
+                                          rule->guards[i].name);
+        struct oracle_sched *cex = NULL;
         double t0 = now_ms();
-        dataflow(rule, rule->guards[i].name, opt, &o, &cex);
+        if (!judged) {
+            o.verdict = ORACLE_UNKNOWN;
+            snprintf(o.reason, sizeof o.reason, "the rule itself is refuted: its mutants say nothing");
+            o.ms = now_ms() - t0;
+            if (fn)
+                fn(&o, ctx);
+            continue;
+        }
+        dataflow(rule, rule->guards[i].name, &use, &o, &cex);
         o.ms = now_ms() - t0;
         o.cex = cex;
         needed += o.verdict == ORACLE_REFUTED;

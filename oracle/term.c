@@ -133,6 +133,13 @@ struct ot ob_and_then(struct ob *b, struct ot x, ob_body body, const void *ctx)
     return ob_and(b, x, body(b, x, ctx));
 }
 
+struct ot ob_implies_then(struct ob *b, struct ot x, ob_body body, const void *ctx)
+{
+    if (b->mode == OB_CONCRETE && !x.v)
+        return val(1);
+    return ob_implies(b, x, body(b, x, ctx));
+}
+
 /* ── The schedule's relations ────────────────────────────────────────────────────────────────────────────── */
 
 /* Apply a unary or binary uninterpreted function. */

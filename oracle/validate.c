@@ -1,14 +1,493 @@
-/* oracle/validate.c — translation validation. */
+/* oracle/validate.c — translation validation: a concrete optimization re-checked firing by firing. When a rule's
+ * guards hold, the slots as they stand are cut down to the ops and tensors the binding can see (every op touching a
+ * tensor the bound ops touch, in order) and checked with the oracle's own interpreters: each atom's twin, the rule's
+ * premises, and whether its motion breaks a dependence; a row a param names is checked with Z3 for every value it
+ * may take. When the firing is reported, the rewritten slots must be what the motion says (the fused op where the
+ * motion puts it, the moved ops' slots empty). */
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* malloc-family helpers that abort on exhaustion. */
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+/* ── Cutting the slots down ──────────────────────────────────────────────────────────────────────────────── */
+
+/* Every live slot's reads and writes. */
+struct access {
+    int32_t n;
+    ir_tid **reads, **writes;
+    int *nreads, *nwrites;
+};
+
+/* A tensor set of op, malloc'd (reads or writes); *n its size. */
+static ir_tid *tensors_of(const struct ir_op *op, bool writes, int *n)
+{
+    int count = writes ? ir_op_writes(op, NULL, 0) : ir_op_reads(op, NULL, 0);
+    ir_tid *v = xcalloc((size_t)count, sizeof *v);
+    *n = writes ? ir_op_writes(op, v, count) : ir_op_reads(op, v, count);
+    return v;
+}
+
+/* The reads and writes of every live slot of s. */
+static struct access access_of(const struct ir_slots *s)
+{
+    struct access a;
+    a.n = ir_slots_len(s);
+    a.reads = xcalloc((size_t)a.n, sizeof *a.reads);
+    a.writes = xcalloc((size_t)a.n, sizeof *a.writes);
+    a.nreads = xcalloc((size_t)a.n, sizeof *a.nreads);
+    a.nwrites = xcalloc((size_t)a.n, sizeof *a.nwrites);
+    for (int32_t i = 0; i < a.n; i++) {
+        const struct ir_op *op = ir_slots_get(s, i);
+        if (!op)
+            continue;
+        a.reads[i] = tensors_of(op, false, &a.nreads[i]);
+        a.writes[i] = tensors_of(op, true, &a.nwrites[i]);
+    }
+    return a;
+}
+
+static void access_free(struct access *a)
+{
+    for (int32_t i = 0; i < a->n; i++) {
+        free(a->reads[i]);
+        free(a->writes[i]);
+    }
+    free(a->reads);
+    free(a->writes);
+    free(a->nreads);
+    free(a->nwrites);
+}
+
+/* Mark slot i as key and its tensors as relevant. */
+static void mark_key(const struct access *a, int32_t i, bool *key, bool *rel, int32_t nt)
+{
+    if (i < 0 || i >= a->n || !a->reads[i])
+        return;
+    key[i] = true;
+    for (int k = 0; k < a->nreads[i]; k++)
+        if (a->reads[i][k] >= 0 && a->reads[i][k] < nt)
+            rel[a->reads[i][k]] = true;
+    for (int k = 0; k < a->nwrites[i]; k++)
+        if (a->writes[i][k] >= 0 && a->writes[i][k] < nt)
+            rel[a->writes[i][k]] = true;
+}
+
+/* Whether slot i touches a relevant tensor. */
+static bool touches(const struct access *a, int32_t i, const bool *rel, int32_t nt)
+{
+    for (int k = 0; k < a->nreads[i]; k++)
+        if (a->reads[i][k] >= 0 && a->reads[i][k] < nt && rel[a->reads[i][k]])
+            return true;
+    for (int k = 0; k < a->nwrites[i]; k++)
+        if (a->writes[i][k] >= 0 && a->writes[i][k] < nt && rel[a->writes[i][k]])
+            return true;
+    return false;
+}
+
+/* The role kinds of the role table. */
+static const char role_kind[] = {
+#define X(e, s, k) k,
+    RULES_ROLES(X)
+#undef X
+};
+
+/* A tensor's role as the model has it: state, activation, or host-set. */
+static enum ir_role model_role(enum ir_role r)
+{
+    return r == IR_ROLE_STATE || r == IR_ROLE_ACTIVATION ? r : IR_ROLE_INPUT;
+}
+
+/* Which slots and tensors a cut keeps, and their numbers in it (-1: dropped). */
+struct cutmap {
+    bool *key, *rel;         /* per slot: bound; per tensor: touched by a bound slot, or bound */
+    int32_t *slot, *tensor;  /* the numbering */
+    int nops, ntensors;
+    int32_t half[2];         /* place_units: the halves' producers */
+};
+
+/* Mark the bound slots (the sets' members and the join's producers too) as key, and what they touch as relevant. */
+static void mark_bound(struct cutmap *m, const struct access *a, const struct rules_rewriter *r,
+                       const struct rules_rule *rule, const struct rules_binding *b, int32_t nt)
+{
+    for (int role = 1; role < RULES_ROLE_COUNT; role++) {
+        if (role_kind[role] == 'S' && role != RULES_ROLE_EACH)
+            mark_key(a, b->slot[role], m->key, m->rel, nt);
+        if (role_kind[role] == 'T' && b->tensor[role] >= 0 && b->tensor[role] < nt)
+            m->rel[b->tensor[role]] = true;
+        for (int32_t i = 0; role_kind[role] == 'G' && i < b->nset[role]; i++)
+            mark_key(a, b->set[role][i], m->key, m->rel, nt);
+    }
+    m->half[0] = m->half[1] = -1;
+    if (rule->motion == RULES_MOTION_PLACE_UNITS)
+        for (int h = 0; h < 2; h++) {
+            m->half[h] = ir_facts_producer(r->s, b->tensor[h ? RULES_ROLE_OTHER : RULES_ROLE_INPUT]);
+            mark_key(a, m->half[h], m->key, m->rel, nt);
+        }
+}
+
+/* Number the kept slots (key, or touching a relevant tensor) and tensors, in order. */
+static void number(struct cutmap *m, const struct access *a, int32_t nt)
+{
+    for (int32_t i = 0; i < a->n; i++)
+        m->slot[i] = a->reads[i] && (m->key[i] || touches(a, i, m->rel, nt)) ? m->nops++ : -1;
+    for (int32_t t = 0; t < nt; t++)
+        m->tensor[t] = m->rel[t] ? m->ntensors++ : -1;
+}
+
+/* The cut's relations, roles and flags. */
+static void fill(struct oracle_sched *s, const struct cutmap *m, const struct access *a, const struct ir_graph *g)
+{
+    int32_t nt = g->ntensors;
+    for (int32_t i = 0; i < a->n; i++) {
+        if (m->slot[i] < 0)
+            continue;
+        for (int k = 0; k < a->nreads[i]; k++)
+            if (a->reads[i][k] >= 0 && a->reads[i][k] < nt && m->rel[a->reads[i][k]])
+                s->reads[m->slot[i] * s->ntensors + m->tensor[a->reads[i][k]]] = true;
+        for (int k = 0; k < a->nwrites[i]; k++)
+            if (a->writes[i][k] >= 0 && a->writes[i][k] < nt && m->rel[a->writes[i][k]])
+                s->writes[m->slot[i] * s->ntensors + m->tensor[a->writes[i][k]]] = true;
+    }
+    for (int32_t t = 0; t < nt; t++) {
+        if (m->tensor[t] < 0)
+            continue;
+        s->role[m->tensor[t]] = model_role(g->tensors[t].role);
+        s->observed[m->tensor[t]] = g->tensors[t].observed;
+        s->carried[m->tensor[t]] = g->tensors[t].carried;
+    }
+}
+
+/* The binding renumbered into the cut. */
+static void rebind(struct oracle_sched *s, const struct cutmap *m, const struct rules_binding *b, int32_t nslots,
+                   int32_t nt, enum rules_motion motion)
+{
+    int32_t *members = xcalloc((size_t)nslots + 1, sizeof *members);
+    for (int role = 1; role < RULES_ROLE_COUNT; role++) {
+        int32_t x = b->slot[role];
+        s->bind.slot[role] = x >= 0 && x < nslots ? m->slot[x] : -1;
+        ir_tid t = b->tensor[role];
+        s->bind.tensor[role] = t >= 0 && t < nt ? m->tensor[t] : IR_NONE;
+        if (role_kind[role] != 'G' || !b->set[role])
+            continue;
+        int32_t n = 0;
+        for (int32_t i = 0; i < b->nset[role]; i++)
+            if (b->set[role][i] >= 0 && b->set[role][i] < nslots && m->slot[b->set[role][i]] >= 0)
+                members[n++] = m->slot[b->set[role][i]];
+        oracle_sched_set(s, (enum rules_role)role, members, n);
+    }
+    for (int h = 0; h < 2 && motion == RULES_MOTION_PLACE_UNITS; h++)
+        s->half[h] = m->half[h] >= 0 ? m->slot[m->half[h]] : -1;
+    free(members);
+}
+
+/* The slots as they stand under binding b, cut down to what the binding can see: the bound slots, the sets' members
+ * and the join's producers (key), every tensor they touch, and every slot touching one of those. */
+static struct oracle_sched *cut(const struct rules_rewriter *r, const struct rules_rule *rule,
+                                const struct rules_binding *b, const struct access *a)
+{
+    int32_t nt = r->g->ntensors;
+    struct cutmap m;
+    memset(&m, 0, sizeof m);
+    m.key = xcalloc((size_t)a->n, sizeof *m.key);
+    m.rel = xcalloc((size_t)nt, sizeof *m.rel);
+    m.slot = xcalloc((size_t)a->n, sizeof *m.slot);
+    m.tensor = xcalloc((size_t)nt, sizeof *m.tensor);
+    mark_bound(&m, a, r, rule, b, nt);
+    number(&m, a, nt);
+    struct oracle_sched *s = oracle_sched_new(m.nops, m.ntensors);
+    fill(s, &m, a, r->g);
+    rebind(s, &m, b, a->n, nt, rule->motion);
+    free(m.key);
+    free(m.rel);
+    free(m.slot);
+    free(m.tensor);
+    return s;
+}
+
+/* ── Named rows ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Whether, for every start row pos in 0..rows-need, the `len` values placed from pos·row_cols lie inside the table of
+ * rows·cols values (Z3 over pos). */
+static bool rows_fit(const struct oracle_options *opt, int64_t rows, int64_t cols, int64_t row_cols, int64_t need,
+                     int64_t len, char why[ORACLE_REASON_LEN])
+{
+    Z3_context z = oracle_z3_new(opt);
+    Z3_sort s = Z3_mk_int_sort(z);
+    Z3_ast pos = Z3_mk_const(z, Z3_mk_string_symbol(z, "pos"), s);
+    Z3_ast start = Z3_mk_mul(z, 2, (Z3_ast[]){pos, Z3_mk_int64(z, row_cols, s)});
+    Z3_ast end = Z3_mk_add(z, 2, (Z3_ast[]){start, Z3_mk_int64(z, len, s)});
+    Z3_ast range = Z3_mk_and(z, 2,
+                             (Z3_ast[]){Z3_mk_le(z, Z3_mk_int64(z, 0, s), pos),
+                                        Z3_mk_le(z, pos, Z3_mk_int64(z, rows - need, s))});
+    Z3_ast outside = Z3_mk_or(z, 2,
+                              (Z3_ast[]){Z3_mk_lt(z, start, Z3_mk_int64(z, 0, s)),
+                                         Z3_mk_lt(z, Z3_mk_int64(z, rows * cols, s), end)});
+    Z3_model m = NULL;
+    char reason[ORACLE_REASON_LEN];
+    enum oracle_verdict v =
+        oracle_check(z, Z3_mk_and(z, 2, (Z3_ast[]){range, outside}), opt, "validate.rows", &m, reason);
+    if (v == ORACLE_REFUTED && m)
+        snprintf(why, ORACLE_REASON_LEN, "at row %lld the placed values leave the table",
+                 oracle_model_value(z, m, pos));
+    else if (v == ORACLE_UNKNOWN)
+        snprintf(why, ORACLE_REASON_LEN, "named row: z3 %.200s", reason);
+    if (m)
+        Z3_model_dec_ref(z, m);
+    oracle_z3_free(z);
+    return v == ORACLE_PROVED;
+}
+
+/* The named-row check of a placement under binding b (true when it names none). */
+static bool positions_ok(const struct rules_rewriter *r, const struct rules_rule *rule, const struct rules_binding *b,
+                         const struct oracle_options *opt, char why[ORACLE_REASON_LEN])
+{
+    const struct ir_op *c = ir_slots_get(r->s, b->slot[RULES_ROLE_CONSUMER]);
+    if (!c || b->tensor[RULES_ROLE_PARAM] < 0)
+        return true;
+    if (rule->motion == RULES_MOTION_PLACE_ROWS && rules_is(c, IR_KIND_SET_ROW)) {
+        const struct ir_set_row *sr = &c->spec.u.set_row;
+        return rows_fit(opt, sr->rows, sr->cols, sr->cols, sr->count, sr->count * sr->cols, why);
+    }
+    if (rule->motion == RULES_MOTION_PLACE_UNITS && c->dst.row == IR_ROWSEL_PARAM && c->dst.row_cols > 0) {
+        const struct ir_tensor *t = &r->g->tensors[c->dst.buf];
+        int64_t len = ir_tensor_len(r->g, c->out);
+        int64_t need = len / c->dst.row_cols + (len % c->dst.row_cols != 0);
+        return rows_fit(opt, t->rows, t->cols, c->dst.row_cols, need, len, why);
+    }
+    return true;
+}
+
+/* ── The hook ────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A guard success awaiting its firing: what was found, and what the rewrite must look like. */
+struct pending {
+    bool set;
+    char rule[ORACLE_NAME_LEN];   /* the rule's name and motion, copied: the rule may not outlive its step */
+    enum rules_motion motion;
+    struct oracle_check check;
+    int32_t expect_at;      /* the slot the fused or placed op must be at (-1: any) */
+    int32_t *gone;          /* slots the rewrite must empty */
+    int32_t ngone;
+};
+
+/* The validation's state across the optimizer's callbacks. */
+struct vstate {
+    const struct oracle_options *opt;
+    oracle_check_fn fn;
+    void *ctx;
+    struct oracle_validation *v;
+    struct pending p;
+    /* Every slot's reads and writes, kept until the slots change: a firing, another step, other slots. */
+    bool cached;
+    struct access access;
+    const struct ir_slots *slots;
+    const char *step;
+    int32_t len;
+};
+
+/* Every slot's reads and writes for r, from the cache when the slots have not changed since. */
+static const struct access *current_access(struct vstate *st, const struct rules_rewriter *r)
+{
+    if (st->cached && st->slots == r->s && st->step == r->step && st->len == ir_slots_len(r->s))
+        return &st->access;
+    if (st->cached)
+        access_free(&st->access);
+    st->access = access_of(r->s);
+    st->cached = true;
+    st->slots = r->s;
+    st->step = r->step;
+    st->len = ir_slots_len(r->s);
+    return &st->access;
+}
+
+/* Forget the cached reads and writes. */
+static void forget_access(struct vstate *st)
+{
+    if (st->cached)
+        access_free(&st->access);
+    st->cached = false;
+}
+
+/* Forget the pending guard success. */
+static void drop_pending(struct pending *p)
+{
+    free(p->gone);
+    memset(p, 0, sizeof *p);
+}
+
+/* The slot the motion puts the rewritten op at, under binding b. */
+static int32_t expected_at(const struct rules_rule *rule, const struct rules_binding *b, const struct ir_slots *s)
+{
+    switch (rule->motion) {
+    case RULES_MOTION_SINK_TO_CONSUMER:
+    case RULES_MOTION_READ_IN_PLACE: return b->slot[RULES_ROLE_CONSUMER];
+    case RULES_MOTION_HOIST_TO_PRODUCER:
+    case RULES_MOTION_PLACE_ROWS: return b->slot[RULES_ROLE_PRODUCER];
+    case RULES_MOTION_HOIST_TO_FIRST: return b->slot[RULES_ROLE_FIRST];
+    case RULES_MOTION_GROUP_AT_LAST: return b->slot[RULES_ROLE_ANCHOR];
+    case RULES_MOTION_PLACE_UNITS: {
+        int32_t pa = ir_facts_producer(s, b->tensor[RULES_ROLE_INPUT]);
+        int32_t pb = ir_facts_producer(s, b->tensor[RULES_ROLE_OTHER]);
+        return pa > pb ? pa : pb;
+    }
+    default: return -1;
+    }
+}
+
+/* The slots the motion empties under binding b, malloc'd; *n their count. */
+static int32_t *expected_gone(const struct rules_rule *rule, const struct rules_binding *b, int32_t at, int32_t *n)
+{
+    int32_t cap = 2 + b->nset[RULES_ROLE_MEMBERS];
+    int32_t *gone = xcalloc((size_t)cap, sizeof *gone);
+    *n = 0;
+    switch (rule->motion) {
+    case RULES_MOTION_SINK_TO_CONSUMER:
+    case RULES_MOTION_READ_IN_PLACE: gone[(*n)++] = b->slot[RULES_ROLE_PRODUCER]; break;
+    case RULES_MOTION_HOIST_TO_PRODUCER:
+    case RULES_MOTION_PLACE_ROWS:
+    case RULES_MOTION_PLACE_UNITS: gone[(*n)++] = b->slot[RULES_ROLE_CONSUMER]; break;
+    case RULES_MOTION_HOIST_TO_FIRST:
+    case RULES_MOTION_GROUP_AT_LAST:
+        for (int32_t i = 0; i < b->nset[RULES_ROLE_MEMBERS]; i++)
+            if (b->set[RULES_ROLE_MEMBERS][i] != at)
+                gone[(*n)++] = b->set[RULES_ROLE_MEMBERS][i];
+        break;
+    default: break;
+    }
+    return gone;
+}
+
+/* Check the guard success of rule under b on the slots as they stand, and keep it pending. */
+static void on_guards(struct vstate *st, const struct rules_rewriter *r, const struct rules_rule *rule,
+                      const struct rules_binding *b)
+{
+    drop_pending(&st->p);
+    struct pending *p = &st->p;
+    p->set = true;
+    snprintf(p->rule, sizeof p->rule, "%s", rule->name);
+    p->motion = rule->motion;
+    struct oracle_check *c = &p->check;
+    c->rule = p->rule;
+    c->bound = true;
+    struct oracle_sched *s = cut(r, rule, b, current_access(st, r));
+    c->atoms = true;
+    for (int i = 0; i < rule->nguards && c->atoms; i++)
+        if (!oracle_atom_twin(s, &s->bind, &rule->guards[i])) {
+            c->atoms = false;
+            snprintf(c->why, sizeof c->why, "atom %s does not hold", rule->guards[i].name);
+        }
+    c->legal = oracle_motion_legal(s, rule, &c->premises);
+    if (!c->premises && !c->why[0])
+        snprintf(c->why, sizeof c->why, "a premise of %s does not hold", rules_motion_name(rule->motion));
+    else if (!c->legal && !c->why[0])
+        snprintf(c->why, sizeof c->why, "%s breaks a dependence", rules_motion_name(rule->motion));
+    char why[ORACLE_REASON_LEN] = "";
+    c->positions = positions_ok(r, rule, b, st->opt, why);
+    if (!c->positions && !c->why[0])
+        snprintf(c->why, sizeof c->why, "%s", why);
+    p->expect_at = expected_at(rule, b, r->s);
+    p->gone = expected_gone(rule, b, p->expect_at, &p->ngone);
+    oracle_sched_free(s);
+}
+
+/* Whether the rewritten slots are what the pending motion says; the first difference into why. */
+static bool rewrite_matches(const struct pending *p, const struct rules_rewriter *r, int32_t at,
+                            char why[ORACLE_REASON_LEN])
+{
+    if (p->expect_at >= 0 && at != p->expect_at) {
+        snprintf(why, ORACLE_REASON_LEN, "fired at slot %d, the motion puts it at %d", (int)at, (int)p->expect_at);
+        return false;
+    }
+    for (int32_t i = 0; i < p->ngone; i++)
+        if (p->gone[i] >= 0 && ir_slots_get(r->s, p->gone[i])) {
+            snprintf(why, ORACLE_REASON_LEN, "slot %d should have moved but is still there", (int)p->gone[i]);
+            return false;
+        }
+    return true;
+}
+
+/* A firing: pair it with the pending guard success of its step, or report it unbound. */
+static void on_fired(struct vstate *st, const struct rules_rewriter *r, enum ir_class cls, int32_t at)
+{
+    forget_access(st);
+    st->v->rewrites++;
+    const char *step = r->step ? r->step : "?";
+    if (!st->p.set || strcmp(st->p.rule, step) != 0) {
+        struct oracle_check c;
+        memset(&c, 0, sizeof c);
+        c.rule = step;
+        c.cls = cls;
+        c.at = at;
+        const struct rules_rule *rule = oracle_rule_find(step);
+        bool still = rule && rule->motion == RULES_MOTION_IN_PLACE;
+        c.atoms = c.premises = c.legal = c.positions = still;
+        snprintf(c.why, sizeof c.why, "%s", still ? "nothing moves (in_place)" : "fired without a guard binding");
+        st->v->unbound++;
+        if (still)
+            st->v->checked++;
+        else
+            st->v->failed++;
+        if (st->fn)
+            st->fn(&c, st->ctx);
+        return;
+    }
+    struct oracle_check c = st->p.check;
+    c.cls = cls;
+    c.at = at;
+    char why[ORACLE_REASON_LEN];
+    if (st->p.motion != RULES_MOTION_RECOMPUTE && !rewrite_matches(&st->p, r, at, why)) {
+        c.legal = false;
+        if (!c.why[0])
+            snprintf(c.why, sizeof c.why, "%s", why);
+    }
+    st->v->checked++;
+    if (!(c.atoms && c.premises && c.legal && c.positions))
+        st->v->failed++;
+    if (st->fn)
+        st->fn(&c, st->ctx);
+    if (st->p.motion != RULES_MOTION_RECOMPUTE)
+        drop_pending(&st->p);
+}
+
+/* The optimizer's callback. */
+static void hook(enum rules_trace_kind kind, const struct rules_rewriter *r, const struct rules_rule *rule,
+                 const struct rules_binding *b, enum ir_class cls, int32_t at, void *ctx)
+{
+    struct vstate *st = ctx;
+    if (kind == RULES_TRACE_GUARDS && rule && b)
+        on_guards(st, r, rule, b);
+    else if (kind == RULES_TRACE_FIRED)
+        on_fired(st, r, cls, at);
+}
 
 int oracle_validate_run(const struct ir_graph *g, const struct shim *shim, const struct oracle_options *opt,
                         oracle_check_fn fn, void *ctx, struct oracle_validation *v, char err[IR_ERR_LEN])
 {
-    (void)g; (void)shim; (void)opt; (void)fn; (void)ctx;
     memset(v, 0, sizeof *v);
-    snprintf(err, IR_ERR_LEN, "not yet");
-    return 1;
+    err[0] = '\0';
+    struct vstate st;
+    memset(&st, 0, sizeof st);
+    st.opt = opt;
+    st.fn = fn;
+    st.ctx = ctx;
+    st.v = v;
+    struct rules_optimized out;
+    rules_trace(hook, &st);
+    int rc = rules_optimize(g, shim, NULL, 0, &out, err);
+    rules_trace(NULL, NULL);
+    drop_pending(&st.p);
+    forget_access(&st);
+    if (rc == 0)
+        rules_optimized_free(&out);
+    return rc;
 }

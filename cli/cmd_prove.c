@@ -1,0 +1,384 @@
+/* cli/cmd_prove.c — `fusecheck prove`: every rule's obligations proved with Z3 (and, with --mutants, each guard
+ * atom's necessity), counterexamples printed and written as replayable graphs, every verdict logged to results.db;
+ * and `fusecheck validate-run`: one concrete optimization re-checked firing by firing. */
+#include "cli.h"
+#include "db/db.h"
+#include "oracle/oracle.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ── Options ─────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* What prove reads from its command line. */
+struct prove_args {
+    struct oracle_options opt;
+    bool mutants, explain;
+    const char *db, *replay, *fixtures;
+    char **rules;
+    int nrules;
+};
+
+/* A non-negative integer option's value, or -1. */
+static long long count_arg(const char *s)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    return end == s || *end || s[0] == '-' ? -1 : v;
+}
+
+/* Parse prove's options. 0 on success. */
+static int parse_prove_args(int argc, char **argv, struct prove_args *a)
+{
+    static const struct option opts[] = {
+        {"mutants", no_argument, NULL, 'm'},       {"db", required_argument, NULL, 'd'},
+        {"timeout-ms", required_argument, NULL, 't'}, {"seed", required_argument, NULL, 's'},
+        {"bound", required_argument, NULL, 'k'},   {"smt2", required_argument, NULL, 'q'},
+        {"no-unbounded", no_argument, NULL, 'u'},  {"assume-fresh-results", no_argument, NULL, 'a'},
+        {"replay", required_argument, NULL, 'r'},  {"fixtures", required_argument, NULL, 'f'},
+        {"explain", no_argument, NULL, 'e'},       {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->opt = oracle_defaults();
+    a->fixtures = "tests/rules";
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        long long v = optarg ? count_arg(optarg) : 0;
+        switch (c) {
+        case 'm': a->mutants = true; break;
+        case 'd': a->db = optarg; break;
+        case 't':
+            if (v < 1 || v > 86400000)
+                return cli_usage_error("prove", "--timeout-ms expects 1..86400000, got '%s'", optarg);
+            a->opt.timeout_ms = (unsigned)v;
+            break;
+        case 's':
+            if (v < 0 || v > 0xffffffffLL)
+                return cli_usage_error("prove", "--seed expects a non-negative 32-bit integer, got '%s'", optarg);
+            a->opt.seed = (unsigned)v;
+            break;
+        case 'k':
+            if (v < 2 || v > 64)
+                return cli_usage_error("prove", "--bound expects 2..64, got '%s'", optarg);
+            a->opt.bound = (int)v;
+            break;
+        case 'q': a->opt.smt2_dir = optarg; break;
+        case 'u': a->opt.unbounded = false; break;
+        case 'a': a->opt.fresh_results = true; break;
+        case 'r': a->replay = optarg; break;
+        case 'f': a->fixtures = optarg; break;
+        case 'e': a->explain = true; break;
+        default: return cli_usage_error("prove", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    a->rules = argv + optind;
+    a->nrules = argc - optind;
+    for (int i = 0; i < a->nrules; i++)
+        if (!oracle_rule_find(a->rules[i]))
+            return cli_usage_error("prove", "unknown rule '%s' (fusecheck rules lists them)", a->rules[i]);
+    return 0;
+}
+
+/* ── Reporting ───────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* What the outcome callback keeps across a run. */
+struct prove_run {
+    const struct prove_args *a;
+    struct db *db;
+    int64_t run;
+    int proved, refuted, unknown;
+    int atoms, needed, replayed, replay_tried;
+    int faithful_failed; /* obligations of the rules as shipped not proved */
+    char redundant[4096];
+    double ms;
+    bool db_failed;
+};
+
+/* The obligation's name as logged: with the atom a mutant drops. */
+static void obligation_name(const struct oracle_outcome *o, char *buf, size_t n)
+{
+    if (o->dropped)
+        snprintf(buf, n, "%s without %s", o->obligation, o->dropped);
+    else
+        snprintf(buf, n, "%s", o->obligation);
+}
+
+/* The window a verdict speaks of, in words. */
+static void window_words(const struct oracle_outcome *o, char *buf, size_t n)
+{
+    if (o->verdict == ORACLE_PROVED)
+        snprintf(buf, n, o->bound ? "windows up to %d ops" : "windows of any length", o->bound);
+    else if (o->verdict == ORACLE_REFUTED && o->cex)
+        snprintf(buf, n, "a window of %d ops", o->bound);
+    else
+        snprintf(buf, n, "-");
+}
+
+/* Write the counterexample's replay graph under the replay directory and replay it in-process; prints the result. */
+static void replay(struct prove_run *pr, const struct oracle_outcome *o)
+{
+    const struct rules_rule *rule = oracle_rule_find(o->rule);
+    struct oracle_replay rp;
+    char err[IR_ERR_LEN], path[1024], spec[256];
+    pr->replay_tried++;
+    if (!rule || oracle_replay_graph(rule, o->dropped, o->cex, pr->a->fixtures, &rp, err)) {
+        printf("    replay: not built: %s\n", rule ? err : "unknown rule");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/%s%s%s.fc", pr->a->replay, o->rule, o->dropped ? "." : "",
+             o->dropped ? o->dropped : "");
+    if (cli_write(path, rp.text, strlen(rp.text)) == 0)
+        printf("    replay: %s\n", path);
+    struct ir_graph *g = ir_parse(rp.text, strlen(rp.text), path, err);
+    bool differs = false;
+    int fired = 0;
+    if (o->dropped)
+        snprintf(spec, sizeof spec, "%s:%s", o->rule, o->dropped);
+    if (g && oracle_replay_diff(g, rp.shim, rp.hold, o->dropped ? spec : NULL, o->rule, &differs, &fired, err) == 0) {
+        printf("    replay: %s fired %d time%s; diff %s\n", o->rule, fired, fired == 1 ? "" : "s",
+               differs ? "fails (the counterexample is real)" : "passes (not shown concretely)");
+        pr->replayed += differs;
+    } else {
+        printf("    replay: %s\n", err);
+    }
+    ir_graph_free(g);
+    oracle_replay_free(&rp);
+}
+
+/* Log one outcome to results.db (its own transaction). */
+static void log_outcome(struct prove_run *pr, const struct oracle_outcome *o, const char *name, const char *cex)
+{
+    char err[DB_ERR_LEN];
+    struct db_proof p = {pr->run, o->rule, name, o->verdict == ORACLE_PROVED ? o->bound : (o->cex ? o->bound : 0),
+                         oracle_verdict_name(o->verdict), o->reason[0] ? o->reason : NULL, cex, o->ms};
+    if (db_begin(pr->db, err) || db_proof(pr->db, &p, err) || db_commit(pr->db, err)) {
+        if (!pr->db_failed)
+            fprintf(stderr, "fusecheck prove: %s\n", err);
+        pr->db_failed = true;
+    }
+}
+
+/* Add "rule:atom" to the list of redundant atoms. */
+static void note_redundant(struct prove_run *pr, const struct oracle_outcome *o)
+{
+    size_t n = strlen(pr->redundant);
+    snprintf(pr->redundant + n, sizeof pr->redundant - n, "%s%s:%s", n ? ", " : "", o->rule, o->dropped);
+}
+
+/* Print, count and log one outcome. */
+static void on_outcome(const struct oracle_outcome *o, void *ctx)
+{
+    struct prove_run *pr = ctx;
+    char name[256], window[64];
+    obligation_name(o, name, sizeof name);
+    window_words(o, window, sizeof window);
+    printf("%-28s %-40s %-8s %-22s %8.1f ms%s%s\n", o->rule, name, oracle_verdict_name(o->verdict), window, o->ms,
+           o->reason[0] ? "  " : "", o->reason);
+    pr->ms += o->ms;
+    pr->proved += o->verdict == ORACLE_PROVED;
+    pr->refuted += o->verdict == ORACLE_REFUTED;
+    pr->unknown += o->verdict == ORACLE_UNKNOWN;
+    bool a5 = strstr(o->obligation, "A5") != NULL;
+    if (!o->dropped && !a5 && o->verdict != ORACLE_PROVED)
+        pr->faithful_failed++;
+    if (o->dropped) {
+        pr->atoms++;
+        pr->needed += o->verdict == ORACLE_REFUTED;
+        if (o->verdict == ORACLE_PROVED)
+            note_redundant(pr, o);
+    }
+    char *cex = o->cex ? oracle_sched_text(o->cex) : NULL;
+    if (cex) {
+        for (char *line = strtok(cex, "\n"); line; line = strtok(NULL, "\n"))
+            printf("    %s\n", line);
+        free(cex);
+        cex = oracle_sched_text(o->cex);
+    }
+    if (o->cex && pr->a->replay)
+        replay(pr, o);
+    if (pr->db)
+        log_outcome(pr, o, name, cex);
+    free(cex);
+}
+
+/* Print the premises the oracle assumes of a rule. */
+static void explain(const struct rules_rule *rule)
+{
+    char lines[16][ORACLE_REASON_LEN];
+    int n = oracle_premise_lines(rule, lines, 16);
+    printf("%s: motion %s (%s)\n", rule->name, rules_motion_name(rule->motion), rules_motion_meaning(rule->motion));
+    for (int i = 0; i < rule->nguards; i++)
+        printf("  atom %-22s %s\n", rule->guards[i].name, rules_atom_meaning(rule->guards[i].kind));
+    for (int i = 0; i < n && i < 16; i++)
+        printf("  premise: %s\n", lines[i]);
+}
+
+/* The command line joined by spaces, malloc'd. */
+static char *joined(int argc, char **argv)
+{
+    size_t n = 16;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) + 1;
+    char *s = calloc(n, 1);
+    if (!s)
+        abort();
+    strcat(s, "fusecheck");
+    for (int i = 0; i < argc; i++) {
+        strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+/* Open the db and begin a run of kind prove. 0 on success. */
+static int begin_db(struct prove_run *pr, int argc, char **argv)
+{
+    char err[DB_ERR_LEN], host[128] = "";
+    if (db_open(pr->a->db, &pr->db, err)) {
+        fprintf(stderr, "fusecheck prove: %s\n", err);
+        return CLI_USAGE;
+    }
+    gethostname(host, sizeof host - 1);
+    char *command = joined(argc, argv);
+    const char *rev = getenv("FUSECHECK_GIT_REV");
+    struct db_run_info info = {"prove", command, rev, host[0] ? host : NULL, FUSECHECK_VERSION};
+    int rc = db_run_begin(pr->db, &info, &pr->run, err);
+    free(command);
+    if (rc) {
+        fprintf(stderr, "fusecheck prove: %s\n", err);
+        db_close(pr->db);
+        pr->db = NULL;
+        return CLI_FAILED;
+    }
+    return 0;
+}
+
+/* Milliseconds on a monotonic clock. */
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int cli_cmd_prove(int argc, char **argv)
+{
+    struct prove_args a;
+    int rc = parse_prove_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    if (a.opt.smt2_dir)
+        mkdir(a.opt.smt2_dir, 0777);
+    if (a.replay)
+        mkdir(a.replay, 0777);
+    struct prove_run pr;
+    memset(&pr, 0, sizeof pr);
+    pr.a = &a;
+    if (a.db && (rc = begin_db(&pr, argc, argv)) != 0)
+        return rc;
+    const struct rules_rule *list[256];
+    int n = oracle_rules(list, 256), nrules = 0;
+    double t0 = wall_ms();
+    for (int i = 0; i < n && i < 256; i++) {
+        bool wanted = a.nrules == 0;
+        for (int k = 0; k < a.nrules && !wanted; k++)
+            wanted = strcmp(a.rules[k], list[i]->name) == 0;
+        if (!wanted)
+            continue;
+        nrules++;
+        if (a.explain)
+            explain(list[i]);
+        oracle_prove(list[i], NULL, &a.opt, on_outcome, &pr);
+        if (a.mutants)
+            oracle_mutants(list[i], &a.opt, on_outcome, &pr);
+    }
+    double wall = wall_ms() - t0;
+    printf("prove: %d rules, %d obligations: %d proved, %d refuted, %d unknown; %.1f s\n", nrules,
+           pr.proved + pr.refuted + pr.unknown, pr.proved, pr.refuted, pr.unknown, wall / 1e3);
+    if (a.mutants)
+        printf("mutation score: %d/%d atoms shown necessary%s%s\n", pr.needed, pr.atoms,
+               pr.redundant[0] ? "; redundant under the stated assumptions: " : "", pr.redundant);
+    if (a.replay)
+        printf("replays: %d of %d counterexamples fail concretely\n", pr.replayed, pr.replay_tried);
+    if (pr.db) {
+        char err[DB_ERR_LEN];
+        db_run_end(pr.db, pr.run, pr.faithful_failed || pr.db_failed ? "failed" : "complete", err);
+        db_close(pr.db);
+    }
+    oracle_shutdown();
+    return pr.faithful_failed || pr.db_failed ? CLI_FAILED : CLI_OK;
+}
+
+/* ── validate-run ────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Print one re-checked firing (every one with verbose, else the failures). */
+static void on_check(const struct oracle_check *c, void *ctx)
+{
+    bool verbose = *(const bool *)ctx;
+    bool ok = c->atoms && c->premises && c->legal && c->positions;
+    if (!ok || verbose)
+        printf("%-28s %-28s at slot %-5d %s%s%s\n", c->rule, c->cls < IR_CLASS_COUNT ? ir_class_name(c->cls) : "-",
+               (int)c->at, ok ? "ok" : "FAILED", c->why[0] ? ": " : "", c->why);
+}
+
+int cli_cmd_validate_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"shim", required_argument, NULL, 's'},   {"mode", required_argument, NULL, 'm'},
+        {"layers", required_argument, NULL, 'l'}, {"weights", required_argument, NULL, 'w'},
+        {"timeout-ms", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
+        {0, 0, 0, 0}};
+    struct cli_lift lift = cli_lift_defaults();
+    struct oracle_options opt = oracle_defaults();
+    const char *shim_name = NULL;
+    bool verbose = false;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        switch (c) {
+        case 's': shim_name = optarg; break;
+        case 'm': if (cli_lift_option(&lift, "mode", optarg)) return CLI_USAGE; break;
+        case 'l': if (cli_lift_option(&lift, "layers", optarg)) return CLI_USAGE; break;
+        case 'w': if (cli_lift_option(&lift, "weights", optarg)) return CLI_USAGE; break;
+        case 't': {
+            long long v = count_arg(optarg);
+            if (v < 1 || v > 86400000)
+                return cli_usage_error("validate-run", "--timeout-ms expects 1..86400000, got '%s'", optarg);
+            opt.timeout_ms = (unsigned)v;
+            break;
+        }
+        case 'v': verbose = true; break;
+        default: return cli_usage_error("validate-run", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!shim_name)
+        return cli_usage_error("validate-run", "--shim NAME is required");
+    if (optind != argc - 1)
+        return cli_usage_error("validate-run", "expected one FILE or MODEL");
+    char err[IR_ERR_LEN];
+    struct shim *shim = shim_lookup(shim_name, err);
+    if (!shim) {
+        fprintf(stderr, "fusecheck validate-run: %s\n", err);
+        return CLI_USAGE;
+    }
+    struct ir_graph *g = cli_load(argv[optind], &lift);
+    if (!g) {
+        shim_free(shim);
+        return CLI_USAGE;
+    }
+    struct oracle_validation v;
+    int rc = oracle_validate_run(g, shim, &opt, on_check, &verbose, &v, err);
+    if (rc)
+        fprintf(stderr, "fusecheck validate-run: %s\n", err);
+    else
+        printf("validate-run: %d rewrites, %d checked, %d failed, %d without a guard binding\n", v.rewrites,
+               v.checked, v.failed, v.unbound);
+    ir_graph_free(g);
+    shim_free(shim);
+    oracle_shutdown();
+    return rc ? CLI_FAILED : v.failed ? CLI_FAILED : CLI_OK;
+}

@@ -1,0 +1,530 @@
+/* tests/test_fuzz.c — the fuzzing pieces themselves: the generator's promise (every byte string gives a valid graph,
+ * the same bytes the same graph, every motif and hazard reachable, the rules' patterns among what it makes), the
+ * checks (they pass on the faithful optimizer but for the known findings, and they catch a dropped guard atom, a
+ * result the host reads no longer written, a failing decision validator), the structure-aware mutator and crossover
+ * (valid, deterministic, every mutation reachable), the facts and db checks, the shim list and the dictionary.
+ * Inputs come from a fixed-seed generator, so the suite is deterministic; it runs in seconds under ASan. */
+#include "check.h"
+#include "fuzz/fuzz.h"
+
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A fixed-seed byte source. */
+static uint64_t rng = 0x5eed;
+static uint8_t next_byte(void)
+{
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint8_t)(rng >> 33);
+}
+
+/* Fill buf with n pseudo-random bytes. */
+static void fill(uint8_t *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = next_byte();
+}
+
+/* The whole of a file, malloc'd and NUL-terminated; NULL if unreadable. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+/* ── Known findings (fuzz/known-findings): reported bugs the checks may meet until they are fixed ────────────── */
+
+static char known[64][160];
+static int nknown;
+
+/* Read the optimizer harness's known signatures. */
+static void read_known(void)
+{
+    size_t len;
+    char *text = slurp("fuzz/known-findings", &len);
+    for (char *line = text ? strtok(text, "\n") : NULL; line && nknown < 64; line = strtok(NULL, "\n")) {
+        char h[64], sig[160];
+        if (line[0] != '#' && sscanf(line, "%63s %159s", h, sig) == 2 && strcmp(h, "fuzz_optimize") == 0)
+            snprintf(known[nknown++], sizeof known[0], "%s", sig);
+    }
+    free(text);
+}
+
+/* Whether a finding matches a known signature (a shell pattern). */
+static bool is_known(const struct fuzz_finding *f)
+{
+    char sig[200];
+    snprintf(sig, sizeof sig, "%s:%s", f->check, f->detail);
+    for (int i = 0; i < nknown; i++)
+        if (fnmatch(known[i], sig, 0) == 0)
+            return true;
+    return false;
+}
+
+/* ── The generator ───────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Every byte string decodes to a valid, small graph; the same bytes to the same text; every motif and hazard
+ * shows up. */
+static void test_generator(void)
+{
+    int invalid = 0, different = 0, large = 0;
+    int motifs[FUZZ_MOTIF_COUNT] = {0}, hazards[FUZZ_HAZARD_COUNT] = {0};
+    for (int i = 0; i < 2000; i++) {
+        uint8_t buf[320];
+        size_t n = (size_t)(i % 300);
+        fill(buf, n);
+        struct fuzz_bytes b1 = {buf, n, 0}, b2 = {buf, n, 0};
+        struct fuzz_gen_stats st;
+        size_t l1, l2;
+        char *t1 = fuzz_generate(&b1, &l1, &st), *t2 = fuzz_generate(&b2, &l2, NULL);
+        char err[IR_ERR_LEN];
+        struct ir_graph *g = t1 ? ir_parse(t1, l1, "generated", err) : NULL;
+        if (!g && invalid++ < 3)
+            fprintf(stderr, "generated graph refused: %s\n", t1 ? err : "no text");
+        different += !t1 || !t2 || l1 != l2 || memcmp(t1, t2, l1) != 0;
+        if (g && (g->nops > FUZZ_GEN_MAX_OPS || ir_values_plan_bytes(g) > ((int64_t)8 << 20)))
+            large++;
+        for (int m = 0; m < FUZZ_MOTIF_COUNT; m++)
+            motifs[m] += st.motifs[m];
+        for (int h = 0; h < FUZZ_HAZARD_COUNT; h++)
+            hazards[h] += st.hazards[h];
+        ir_graph_free(g);
+        free(t1);
+        free(t2);
+    }
+    CHECKF(invalid == 0, "%d generated graphs were refused by the validator", invalid);
+    CHECKF(different == 0, "%d byte strings gave two different graphs", different);
+    CHECKF(large == 0, "%d generated graphs are larger than promised", large);
+    for (int m = 0; m < FUZZ_MOTIF_COUNT; m++)
+        CHECKF(motifs[m] > 0, "motif %s never generated", fuzz_motif_name((enum fuzz_motif)m));
+    for (int h = 0; h < FUZZ_HAZARD_COUNT; h++)
+        CHECKF(hazards[h] > 0, "hazard %s never generated", fuzz_hazard_name((enum fuzz_hazard)h));
+    /* Two bytes pick one motif: a count byte of 0 (one motif), then the motif. */
+    for (int m = 0; m < FUZZ_MOTIF_COUNT; m++) {
+        uint8_t two[2] = {0, (uint8_t)m};
+        struct fuzz_bytes b = {two, 2, 0};
+        struct fuzz_gen_stats st;
+        char err[IR_ERR_LEN];
+        struct ir_graph *g = fuzz_generate_graph(&b, &st, err);
+        CHECKF(g && st.motifs[m] == 1 && g->nops > 0, "motif %s alone: %s", fuzz_motif_name((enum fuzz_motif)m),
+               g ? "not built" : err);
+        ir_graph_free(g);
+    }
+}
+
+/* Collect the steps that fired. */
+static void note_fired(const struct rules_report *rep, bool *fired, const struct rules_rule *const *table, int n)
+{
+    for (int32_t i = 0; i < rep->n; i++)
+        for (int k = 0; k < n; k++)
+            if (rep->d[i].outcome == RULES_FIRED && strcmp(rep->d[i].rule, table[k]->name) == 0)
+                fired[k] = true;
+}
+
+/* The rules' patterns are among what the generator makes: most shared rules fire on generated graphs under the
+ * reference shim. */
+static void test_generator_fires_rules(void)
+{
+    int n;
+    const struct rules_rule *const *table = rules_table(&n);
+    bool fired[128] = {false};
+    struct shim *ref = shim_reference();
+    for (int i = 0; i < 1500 && ref; i++) {
+        uint8_t buf[64];
+        size_t len = (size_t)(i % 40);
+        fill(buf, len);
+        if (i < 2 * FUZZ_MOTIF_COUNT) { /* each motif alone, plainest and with a byte of variety */
+            memset(buf, 0, sizeof buf);
+            buf[1] = (uint8_t)(i % FUZZ_MOTIF_COUNT);
+            buf[2] = (uint8_t)(i / FUZZ_MOTIF_COUNT);
+            len = 3;
+        }
+        struct fuzz_bytes b = {buf, len, 0};
+        char err[IR_ERR_LEN];
+        struct ir_graph *g = fuzz_generate_graph(&b, NULL, err);
+        struct rules_optimized o;
+        if (g && rules_optimize(g, ref, NULL, 0, &o, err) == 0) {
+            note_fired(&o.report, fired, table, n < 128 ? n : 128);
+            rules_optimized_free(&o);
+        }
+        ir_graph_free(g);
+    }
+    shim_free(ref);
+    int count = 0;
+    for (int k = 0; k < n && k < 128; k++) {
+        count += fired[k];
+        if (!fired[k])
+            fprintf(stderr, "note: rule %s did not fire on the generated graphs of this test\n", table[k]->name);
+    }
+    CHECKF(count * 10 >= n * 8, "only %d of %d shared rules fire on generated graphs", count, n);
+}
+
+/* ── The optimizer checks ────────────────────────────────────────────────────────────────────────────────── */
+
+/* Generated cases under every kind of shim pass every check on the faithful optimizer, but for known findings. */
+static void test_optimize_passes(void)
+{
+    int unknown = 0, checked = 0;
+    for (int i = 0; i < 240; i++) {
+        uint8_t buf[200];
+        size_t len = FUZZ_CTL + (size_t)(i % 120);
+        fill(buf, len);
+        buf[4] = (uint8_t)(buf[4] & ~3u); /* every case runs the prefix-hold check */
+        struct fuzz_finding f;
+        if (fuzz_check_optimize(buf, len, &f) && !is_known(&f) && unknown++ < 3)
+            fprintf(stderr, "finding %s:%s: %s\n", f.check, f.detail, f.message);
+        checked++;
+    }
+    CHECKF(unknown == 0, "%d of %d generated cases fail a check (not a known finding)", unknown, checked);
+}
+
+/* Parse a file into a graph (NULL + message on failure). */
+static struct ir_graph *load(const char *path)
+{
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = ir_parse_file(path, err);
+    if (!g)
+        fprintf(stderr, "%s\n", err);
+    return g;
+}
+
+/* A reference-shim plan with no holds and the prefix check from step k. */
+static struct fuzz_plan plan_ref(int k)
+{
+    struct fuzz_plan p = {0, {-1, -1}, 4 * k, 7};
+    return p;
+}
+
+/* The checks catch a dropped guard atom: on its near-miss case the mutant optimizer is caught, with the rule blamed
+ * (a diff, or a result the host reads no longer written); the faithful one passes. */
+static void test_optimize_catches_mutants(void)
+{
+    static const struct {
+        const char *path, *atom, *check, *detail;
+    } cases[] = {
+        {"tests/rules/row_write/table_untouched.fc", "row_write:table_untouched", "diff", "row_write"},
+        {"tests/rules/row_write/not_observed.fc", "row_write:not_observed", "unwritten", "row_write"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct ir_graph *g = load(cases[i].path);
+        CHECKF(g != NULL, "%s", cases[i].path);
+        if (!g)
+            continue;
+        struct fuzz_plan p = plan_ref(0);
+        struct fuzz_finding f;
+        CHECKF(fuzz_check_graph(g, &p, &f) == 0, "%s: the faithful optimizer fails %s:%s", cases[i].path, f.check,
+               f.detail);
+        rules_drop_atom(cases[i].atom);
+        int bad = fuzz_check_graph(g, &p, &f);
+        rules_drop_atom(NULL);
+        CHECKF(bad && strcmp(f.check, cases[i].check) == 0 && strcmp(f.detail, cases[i].detail) == 0,
+               "%s without %s: expected %s:%s, got %s", cases[i].path, cases[i].atom, cases[i].check, cases[i].detail,
+               bad ? f.check : "no finding");
+        ir_graph_free(g);
+    }
+}
+
+/* A validator that refuses every firing of add_norm. */
+static int refuse_add_norm(const struct ir_graph *lifted, const struct shim *shim, const struct rules_optimized *o,
+                           int32_t decision, char why[IR_ERR_LEN])
+{
+    (void)lifted;
+    (void)shim;
+    if (strcmp(o->report.d[decision].rule, "add_norm") != 0)
+        return 0;
+    snprintf(why, IR_ERR_LEN, "refused by the test");
+    return 1;
+}
+
+/* The decision validator hook is called on fired decisions, and its refusal is a finding naming the rule. */
+static void test_validator_hook(void)
+{
+    static const char text[] = "tensor x f32 1x8 input\ntensor res f32 1x8 input\ntensor w f32 1x8 constant\n"
+                               "tensor s f32 1x8 activation\ntensor n f32 1x8 activation observed\n"
+                               "op s = elementwise(x, res) op=add n=8\n"
+                               "op n = rms_norm(s, w) rows=1 cols=8 eps=1e-06 weight offset=0\n";
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = ir_parse(text, sizeof text - 1, "add_norm", err);
+    CHECKF(g != NULL, "%s", err);
+    if (!g)
+        return;
+    struct fuzz_plan p = plan_ref(1);
+    struct fuzz_finding f;
+    fuzz_set_validator(refuse_add_norm);
+    CHECK(fuzz_validator() == refuse_add_norm);
+    int bad = fuzz_check_graph(g, &p, &f);
+    fuzz_set_validator(NULL);
+    CHECKF(bad && strcmp(f.check, "validate") == 0 && strcmp(f.detail, "add_norm") == 0, "got %s:%s",
+           bad ? f.check : "-", bad ? f.detail : "-");
+    CHECK(fuzz_check_graph(g, &p, &f) == 0);
+    ir_graph_free(g);
+}
+
+/* Cases decode: control bytes choose the plan; a text body is the graph; other bytes go to the generator. */
+static void test_cases(void)
+{
+    static const char text[] = "\x02\x00\x00\x00\x08\x01\x00\x00"
+                               "tensor x f32 1x4 input\ntensor y f32 1x4 activation observed\n"
+                               "op y = relu(x) n=4\n";
+    struct fuzz_case c;
+    char err[IR_ERR_LEN];
+    CHECK(fuzz_case_decode((const uint8_t *)text, sizeof text - 1, &c, err) == 0);
+    CHECK(c.g && !c.generated && c.g->nops == 1);
+    CHECK(c.plan.prefix == 8 && c.plan.seed == 1 && c.plan.hold[0] == -1 && c.plan.hold[1] == -1);
+    CHECK_STR(fuzz_shim_name(c.plan.shim), "none");
+    fuzz_case_free(&c);
+    static const uint8_t bytes[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 3};
+    CHECK(fuzz_case_decode(bytes, sizeof bytes, &c, err) == 0);
+    CHECK(c.g && c.generated && c.g->nops > 0);
+    CHECK_STR(fuzz_shim_name(c.plan.shim), "reference");
+    fuzz_case_free(&c);
+    CHECK(fuzz_case_decode(bytes, 0, &c, err) == 0 && c.g && c.generated);
+    fuzz_case_free(&c);
+}
+
+/* The shim list: the plain shims first, each name loads, the lane's names when it is linked. */
+static void test_shims(void)
+{
+    int n = fuzz_shim_count();
+    CHECK(n >= 2);
+    CHECK_STR(fuzz_shim_name(0), "reference");
+    CHECK_STR(fuzz_shim_name(1), "none");
+    int lanes = 0, loads = 0;
+    for (int i = 0; i < n; i++) {
+        char err[IR_ERR_LEN];
+        struct shim *s = shim_lookup(fuzz_shim_name(i), err);
+        loads += s != NULL;
+        lanes += strncmp(fuzz_shim_name(i), "cuda-lane:", 10) == 0;
+        shim_free(s);
+    }
+    CHECK(loads == n);
+    char err[IR_ERR_LEN];
+    struct shim *lane = shim_lookup("cuda-lane:h200:int8", err);
+    CHECKF(!lane || lanes >= 15, "the lane is linked but only %d of its names are offered", lanes);
+    shim_free(lane);
+}
+
+/* ── Format, facts and db checks ─────────────────────────────────────────────────────────────────────────── */
+
+/* The format check passes on the canonical files, on bytes, and on texts cut and flipped. */
+static void test_format(void)
+{
+    static const char *const files[] = {"tests/data/format/example.fc", "tests/data/format/rewritten.fc",
+                                        "tests/rules/mla_prologue/fires.fc",
+                                        "tests/rules/qk_norm_rope_gate_split/fires.fc"};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        size_t len;
+        char *text = slurp(files[i], &len);
+        CHECKF(text != NULL, "%s", files[i]);
+        for (int k = 0; text && k < 60; k++) {
+            char *m = malloc(len + 1);
+            memcpy(m, text, len + 1);
+            size_t n = k == 0 ? len : (size_t)next_byte() * len / 256;
+            if (k % 3 == 1 && n < len)
+                m[n] = (char)next_byte();
+            struct fuzz_finding f;
+            if (fuzz_check_format((const uint8_t *)m, k % 3 == 2 ? n : len, &f) && bad++ < 3)
+                fprintf(stderr, "%s: %s:%s: %s\n", files[i], f.check, f.detail, f.message);
+            free(m);
+        }
+        free(text);
+    }
+    for (int i = 0; i < 300; i++) {
+        uint8_t buf[128];
+        fill(buf, sizeof buf);
+        struct fuzz_finding f;
+        bad += fuzz_check_format(buf, (size_t)(i % 128), &f);
+    }
+    CHECKF(bad == 0, "%d format inputs fail", bad);
+}
+
+/* The facts check passes on generated inputs (the indexed facts equal the specification). */
+static void test_facts(void)
+{
+    int bad = 0;
+    for (int i = 0; i < 150; i++) {
+        uint8_t buf[256];
+        size_t len = (size_t)(i % 256);
+        fill(buf, len);
+        struct fuzz_finding f;
+        if (fuzz_check_facts(buf, len, &f) && bad++ < 3)
+            fprintf(stderr, "facts: %s:%s: %s\n", f.check, f.detail, f.message);
+    }
+    CHECKF(bad == 0, "%d facts inputs fail", bad);
+}
+
+/* The db check passes on arbitrary bytes (text of every kind round-trips) and cleans up after itself. */
+static void test_db(void)
+{
+    int bad = 0;
+    for (int i = 0; i < 120; i++) {
+        uint8_t buf[400];
+        size_t len = (size_t)(i * 3 % 400);
+        fill(buf, len);
+        for (size_t k = 0; k < len; k++) /* fields: a NUL now and then */
+            if (buf[k] < 24)
+                buf[k] = 0;
+        struct fuzz_finding f;
+        if (fuzz_check_db(buf, len, &f) && bad++ < 3)
+            fprintf(stderr, "db: %s:%s: %s\n", f.check, f.detail, f.message);
+    }
+    fuzz_db_cleanup();
+    CHECKF(bad == 0, "%d db inputs fail", bad);
+}
+
+/* ── The mutator ─────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A byte mutator for the tests: flip one byte. */
+static size_t flip_byte(uint8_t *data, size_t size, size_t max)
+{
+    (void)max;
+    if (size)
+        data[next_byte() % size] ^= 0x5a;
+    return size;
+}
+
+/* Every mutation applies to some rule case and keeps it valid; the same seed gives the same text; a splice of two
+ * graphs is valid and holds both graphs' ops; the case mutator and crossover stay within their room. */
+static void test_mutator(void)
+{
+    static const char *const files[] = {
+        "tests/rules/gdn_decode_whole/fires.fc", "tests/rules/moe_rows/fires.fc",
+        "tests/rules/attn_output_gate/fires.fc", "tests/rules/mla_prologue/fires.fc",
+        "tests/rules/join_in_place/fires.fc",    "tests/rules/elementwise_regions/fires.fc"};
+    enum { NFILES = sizeof files / sizeof files[0] };
+    int applied[FUZZ_MUT_COUNT] = {0}, invalid = 0, unstable = 0;
+    char *texts[NFILES];
+    size_t lens[NFILES];
+    for (int i = 0; i < NFILES; i++)
+        texts[i] = slurp(files[i], &lens[i]);
+    for (int i = 0; i < NFILES; i++) {
+        CHECKF(texts[i] != NULL, "%s", files[i]);
+        for (int m = 0; texts[i] && m < FUZZ_MUT_COUNT; m++)
+            for (uint64_t seed = 1; seed <= 6; seed++) {
+                size_t n, n2;
+                char *out = fuzz_mutate_with(texts[i], lens[i], (enum fuzz_mutation)m, seed, &n);
+                char *again = fuzz_mutate_with(texts[i], lens[i], (enum fuzz_mutation)m, seed, &n2);
+                unstable += (out == NULL) != (again == NULL) || (out && (n != n2 || memcmp(out, again, n) != 0));
+                if (out) {
+                    char err[IR_ERR_LEN];
+                    struct ir_graph *g = ir_parse(out, n, "mutated", err);
+                    invalid += g == NULL;
+                    applied[m] += g != NULL;
+                    ir_graph_free(g);
+                }
+                free(out);
+                free(again);
+            }
+    }
+    for (int m = 0; m < FUZZ_MUT_COUNT; m++)
+        CHECKF(applied[m] > 0, "mutation %s never applied", fuzz_mutation_name((enum fuzz_mutation)m));
+    CHECKF(invalid == 0, "%d mutated graphs do not validate", invalid);
+    CHECKF(unstable == 0, "%d mutations are not deterministic", unstable);
+    char err[IR_ERR_LEN];
+    struct ir_graph *a = texts[0] ? ir_parse(texts[0], lens[0], "a", err) : NULL;
+    struct ir_graph *b = texts[1] ? ir_parse(texts[1], lens[1], "b", err) : NULL;
+    for (uint64_t seed = 1; a && b && seed <= 4; seed++) {
+        size_t n;
+        char *s = fuzz_splice_text(texts[0], lens[0], texts[1], lens[1], seed, &n);
+        struct ir_graph *c = s ? ir_parse(s, n, "spliced", err) : NULL;
+        CHECKF(c && c->nops == a->nops + b->nops, "splice %d: %s", (int)seed, c ? "ops lost" : err);
+        ir_graph_free(c);
+        free(s);
+    }
+    ir_graph_free(a);
+    ir_graph_free(b);
+    /* The case mutator and crossover on libFuzzer's side. */
+    size_t room = lens[2] + 4096;
+    uint8_t *buf = malloc(room), *out = malloc(room);
+    memset(buf, 0, FUZZ_CTL);
+    memcpy(buf + FUZZ_CTL, texts[2], lens[2]);
+    size_t size = FUZZ_CTL + lens[2];
+    int within = 1, graphs = 0;
+    for (unsigned seed = 1; seed <= 40; seed++) {
+        size = fuzz_mutate_case(buf, size, room, seed, flip_byte);
+        within &= size >= FUZZ_CTL && size <= room;
+        struct fuzz_case c;
+        if (fuzz_case_decode(buf, size, &c, err) == 0) {
+            graphs += !c.generated;
+            fuzz_case_free(&c);
+        }
+        size_t x = fuzz_cross_case(buf, size, buf, size, out, room, seed);
+        within &= x <= room;
+        size_t y = fuzz_mutate_format(out, x, room, seed, flip_byte);
+        within &= y <= room;
+    }
+    CHECK(within);
+    CHECKF(graphs > 20, "the case mutator kept a graph in only %d of 40 rounds", graphs);
+    free(buf);
+    free(out);
+    for (int i = 0; i < NFILES; i++)
+        free(texts[i]);
+}
+
+/* ── The dictionary ──────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Whether the dictionary has the quoted word. */
+static bool in_dict(const char *dict, const char *word)
+{
+    char q[128];
+    snprintf(q, sizeof q, "\"%s\"\n", word);
+    return strstr(dict, q) != NULL;
+}
+
+/* fuzz/fc.dict names every row of the format's tables. */
+static void test_dictionary(void)
+{
+    size_t len;
+    char *dict = slurp("fuzz/fc.dict", &len);
+    CHECK(dict != NULL);
+    if (!dict)
+        return;
+    int missing = 0;
+    for (int k = 0; k < IR_KIND_COUNT; k++)
+        missing += !in_dict(dict, ir_kind_name((enum ir_kind)k));
+    for (int c = 0; c < IR_CLASS_COUNT; c++)
+        missing += !in_dict(dict, ir_class_name((enum ir_class)c));
+    for (int e = 0; e < IR_ELEM_COUNT; e++)
+        missing += !in_dict(dict, ir_elem_name((enum ir_elem)e));
+    for (int r = 0; r < IR_ROLE_COUNT; r++)
+        missing += !in_dict(dict, ir_role_name((enum ir_role)r));
+    for (int f = 0; f < IR_FMT_COUNT; f++)
+        missing += !in_dict(dict, ir_format_name((enum ir_format)f));
+    CHECKF(missing == 0, "%d table names are missing from fuzz/fc.dict", missing);
+    free(dict);
+}
+
+int main(void)
+{
+    read_known();
+    test_generator();
+    test_generator_fires_rules();
+    test_cases();
+    test_shims();
+    test_optimize_passes();
+    test_optimize_catches_mutants();
+    test_validator_hook();
+    test_format();
+    test_facts();
+    test_db();
+    test_mutator();
+    test_dictionary();
+    return check_done("fuzz");
+}

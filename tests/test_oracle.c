@@ -1,0 +1,805 @@
+/* tests/test_oracle.c — the oracle: its symbolic atoms agree with the optimizer's own interpreter of the atoms
+ * (rules/guards.c over ir/facts.c) on every schedule of up to 6 ops over 3 tensors that each atom's inputs span; it
+ * proves every shipped rule (or refutes it with a counterexample that fails concretely on the faithful optimizer);
+ * it refutes deliberately wrong rules; its counterexamples replay as diff failures under rules_drop_atom; its
+ * index maps hold; translation validation passes a zoo optimization and catches a mutant's illegal firing. */
+#include "check.h"
+#include "oracle/oracle.h"
+#include "models/models.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef FUSECHECK_SOURCE_DIR
+#define FUSECHECK_SOURCE_DIR "."
+#endif
+
+#define FIXTURES FUSECHECK_SOURCE_DIR "/tests/rules"
+
+/* Under a sanitizer every question costs some twenty times more: the agreement test then spans windows of up to 4
+ * ops (tensor columns) and 2 ops (whole rows), the full spans (6 and 4) in optimized builds. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifdef SANITIZED
+#define COLUMN_OPS 4
+#define PAIR_OPS 2
+#define RANDOM_SCHEDULES 200
+#define ROW_FLAGS 1
+#define Z3_SAMPLES 60
+#else
+#define COLUMN_OPS 6
+#define PAIR_OPS 4
+#define RANDOM_SCHEDULES 1500
+#define ROW_FLAGS 2
+#define Z3_SAMPLES 140
+#endif
+
+/* ── Agreement: the twins against the optimizer's interpreter ────────────────────────────────────────────── */
+
+/* A schedule made into slots once, asked under many bindings. */
+struct probe {
+    struct oracle_sched *s;
+    struct ir_graph *g;
+    struct rules_rewriter r;
+    long long asked, disagreed;
+};
+
+/* Build the probe's slots from its schedule. */
+static void probe_open(struct probe *p)
+{
+    memset(&p->r, 0, sizeof p->r);
+    p->r.s = oracle_sched_slots(p->s, &p->g);
+    p->r.g = p->g;
+}
+
+static void probe_close(struct probe *p)
+{
+    oracle_sched_slots_free(p->r.s, p->g);
+    p->r.s = NULL;
+    p->g = NULL;
+}
+
+/* Ask one atom under one binding both ways; count a disagreement (printing the first few). */
+static void ask(struct probe *p, const struct rules_atom *at, const struct rules_binding *b)
+{
+    bool concrete = rules_atom_holds(&p->r, at, b);
+    bool twin = oracle_atom_twin(p->s, b, at);
+    p->asked++;
+    if (concrete == twin)
+        return;
+    if (p->disagreed++ < 5) {
+        char *text = oracle_sched_text(p->s);
+        fprintf(stderr, "disagree on %s (t=%d a=%d b=%d, g of %d): facts %d, twin %d\n%s", rules_atom_name(at->kind),
+                (int)b->tensor[at->t], (int)b->slot[at->a], (int)b->slot[at->b], (int)b->nset[at->g], concrete,
+                twin, text);
+        free(text);
+    }
+}
+
+/* The atom of kind k over roles t (INPUT), a (PRODUCER), b (CONSUMER), g (MEMBERS), forall none. */
+static struct rules_atom atom_of(enum rules_atom_kind k)
+{
+    struct rules_atom at = {"probe", k, RULES_ROLE_INPUT, RULES_ROLE_PRODUCER, RULES_ROLE_CONSUMER,
+                            RULES_ROLE_MEMBERS, RULES_ROLE_NONE};
+    return at;
+}
+
+/* Whether the atom kind reads the slot a, the slot b, the set g, the tensor's flags. */
+static bool uses_a(enum rules_atom_kind k) { return k != RULES_ATOM_NOT_OBSERVED && k != RULES_ATOM_NOT_CARRIED && k != RULES_ATOM_READERS_WITHIN; }
+static bool uses_b(enum rules_atom_kind k)
+{
+    return k == RULES_ATOM_UNTOUCHED || k == RULES_ATOM_UNREAD_UNWRITTEN || k == RULES_ATOM_NO_CROSS ||
+           k == RULES_ATOM_NO_SINK_PAST;
+}
+static bool uses_g(enum rules_atom_kind k)
+{
+    return uses_b(k) || k == RULES_ATOM_READERS_WITHIN || k == RULES_ATOM_READ_ONLY_WITHIN;
+}
+
+/* Bind g to the slots of mask. */
+static void bind_mask(struct rules_binding *b, int32_t *store, unsigned mask, int n)
+{
+    int32_t m = 0;
+    for (int k = 0; k < n; k++)
+        if (mask & (1u << k))
+            store[m++] = k;
+    b->set[RULES_ROLE_MEMBERS] = store;
+    b->nset[RULES_ROLE_MEMBERS] = m;
+}
+
+/* Every g the probe asks for slots a, b over n ops: every subset when n ≤ 4, else every subset of the slots
+ * between a and b together with a and b (the others cannot matter by the atoms' meanings), and for atoms whose g
+ * ranges over readers, every subset. */
+static void each_g(struct probe *p, const struct rules_atom *at, struct rules_binding *b, int n)
+{
+    int32_t store[8];
+    if (!uses_g(at->kind)) {
+        ask(p, at, b);
+        return;
+    }
+    bool all = n <= 4 || at->kind == RULES_ATOM_READERS_WITHIN || at->kind == RULES_ATOM_READ_ONLY_WITHIN;
+    unsigned span = 0;
+    for (int k = 0; k < n; k++)
+        if (all || (k >= b->slot[at->a] && k <= b->slot[at->b]))
+            span |= 1u << k;
+    for (unsigned mask = 0;; mask = (mask - span) & span) {
+        bind_mask(b, store, mask, n);
+        ask(p, at, b);
+        if (mask == span)
+            break;
+    }
+}
+
+/* Every binding of the slots (a, b in -1..n-1, as the kind reads them) with tensor t. */
+static void each_binding(struct probe *p, enum rules_atom_kind k, ir_tid t, int n)
+{
+    struct rules_atom at = atom_of(k);
+    struct rules_binding b = rules_binding_empty();
+    b.tensor[RULES_ROLE_INPUT] = t;
+    for (int a = -1; a < (uses_a(k) ? n : 0); a++)
+        for (int bb = -1; bb < (uses_b(k) ? n : 0); bb++) {
+            b.slot[RULES_ROLE_PRODUCER] = a;
+            b.slot[RULES_ROLE_CONSUMER] = bb;
+            each_g(p, &at, &b, n);
+        }
+}
+
+/* The kinds whose meaning speaks of one tensor's readers, writers or flags. */
+static const enum rules_atom_kind tensor_kinds[] = {
+    RULES_ATOM_ONLY_READER,      RULES_ATOM_FIRST_READER, RULES_ATOM_READERS_WITHIN, RULES_ATOM_UNTOUCHED,
+    RULES_ATOM_UNREAD_UNWRITTEN, RULES_ATOM_NOT_OBSERVED, RULES_ATOM_NOT_CARRIED,
+};
+
+/* Part A: every column of tensor 0 over 1..6 ops (each op reads it or not, writes it or not), every flag pair of it
+ * for the kinds that read flags, every binding; the other two tensors touched differently so a twin that looks at
+ * the wrong tensor disagrees. Tensors 1, 2 and none are bound too on the smaller windows. */
+static void agreement_columns(struct probe *p)
+{
+    for (int n = 1; n <= COLUMN_OPS; n++) {
+        unsigned columns = 1u << (2 * n);
+        for (unsigned col = 0; col < columns; col++)
+            for (int flags = 0; flags < 4; flags++) {
+                p->s = oracle_sched_new(n, 3);
+                for (int k = 0; k < n; k++) {
+                    bool r = col >> (2 * k) & 1, w = col >> (2 * k + 1) & 1;
+                    p->s->reads[k * 3 + 0] = r;
+                    p->s->writes[k * 3 + 0] = w;
+                    p->s->reads[k * 3 + 1] = !r;
+                    p->s->writes[k * 3 + 1] = !w && k % 2;
+                    p->s->reads[k * 3 + 2] = p->s->writes[k * 3 + 2] = true;
+                }
+                p->s->observed[0] = flags & 1;
+                p->s->carried[0] = flags & 2;
+                p->s->observed[1] = true;
+                p->s->carried[2] = true;
+                probe_open(p);
+                for (size_t i = 0; i < sizeof tensor_kinds / sizeof tensor_kinds[0]; i++) {
+                    enum rules_atom_kind k = tensor_kinds[i];
+                    bool flag_kind = k == RULES_ATOM_NOT_OBSERVED || k == RULES_ATOM_NOT_CARRIED;
+                    if (flags && !flag_kind)
+                        continue;
+                    each_binding(p, k, 0, n);
+                    if (n <= 3 || flag_kind)
+                        for (ir_tid t = -1; t < 3; t += 2)
+                            each_binding(p, k, t, n);
+                }
+                probe_close(p);
+                oracle_sched_free(p->s);
+            }
+    }
+}
+
+/* Set op k's row of a 3-tensor schedule from 6 bits: reads of t0..t2, then writes. */
+static void set_row(struct oracle_sched *s, int k, unsigned bits)
+{
+    for (int t = 0; t < 3; t++) {
+        s->reads[k * 3 + t] = bits >> t & 1;
+        s->writes[k * 3 + t] = bits >> (3 + t) & 1;
+    }
+}
+
+/* Ask an op-kind atom with the mover at slot m: its partner slot every value -1..n-1, g empty, {o} or all. */
+static void ask_mover(struct probe *p, enum rules_atom_kind k, int n, int m, int o)
+{
+    struct rules_atom at = atom_of(k);
+    struct rules_binding b = rules_binding_empty();
+    int32_t store[8];
+    bool mover_is_b = k == RULES_ATOM_NO_CROSS;
+    unsigned masks[3] = {0, 1u << o, (1u << n) - 1};
+    for (int x = -1; x < n; x++) {
+        b.slot[RULES_ROLE_PRODUCER] = mover_is_b ? x : m;
+        b.slot[RULES_ROLE_CONSUMER] = mover_is_b ? m : x;
+        for (int gi = 0; gi < 3; gi++) {
+            bind_mask(&b, store, masks[gi], n);
+            ask(p, &at, &b);
+        }
+    }
+}
+
+/* Part B: the kinds that speak of whole ops (no_cross, no_sink_past, read_only_within): every schedule of up to 2
+ * ops over 3 tensors with every binding; and on windows of 3 and 4 ops, every pair of rows for the moving op and one
+ * other op at every pair of positions, the other ops touching nothing or everything, every binding of the moving
+ * op's partner slot and g empty, the other op, or all. */
+static void agreement_rows(struct probe *p)
+{
+    static const enum rules_atom_kind kinds[] = {RULES_ATOM_NO_CROSS, RULES_ATOM_NO_SINK_PAST,
+                                                 RULES_ATOM_READ_ONLY_WITHIN};
+    for (int n = 1; n <= 2; n++)
+        for (unsigned rows = 0; rows < (1u << (6 * n)); rows++)
+            for (int flags = 0; flags < ROW_FLAGS; flags++) {
+                p->s = oracle_sched_new(n, 3);
+                for (int k = 0; k < n; k++)
+                    set_row(p->s, k, rows >> (6 * k) & 63);
+                p->s->observed[1] = flags;
+                p->s->carried[2] = flags;
+                probe_open(p);
+                for (int i = 0; i < 3; i++)
+                    each_binding(p, kinds[i], 0, n);
+                probe_close(p);
+                oracle_sched_free(p->s);
+            }
+    for (int n = 3; n <= PAIR_OPS; n++)
+        for (int m = 0; m < n; m++)
+            for (int o = 0; o < n; o++)
+                for (int fill = 0; fill < 2 && o != m; fill++)
+                    for (unsigned mover = 0; mover < 64; mover++) {
+                        p->s = oracle_sched_new(n, 3);
+                        p->s->observed[0] = p->s->carried[1] = true;
+                        for (int k = 0; k < n; k++)
+                            set_row(p->s, k, fill ? 63 : 0);
+                        set_row(p->s, m, mover);
+                        for (unsigned other = 0; other < 64; other++) {
+                            set_row(p->s, o, other);
+                            probe_open(p);
+                            for (int i = 0; i < 3; i++)
+                                ask_mover(p, kinds[i], n, m, o);
+                            probe_close(p);
+                        }
+                        oracle_sched_free(p->s);
+                    }
+}
+
+/* A deterministic pseudo-random number (xorshift). */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+/* A random schedule of 6 ops over 3 tensors, flags and roles included. */
+static struct oracle_sched *random_sched(uint64_t *rng)
+{
+    struct oracle_sched *s = oracle_sched_new(6, 3);
+    for (int k = 0; k < 6; k++)
+        set_row(s, k, (unsigned)(next_random(rng) & 63));
+    for (int t = 0; t < 3; t++) {
+        unsigned x = (unsigned)next_random(rng);
+        s->observed[t] = x & 1;
+        s->carried[t] = x & 2;
+        s->role[t] = (x >> 2) % 3 == 0 ? IR_ROLE_STATE : (x >> 2) % 3 == 1 ? IR_ROLE_ACTIVATION : IR_ROLE_INPUT;
+    }
+    return s;
+}
+
+/* A random binding over a 6-op, 3-tensor schedule (sets in store). */
+static struct rules_binding random_binding(uint64_t *rng, int32_t *store)
+{
+    struct rules_binding b = rules_binding_empty();
+    b.tensor[RULES_ROLE_INPUT] = (ir_tid)(next_random(rng) % 4) - 1;
+    b.slot[RULES_ROLE_PRODUCER] = (int32_t)(next_random(rng) % 7) - 1;
+    b.slot[RULES_ROLE_CONSUMER] = (int32_t)(next_random(rng) % 7) - 1;
+    bind_mask(&b, store, (unsigned)(next_random(rng) & 63), 6);
+    return b;
+}
+
+/* Part C: random full schedules of 6 ops over 3 tensors, random bindings, every kind (the quantified form too). */
+static void agreement_random(struct probe *p, int schedules)
+{
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < schedules; i++) {
+        p->s = random_sched(&rng);
+        probe_open(p);
+        for (int j = 0; j < 24; j++) {
+            int32_t store[8], each[8];
+            struct rules_binding b = random_binding(&rng, store);
+            for (int k = 0; k < RULES_ATOM_COUNT; k++) {
+                struct rules_atom at = atom_of((enum rules_atom_kind)k);
+                ask(p, &at, &b);
+                /* The same atom under a quantifier over a second set, EACH standing for a or b. */
+                struct rules_binding q = b;
+                int32_t m = 0;
+                unsigned mask = (unsigned)(next_random(&rng) & 63);
+                for (int x = 0; x < 6; x++)
+                    if (mask & (1u << x))
+                        each[m++] = x;
+                q.set[RULES_ROLE_PRODUCERS] = each;
+                q.nset[RULES_ROLE_PRODUCERS] = m;
+                at.forall = RULES_ROLE_PRODUCERS;
+                if (j & 1)
+                    at.a = RULES_ROLE_EACH;
+                else
+                    at.b = RULES_ROLE_EACH;
+                ask(p, &at, &q);
+            }
+        }
+        probe_close(p);
+        oracle_sched_free(p->s);
+    }
+}
+
+/* Part D: the twin's two interpreters — evaluated, and built as a Z3 formula and decided — agree on samples. */
+static void agreement_z3(int samples)
+{
+    uint64_t rng = 0x243f6a8885a308d3ULL;
+    int bad = 0, failed = 0;
+    for (int i = 0; i < samples; i++) {
+        struct oracle_sched *s = random_sched(&rng);
+        int32_t store[8];
+        struct rules_binding b = random_binding(&rng, store);
+        struct rules_atom at = atom_of((enum rules_atom_kind)(i % RULES_ATOM_COUNT));
+        int z = oracle_atom_twin_z3(s, &b, &at);
+        failed += z < 0;
+        bad += z >= 0 && (z == 1) != oracle_atom_twin(s, &b, &at);
+        oracle_sched_free(s);
+    }
+    CHECKF(failed == 0, "%d of %d Z3 evaluations failed", failed, samples);
+    CHECKF(bad == 0, "the Z3 twin and the evaluated twin disagree on %d of %d samples", bad, samples);
+}
+
+/* The whole agreement test. */
+static void test_agreement(void)
+{
+    struct probe p;
+    memset(&p, 0, sizeof p);
+    agreement_columns(&p);
+    long long columns = p.asked;
+    agreement_rows(&p);
+    long long rows = p.asked - columns;
+    agreement_random(&p, RANDOM_SCHEDULES);
+    CHECKF(p.disagreed == 0, "the twins and the facts disagree on %lld of %lld questions", p.disagreed, p.asked);
+    CHECKF(columns > 100000 && rows > 100000, "too few questions asked: %lld + %lld", columns, rows);
+    printf("agreement: %lld questions (%lld on tensor columns up to %d ops, %lld on op rows up to %d ops), "
+           "%lld disagreements\n",
+           p.asked, columns, COLUMN_OPS, rows, PAIR_OPS > 2 ? PAIR_OPS : 2, p.disagreed);
+    agreement_z3(Z3_SAMPLES);
+}
+
+/* ── The shipped rules ───────────────────────────────────────────────────────────────────────────────────── */
+
+/* What the outcomes of one rule's proof said. */
+struct verdicts {
+    int consistent, dataflow, dataflow_a5, index, index_proved;
+    enum oracle_verdict faithful, a5;
+    struct oracle_sched *cex; /* the faithful refutation's schedule (a copy) */
+};
+
+/* A copy of a schedule. */
+static struct oracle_sched *copy_sched(const struct oracle_sched *s)
+{
+    struct oracle_sched *c = oracle_sched_new(s->nops, s->ntensors);
+    size_t cells = (size_t)s->nops * (size_t)s->ntensors;
+    memcpy(c->reads, s->reads, cells * sizeof *c->reads);
+    memcpy(c->writes, s->writes, cells * sizeof *c->writes);
+    memcpy(c->observed, s->observed, (size_t)s->ntensors * sizeof *c->observed);
+    memcpy(c->carried, s->carried, (size_t)s->ntensors * sizeof *c->carried);
+    memcpy(c->role, s->role, (size_t)s->ntensors * sizeof *c->role);
+    c->bind = s->bind;
+    for (int g = 0; g < RULES_ROLE_COUNT; g++)
+        if (s->bind.set[g])
+            oracle_sched_set(c, (enum rules_role)g, s->bind.set[g], s->bind.nset[g]);
+    c->half[0] = s->half[0];
+    c->half[1] = s->half[1];
+    memcpy(c->note, s->note, sizeof c->note);
+    return c;
+}
+
+/* Collect a rule's outcomes. */
+static void collect(const struct oracle_outcome *o, void *ctx)
+{
+    struct verdicts *v = ctx;
+    if (strcmp(o->obligation, "assumptions satisfiable") == 0)
+        v->consistent += o->verdict == ORACLE_PROVED;
+    else if (strcmp(o->obligation, "dataflow") == 0) {
+        v->dataflow++;
+        v->faithful = o->verdict;
+        if (o->cex && !v->cex)
+            v->cex = copy_sched(o->cex);
+    } else if (strcmp(o->obligation, "dataflow under A5") == 0) {
+        v->dataflow_a5++;
+        v->a5 = o->verdict;
+    } else if (strncmp(o->obligation, "index:", 6) == 0) {
+        v->index++;
+        v->index_proved += o->verdict == ORACLE_PROVED;
+    }
+}
+
+/* Whether the guards of rule (atom `drop` left out) hold on a schedule by the optimizer's own interpreter. */
+static bool guards_hold_concretely(const struct rules_rule *rule, const char *drop, const struct oracle_sched *s)
+{
+    struct ir_graph *g;
+    struct rules_rewriter r;
+    memset(&r, 0, sizeof r);
+    r.s = oracle_sched_slots(s, &g);
+    r.g = g;
+    bool all = true;
+    for (int i = 0; i < rule->nguards && all; i++)
+        if (!drop || strcmp(rule->guards[i].name, drop) != 0)
+            all = rules_atom_holds(&r, &rule->guards[i], &s->bind);
+    oracle_sched_slots_free(r.s, g);
+    return all;
+}
+
+/* Whether a faithful rule's counterexample fails concretely: its replay graph differs under the faithful optimizer. */
+static bool replays_faithfully(const struct rules_rule *rule, const struct oracle_sched *cex)
+{
+    struct oracle_replay rp;
+    char err[IR_ERR_LEN];
+    if (oracle_replay_graph(rule, NULL, cex, FIXTURES, &rp, err)) {
+        fprintf(stderr, "%s: no replay: %s\n", rule->name, err);
+        return false;
+    }
+    struct ir_graph *g = ir_parse(rp.text, strlen(rp.text), rule->name, err);
+    bool differs = false;
+    int fired = 0;
+    if (!g || oracle_replay_diff(g, rp.shim, rp.hold, NULL, rule->name, &differs, &fired, err))
+        fprintf(stderr, "%s: replay failed: %s\n", rule->name, err);
+    ir_graph_free(g);
+    oracle_replay_free(&rp);
+    return differs && fired > 0;
+}
+
+/* Every shipped rule: its assumptions admit a firing, its index maps hold, and its dataflow obligation is proved —
+ * or refuted only through a state result (proved under A5) with a counterexample the optimizer's own interpreter
+ * accepts and that fails concretely on the faithful optimizer (a real bug the report names). */
+static void test_shipped(void)
+{
+    const struct rules_rule *list[256];
+    int n = oracle_rules(list, 256), proved = 0, real = 0;
+    struct oracle_options opt = oracle_defaults();
+    CHECK(n >= 44);
+    CHECK(oracle_rule_find("add_norm") && oracle_rule_find("argmax_advance") && oracle_rule_find("fused_quant"));
+    for (int i = 0; i < n && i < 256; i++) {
+        struct verdicts v;
+        memset(&v, 0, sizeof v);
+        oracle_prove(list[i], NULL, &opt, collect, &v);
+        CHECKF(v.consistent == 1, "%s: its assumptions admit no firing", list[i]->name);
+        CHECKF(v.dataflow == 1, "%s: no dataflow obligation", list[i]->name);
+        CHECKF(v.index == v.index_proved, "%s: an index map is not proved", list[i]->name);
+        if (list[i]->kind == RULES_PLACE)
+            CHECKF(v.index >= 1, "%s: a placement without index obligations", list[i]->name);
+        if (v.faithful == ORACLE_PROVED) {
+            proved++;
+        } else {
+            CHECKF(v.faithful == ORACLE_REFUTED && v.a5 == ORACLE_PROVED,
+                   "%s: dataflow %s, under A5 %s", list[i]->name, oracle_verdict_name(v.faithful),
+                   oracle_verdict_name(v.a5));
+            CHECKF(v.cex && guards_hold_concretely(list[i], NULL, v.cex),
+                   "%s: the counterexample does not satisfy the guards concretely", list[i]->name);
+            bool legal = v.cex ? oracle_motion_legal(v.cex, list[i], NULL) : true;
+            CHECKF(!legal, "%s: the counterexample's motion is legal concretely", list[i]->name);
+            bool replayed = v.cex && replays_faithfully(list[i], v.cex);
+            CHECKF(replayed, "%s: the counterexample does not fail concretely", list[i]->name);
+            real += replayed;
+        }
+        oracle_sched_free(v.cex);
+    }
+    printf("shipped: %d rules, %d proved, %d refuted with a concrete diff failure (state results)\n", n, proved,
+           real);
+    CHECK(proved >= 30);
+}
+
+/* ── Deliberately wrong rules ────────────────────────────────────────────────────────────────────────────── */
+
+/* Each wrong rule is written here with a shipped rule's name, so the oracle assumes that rule's matcher's premises
+ * (what the matched ops read and write), and a guard set that misses what makes the motion legal. */
+static const enum ir_class builds_test[] = {IR_CLASS_ADD_NORM};
+
+/* A fusion past a write of its input: add_norm's sink with the first summand left unchecked. */
+static const struct rules_atom guards_sink_past_write[] = {
+    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
+    {.name = "untouched_b", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+};
+static const struct rules_rule sink_past_write = {
+    "add_norm", RULES_GROUP, builds_test, 1, NULL, guards_sink_past_write, 2, RULES_MOTION_SINK_TO_CONSUMER,
+    "wrong: nothing checks that the first summand is unwritten up to the norm"};
+
+/* A row write over a row read between: the table is checked unwritten between, not unread. */
+static const struct rules_atom guards_row_over_read[] = {
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
+    {.name = "table_unwritten", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_TABLE, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+    {.name = "index_untouched", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_PARAM, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+};
+static const struct rules_rule row_over_read = {
+    "row_write", RULES_PLACE, builds_test, 1, NULL, guards_row_over_read, 4, RULES_MOTION_PLACE_ROWS,
+    "wrong: a read of the table between the producer and the row set sees the row early"};
+
+/* A dropped kept result: a slice read in place although another op, or the host, reads the slice. */
+static const struct rules_atom guards_dropped_result[] = {
+    {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+};
+static const struct rules_rule dropped_result = {
+    "slice_read", RULES_PLACE, builds_test, 1, NULL, guards_dropped_result, 1, RULES_MOTION_READ_IN_PLACE,
+    "wrong: the slice's result goes though another op or the host reads it"};
+
+/* What a wrong rule's proof found. */
+struct refutation {
+    const struct rules_rule *rule;
+    enum oracle_verdict v;
+    char note[ORACLE_REASON_LEN];
+    bool guards_hold, motion_breaks, shape;
+};
+
+/* Whether some op strictly between slots a and b of s reads (or writes) tensor t. */
+static bool touched_between(const struct oracle_sched *s, int a, int b, int t, bool write)
+{
+    for (int k = a + 1; k < b; k++)
+        if (t >= 0 && (write ? s->writes : s->reads)[k * s->ntensors + t])
+            return true;
+    return false;
+}
+
+/* Whether the counterexample is the mistake the wrong rule was written to make. */
+static bool the_mistake(const struct rules_rule *rule, const struct oracle_sched *s)
+{
+    int p = s->bind.slot[RULES_ROLE_PRODUCER], c = s->bind.slot[RULES_ROLE_CONSUMER];
+    if (rule == &sink_past_write)
+        return touched_between(s, p, c, s->bind.tensor[RULES_ROLE_INPUT], true);
+    if (rule == &row_over_read)
+        return touched_between(s, p, c, s->bind.tensor[RULES_ROLE_TABLE], false);
+    int t = s->bind.tensor[RULES_ROLE_RESULT];
+    bool other_reader = false;
+    for (int k = 0; k < s->nops; k++)
+        other_reader |= k != c && s->reads[k * s->ntensors + t];
+    return s->observed[t] || s->carried[t] || other_reader;
+}
+
+/* Keep the dataflow outcome, and check its counterexample with the concrete interpreters. */
+static void keep_refutation(const struct oracle_outcome *o, void *ctx)
+{
+    struct refutation *r = ctx;
+    if (strcmp(o->obligation, "dataflow under A5") != 0 && strcmp(o->obligation, "dataflow") != 0)
+        return;
+    r->v = o->verdict;
+    if (!o->cex)
+        return;
+    snprintf(r->note, sizeof r->note, "%s", o->cex->note);
+    r->guards_hold = guards_hold_concretely(r->rule, NULL, o->cex);
+    r->motion_breaks = !oracle_motion_legal(o->cex, r->rule, NULL);
+    r->shape = the_mistake(r->rule, o->cex);
+}
+
+/* Each wrong rule is refuted (under A5, so not through a state result) by a counterexample that makes the rule's
+ * mistake, that the optimizer's interpreter accepts, and whose motion breaks a dependence concretely. */
+static void test_wrong_rules(void)
+{
+    const struct rules_rule *wrong[] = {&sink_past_write, &row_over_read, &dropped_result};
+    struct oracle_options opt = oracle_defaults();
+    opt.fresh_results = true;
+    for (int i = 0; i < 3; i++) {
+        struct refutation r;
+        memset(&r, 0, sizeof r);
+        r.rule = wrong[i];
+        r.v = ORACLE_UNKNOWN;
+        oracle_prove(wrong[i], NULL, &opt, keep_refutation, &r);
+        CHECKF(r.v == ORACLE_REFUTED, "%s: %s", wrong[i]->what, oracle_verdict_name(r.v));
+        CHECKF(r.guards_hold && r.motion_breaks, "%s: counterexample not concrete (%s)", wrong[i]->what, r.note);
+        CHECKF(r.shape, "%s: the counterexample is another mistake (%s)", wrong[i]->what, r.note);
+        printf("%s — refuted: %s\n", wrong[i]->what, r.note);
+    }
+}
+
+/* ── Counterexamples replay ──────────────────────────────────────────────────────────────────────────────── */
+
+/* The mutant outcome of one atom: its counterexample (a copy). */
+struct mutant_cex {
+    const char *atom;
+    enum oracle_verdict v;
+    struct oracle_sched *cex;
+};
+
+static void keep_mutant(const struct oracle_outcome *o, void *ctx)
+{
+    struct mutant_cex *m = ctx;
+    /* The first outcome is the obligation under the options' basis (a refuted one is followed by its A5 form). */
+    if (!o->dropped || strcmp(o->dropped, m->atom) != 0 || m->v != ORACLE_UNKNOWN)
+        return;
+    m->v = o->verdict;
+    if (o->cex)
+        m->cex = copy_sched(o->cex);
+}
+
+/* For a few atoms, the mutant's counterexample becomes a graph on which the optimizer with that atom dropped (the
+ * test hook rules_drop_atom) fires and gives a different result, while the faithful optimizer does not. */
+static void test_replay(void)
+{
+    /* rule, atom, and whether the rule needs A5 to be proved (then its mutants are judged under A5). */
+    static const char *const cases[][3] = {
+        {"add_norm", "untouched_a", "A5"},       {"add_norm", "first_reader", "A5"},
+        {"row_write", "table_untouched", "A5"},  {"gemv_bias", "no_cross", ""},
+        {"head_norm_rope", "no_sink_past", ""},  {"recompute_fanout", "untouched_input", "A5"},
+    };
+    struct oracle_options opt = oracle_defaults();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct rules_rule *rule = oracle_rule_find(cases[i][0]);
+        CHECK(rule != NULL);
+        if (!rule)
+            continue;
+        /* The mutant's own obligation, under the basis that proves the rule. */
+        opt.fresh_results = cases[i][2][0] != '\0';
+        struct mutant_cex m = {cases[i][1], ORACLE_UNKNOWN, NULL};
+        oracle_prove(rule, m.atom, &opt, keep_mutant, &m);
+        CHECKF(m.v == ORACLE_REFUTED && m.cex, "%s:%s is not shown necessary", cases[i][0], cases[i][1]);
+        if (!m.cex)
+            continue;
+        CHECKF(guards_hold_concretely(rule, m.atom, m.cex), "%s:%s: the counterexample breaks another guard",
+               cases[i][0], cases[i][1]);
+        struct oracle_replay rp;
+        char err[IR_ERR_LEN], spec[256];
+        int rc = oracle_replay_graph(rule, m.atom, m.cex, FIXTURES, &rp, err);
+        CHECKF(rc == 0, "%s:%s: %s", cases[i][0], cases[i][1], err);
+        struct ir_graph *g = rc == 0 ? ir_parse(rp.text, strlen(rp.text), "replay", err) : NULL;
+        CHECKF(rc != 0 || g, "%s:%s: the replay graph does not parse: %s", cases[i][0], cases[i][1], err);
+        if (g) {
+            snprintf(spec, sizeof spec, "%s:%s", cases[i][0], cases[i][1]);
+            bool mutant_differs = false, faithful_differs = true;
+            int mutant_fired = 0, faithful_fired = 0;
+            CHECK(oracle_replay_diff(g, rp.shim, rp.hold, spec, rule->name, &mutant_differs, &mutant_fired, err) == 0);
+            CHECK(oracle_replay_diff(g, rp.shim, rp.hold, NULL, rule->name, &faithful_differs, &faithful_fired, err) ==
+                  0);
+            CHECKF(mutant_fired > 0 && mutant_differs, "%s: the mutant does not fail on the replay", spec);
+            CHECKF(!faithful_differs, "%s: the faithful optimizer fails on the replay", spec);
+            CHECK(strstr(rp.text, "# replay: fusecheck diff FILE --shim") != NULL);
+            ir_graph_free(g);
+        }
+        if (rc == 0)
+            oracle_replay_free(&rp);
+        oracle_sched_free(m.cex);
+    }
+}
+
+/* ── Mutants, dumps, validation ──────────────────────────────────────────────────────────────────────────── */
+
+/* Count a rule's mutant verdicts. */
+static void count_mutants(const struct oracle_outcome *o, void *ctx)
+{
+    int *counts = ctx;
+    counts[o->verdict]++;
+}
+
+/* The mutants of the two norm rules (judged under A5, the basis that proves them): add_norm's three atoms are all
+ * needed; sandwich_norm's not_carried is redundant for dataflow (a fused op keeps what the host sees). A rule's atom
+ * that only matters to its shape is reported redundant too: gemv_bias's only_reader. */
+static void test_mutants(void)
+{
+    struct oracle_options opt = oracle_defaults();
+    int counts[3] = {0, 0, 0};
+    CHECK(oracle_mutants(oracle_rule_find("add_norm"), &opt, count_mutants, counts) == 3);
+    CHECK(oracle_mutants(oracle_rule_find("sandwich_norm"), &opt, count_mutants, counts) == 2);
+    CHECK(counts[ORACLE_REFUTED] == 5 && counts[ORACLE_PROVED] == 1 && counts[ORACLE_UNKNOWN] == 0);
+    memset(counts, 0, sizeof counts);
+    CHECK(oracle_mutants(oracle_rule_find("gemv_bias"), &opt, count_mutants, counts) == 1);
+    CHECK(counts[ORACLE_PROVED] == 1 && counts[ORACLE_REFUTED] == 1);
+}
+
+/* --smt2: every query of a proof is written as a replayable SMT-LIB 2 file. */
+static void test_smt2(void)
+{
+    char dir[] = "/tmp/fusecheck-oracle-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    struct oracle_options opt = oracle_defaults();
+    opt.smt2_dir = dir;
+    oracle_prove(oracle_rule_find("gemv_bias"), NULL, &opt, NULL, NULL);
+    char path[512];
+    snprintf(path, sizeof path, "%s/gemv_bias.dataflow.any.smt2", dir);
+    FILE *f = fopen(path, "r");
+    CHECKF(f != NULL, "no dump at %s", path);
+    if (f) {
+        char line[256] = "";
+        CHECK(fgets(line, sizeof line, f) && strstr(line, "fusecheck oracle query"));
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/gemv_bias.dataflow.any.smt2", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/gemv_bias.consistent.k4.smt2", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A check's tally. */
+static void tally(const struct oracle_check *c, void *ctx)
+{
+    int *bad = ctx;
+    if (!(c->atoms && c->premises && c->legal && c->positions)) {
+        (*bad)++;
+        fprintf(stderr, "validate: %s at %d: %s\n", c->rule, (int)c->at, c->why);
+    }
+}
+
+/* Translation validation passes a zoo model's optimization, and catches a mutant firing on a near miss. */
+static void test_validate(void)
+{
+    char err[IR_ERR_LEN];
+    struct oracle_options opt = oracle_defaults();
+    struct shim *shim = shim_lookup("reference", err);
+    const struct models_config *c = models_find("tiny-qwen3");
+    struct models_options mo = models_default_options();
+    struct ir_graph *g = c ? models_lift(c, &mo, err) : NULL;
+    CHECK(shim && g);
+    if (shim && g) {
+        struct oracle_validation v;
+        int bad = 0;
+        CHECK(oracle_validate_run(g, shim, &opt, tally, &bad, &v, err) == 0);
+        CHECKF(v.checked > 10 && v.failed == 0 && bad == 0, "checked %d, failed %d", v.checked, v.failed);
+    }
+    ir_graph_free(g);
+    g = ir_parse_file(FIXTURES "/add_norm/near_untouched_a.fc", err);
+    CHECK(g != NULL);
+    if (shim && g) {
+        struct oracle_validation v;
+        int bad = 0;
+        CHECK(oracle_validate_run(g, shim, &opt, NULL, &bad, &v, err) == 0);
+        CHECK(v.rewrites == 0 && v.failed == 0);
+        rules_drop_atom("add_norm:untouched_a");
+        CHECK(oracle_validate_run(g, shim, &opt, NULL, &bad, &v, err) == 0);
+        rules_drop_atom(NULL);
+        CHECKF(v.rewrites == 1 && v.failed == 1, "rewrites %d, failed %d", v.rewrites, v.failed);
+    }
+    ir_graph_free(g);
+    shim_free(shim);
+}
+
+/* A schedule prints what it is. */
+static void test_text(void)
+{
+    struct oracle_sched *s = oracle_sched_new(2, 2);
+    s->writes[0 * 2 + 1] = s->reads[1 * 2 + 1] = true;
+    s->observed[1] = true;
+    s->bind.slot[RULES_ROLE_PRODUCER] = 0;
+    s->bind.tensor[RULES_ROLE_RESULT] = 1;
+    char *text = oracle_sched_text(s);
+    CHECK(text && strstr(text, "op 0 [producer]: reads -; writes t1"));
+    CHECK(text && strstr(text, "tensor t1 activation observed [result]"));
+    free(text);
+    oracle_sched_free(s);
+}
+
+/* A part of the suite, with its running time printed (for the log; nothing asserts on it). */
+static void part(const char *name, void (*fn)(void))
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    fn();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("  %-10s %.1f s\n", name, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
+int main(void)
+{
+    part("text", test_text);
+    part("agreement", test_agreement);
+    part("shipped", test_shipped);
+    part("wrong", test_wrong_rules);
+    part("replay", test_replay);
+    part("mutants", test_mutants);
+    part("smt2", test_smt2);
+    part("validate", test_validate);
+    oracle_shutdown();
+    return check_done("test_oracle");
+}
