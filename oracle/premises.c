@@ -310,7 +310,10 @@ static struct ot halves(struct ob *b, const struct premise *p)
     f = ob_and(b, f, ob_and(b, ob_lt(b, pa, c), ob_lt(b, pb, c)));
     f = ob_and(b, f, ob_eq(b, ob_slot(b, p->a), ob_ite(b, ob_lt(b, pa, pb), pa, pb)));
     f = ob_and(b, f, ob_writes(b, pa, ob_tensor(b, p->t[0])));
-    return ob_and(b, f, ob_writes(b, pb, ob_tensor(b, p->t[1])));
+    f = ob_and(b, f, ob_writes(b, pb, ob_tensor(b, p->t[1])));
+    /* The rule binds each half's producer too: PRODUCER the first half's, MOVER the second's. */
+    f = ob_and(b, f, ob_eq(b, ob_slot(b, RULES_ROLE_PRODUCER), pa));
+    return ob_and(b, f, ob_eq(b, ob_slot(b, RULES_ROLE_MOVER), pb));
 }
 
 /* One premise row as a formula. */

@@ -165,6 +165,9 @@ struct rules_rule {
     const char *what;
 };
 
+/* The number of atoms in a rule's guard array. */
+#define RULES_NGUARDS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 /* The shared table in the order it applies; *n receives its length. */
 const struct rules_rule *const *rules_table(int *n);
 /* The rule that closes the table (argmax_advance), and the late rules (merged_projections). */

@@ -10,12 +10,14 @@ static const enum ir_class builds_norm_then_add[] = {IR_CLASS_NORM_THEN_ADD};
 /* ── add_norm ────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* The add (producer) moves down to the norm (consumer): legal when the norm is the sum's first reader (nothing
- * between reads it) and nothing between writes either summand (the sum itself has one writer). */
+ * between reads it) and nothing between writes either summand or the sum (a state sum may be overwritten). */
 static const struct rules_atom guards_add_norm[] = {
     {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
     {.name = "untouched_a", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER},
     {.name = "untouched_b", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+    {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER},
 };
 
@@ -74,18 +76,20 @@ static void apply_add_norm(struct rules_rewriter *r)
 }
 
 const struct rules_rule rules_rule_add_norm = {
-    "add_norm", RULES_GROUP, builds_add_norm, 1, apply_add_norm, guards_add_norm, 3, RULES_MOTION_SINK_TO_CONSUMER,
+    "add_norm", RULES_GROUP, builds_add_norm, 1, apply_add_norm, guards_add_norm, RULES_NGUARDS(guards_add_norm), RULES_MOTION_SINK_TO_CONSUMER,
     "a residual add read first by an RMS norm runs inside the norm, the sum written on: nothing between reads the "
     "sum or writes a summand"};
 
 /* ── sandwich_norm ───────────────────────────────────────────────────────────────────────────────────────── */
 
 /* The inner norm (producer) moves down to the op that reads its result first (consumer): legal when nothing between
- * reads that result or writes the inner norm's input, and the host does not keep the result across steps. */
+ * reads or writes that result or writes the inner norm's input, and the host does not keep the result across steps. */
 static const struct rules_atom guards_sandwich_norm[] = {
     {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
     {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT},
     {.name = "untouched_input", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+    {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER},
 };
 
@@ -200,7 +204,7 @@ static void apply_sandwich_norm(struct rules_rewriter *r)
 }
 
 const struct rules_rule rules_rule_sandwich_norm = {
-    "sandwich_norm", RULES_GROUP, builds_norm_then_add, 1, apply_sandwich_norm, guards_sandwich_norm, 3,
+    "sandwich_norm", RULES_GROUP, builds_norm_then_add, 1, apply_sandwich_norm, guards_sandwich_norm, RULES_NGUARDS(guards_sandwich_norm),
     RULES_MOTION_SINK_TO_CONSUMER,
     "a plain norm whose result an add or a norm of a sum reads first runs inside it: nothing between reads that "
     "result or writes the norm's input"};

@@ -224,6 +224,8 @@ static const struct rules_atom guards_slice_read[] = {
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
     {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER},
+    {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
 };
 
 /* The first slot after i reading the slice's result whole, unit by unit: its `groups` units of `width` values; or
@@ -277,7 +279,7 @@ static void apply_slice_read(struct rules_rewriter *r)
 }
 
 const struct rules_rule rules_rule_slice_read = {
-    "slice_read", RULES_PLACE, builds_slice_read, 1, apply_slice_read, guards_slice_read, 3,
+    "slice_read", RULES_PLACE, builds_slice_read, 1, apply_slice_read, guards_slice_read, RULES_NGUARDS(guards_slice_read),
     RULES_MOTION_READ_IN_PLACE,
     "a slice read only by an op that reads it unit by unit is read where it lies: the source is unwritten up to the "
     "reader and no one else sees the slice"};
@@ -295,6 +297,8 @@ static const struct rules_atom guards_row_write[] = {
     {.name = "table_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE,
      .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER},
     {.name = "index_untouched", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_PARAM, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+    {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER},
 };
 
@@ -359,7 +363,7 @@ static void apply_row_write(struct rules_rewriter *r)
 }
 
 const struct rules_rule rules_rule_row_write = {
-    "row_write", RULES_PLACE, builds_row_write, 1, apply_row_write, guards_row_write, 4, RULES_MOTION_PLACE_ROWS,
+    "row_write", RULES_PLACE, builds_row_write, 1, apply_row_write, guards_row_write, RULES_NGUARDS(guards_row_write), RULES_MOTION_PLACE_ROWS,
     "a value read only by the row set that puts it in a table is written into the table's rows by its producer: "
     "nothing between touches the table or writes the index, and no one else sees the value"};
 
@@ -379,6 +383,10 @@ static const struct rules_atom guards_join_in_place[] = {
     {.name = "dst_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE, .a = RULES_ROLE_FIRST,
      .b = RULES_ROLE_CONSUMER},
     {.name = "index_untouched", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_PARAM, .a = RULES_ROLE_FIRST,
+     .b = RULES_ROLE_CONSUMER},
+    {.name = "untouched_a", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+    {.name = "untouched_b", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_MOVER,
      .b = RULES_ROLE_CONSUMER},
 };
 
@@ -438,6 +446,8 @@ static void apply_join_in_place(struct rules_rewriter *r)
             continue;
         struct rules_binding bind = rules_binding_empty();
         bind.slot[RULES_ROLE_FIRST] = pa < pb ? pa : pb;
+        bind.slot[RULES_ROLE_PRODUCER] = pa;
+        bind.slot[RULES_ROLE_MOVER] = pb;
         bind.slot[RULES_ROLE_CONSUMER] = j;
         bind.tensor[RULES_ROLE_INPUT] = a;
         bind.tensor[RULES_ROLE_OTHER] = b;
@@ -449,7 +459,7 @@ static void apply_join_in_place(struct rules_rewriter *r)
 }
 
 const struct rules_rule rules_rule_join_in_place = {
-    "join_in_place", RULES_PLACE, builds_join_in_place, 1, apply_join_in_place, guards_join_in_place, 6,
+    "join_in_place", RULES_PLACE, builds_join_in_place, 1, apply_join_in_place, guards_join_in_place, RULES_NGUARDS(guards_join_in_place),
     RULES_MOTION_PLACE_UNITS,
     "each half of a join, read only by it, is written into its part of every unit of the join's destination: nothing "
     "from the first producer to the join touches the destination or writes its row index, and no one sees a half"};
@@ -464,6 +474,8 @@ static const struct rules_atom guards_strided_values[] = {
     {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
     {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_CONSUMER},
+    {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER},
 };
 
@@ -513,7 +525,7 @@ static void apply_strided_values(struct rules_rewriter *r)
 }
 
 const struct rules_rule rules_rule_strided_values = {
-    "strided_values", RULES_PLACE, builds_strided_values, 1, apply_strided_values, guards_strided_values, 3,
+    "strided_values", RULES_PLACE, builds_strided_values, 1, apply_strided_values, guards_strided_values, RULES_NGUARDS(guards_strided_values),
     RULES_MOTION_READ_IN_PLACE,
     "an attention's values sliced out of every row of a table are read where they lie: the table is unwritten up to "
     "the attention and no one else sees the slice"};
@@ -581,7 +593,7 @@ static void apply_cross_layer_launch(struct rules_rewriter *r)
 
 const struct rules_rule rules_rule_cross_layer_launch = {
     "cross_layer_launch", RULES_GROUP, builds_cross_layer_launch, 1, apply_cross_layer_launch,
-    guards_cross_layer_launch, 1, RULES_MOTION_HOIST_TO_FIRST,
+    guards_cross_layer_launch, RULES_NGUARDS(guards_cross_layer_launch), RULES_MOTION_HOIST_TO_FIRST,
     "row sets at one row, across layers, run as one launch at the first one's slot: each later set moves up past "
     "nothing that writes what it reads or touches what it writes"};
 
@@ -623,7 +635,7 @@ static void apply_rope_parts(struct rules_rewriter *r)
 }
 
 const struct rules_rule rules_rule_rope_parts = {
-    "rope_parts", RULES_GROUP, builds_rope_parts, 1, apply_rope_parts, guards_rope_parts, 1,
+    "rope_parts", RULES_GROUP, builds_rope_parts, 1, apply_rope_parts, guards_rope_parts, RULES_NGUARDS(guards_rope_parts),
     RULES_MOTION_HOIST_TO_FIRST,
     "rotations by one table at one position run as one launch at the first one's slot: each later rotation moves up "
     "past nothing that writes what it reads or touches what it writes"};
@@ -705,7 +717,7 @@ static void apply_horizontal_norm_rope_insert(struct rules_rewriter *r)
 
 const struct rules_rule rules_rule_horizontal_norm_rope_insert = {
     "horizontal_norm_rope_insert", RULES_GROUP, builds_horizontal_norm_rope_insert, 1,
-    apply_horizontal_norm_rope_insert, guards_horizontal_norm_rope_insert, 1, RULES_MOTION_HOIST_TO_FIRST,
+    apply_horizontal_norm_rope_insert, guards_horizontal_norm_rope_insert, RULES_NGUARDS(guards_horizontal_norm_rope_insert), RULES_MOTION_HOIST_TO_FIRST,
     "a layer's normed rotations by one table, one inserting into the cache, run as one op at the first one's slot: "
     "each later one moves up past nothing that writes what it reads or touches what it writes"};
 
@@ -789,7 +801,7 @@ static void apply_qk_norm_rope_gate_split(struct rules_rewriter *r)
 
 const struct rules_rule rules_rule_qk_norm_rope_gate_split = {
     "qk_norm_rope_gate_split", RULES_GROUP, builds_qk_norm_rope_gate_split, 1, apply_qk_norm_rope_gate_split,
-    guards_qk_norm_rope_gate_split, 1, RULES_MOTION_SINK_TO_CONSUMER,
+    guards_qk_norm_rope_gate_split, RULES_NGUARDS(guards_qk_norm_rope_gate_split), RULES_MOTION_SINK_TO_CONSUMER,
     "a gated attention's gate projection joins the op projecting, norming and rotating its query: the projection "
     "moves down past nothing that writes what it reads or touches what it writes"};
 
@@ -937,7 +949,7 @@ static void apply_elementwise_regions(struct rules_rewriter *r)
 
 const struct rules_rule rules_rule_elementwise_regions = {
     "elementwise_regions", RULES_GROUP, builds_elementwise_regions, 1, apply_elementwise_regions,
-    guards_elementwise_regions, 2, RULES_MOTION_GROUP_AT_LAST,
+    guards_elementwise_regions, RULES_NGUARDS(guards_elementwise_regions), RULES_MOTION_GROUP_AT_LAST,
     "a region of pointwise ops of one length feeding one op runs as one op at its last slot: each member moves down "
     "past nothing outside the region that writes what it reads or touches what it writes"};
 
@@ -1035,7 +1047,7 @@ static void apply_elementwise_chains(struct rules_rewriter *r)
 
 const struct rules_rule rules_rule_elementwise_chains = {
     "elementwise_chains", RULES_GROUP, builds_elementwise_chains, 1, apply_elementwise_chains,
-    guards_elementwise_chains, 3, RULES_MOTION_HOIST_TO_FIRST,
+    guards_elementwise_chains, RULES_NGUARDS(guards_elementwise_chains), RULES_MOTION_HOIST_TO_FIRST,
     "a chain of elementwise ops, each read only by the next, runs as one op at the first slot: each link moves up "
     "past nothing that writes what it reads or touches what it writes"};
 
@@ -1049,6 +1061,8 @@ static const struct rules_atom guards_recompute_fanout[] = {
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
     {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS},
     {.name = "untouched_input", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
+     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS},
+    {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS},
 };
 
@@ -1140,7 +1154,7 @@ static void apply_recompute_fanout(struct rules_rewriter *r)
 }
 
 const struct rules_rule rules_rule_recompute_fanout = {
-    "recompute_fanout", RULES_GROUP, builds_recompute_fanout, 1, apply_recompute_fanout, guards_recompute_fanout, 3,
+    "recompute_fanout", RULES_GROUP, builds_recompute_fanout, 1, apply_recompute_fanout, guards_recompute_fanout, RULES_NGUARDS(guards_recompute_fanout),
     RULES_MOTION_RECOMPUTE,
     "a cheap pointwise op read only by pointwise ops is recomputed inside each and goes: the host never reads its "
     "result and its input is unwritten up to each reader"};
