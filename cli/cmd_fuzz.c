@@ -146,44 +146,65 @@ static char *slurp(const char *path, size_t *len)
 /* The shim a rule case names in its `# shim:` directive ("reference" when none): its control byte. */
 static char case_shim(const char *text) { return strstr(text, "# shim: none") ? PLAIN(1) : PLAIN(0); }
 
-/* Every rule case (rules_dir/<rule>/<case>.fc) into the format and optimizer corpora. */
+/* Whether a directory entry is not hidden (scandir's filter). */
+static int visible(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+/* A name's FNV-1a hash (the prefix byte of a rule case: the same case always gets the same). */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/* One rule case file into the format and optimizer corpora; 0 on success. */
+static int seed_rule_case(const char *rule, const char *dir, const char *file, const char *fmt_dir, const char *opt_dir)
+{
+    size_t l = strlen(file), n;
+    if (l < 4 || strcmp(file + l - 3, ".fc") != 0)
+        return 0;
+    char path[1600], name[700];
+    snprintf(path, sizeof path, "%.1300s/%.255s", dir, file);
+    char *text = slurp(path, &n);
+    if (!text)
+        return 0;
+    snprintf(name, sizeof name, "rule-%s-%.*s.fc", rule, (int)(l - 3), file);
+    int rc = write_seed(fmt_dir, name, text, n);
+    snprintf(name, sizeof name, "rule-%s-%.*s", rule, (int)(l - 3), file);
+    if (!rc && !memchr(text, '\0', n))
+        rc = write_case(opt_dir, name, case_shim(text), (char)(4 * (name_hash(name) % 64)), text, n);
+    free(text);
+    return rc;
+}
+
+/* Every rule case (rules_dir/<rule>/<case>.fc, in name order) into the format and optimizer corpora. */
 static int seed_rules(const char *rules_dir, const char *fmt_dir, const char *opt_dir)
 {
-    DIR *d = opendir(rules_dir);
-    if (!d) {
+    struct dirent **rules;
+    int nrules = scandir(rules_dir, &rules, visible, alphasort);
+    if (nrules < 0) {
         fprintf(stderr, "fusecheck fuzz: %s: cannot read the rule cases\n", rules_dir);
         return -1;
     }
     int written = 0, rc = 0;
-    for (struct dirent *e; !rc && (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
+    for (int i = 0; i < nrules; i++) {
         char sub[1300];
-        snprintf(sub, sizeof sub, "%.1000s/%.255s", rules_dir, e->d_name);
-        DIR *r = opendir(sub);
-        for (struct dirent *c; !rc && r && (c = readdir(r));) {
-            size_t l = strlen(c->d_name);
-            if (l < 4 || strcmp(c->d_name + l - 3, ".fc") != 0)
-                continue;
-            char path[1600], name[700];
-            snprintf(path, sizeof path, "%.1300s/%.255s", sub, c->d_name);
-            size_t n;
-            char *text = slurp(path, &n);
-            if (!text)
-                continue;
-            snprintf(name, sizeof name, "rule-%s-%.*s.fc", e->d_name, (int)(l - 3), c->d_name);
-            rc = write_seed(fmt_dir, name, text, n);
-            snprintf(name, sizeof name, "rule-%s-%.*s", e->d_name, (int)(l - 3), c->d_name);
-            char *nul = memchr(text, '\0', n);
-            if (!rc && !nul)
-                rc = write_case(opt_dir, name, case_shim(text), (char)(4 * written), text, n);
-            free(text);
-            written++;
+        snprintf(sub, sizeof sub, "%.1000s/%.255s", rules_dir, rules[i]->d_name);
+        struct dirent **cases;
+        int ncases = rc ? -1 : scandir(sub, &cases, visible, alphasort);
+        for (int k = 0; k < ncases; k++) {
+            if (!rc && strstr(cases[k]->d_name, ".fc")) {
+                rc = seed_rule_case(rules[i]->d_name, sub, cases[k]->d_name, fmt_dir, opt_dir);
+                written++;
+            }
+            free(cases[k]);
         }
-        if (r)
-            closedir(r);
+        if (ncases >= 0)
+            free(cases);
+        free(rules[i]);
     }
-    closedir(d);
+    free(rules);
     return rc ? -1 : written;
 }
 

@@ -22,6 +22,18 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sort n covers ascending and drop repeats (a recomputed producer's lifted op is covered by each of its readers);
+ * returns the new count. */
+static int32_t sort_unique(int32_t *v, int32_t n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_i32);
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (m == 0 || v[m - 1] != v[i])
+            v[m++] = v[i];
+    return m;
+}
+
 /* Whether the rewriter's dry run counts class c as linked. */
 static bool linking(const struct rules_rewriter *r, enum ir_class c)
 {
@@ -69,8 +81,7 @@ static int32_t *leaf_covers(const struct ir_op *op, int32_t *n)
         for (int32_t k = 0; k < leaves[i]->ncovers; k++)
             covers[count++] = leaves[i]->covers[k];
     free(leaves);
-    qsort(covers, (size_t)count, sizeof *covers, cmp_i32);
-    *n = count;
+    *n = sort_unique(covers, count);
     return covers;
 }
 
@@ -153,7 +164,7 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
     for (int32_t i = 0; i < nslots; i++)
         for (int32_t k = 0; k < parts[i].ncovers; k++)
             covers[ncovers++] = parts[i].covers[k];
-    qsort(covers, (size_t)ncovers, sizeof *covers, cmp_i32);
+    ncovers = sort_unique(covers, ncovers);
     /* What the parts compute that something outside them reads, or the host sees, outlives the op. */
     int32_t nleaves = 0;
     for (int32_t i = 0; i < nslots; i++)
@@ -172,7 +183,19 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
         if (ir_facts_observed(r->s, t) || ir_facts_readers(r->s, t, &probe, 1) > 0)
             keeps[nkeeps++] = t;
     }
-    struct ir_op op = ir_op_fused(cls, parts, nslots, ins, access, nins, out, dst);
+    /* The operands are what the parts read from outside: a tensor a part computes is no operand of the fold. */
+    ir_tid *outer = xmalloc(sizeof *outer * (size_t)(nins ? nins : 1));
+    struct ir_access *outer_access = xmalloc(sizeof *outer_access * (size_t)(nins ? nins : 1));
+    int32_t nouter = 0;
+    for (int32_t k = 0; k < nins; k++) {
+        if (bsearch(&ins[k], inside, (size_t)ninside, sizeof *inside, cmp_i32))
+            continue;
+        outer[nouter] = ins[k];
+        outer_access[nouter++] = access ? access[k] : (struct ir_access){0};
+    }
+    struct ir_op op = ir_op_fused(cls, parts, nslots, outer, outer_access, nouter, out, dst);
+    free(outer);
+    free(outer_access);
     ir_op_set_keeps(&op, keeps, nkeeps);
     ir_op_set_covers(&op, covers, ncovers);
     ir_slots_put(r->s, at, op);
@@ -198,7 +221,7 @@ void rules_absorb(struct rules_rewriter *r, enum ir_class cls, int32_t at, const
         n += g.ncovers;
         ir_op_free(&g);
     }
-    qsort(covers, (size_t)n, sizeof *covers, cmp_i32);
+    n = sort_unique(covers, n);
     struct ir_op op = ir_op_clone(ir_slots_get(r->s, at));
     ir_op_set_covers(&op, covers, n);
     ir_slots_replace(r->s, at, op);
