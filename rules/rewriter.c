@@ -383,3 +383,21 @@ bool rules_sole_reader(const struct rules_rewriter *r, ir_tid t, int32_t j)
 }
 
 const struct ir_op *rules_slot(const struct rules_rewriter *r, int32_t i) { return ir_slots_get(r->s, i); }
+
+int32_t rules_projection_operands(const struct rules_rewriter *r, const int32_t *group, int32_t n, ir_tid x,
+                                  ir_tid *ins, struct ir_access *access, int32_t cap)
+{
+    const struct ir_op *first = ir_slots_get(r->s, group[0]);
+    int32_t nins = 1;
+    ins[0] = x;
+    access[0] = first->access[0];
+    for (int32_t k = 0; k < n; k++) {
+        const struct ir_op *m = ir_slots_get(r->s, group[k]);
+        for (int32_t q = 1; q < m->nins; q++)
+            if (!has_tid(ins, nins, m->ins[q]) && nins < cap) {
+                ins[nins] = m->ins[q];
+                access[nins++] = m->access[q];
+            }
+    }
+    return nins;
+}

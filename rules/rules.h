@@ -256,6 +256,10 @@ bool rules_pair(struct rules_rewriter *r, enum ir_class cls, int32_t producer, i
  * chip runs it whole. members is sorted and deduplicated in place. */
 bool rules_group_at_last(struct rules_rewriter *r, enum ir_class cls, int32_t *members, int32_t nmembers,
                          struct rules_binding *b);
+/* The operands of products of one activation x merged side by side: x (with the first member's access), then every
+ * member's other operands, each once; returns the count written to ins/access (room for cap). */
+int32_t rules_projection_operands(const struct rules_rewriter *r, const int32_t *group, int32_t n, ir_tid x,
+                                  ir_tid *ins, struct ir_access *access, int32_t cap);
 /* The first slot that reads t, or -1; and how many slots read t. */
 int32_t rules_first_reader(const struct rules_rewriter *r, ir_tid t);
 int32_t rules_reader_count(const struct rules_rewriter *r, ir_tid t);

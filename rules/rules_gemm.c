@@ -862,21 +862,7 @@ static void fold_merged(struct rules_rewriter *r, const int32_t *group, int32_t 
     ir_tid *ins = xmalloc(sizeof *ins * (size_t)room);
     struct ir_access *access = xmalloc(sizeof *access * (size_t)room);
     const struct ir_op *first = rules_slot(r, group[0]);
-    int32_t nins = 1;
-    ins[0] = x;
-    access[0] = first->access[0];
-    for (int32_t k = 0; k < n; k++) {
-        const struct ir_op *m = rules_slot(r, group[k]);
-        for (int32_t q = 1; q < m->nins; q++) {
-            bool seen = false;
-            for (int32_t e = 0; e < nins && !seen; e++)
-                seen = ins[e] == m->ins[q];
-            if (!seen) {
-                ins[nins] = m->ins[q];
-                access[nins++] = m->access[q];
-            }
-        }
-    }
+    int32_t nins = rules_projection_operands(r, group, n, x, ins, access, room);
     ir_tid out = first->out;
     struct ir_dst dst = first->dst;
     rules_fuse(r, IR_CLASS_MERGED_QKV, group[0], group + 1, n - 1, ins, access, nins, out, dst);

@@ -212,6 +212,21 @@ static int32_t grow_among_readers(struct rules_rewriter *r, enum ir_class cls, i
     return n;
 }
 
+/* The op at j reads the slice's source in place of the slice at i (its part of every unit), when the chip runs that
+ * whole; the slice goes, recorded as cls. */
+static void read_slice_in_place(struct rules_rewriter *r, int32_t i, int32_t j, const struct rules_slice_form *sl,
+                                enum ir_class cls)
+{
+    struct ir_op cand = ir_op_clone(rules_slot(r, j));
+    rules_read_in_place(&cand, sl->y, sl->x, unit_part(sl->every, sl->from, sl->width));
+    if (!rules_admits(r, &cand)) {
+        ir_op_free(&cand);
+        return;
+    }
+    ir_slots_replace(r->s, j, cand);
+    rules_absorb(r, cls, j, &i, 1);
+}
+
 /* ── slice_read ──────────────────────────────────────────────────────────────────────────────────────────── */
 
 static const enum ir_class builds_slice_read[] = {IR_CLASS_STRIDED_READ};
@@ -267,14 +282,7 @@ static void apply_slice_read(struct rules_rewriter *r)
         bind.tensor[RULES_ROLE_SOURCE] = sl.x;
         if (!rules_guards_hold(r, r->rule, &bind, NULL))
             continue;
-        struct ir_op cand = ir_op_clone(rules_slot(r, j));
-        rules_read_in_place(&cand, sl.y, sl.x, unit_part(sl.every, sl.from, sl.width));
-        if (!rules_admits(r, &cand)) {
-            ir_op_free(&cand);
-            continue;
-        }
-        ir_slots_replace(r->s, j, cand);
-        rules_absorb(r, IR_CLASS_STRIDED_READ, j, &i, 1);
+        read_slice_in_place(r, i, j, &sl, IR_CLASS_STRIDED_READ);
     }
 }
 
@@ -513,14 +521,7 @@ static void apply_strided_values(struct rules_rewriter *r)
         bind.tensor[RULES_ROLE_SOURCE] = sl.x;
         if (!rules_guards_hold(r, r->rule, &bind, NULL))
             continue;
-        struct ir_op cand = ir_op_clone(op);
-        rules_read_in_place(&cand, sl.y, sl.x, unit_part(sl.every, sl.from, sl.width));
-        if (!rules_admits(r, &cand)) {
-            ir_op_free(&cand);
-            continue;
-        }
-        ir_slots_replace(r->s, j, cand);
-        rules_absorb(r, IR_CLASS_STRIDED_VALUES, j, &i, 1);
+        read_slice_in_place(r, i, j, &sl, IR_CLASS_STRIDED_VALUES);
     }
 }
 

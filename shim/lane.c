@@ -1378,21 +1378,7 @@ static void fold_gemv_parts(struct rules_rewriter *r, const int32_t *group, int3
     if (!ins || !access)
         abort();
     const struct ir_op *first = rules_slot(r, group[0]);
-    int32_t nins = 1;
-    ins[0] = x;
-    access[0] = first->access[0];
-    for (int32_t k = 0; k < n; k++) {
-        const struct ir_op *m = rules_slot(r, group[k]);
-        for (int32_t q = 1; q < m->nins; q++) {
-            bool seen = false;
-            for (int32_t e = 0; e < nins && !seen; e++)
-                seen = ins[e] == m->ins[q];
-            if (!seen) {
-                ins[nins] = m->ins[q];
-                access[nins++] = m->access[q];
-            }
-        }
-    }
+    int32_t nins = rules_projection_operands(r, group, n, x, ins, access, room);
     ir_tid out = first->out;
     struct ir_dst dst = first->dst;
     struct ir_op cand = rules_candidate_slots(r, IR_CLASS_MERGED_QKV, group, n, ins, nins, out, dst);
