@@ -386,13 +386,46 @@ void ir_slots_free(struct ir_slots *s)
     free(s);
 }
 
+/* A copy of n values of size sz (NULL for none). */
+static void *dup_n(const void *v, size_t n, size_t sz)
+{
+    if (!n || !v)
+        return NULL;
+    void *c = xcalloc(n, sz);
+    memcpy(c, v, n * sz);
+    return c;
+}
+
 struct ir_slots *ir_slots_clone(const struct ir_slots *s)
 {
-    struct ir_op *ops = xcalloc((size_t)s->n, sizeof *ops);
-    for (int32_t i = 0; i < s->n; i++)
-        if (s->live[i])
-            ops[i] = ir_op_clone(&s->ops[i]);
-    return slots_make(s->g, ops, s->live, s->n);
+    /* The index is copied as it stands rather than rebuilt: a dry run clones the slots once a step. */
+    struct ir_slots *c = xcalloc(1, sizeof *c);
+    c->g = s->g;
+    c->n = s->n;
+    c->nt = s->nt;
+    c->ops = xcalloc((size_t)(s->n ? s->n : 1), sizeof *c->ops);
+    c->live = dup_n(s->live, (size_t)s->n, sizeof *s->live);
+    c->reads = xcalloc((size_t)(s->n ? s->n : 1), sizeof *c->reads);
+    c->writes = xcalloc((size_t)(s->n ? s->n : 1), sizeof *c->writes);
+    c->makes = xcalloc((size_t)(s->n ? s->n : 1), sizeof *c->makes);
+    if (!c->live)
+        c->live = xcalloc(1, sizeof *c->live);
+    for (int32_t i = 0; i < s->n; i++) {
+        if (!s->live[i])
+            continue;
+        c->ops[i] = ir_op_clone(&s->ops[i]);
+        c->reads[i] = (struct tset){dup_n(s->reads[i].v, (size_t)s->reads[i].n, sizeof(ir_tid)), s->reads[i].n};
+        c->writes[i] = (struct tset){dup_n(s->writes[i].v, (size_t)s->writes[i].n, sizeof(ir_tid)), s->writes[i].n};
+        c->makes[i] = (struct tset){dup_n(s->makes[i].v, (size_t)s->makes[i].n, sizeof(ir_tid)), s->makes[i].n};
+    }
+    for (int l = 0; l < L_COUNT; l++) {
+        c->lists[l] = xcalloc((size_t)(s->nt ? s->nt : 1), sizeof *c->lists[l]);
+        for (int32_t t = 0; t < s->nt; t++) {
+            const struct slist *from = &s->lists[l][t];
+            c->lists[l][t] = (struct slist){dup_n(from->v, (size_t)from->n, sizeof(int32_t)), from->n, from->n};
+        }
+    }
+    return c;
 }
 
 int32_t ir_slots_len(const struct ir_slots *s)

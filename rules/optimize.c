@@ -163,9 +163,10 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
                 enum rules_outcome then, const char *why)
 {
     struct rules_report scratch = {0};
-    struct ir_graph *g = tensors_only(r->g);
+    /* Only the numerics fold adds tensors: the other steps' dry runs share the working graph's. */
+    struct ir_graph *g = st->fold ? tensors_only(r->g) : NULL;
     struct rules_rewriter d = *r;
-    d.g = g;
+    d.g = g ? g : r->g;
     d.s = ir_slots_clone(r->s);
     d.report = &scratch;
     d.linking = linking;
