@@ -65,7 +65,7 @@ static void overview(FILE *out)
     fprintf(out, "fusecheck %s — checks a fusion optimizer for LLM inference\n\nusage: fusecheck COMMAND [ARGS]\n\n",
             FUSECHECK_VERSION);
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or bad input\n"
                  "fusecheck help COMMAND shows a command's usage.\n");
 }
