@@ -21,7 +21,7 @@ struct oracle_seen {
 };
 
 /* Note the first check that fails. */
-static void oracle_check(const struct oracle_check *c, void *ctx)
+static void on_validated(const struct oracle_check *c, void *ctx)
 {
     struct oracle_seen *s = ctx;
     if (s->failed || (c->atoms && c->premises && c->legal && c->positions))
@@ -41,7 +41,7 @@ static int oracle_validator(const struct ir_graph *lifted, const struct shim *sh
     struct oracle_seen seen = {false, "", ""};
     struct oracle_validation v;
     char err[IR_ERR_LEN];
-    if (oracle_validate_run(lifted, shim, &opt, oracle_check, &seen, &v, err) != 0)
+    if (oracle_validate_run(lifted, shim, &opt, on_validated, &seen, &v, err) != 0)
         return 0; /* the oracle could not run (an error, not a finding) */
     if (seen.failed) {
         snprintf(rule, 64, "%s", seen.rule);

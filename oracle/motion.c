@@ -7,7 +7,7 @@
  * its input inside every reader; a join's destination is written by both halves' producers). The motion is legal
  * when every remaining read, and the host's final read of every observed or carried tensor, reads from the same op
  * as before, and every internal read did read from the op that now computes its value in place. */
-#include "internal.h"
+#include "oracle.h"
 
 #include <string.h>
 
@@ -19,15 +19,15 @@ enum gen { GEN_OWN, GEN_SECOND, GEN_COPY, GEN_COUNT };
 
 /* A place in the new program order. */
 struct pos {
-    struct ot host, minor, phase;
+    struct oracle_term host, minor, phase;
 };
 
 /* Whether place x comes before place y. */
-static struct ot before(struct ob *b, struct pos x, struct pos y)
+static struct oracle_term before(struct oracle_builder *b, struct pos x, struct pos y)
 {
-    struct ot same_host = ob_eq(b, x.host, y.host), same_minor = ob_eq(b, x.minor, y.minor);
-    struct ot later = ob_or(b, ob_lt(b, x.minor, y.minor), ob_and(b, same_minor, ob_lt(b, x.phase, y.phase)));
-    return ob_or(b, ob_lt(b, x.host, y.host), ob_and(b, same_host, later));
+    struct oracle_term same_host = oracle_ob_eq(b, x.host, y.host), same_minor = oracle_ob_eq(b, x.minor, y.minor);
+    struct oracle_term later = oracle_ob_or(b, oracle_ob_lt(b, x.minor, y.minor), oracle_ob_and(b, same_minor, oracle_ob_lt(b, x.phase, y.phase)));
+    return oracle_ob_or(b, oracle_ob_lt(b, x.host, y.host), oracle_ob_and(b, same_host, later));
 }
 
 /* Whether a generator applies to a motion's reads (or writes). */
@@ -49,59 +49,59 @@ static bool gen_uses_e(enum gen g)
 }
 
 /* Role shorthands. */
-static struct ot producer(struct ob *b) { return ob_slot(b, RULES_ROLE_PRODUCER); }
-static struct ot consumer(struct ob *b) { return ob_slot(b, RULES_ROLE_CONSUMER); }
+static struct oracle_term producer(struct oracle_builder *b) { return oracle_ob_slot(b, RULES_ROLE_PRODUCER); }
+static struct oracle_term consumer(struct oracle_builder *b) { return oracle_ob_slot(b, RULES_ROLE_CONSUMER); }
 
 /* Whether the motion makes op k's read of t internal (the value now comes straight from its producer). */
-static struct ot removed_read(struct ob *b, enum rules_motion m, struct ot k, struct ot t)
+static struct oracle_term removed_read(struct oracle_builder *b, enum rules_motion m, struct oracle_term k, struct oracle_term t)
 {
-    struct ot is_c = ob_eq(b, k, consumer(b));
+    struct oracle_term is_c = oracle_ob_eq(b, k, consumer(b));
     switch (m) {
     case RULES_MOTION_PLACE_ROWS:
-    case RULES_MOTION_READ_IN_PLACE: return ob_and(b, is_c, ob_eq(b, t, ob_tensor(b, RULES_ROLE_RESULT)));
+    case RULES_MOTION_READ_IN_PLACE: return oracle_ob_and(b, is_c, oracle_ob_eq(b, t, oracle_ob_tensor(b, RULES_ROLE_RESULT)));
     case RULES_MOTION_PLACE_UNITS: {
-        struct ot half = ob_or(b, ob_eq(b, t, ob_tensor(b, RULES_ROLE_INPUT)),
-                               ob_eq(b, t, ob_tensor(b, RULES_ROLE_OTHER)));
-        return ob_and(b, is_c, half);
+        struct oracle_term half = oracle_ob_or(b, oracle_ob_eq(b, t, oracle_ob_tensor(b, RULES_ROLE_INPUT)),
+                               oracle_ob_eq(b, t, oracle_ob_tensor(b, RULES_ROLE_OTHER)));
+        return oracle_ob_and(b, is_c, half);
     }
     case RULES_MOTION_RECOMPUTE: {
-        struct ot reader = ob_and(b, ob_in(b, RULES_ROLE_MEMBERS, k), ob_eq(b, t, ob_tensor(b, RULES_ROLE_RESULT)));
-        return ob_or(b, ob_eq(b, k, producer(b)), reader);
+        struct oracle_term reader = oracle_ob_and(b, oracle_ob_in(b, RULES_ROLE_MEMBERS, k), oracle_ob_eq(b, t, oracle_ob_tensor(b, RULES_ROLE_RESULT)));
+        return oracle_ob_or(b, oracle_ob_eq(b, k, producer(b)), reader);
     }
-    default: return ob_bool(b, false);
+    default: return oracle_ob_bool(b, false);
     }
 }
 
 /* Whether the motion drops op k's write of t (no one reads that value any more). */
-static struct ot dropped_write(struct ob *b, enum rules_motion m, struct ot k, struct ot t)
+static struct oracle_term dropped_write(struct oracle_builder *b, enum rules_motion m, struct oracle_term k, struct oracle_term t)
 {
     switch (m) {
     case RULES_MOTION_PLACE_ROWS:
     case RULES_MOTION_READ_IN_PLACE:
-        return ob_and(b, ob_eq(b, k, producer(b)), ob_eq(b, t, ob_tensor(b, RULES_ROLE_RESULT)));
+        return oracle_ob_and(b, oracle_ob_eq(b, k, producer(b)), oracle_ob_eq(b, t, oracle_ob_tensor(b, RULES_ROLE_RESULT)));
     case RULES_MOTION_PLACE_UNITS: {
-        struct ot a = ob_and(b, ob_eq(b, k, oracle_half_producer(b, 0)), ob_eq(b, t, ob_tensor(b, RULES_ROLE_INPUT)));
-        struct ot o = ob_and(b, ob_eq(b, k, oracle_half_producer(b, 1)), ob_eq(b, t, ob_tensor(b, RULES_ROLE_OTHER)));
-        return ob_or(b, a, o);
+        struct oracle_term a = oracle_ob_and(b, oracle_ob_eq(b, k, oracle_half_producer(b, 0)), oracle_ob_eq(b, t, oracle_ob_tensor(b, RULES_ROLE_INPUT)));
+        struct oracle_term o = oracle_ob_and(b, oracle_ob_eq(b, k, oracle_half_producer(b, 1)), oracle_ob_eq(b, t, oracle_ob_tensor(b, RULES_ROLE_OTHER)));
+        return oracle_ob_or(b, a, o);
     }
-    case RULES_MOTION_RECOMPUTE: return ob_eq(b, k, producer(b));
-    default: return ob_bool(b, false);
+    case RULES_MOTION_RECOMPUTE: return oracle_ob_eq(b, k, producer(b));
+    default: return oracle_ob_bool(b, false);
     }
 }
 
 /* The slot op k's own events now happen at. */
-static struct ot host_of(struct ob *b, enum rules_motion m, struct ot k)
+static struct oracle_term host_of(struct oracle_builder *b, enum rules_motion m, struct oracle_term k)
 {
     switch (m) {
     case RULES_MOTION_SINK_TO_CONSUMER:
-    case RULES_MOTION_READ_IN_PLACE: return ob_ite(b, ob_eq(b, k, producer(b)), consumer(b), k);
+    case RULES_MOTION_READ_IN_PLACE: return oracle_ob_ite(b, oracle_ob_eq(b, k, producer(b)), consumer(b), k);
     case RULES_MOTION_HOIST_TO_PRODUCER:
-    case RULES_MOTION_PLACE_ROWS: return ob_ite(b, ob_eq(b, k, consumer(b)), producer(b), k);
+    case RULES_MOTION_PLACE_ROWS: return oracle_ob_ite(b, oracle_ob_eq(b, k, consumer(b)), producer(b), k);
     case RULES_MOTION_HOIST_TO_FIRST:
-        return ob_ite(b, ob_in(b, RULES_ROLE_MEMBERS, k), ob_slot(b, RULES_ROLE_FIRST), k);
+        return oracle_ob_ite(b, oracle_ob_in(b, RULES_ROLE_MEMBERS, k), oracle_ob_slot(b, RULES_ROLE_FIRST), k);
     case RULES_MOTION_GROUP_AT_LAST:
-        return ob_ite(b, ob_in(b, RULES_ROLE_MEMBERS, k), ob_slot(b, RULES_ROLE_ANCHOR), k);
-    case RULES_MOTION_PLACE_UNITS: return ob_ite(b, ob_eq(b, k, consumer(b)), oracle_half_producer(b, 0), k);
+        return oracle_ob_ite(b, oracle_ob_in(b, RULES_ROLE_MEMBERS, k), oracle_ob_slot(b, RULES_ROLE_ANCHOR), k);
+    case RULES_MOTION_PLACE_UNITS: return oracle_ob_ite(b, oracle_ob_eq(b, k, consumer(b)), oracle_half_producer(b, 0), k);
     default: return k;
     }
 }
@@ -110,30 +110,30 @@ static struct ot host_of(struct ob *b, enum rules_motion m, struct ot k)
 struct event {
     enum gen g;
     bool write;
-    struct ot k, t, e;
+    struct oracle_term k, t, e;
 };
 
 /* Whether the instance exists in the new program. */
-static struct ot present(struct ob *b, enum rules_motion m, const struct event *ev)
+static struct oracle_term present(struct oracle_builder *b, enum rules_motion m, const struct event *ev)
 {
-    struct ot happens = ev->write ? ob_writes(b, ev->k, ev->t) : ob_reads(b, ev->k, ev->t);
-    struct ot gone = ev->write ? dropped_write(b, m, ev->k, ev->t) : removed_read(b, m, ev->k, ev->t);
+    struct oracle_term happens = ev->write ? oracle_ob_writes(b, ev->k, ev->t) : oracle_ob_reads(b, ev->k, ev->t);
+    struct oracle_term gone = ev->write ? dropped_write(b, m, ev->k, ev->t) : removed_read(b, m, ev->k, ev->t);
     switch (ev->g) {
-    case GEN_OWN: return ob_and(b, happens, ob_not(b, gone));
-    case GEN_SECOND: return ob_and(b, ob_eq(b, ev->k, consumer(b)), ob_and(b, happens, ob_not(b, gone)));
+    case GEN_OWN: return oracle_ob_and(b, happens, oracle_ob_not(b, gone));
+    case GEN_SECOND: return oracle_ob_and(b, oracle_ob_eq(b, ev->k, consumer(b)), oracle_ob_and(b, happens, oracle_ob_not(b, gone)));
     case GEN_COPY:
-        return ob_and(b, ob_and(b, ob_eq(b, ev->k, producer(b)), ob_in(b, RULES_ROLE_MEMBERS, ev->e)), happens);
+        return oracle_ob_and(b, oracle_ob_and(b, oracle_ob_eq(b, ev->k, producer(b)), oracle_ob_in(b, RULES_ROLE_MEMBERS, ev->e)), happens);
     case GEN_COUNT: break;
     }
-    return ob_bool(b, false);
+    return oracle_ob_bool(b, false);
 }
 
 /* Where the instance happens in the new program. */
-static struct pos place(struct ob *b, enum rules_motion m, const struct event *ev)
+static struct pos place(struct oracle_builder *b, enum rules_motion m, const struct event *ev)
 {
     struct pos p;
     p.minor = ev->k;
-    p.phase = ob_int(b, ev->write ? 1 : 0);
+    p.phase = oracle_ob_int(b, ev->write ? 1 : 0);
     switch (ev->g) {
     case GEN_SECOND: p.host = oracle_half_producer(b, 1); break;
     case GEN_COPY: p.host = ev->e; break;
@@ -149,240 +149,240 @@ struct vctx {
     const struct rules_rule *rule;
     enum rules_motion m;
     enum gen g;      /* the read's generator */
-    struct ot k, t, e;
-    struct ot korig; /* the read's place in the old program (the window's length for the host's final read) */
+    struct oracle_term k, t, e;
+    struct oracle_term korig; /* the read's place in the old program (the window's length for the host's final read) */
     struct pos pr;   /* the read's place in the new program */
-    struct ot a;     /* the op the read read from before (-1: none) */
-    struct ot w;     /* a write instance's op */
+    struct oracle_term a;     /* the op the read read from before (-1: none) */
+    struct oracle_term w;     /* a write instance's op */
     enum gen wg;     /* its generator */
-    struct ot from;  /* an internal read's expected producer */
+    struct oracle_term from;  /* an internal read's expected producer */
 };
 
 /* No slot m with lo < m < korig writes t. */
-static struct ot unwritten_until(struct ob *b, struct ot m, const void *vc)
+static struct oracle_term unwritten_until(struct oracle_builder *b, struct oracle_term m, const void *vc)
 {
     const struct vctx *c = vc;
-    struct ot inside = ob_and(b, ob_lt(b, c->a, m), ob_lt(b, m, c->korig));
-    return ob_implies(b, inside, ob_not(b, ob_writes(b, m, c->t)));
+    struct oracle_term inside = oracle_ob_and(b, oracle_ob_lt(b, c->a, m), oracle_ob_lt(b, m, c->korig));
+    return oracle_ob_implies(b, inside, oracle_ob_not(b, oracle_ob_writes(b, m, c->t)));
 }
 
 /* a is the last op before korig writing t in the old program (a = -1: none does). */
-static struct ot last_writer(struct ob *b, const struct vctx *c)
+static struct oracle_term last_writer(struct oracle_builder *b, const struct vctx *c)
 {
-    struct ot none = ob_eq(b, c->a, ob_int(b, -1));
-    struct ot some = ob_and(b, ob_le(b, ob_int(b, 0), c->a), ob_lt(b, c->a, c->korig));
-    some = ob_and(b, some, ob_writes(b, c->a, c->t));
-    struct ot candidate = ob_or(b, none, some);
-    if (b->mode == OB_CONCRETE && !candidate.v)
+    struct oracle_term none = oracle_ob_eq(b, c->a, oracle_ob_int(b, -1));
+    struct oracle_term some = oracle_ob_and(b, oracle_ob_le(b, oracle_ob_int(b, 0), c->a), oracle_ob_lt(b, c->a, c->korig));
+    some = oracle_ob_and(b, some, oracle_ob_writes(b, c->a, c->t));
+    struct oracle_term candidate = oracle_ob_or(b, none, some);
+    if (b->mode == ORACLE_CONCRETE && !candidate.v)
         return candidate;
-    return ob_and(b, candidate, ob_forall_slot(b, unwritten_until, c));
+    return oracle_ob_and(b, candidate, oracle_ob_forall_slot(b, unwritten_until, c));
 }
 
 /* The write instance of op a (generator c->wg, at e) does not come before the read. */
-static struct ot a_not_before_read(struct ob *b, struct ot e, const void *vc)
+static struct oracle_term a_not_before_read(struct oracle_builder *b, struct oracle_term e, const void *vc)
 {
     const struct vctx *c = vc;
     struct event ev = {c->wg, true, c->a, c->t, e};
-    return ob_not(b, ob_and(b, present(b, c->m, &ev), before(b, place(b, c->m, &ev), c->pr)));
+    return oracle_ob_not(b, oracle_ob_and(b, present(b, c->m, &ev), before(b, place(b, c->m, &ev), c->pr)));
 }
 
 /* V1: the op the read read from writes nowhere before the read in the new program. */
-static struct ot source_lost(struct ob *b, const struct vctx *c0)
+static struct oracle_term source_lost(struct oracle_builder *b, const struct vctx *c0)
 {
     struct vctx c = *c0;
-    struct ot f = ob_not(b, ob_eq(b, c.a, ob_int(b, -1)));
+    struct oracle_term f = oracle_ob_not(b, oracle_ob_eq(b, c.a, oracle_ob_int(b, -1)));
     for (int g = 0; g < GEN_COUNT; g++) {
         if (!gen_applies(c.m, (enum gen)g, true))
             continue;
         c.wg = (enum gen)g;
-        f = ob_and(b, f, gen_uses_e((enum gen)g) ? ob_forall_slot(b, a_not_before_read, &c)
-                                                  : a_not_before_read(b, ob_int(b, 0), &c));
+        f = oracle_ob_and(b, f, gen_uses_e((enum gen)g) ? oracle_ob_forall_slot(b, a_not_before_read, &c)
+                                                  : a_not_before_read(b, oracle_ob_int(b, 0), &c));
     }
     return f;
 }
 
 /* Some write instance of op a comes before the write instance (c->w, c->wg) in the new program. */
-static struct ot a_before_w(struct ob *b, const struct vctx *c)
+static struct oracle_term a_before_w(struct oracle_builder *b, const struct vctx *c)
 {
-    struct event w = {c->wg, true, c->w, c->t, ob_int(b, 0)};
+    struct event w = {c->wg, true, c->w, c->t, oracle_ob_int(b, 0)};
     struct pos pw = place(b, c->m, &w);
-    struct ot any = ob_bool(b, false);
+    struct oracle_term any = oracle_ob_bool(b, false);
     for (int g = 0; g < GEN_COUNT; g++) {
         if (!gen_applies(c->m, (enum gen)g, true))
             continue;
-        struct event ev = {(enum gen)g, true, c->a, c->t, ob_int(b, 0)};
-        any = ob_or(b, any, ob_and(b, present(b, c->m, &ev), before(b, place(b, c->m, &ev), pw)));
+        struct event ev = {(enum gen)g, true, c->a, c->t, oracle_ob_int(b, 0)};
+        any = oracle_ob_or(b, any, oracle_ob_and(b, present(b, c->m, &ev), before(b, place(b, c->m, &ev), pw)));
     }
-    return ob_or(b, ob_eq(b, c->a, ob_int(b, -1)), any);
+    return oracle_ob_or(b, oracle_ob_eq(b, c->a, oracle_ob_int(b, -1)), any);
 }
 
 /* Another op's write instance (generator c->wg) lands between the read's source and the read. */
-static struct ot intruder(struct ob *b, struct ot w, const void *vc)
+static struct oracle_term intruder(struct oracle_builder *b, struct oracle_term w, const void *vc)
 {
     struct vctx c = *(const struct vctx *)vc;
     c.w = w;
-    struct event ev = {c.wg, true, w, c.t, ob_int(b, 0)};
-    struct ot f = ob_and(b, ob_not(b, ob_eq(b, w, c.a)), present(b, c.m, &ev));
-    f = ob_and(b, f, before(b, place(b, c.m, &ev), c.pr));
-    if (b->mode == OB_CONCRETE && !f.v)
+    struct event ev = {c.wg, true, w, c.t, oracle_ob_int(b, 0)};
+    struct oracle_term f = oracle_ob_and(b, oracle_ob_not(b, oracle_ob_eq(b, w, c.a)), present(b, c.m, &ev));
+    f = oracle_ob_and(b, f, before(b, place(b, c.m, &ev), c.pr));
+    if (b->mode == ORACLE_CONCRETE && !f.v)
         return f;
-    return ob_and(b, f, a_before_w(b, &c));
+    return oracle_ob_and(b, f, a_before_w(b, &c));
 }
 
 /* V2: some other write comes between the read's source (or the start) and the read in the new program. */
-static struct ot source_shadowed(struct ob *b, const struct vctx *c0)
+static struct oracle_term source_shadowed(struct oracle_builder *b, const struct vctx *c0)
 {
     struct vctx c = *c0;
-    struct ot f = ob_bool(b, false);
+    struct oracle_term f = oracle_ob_bool(b, false);
     for (int g = 0; g < GEN_COUNT; g++) {
         if (!gen_applies(c.m, (enum gen)g, true))
             continue;
         c.wg = (enum gen)g;
-        f = ob_or(b, f, ob_witness_slot(b, intruder, &c));
+        f = oracle_ob_or(b, f, oracle_ob_witness_slot(b, intruder, &c));
     }
     return f;
 }
 
 /* Given the read's old source a: it now reads from another op. */
-static struct ot source_changes(struct ob *b, struct ot a, const void *vc)
+static struct oracle_term source_changes(struct oracle_builder *b, struct oracle_term a, const void *vc)
 {
     struct vctx c = *(const struct vctx *)vc;
     c.a = a;
-    struct ot last = last_writer(b, &c);
-    if (b->mode == OB_CONCRETE && !last.v)
+    struct oracle_term last = last_writer(b, &c);
+    if (b->mode == ORACLE_CONCRETE && !last.v)
         return last;
-    return ob_and(b, last, ob_or(b, source_lost(b, &c), source_shadowed(b, &c)));
+    return oracle_ob_and(b, last, oracle_ob_or(b, source_lost(b, &c), source_shadowed(b, &c)));
 }
 
 /* The read instance (generator c->g of op k at e, of tensor t) exists and reads from another op than before. */
-static struct ot instance_broken(struct ob *b, struct ot e, const void *vc)
+static struct oracle_term instance_broken(struct oracle_builder *b, struct oracle_term e, const void *vc)
 {
     struct vctx c = *(const struct vctx *)vc;
     c.e = e;
     struct event ev = {c.g, false, c.k, c.t, e};
     c.pr = place(b, c.m, &ev);
     c.korig = c.k;
-    struct ot exists = present(b, c.m, &ev);
-    if (b->mode == OB_CONCRETE && !exists.v)
+    struct oracle_term exists = present(b, c.m, &ev);
+    if (b->mode == ORACLE_CONCRETE && !exists.v)
         return exists;
-    return ob_and(b, exists, ob_witness_slot_or_none(b, source_changes, &c));
+    return oracle_ob_and(b, exists, oracle_ob_witness_slot_or_none(b, source_changes, &c));
 }
 
 /* Some read of tensor t by op k (in c) breaks. */
-static struct ot tensor_broken(struct ob *b, struct ot t, const void *vc)
+static struct oracle_term tensor_broken(struct oracle_builder *b, struct oracle_term t, const void *vc)
 {
     struct vctx c = *(const struct vctx *)vc;
     c.t = t;
     if (gen_uses_e(c.g))
-        return ob_witness_slot(b, instance_broken, &c);
-    return instance_broken(b, ob_int(b, 0), &c);
+        return oracle_ob_witness_slot(b, instance_broken, &c);
+    return instance_broken(b, oracle_ob_int(b, 0), &c);
 }
 
 /* Some read by op k (in c) breaks. */
-static struct ot op_broken(struct ob *b, struct ot k, const void *vc)
+static struct oracle_term op_broken(struct oracle_builder *b, struct oracle_term k, const void *vc)
 {
     struct vctx c = *(const struct vctx *)vc;
     c.k = k;
-    return ob_witness_tensor(b, tensor_broken, &c);
+    return oracle_ob_witness_tensor(b, tensor_broken, &c);
 }
 
 /* The host's final read of tensor t (observed or carried) sees another write than before. */
-static struct ot final_broken(struct ob *b, struct ot t, const void *vc)
+static struct oracle_term final_broken(struct oracle_builder *b, struct oracle_term t, const void *vc)
 {
     struct vctx c = *(const struct vctx *)vc;
     c.t = t;
-    c.korig = ob_len(b);
-    c.pr.host = ob_len(b);
-    c.pr.minor = ob_int(b, 0);
-    c.pr.phase = ob_int(b, 0);
-    struct ot seen = ob_or(b, ob_observed(b, t), ob_carried(b, t));
-    if (b->mode == OB_CONCRETE && !seen.v)
+    c.korig = oracle_ob_len(b);
+    c.pr.host = oracle_ob_len(b);
+    c.pr.minor = oracle_ob_int(b, 0);
+    c.pr.phase = oracle_ob_int(b, 0);
+    struct oracle_term seen = oracle_ob_or(b, oracle_ob_observed(b, t), oracle_ob_carried(b, t));
+    if (b->mode == ORACLE_CONCRETE && !seen.v)
         return seen;
-    return ob_and(b, seen, ob_witness_slot_or_none(b, source_changes, &c));
+    return oracle_ob_and(b, seen, oracle_ob_witness_slot_or_none(b, source_changes, &c));
 }
 
 /* ── Internal reads ──────────────────────────────────────────────────────────────────────────────────────── */
 
 /* The read's old source a is not the op expected to compute its value in place. */
-static struct ot other_source(struct ob *b, struct ot a, const void *vc)
+static struct oracle_term other_source(struct oracle_builder *b, struct oracle_term a, const void *vc)
 {
     struct vctx c = *(const struct vctx *)vc;
     c.a = a;
-    struct ot last = ob_and(b, ob_or(b, ob_eq(b, a, ob_int(b, -1)), ob_le(b, ob_int(b, 0), a)), ob_lt(b, a, c.korig));
-    last = ob_and(b, last, ob_or(b, ob_eq(b, a, ob_int(b, -1)), ob_writes(b, a, c.t)));
-    last = ob_and(b, last, ob_not(b, ob_eq(b, a, c.from)));
-    if (b->mode == OB_CONCRETE && !last.v)
+    struct oracle_term last = oracle_ob_and(b, oracle_ob_or(b, oracle_ob_eq(b, a, oracle_ob_int(b, -1)), oracle_ob_le(b, oracle_ob_int(b, 0), a)), oracle_ob_lt(b, a, c.korig));
+    last = oracle_ob_and(b, last, oracle_ob_or(b, oracle_ob_eq(b, a, oracle_ob_int(b, -1)), oracle_ob_writes(b, a, c.t)));
+    last = oracle_ob_and(b, last, oracle_ob_not(b, oracle_ob_eq(b, a, c.from)));
+    if (b->mode == ORACLE_CONCRETE && !last.v)
         return last;
-    return ob_and(b, last, ob_forall_slot(b, unwritten_until, &c));
+    return oracle_ob_and(b, last, oracle_ob_forall_slot(b, unwritten_until, &c));
 }
 
 /* Op x's read of t, made internal, did not read from op `from`. */
-static struct ot internal_broken(struct ob *b, struct ot x, struct ot t, struct ot from)
+static struct oracle_term internal_broken(struct oracle_builder *b, struct oracle_term x, struct oracle_term t, struct oracle_term from)
 {
     struct vctx c;
     memset(&c, 0, sizeof c);
     c.k = c.korig = x;
     c.t = t;
     c.from = from;
-    struct ot reads = ob_reads(b, x, t);
-    if (b->mode == OB_CONCRETE && !reads.v)
+    struct oracle_term reads = oracle_ob_reads(b, x, t);
+    if (b->mode == ORACLE_CONCRETE && !reads.v)
         return reads;
-    return ob_and(b, reads, ob_witness_slot_or_none(b, other_source, &c));
+    return oracle_ob_and(b, reads, oracle_ob_witness_slot_or_none(b, other_source, &c));
 }
 
 /* A recomputing reader e's read of the result did not read from the producer. */
-static struct ot member_broken(struct ob *b, struct ot e, const void *vc)
+static struct oracle_term member_broken(struct oracle_builder *b, struct oracle_term e, const void *vc)
 {
     (void)vc;
-    struct ot member = ob_in(b, RULES_ROLE_MEMBERS, e);
-    if (b->mode == OB_CONCRETE && !member.v)
+    struct oracle_term member = oracle_ob_in(b, RULES_ROLE_MEMBERS, e);
+    if (b->mode == ORACLE_CONCRETE && !member.v)
         return member;
-    return ob_and(b, member, internal_broken(b, e, ob_tensor(b, RULES_ROLE_RESULT), producer(b)));
+    return oracle_ob_and(b, member, internal_broken(b, e, oracle_ob_tensor(b, RULES_ROLE_RESULT), producer(b)));
 }
 
 /* V0: some read the motion makes internal did not read from the op now computing its value in place. */
-static struct ot internals_broken(struct ob *b, enum rules_motion m)
+static struct oracle_term internals_broken(struct oracle_builder *b, enum rules_motion m)
 {
-    struct ot result = ob_tensor(b, RULES_ROLE_RESULT);
+    struct oracle_term result = oracle_ob_tensor(b, RULES_ROLE_RESULT);
     switch (m) {
     case RULES_MOTION_PLACE_ROWS:
     case RULES_MOTION_READ_IN_PLACE: return internal_broken(b, consumer(b), result, producer(b));
     case RULES_MOTION_PLACE_UNITS: {
-        struct ot a = internal_broken(b, consumer(b), ob_tensor(b, RULES_ROLE_INPUT), oracle_half_producer(b, 0));
-        struct ot o = internal_broken(b, consumer(b), ob_tensor(b, RULES_ROLE_OTHER), oracle_half_producer(b, 1));
-        return ob_or(b, a, o);
+        struct oracle_term a = internal_broken(b, consumer(b), oracle_ob_tensor(b, RULES_ROLE_INPUT), oracle_half_producer(b, 0));
+        struct oracle_term o = internal_broken(b, consumer(b), oracle_ob_tensor(b, RULES_ROLE_OTHER), oracle_half_producer(b, 1));
+        return oracle_ob_or(b, a, o);
     }
-    case RULES_MOTION_RECOMPUTE: return ob_witness_slot(b, member_broken, NULL);
-    default: return ob_bool(b, false);
+    case RULES_MOTION_RECOMPUTE: return oracle_ob_witness_slot(b, member_broken, NULL);
+    default: return oracle_ob_bool(b, false);
     }
 }
 
 /* ── The violation ───────────────────────────────────────────────────────────────────────────────────────── */
 
-struct ot oracle_violation(struct ob *b, const struct rules_rule *rule)
+struct oracle_term oracle_violation(struct oracle_builder *b, const struct rules_rule *rule)
 {
     struct vctx c;
     memset(&c, 0, sizeof c);
     c.rule = rule;
     c.m = rule->motion;
-    struct ot f = internals_broken(b, c.m);
+    struct oracle_term f = internals_broken(b, c.m);
     for (int g = 0; g < GEN_COUNT; g++) {
         if (!gen_applies(c.m, (enum gen)g, false))
             continue;
         c.g = (enum gen)g;
-        if (b->mode == OB_CONCRETE && f.v)
+        if (b->mode == ORACLE_CONCRETE && f.v)
             return f;
-        f = ob_or(b, f, ob_witness_slot(b, op_broken, &c));
+        f = oracle_ob_or(b, f, oracle_ob_witness_slot(b, op_broken, &c));
     }
-    if (b->mode == OB_CONCRETE && f.v)
+    if (b->mode == ORACLE_CONCRETE && f.v)
         return f;
-    return ob_or(b, f, ob_witness_tensor(b, final_broken, &c));
+    return oracle_ob_or(b, f, oracle_ob_witness_tensor(b, final_broken, &c));
 }
 
 bool oracle_motion_legal(const struct oracle_sched *s, const struct rules_rule *rule, bool *premises)
 {
-    struct ob b;
-    ob_concrete(&b, s, &s->bind);
+    struct oracle_builder b;
+    oracle_ob_concrete(&b, s, &s->bind);
     if (premises)
         *premises = oracle_premises(&b, rule).v != 0;
     return oracle_violation(&b, rule).v == 0;
@@ -391,10 +391,10 @@ bool oracle_motion_legal(const struct oracle_sched *s, const struct rules_rule *
 /* ── What a counterexample breaks, in words ──────────────────────────────────────────────────────────────── */
 
 /* The op a read read from before (c->a set), searched over -1 and the window's slots; false when none fits. */
-static bool find_source(struct ob *b, struct vctx *c)
+static bool find_source(struct oracle_builder *b, struct vctx *c)
 {
     for (long long a = -1; a < b->cs->nops; a++) {
-        c->a = ob_int(b, a);
+        c->a = oracle_ob_int(b, a);
         if (last_writer(b, c).v)
             return true;
     }
@@ -402,21 +402,21 @@ static bool find_source(struct ob *b, struct vctx *c)
 }
 
 /* The op whose write now comes between the read's source and the read (-1: none). */
-static long long find_intruder(struct ob *b, struct vctx *c)
+static long long find_intruder(struct oracle_builder *b, struct vctx *c)
 {
     for (int g = 0; g < GEN_COUNT; g++) {
         if (!gen_applies(c->m, (enum gen)g, true))
             continue;
         c->wg = (enum gen)g;
         for (long long w = 0; w < b->cs->nops; w++)
-            if (intruder(b, ob_int(b, w), c).v)
+            if (intruder(b, oracle_ob_int(b, w), c).v)
                 return w;
     }
     return -1;
 }
 
 /* Describe how the read in c (its source found) now breaks, into buf; false when it does not. */
-static bool describe_read(struct ob *b, struct vctx *c, const char *reader, char *buf, size_t n)
+static bool describe_read(struct oracle_builder *b, struct vctx *c, const char *reader, char *buf, size_t n)
 {
     if (!find_source(b, c))
         return false;
@@ -437,15 +437,15 @@ static bool describe_read(struct ob *b, struct vctx *c, const char *reader, char
 }
 
 /* The first internal read that did not read from the op now computing its value, into buf. */
-static bool describe_internal(struct ob *b, const struct rules_rule *rule, char *buf, size_t n)
+static bool describe_internal(struct oracle_builder *b, const struct rules_rule *rule, char *buf, size_t n)
 {
     for (long long x = 0; x < b->cs->nops; x++)
         for (long long t = 0; t < b->cs->ntensors; t++) {
             struct vctx c;
             memset(&c, 0, sizeof c);
-            c.k = c.korig = ob_int(b, x);
-            c.t = ob_int(b, t);
-            if (!removed_read(b, rule->motion, c.k, c.t).v || !ob_reads(b, c.k, c.t).v)
+            c.k = c.korig = oracle_ob_int(b, x);
+            c.t = oracle_ob_int(b, t);
+            if (!removed_read(b, rule->motion, c.k, c.t).v || !oracle_ob_reads(b, c.k, c.t).v)
                 continue;
             if (!internals_broken(b, rule->motion).v)
                 return false;
@@ -460,8 +460,8 @@ static bool describe_internal(struct ob *b, const struct rules_rule *rule, char 
 
 void oracle_violation_note(const struct oracle_sched *s, const struct rules_rule *rule, char *buf, size_t n)
 {
-    struct ob b;
-    ob_concrete(&b, s, &s->bind);
+    struct oracle_builder b;
+    oracle_ob_concrete(&b, s, &s->bind);
     snprintf(buf, n, "%s breaks a dependence", rules_motion_name(rule->motion));
     if (describe_internal(&b, rule, buf, n))
         return;
@@ -477,9 +477,9 @@ void oracle_violation_note(const struct oracle_sched *s, const struct rules_rule
         for (long long k = 0; k < s->nops; k++)
             for (long long t = 0; t < s->ntensors; t++)
                 for (long long e = 0; e < (gen_uses_e(c.g) ? s->nops : 1); e++) {
-                    c.k = c.korig = ob_int(&b, k);
-                    c.t = ob_int(&b, t);
-                    c.e = ob_int(&b, e);
+                    c.k = c.korig = oracle_ob_int(&b, k);
+                    c.t = oracle_ob_int(&b, t);
+                    c.e = oracle_ob_int(&b, e);
                     struct event ev = {c.g, false, c.k, c.t, c.e};
                     if (!present(&b, c.m, &ev).v)
                         continue;
@@ -492,11 +492,11 @@ void oracle_violation_note(const struct oracle_sched *s, const struct rules_rule
     for (long long t = 0; t < s->ntensors; t++) {
         if (!s->observed[t] && !s->carried[t])
             continue;
-        c.t = ob_int(&b, t);
-        c.korig = ob_len(&b);
-        c.pr.host = ob_len(&b);
-        c.pr.minor = ob_int(&b, 0);
-        c.pr.phase = ob_int(&b, 0);
+        c.t = oracle_ob_int(&b, t);
+        c.korig = oracle_ob_len(&b);
+        c.pr.host = oracle_ob_len(&b);
+        c.pr.minor = oracle_ob_int(&b, 0);
+        c.pr.phase = oracle_ob_int(&b, 0);
         if (describe_read(&b, &c, "the host's final read", buf, n))
             return;
     }

@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include <z3.h>
+
 #include "rules/rules.h"
 #include "shim/shim.h"
 
@@ -159,5 +161,152 @@ int oracle_validate_run(const struct ir_graph *g, const struct shim *shim, const
 
 /* Release what Z3 keeps between queries (call once at exit). */
 void oracle_shutdown(void);
+
+/* ── Internals: what the oracle's own files share ─────────────────────────────────────────────────────────
+ * The term builder every atom, premise and motion is written against (one construction, two interpreters:
+ * evaluated on a concrete schedule, or built as a Z3 formula), the symbolic schedule and the helpers that run one
+ * query. Callers outside oracle/ use the functions above. */
+/* ── Terms ───────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A term: a Z3 expression when the builder builds formulas, else its value (a truth value 0/1 or an integer). */
+struct oracle_term {
+    Z3_ast z;
+    long long v;
+};
+
+/* How a builder interprets what it is asked to build. */
+enum oracle_builder_mode { ORACLE_CONCRETE, ORACLE_Z3 };
+
+/* The builder: the schedule a formula speaks of, and how to build over it.
+ *
+ * Concrete: a concrete schedule and binding; every term is a value. Z3, bounded: slots 0..nslots-1 and tensors
+ * 0..ntensors-1, quantifiers expanded into finite conjunctions. Z3, unbounded: slots 0..n-1 for a symbolic n and
+ * tensors any natural number, quantifiers as Z3 quantifiers. Reads, writes, flags, tensor roles and set membership
+ * are uninterpreted functions; role slots and tensors are constants (the binding is symbolic). */
+struct oracle_builder {
+    enum oracle_builder_mode mode;
+    bool unbounded;
+    int nslots, ntensors;
+    /* Z3 */
+    Z3_context z;
+    Z3_sort int_sort, bool_sort;
+    Z3_ast n;                                     /* the window's length */
+    Z3_func_decl reads, writes, observed, carried, state, activation;
+    Z3_func_decl set[RULES_ROLE_COUNT];           /* membership of the set roles */
+    Z3_ast slot_role[RULES_ROLE_COUNT];           /* slot roles (and EACH while an atom's quantifier binds it) */
+    Z3_ast tensor_role[RULES_ROLE_COUNT];
+    bool fresh_results;                           /* assume A5 (see struct oracle_options) */
+    Z3_ast half[2];                               /* place_units: the producers of the join's two halves */
+    int fresh;                                    /* counter for bound variable names */
+    /* concrete */
+    const struct oracle_sched *cs;
+    const struct rules_binding *cb;
+    long long each;                               /* EACH while an atom's quantifier binds it */
+    bool each_bound;
+};
+
+/* A body under a quantifier: the formula for the bound variable x. */
+typedef struct oracle_term (*oracle_ob_body)(struct oracle_builder *b, struct oracle_term x, const void *ctx);
+
+struct oracle_term oracle_ob_bool(struct oracle_builder *b, bool v);
+struct oracle_term oracle_ob_int(struct oracle_builder *b, long long v);
+struct oracle_term oracle_ob_not(struct oracle_builder *b, struct oracle_term x);
+struct oracle_term oracle_ob_and(struct oracle_builder *b, struct oracle_term x, struct oracle_term y);
+struct oracle_term oracle_ob_or(struct oracle_builder *b, struct oracle_term x, struct oracle_term y);
+struct oracle_term oracle_ob_implies(struct oracle_builder *b, struct oracle_term x, struct oracle_term y);
+struct oracle_term oracle_ob_eq(struct oracle_builder *b, struct oracle_term x, struct oracle_term y);
+struct oracle_term oracle_ob_lt(struct oracle_builder *b, struct oracle_term x, struct oracle_term y);
+struct oracle_term oracle_ob_le(struct oracle_builder *b, struct oracle_term x, struct oracle_term y);
+struct oracle_term oracle_ob_ite(struct oracle_builder *b, struct oracle_term c, struct oracle_term x, struct oracle_term y);
+struct oracle_term oracle_ob_add(struct oracle_builder *b, struct oracle_term x, long long k);
+/* The schedule's relations: op k reads / writes tensor t; t's flags and role. */
+struct oracle_term oracle_ob_reads(struct oracle_builder *b, struct oracle_term k, struct oracle_term t);
+struct oracle_term oracle_ob_writes(struct oracle_builder *b, struct oracle_term k, struct oracle_term t);
+struct oracle_term oracle_ob_observed(struct oracle_builder *b, struct oracle_term t);
+struct oracle_term oracle_ob_carried(struct oracle_builder *b, struct oracle_term t);
+struct oracle_term oracle_ob_state(struct oracle_builder *b, struct oracle_term t);
+struct oracle_term oracle_ob_activation(struct oracle_builder *b, struct oracle_term t);
+/* Whether slot k is in the set bound to role g (false for NONE). */
+struct oracle_term oracle_ob_in(struct oracle_builder *b, enum rules_role g, struct oracle_term k);
+/* The slot or tensor bound to a role. */
+struct oracle_term oracle_ob_slot(struct oracle_builder *b, enum rules_role r);
+struct oracle_term oracle_ob_tensor(struct oracle_builder *b, enum rules_role r);
+/* The window's length (a number of slots). */
+struct oracle_term oracle_ob_len(struct oracle_builder *b);
+/* Quantifiers over the window's slots and over tensors. */
+struct oracle_term oracle_ob_forall_slot(struct oracle_builder *b, oracle_ob_body body, const void *ctx);
+struct oracle_term oracle_ob_exists_slot(struct oracle_builder *b, oracle_ob_body body, const void *ctx);
+struct oracle_term oracle_ob_forall_tensor(struct oracle_builder *b, oracle_ob_body body, const void *ctx);
+struct oracle_term oracle_ob_exists_tensor(struct oracle_builder *b, oracle_ob_body body, const void *ctx);
+
+/* Existential witnesses, for positive places only (never under a universal): a fresh constant in Z3 (a slot, a
+ * slot or -1 meaning none, a tensor), a search over the domain when concrete. */
+struct oracle_term oracle_ob_witness_slot(struct oracle_builder *b, oracle_ob_body body, const void *ctx);
+struct oracle_term oracle_ob_witness_slot_or_none(struct oracle_builder *b, oracle_ob_body body, const void *ctx);
+struct oracle_term oracle_ob_witness_tensor(struct oracle_builder *b, oracle_ob_body body, const void *ctx);
+/* x ∧ body(x): when concrete and x is false, body is not evaluated. */
+struct oracle_term oracle_ob_and_then(struct oracle_builder *b, struct oracle_term x, oracle_ob_body body, const void *ctx);
+/* x → body(x): when concrete and x is false, body is not evaluated. */
+struct oracle_term oracle_ob_implies_then(struct oracle_builder *b, struct oracle_term x, oracle_ob_body body, const void *ctx);
+
+/* A builder over a concrete schedule and binding. */
+void oracle_ob_concrete(struct oracle_builder *b, const struct oracle_sched *s, const struct rules_binding *bind);
+/* A Z3 builder in context z: bounded to nslots × ntensors, or unbounded when nslots is 0. Declares the relations
+ * and a constant for every role. */
+void oracle_ob_symbolic(struct oracle_builder *b, Z3_context z, int nslots, int ntensors);
+/* A fresh integer constant (an existential witness) named after `what`. */
+struct oracle_term oracle_ob_fresh_int(struct oracle_builder *b, const char *what);
+/* The constraint that x is a slot of the window, or a tensor of the domain. */
+struct oracle_term oracle_ob_is_slot(struct oracle_builder *b, struct oracle_term x);
+struct oracle_term oracle_ob_is_tensor(struct oracle_builder *b, struct oracle_term x);
+
+/* ── Atoms, premises, invariants ─────────────────────────────────────────────────────────────────────────── */
+
+/* The symbolic twin of one guard atom (its quantifier applied). */
+struct oracle_term oracle_atom_term(struct oracle_builder *b, const struct rules_atom *atom);
+/* The graph invariants, each one a listed assumption (docs/oracle.md). */
+struct oracle_term oracle_invariants(struct oracle_builder *b);
+/* The facts the rule's matcher establishes about its roles (its motion's and its own), as one formula. */
+struct oracle_term oracle_premises(struct oracle_builder *b, const struct rules_rule *rule);
+/* Every role a rule's atoms, premises and motion use, as a bitset over RULES_ROLE_COUNT. */
+void oracle_rule_roles(const struct rules_rule *rule, bool used[RULES_ROLE_COUNT]);
+
+/* The slot of the op writing the join's half h (0: INPUT, 1: OTHER) under place_units: a constant in Z3, the first
+ * writer of that half before the consumer when concrete (-1 when none). */
+struct oracle_term oracle_half_producer(struct oracle_builder *b, int h);
+
+/* ── Motions ─────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The formula that the rule's motion breaks a dependence: some read (the host's final reads of observed and carried
+ * tensors included) reads from another write than before, or a read the motion makes internal did not read from the
+ * op that now computes it in place. */
+struct oracle_term oracle_violation(struct oracle_builder *b, const struct rules_rule *rule);
+
+/* What a concrete counterexample breaks, in one line (the first broken read, old source and new). */
+void oracle_violation_note(const struct oracle_sched *s, const struct rules_rule *rule, char *buf, size_t n);
+
+/* ── Queries ─────────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A fresh Z3 context with the options' timeout and seed, errors recorded rather than fatal. */
+Z3_context oracle_z3_new(const struct oracle_options *opt);
+void oracle_z3_free(Z3_context z);
+/* Check `f` in a fresh solver; dump it as SMT-LIB 2 to the options' directory under `name`. The verdict is
+ * ORACLE_PROVED when f is unsatisfiable, REFUTED when satisfiable (the model kept in *model, referenced), UNKNOWN
+ * with Z3's reason otherwise. */
+enum oracle_verdict oracle_check(Z3_context z, Z3_ast f, const struct oracle_options *opt, const char *name,
+                                 Z3_model *model, char reason[ORACLE_REASON_LEN]);
+/* The value of an integer or Boolean term in a model (0 when it has none). */
+long long oracle_model_value(Z3_context z, Z3_model m, Z3_ast t);
+
+/* The schedule a model of a bounded query describes (its relations, flags, roles and binding), malloc'd. */
+struct oracle_sched *oracle_sched_from_model(struct oracle_builder *b, Z3_model m, const struct rules_rule *rule);
+
+/* ── Index maps ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The index-map obligations of a placement rule (none for the others): their names into names (room for cap),
+ * their count. */
+int oracle_index_obligations(const struct rules_rule *rule, const char **names, int cap);
+/* The formula whose satisfiability refutes index obligation k of rule. */
+Z3_ast oracle_index_query(Z3_context z, const struct rules_rule *rule, int k);
 
 #endif

@@ -3,7 +3,7 @@
  * their parts of every unit. Each asks Z3, over symbolic sizes constrained as the shapes require (the row a param
  * names ranging over every value it may take), for an element whose placed index differs from the index the op it
  * replaces uses, falls outside the tensor, or is written by both halves. Unsatisfiable: proved. */
-#include "internal.h"
+#include "oracle.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * DESIGN.md states (the validator enforces them), what each motion means about its roles, and the shape facts a
  * rule's matcher establishes (the ops it matches read and write only what their roles name). Premises are rows of
  * data: one row gives both the formula and its line of text. Translation validation checks them on every firing. */
-#include "internal.h"
+#include "oracle.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,66 +11,66 @@
 
 /* What the invariants' bodies need: the tensor and slot a nested quantifier is at. */
 struct ictx {
-    struct ot t, k;
+    struct oracle_term t, k;
 };
 
 /* I1: only state and activations are written (inputs, params and constants never). */
-static struct ot host_set_unwritten(struct ob *b, struct ot t, const void *vc)
+static struct oracle_term host_set_unwritten(struct oracle_builder *b, struct oracle_term t, const void *vc)
 {
     const struct ictx *c = vc;
-    struct ot computed = ob_or(b, ob_state(b, t), ob_activation(b, t));
-    return ob_implies(b, ob_writes(b, c->k, t), computed);
+    struct oracle_term computed = oracle_ob_or(b, oracle_ob_state(b, t), oracle_ob_activation(b, t));
+    return oracle_ob_implies(b, oracle_ob_writes(b, c->k, t), computed);
 }
 
 /* I2 (inner): no other slot than k writes activation t. */
-static struct ot sole_writer(struct ob *b, struct ot j, const void *vc)
+static struct oracle_term sole_writer(struct oracle_builder *b, struct oracle_term j, const void *vc)
 {
     const struct ictx *c = vc;
-    struct ot both = ob_and(b, ob_writes(b, c->k, c->t), ob_writes(b, j, c->t));
-    return ob_implies(b, ob_and(b, both, ob_activation(b, c->t)), ob_eq(b, j, c->k));
+    struct oracle_term both = oracle_ob_and(b, oracle_ob_writes(b, c->k, c->t), oracle_ob_writes(b, j, c->t));
+    return oracle_ob_implies(b, oracle_ob_and(b, both, oracle_ob_activation(b, c->t)), oracle_ob_eq(b, j, c->k));
 }
 
 /* Slot w writes t before slot k. */
-static struct ot written_before(struct ob *b, struct ot w, const void *vc)
+static struct oracle_term written_before(struct oracle_builder *b, struct oracle_term w, const void *vc)
 {
     const struct ictx *c = vc;
-    return ob_and(b, ob_lt(b, w, c->k), ob_writes(b, w, c->t));
+    return oracle_ob_and(b, oracle_ob_lt(b, w, c->k), oracle_ob_writes(b, w, c->t));
 }
 
 /* I1, I2, I3, I4 for slot k (in c) and tensor t. */
-static struct ot slot_tensor_invariants(struct ob *b, struct ot t, const void *vc)
+static struct oracle_term slot_tensor_invariants(struct oracle_builder *b, struct oracle_term t, const void *vc)
 {
     struct ictx c = *(const struct ictx *)vc;
     c.t = t;
-    struct ot f = host_set_unwritten(b, t, &c);
-    f = ob_and(b, f, ob_forall_slot(b, sole_writer, &c));
-    struct ot read_act = ob_and(b, ob_reads(b, c.k, t), ob_activation(b, t));
-    f = ob_and(b, f, ob_implies(b, read_act, ob_exists_slot(b, written_before, &c)));
-    struct ot in_place = ob_and(b, ob_reads(b, c.k, t), ob_writes(b, c.k, t));
-    return ob_and(b, f, ob_implies(b, in_place, ob_state(b, t)));
+    struct oracle_term f = host_set_unwritten(b, t, &c);
+    f = oracle_ob_and(b, f, oracle_ob_forall_slot(b, sole_writer, &c));
+    struct oracle_term read_act = oracle_ob_and(b, oracle_ob_reads(b, c.k, t), oracle_ob_activation(b, t));
+    f = oracle_ob_and(b, f, oracle_ob_implies(b, read_act, oracle_ob_exists_slot(b, written_before, &c)));
+    struct oracle_term in_place = oracle_ob_and(b, oracle_ob_reads(b, c.k, t), oracle_ob_writes(b, c.k, t));
+    return oracle_ob_and(b, f, oracle_ob_implies(b, in_place, oracle_ob_state(b, t)));
 }
 
 /* The invariants at slot k, over every tensor. */
-static struct ot slot_invariants(struct ob *b, struct ot k, const void *vc)
+static struct oracle_term slot_invariants(struct oracle_builder *b, struct oracle_term k, const void *vc)
 {
     (void)vc;
     struct ictx c = {{NULL, 0}, k};
-    return ob_forall_tensor(b, slot_tensor_invariants, &c);
+    return oracle_ob_forall_tensor(b, slot_tensor_invariants, &c);
 }
 
 /* A tensor is not both state and an activation. */
-static struct ot one_role(struct ob *b, struct ot t, const void *vc)
+static struct oracle_term one_role(struct oracle_builder *b, struct oracle_term t, const void *vc)
 {
     (void)vc;
-    return ob_not(b, ob_and(b, ob_state(b, t), ob_activation(b, t)));
+    return oracle_ob_not(b, oracle_ob_and(b, oracle_ob_state(b, t), oracle_ob_activation(b, t)));
 }
 
-struct ot oracle_invariants(struct ob *b)
+struct oracle_term oracle_invariants(struct oracle_builder *b)
 {
-    struct ot f = ob_forall_tensor(b, one_role, NULL);
-    f = ob_and(b, f, ob_forall_slot(b, slot_invariants, NULL));
-    if (b->mode == OB_Z3 && b->unbounded)
-        f = ob_and(b, f, ob_le(b, ob_int(b, 1), ob_len(b)));
+    struct oracle_term f = oracle_ob_forall_tensor(b, one_role, NULL);
+    f = oracle_ob_and(b, f, oracle_ob_forall_slot(b, slot_invariants, NULL));
+    if (b->mode == ORACLE_Z3 && b->unbounded)
+        f = oracle_ob_and(b, f, oracle_ob_le(b, oracle_ob_int(b, 1), oracle_ob_len(b)));
     return f;
 }
 
@@ -231,113 +231,113 @@ void oracle_rule_roles(const struct rules_rule *rule, bool used[RULES_ROLE_COUNT
 /* What a premise's bodies need. */
 struct pctx {
     const struct premise *p;
-    struct ot a;
+    struct oracle_term a;
     bool used[RULES_ROLE_COUNT];
 };
 
 /* Whether tensor t is one of the row's named tensors (those the rule uses). */
-static struct ot named(struct ob *b, const struct pctx *c, struct ot t)
+static struct oracle_term named(struct oracle_builder *b, const struct pctx *c, struct oracle_term t)
 {
-    struct ot any = ob_bool(b, false);
+    struct oracle_term any = oracle_ob_bool(b, false);
     for (int i = 0; i < 3; i++)
         if (c->p->t[i] != RULES_ROLE_NONE && c->used[c->p->t[i]])
-            any = ob_or(b, any, ob_eq(b, t, ob_tensor(b, c->p->t[i])));
+            any = oracle_ob_or(b, any, oracle_ob_eq(b, t, oracle_ob_tensor(b, c->p->t[i])));
     return any;
 }
 
 /* Slot a reads t only when t is named (or host-set, when allowed). */
-static struct ot read_named(struct ob *b, struct ot t, const void *vc)
+static struct oracle_term read_named(struct oracle_builder *b, struct oracle_term t, const void *vc)
 {
     const struct pctx *c = vc;
-    struct ot ok = named(b, c, t);
+    struct oracle_term ok = named(b, c, t);
     if (c->p->hostset)
-        ok = ob_or(b, ok, ob_not(b, ob_or(b, ob_state(b, t), ob_activation(b, t))));
-    return ob_implies(b, ob_reads(b, c->a, t), ok);
+        ok = oracle_ob_or(b, ok, oracle_ob_not(b, oracle_ob_or(b, oracle_ob_state(b, t), oracle_ob_activation(b, t))));
+    return oracle_ob_implies(b, oracle_ob_reads(b, c->a, t), ok);
 }
 
 /* Slot a writes t only when t is named. */
-static struct ot written_named(struct ob *b, struct ot t, const void *vc)
+static struct oracle_term written_named(struct oracle_builder *b, struct oracle_term t, const void *vc)
 {
     const struct pctx *c = vc;
-    return ob_implies(b, ob_writes(b, c->a, t), named(b, c, t));
+    return oracle_ob_implies(b, oracle_ob_writes(b, c->a, t), named(b, c, t));
 }
 
 /* A member k of set b is a slot no earlier (first) or no later (last) than a. */
-static struct ot member_first(struct ob *b, struct ot k, const void *vc)
+static struct oracle_term member_first(struct oracle_builder *b, struct oracle_term k, const void *vc)
 {
     const struct pctx *c = vc;
-    return ob_implies(b, ob_in(b, c->p->b, k), ob_and(b, ob_is_slot(b, k), ob_le(b, c->a, k)));
+    return oracle_ob_implies(b, oracle_ob_in(b, c->p->b, k), oracle_ob_and(b, oracle_ob_is_slot(b, k), oracle_ob_le(b, c->a, k)));
 }
 
-static struct ot member_last(struct ob *b, struct ot k, const void *vc)
+static struct oracle_term member_last(struct oracle_builder *b, struct oracle_term k, const void *vc)
 {
     const struct pctx *c = vc;
-    return ob_implies(b, ob_in(b, c->p->b, k), ob_and(b, ob_is_slot(b, k), ob_le(b, k, c->a)));
+    return oracle_ob_implies(b, oracle_ob_in(b, c->p->b, k), oracle_ob_and(b, oracle_ob_is_slot(b, k), oracle_ob_le(b, k, c->a)));
 }
 
-static struct ot member_after(struct ob *b, struct ot k, const void *vc)
+static struct oracle_term member_after(struct oracle_builder *b, struct oracle_term k, const void *vc)
 {
     const struct pctx *c = vc;
-    return ob_implies(b, ob_in(b, c->p->b, k), ob_and(b, ob_is_slot(b, k), ob_lt(b, c->a, k)));
+    return oracle_ob_implies(b, oracle_ob_in(b, c->p->b, k), oracle_ob_and(b, oracle_ob_is_slot(b, k), oracle_ob_lt(b, c->a, k)));
 }
 
-static struct ot member_reads(struct ob *b, struct ot k, const void *vc)
+static struct oracle_term member_reads(struct oracle_builder *b, struct oracle_term k, const void *vc)
 {
     const struct pctx *c = vc;
-    return ob_implies(b, ob_in(b, c->p->b, k), ob_reads(b, k, ob_tensor(b, c->p->t[0])));
+    return oracle_ob_implies(b, oracle_ob_in(b, c->p->b, k), oracle_ob_reads(b, k, oracle_ob_tensor(b, c->p->t[0])));
 }
 
-struct ot oracle_half_producer(struct ob *b, int h)
+struct oracle_term oracle_half_producer(struct oracle_builder *b, int h)
 {
-    if (b->mode == OB_Z3)
-        return (struct ot){b->half[h], 0};
+    if (b->mode == ORACLE_Z3)
+        return (struct oracle_term){b->half[h], 0};
     if (b->cs->half[h] != -2)
-        return ob_int(b, b->cs->half[h]);
+        return oracle_ob_int(b, b->cs->half[h]);
     long long t = b->cb->tensor[h ? RULES_ROLE_OTHER : RULES_ROLE_INPUT];
     long long c = b->cb->slot[RULES_ROLE_CONSUMER];
     for (long long k = 0; k < c && k < b->cs->nops; k++)
-        if (ob_writes(b, ob_int(b, k), ob_int(b, t)).v)
-            return ob_int(b, k);
-    return ob_int(b, -1);
+        if (oracle_ob_writes(b, oracle_ob_int(b, k), oracle_ob_int(b, t)).v)
+            return oracle_ob_int(b, k);
+    return oracle_ob_int(b, -1);
 }
 
 /* The join's halves: two distinct slots before the consumer write them, the first of the two is FIRST. */
-static struct ot halves(struct ob *b, const struct premise *p)
+static struct oracle_term halves(struct oracle_builder *b, const struct premise *p)
 {
-    struct ot pa = oracle_half_producer(b, 0), pb = oracle_half_producer(b, 1), c = ob_slot(b, p->b);
-    struct ot f = ob_and(b, ob_is_slot(b, pa), ob_is_slot(b, pb));
-    f = ob_and(b, f, ob_not(b, ob_eq(b, pa, pb)));
-    f = ob_and(b, f, ob_and(b, ob_lt(b, pa, c), ob_lt(b, pb, c)));
-    f = ob_and(b, f, ob_eq(b, ob_slot(b, p->a), ob_ite(b, ob_lt(b, pa, pb), pa, pb)));
-    f = ob_and(b, f, ob_writes(b, pa, ob_tensor(b, p->t[0])));
-    f = ob_and(b, f, ob_writes(b, pb, ob_tensor(b, p->t[1])));
+    struct oracle_term pa = oracle_half_producer(b, 0), pb = oracle_half_producer(b, 1), c = oracle_ob_slot(b, p->b);
+    struct oracle_term f = oracle_ob_and(b, oracle_ob_is_slot(b, pa), oracle_ob_is_slot(b, pb));
+    f = oracle_ob_and(b, f, oracle_ob_not(b, oracle_ob_eq(b, pa, pb)));
+    f = oracle_ob_and(b, f, oracle_ob_and(b, oracle_ob_lt(b, pa, c), oracle_ob_lt(b, pb, c)));
+    f = oracle_ob_and(b, f, oracle_ob_eq(b, oracle_ob_slot(b, p->a), oracle_ob_ite(b, oracle_ob_lt(b, pa, pb), pa, pb)));
+    f = oracle_ob_and(b, f, oracle_ob_writes(b, pa, oracle_ob_tensor(b, p->t[0])));
+    f = oracle_ob_and(b, f, oracle_ob_writes(b, pb, oracle_ob_tensor(b, p->t[1])));
     /* The rule binds each half's producer too: PRODUCER the first half's, MOVER the second's. */
-    f = ob_and(b, f, ob_eq(b, ob_slot(b, RULES_ROLE_PRODUCER), pa));
-    return ob_and(b, f, ob_eq(b, ob_slot(b, RULES_ROLE_MOVER), pb));
+    f = oracle_ob_and(b, f, oracle_ob_eq(b, oracle_ob_slot(b, RULES_ROLE_PRODUCER), pa));
+    return oracle_ob_and(b, f, oracle_ob_eq(b, oracle_ob_slot(b, RULES_ROLE_MOVER), pb));
 }
 
 /* One premise row as a formula. */
-static struct ot premise_term(struct ob *b, const struct premise *p, const bool used[RULES_ROLE_COUNT])
+static struct oracle_term premise_term(struct oracle_builder *b, const struct premise *p, const bool used[RULES_ROLE_COUNT])
 {
     struct pctx c;
     c.p = p;
-    c.a = ob_slot(b, p->a);
+    c.a = oracle_ob_slot(b, p->a);
     memcpy(c.used, used, sizeof c.used);
     switch (p->kind) {
-    case P_BEFORE: return ob_lt(b, c.a, ob_slot(b, p->b));
-    case P_READS: return ob_reads(b, c.a, ob_tensor(b, p->t[0]));
-    case P_WRITES: return ob_writes(b, c.a, ob_tensor(b, p->t[0]));
-    case P_READS_ONLY: return ob_forall_tensor(b, read_named, &c);
-    case P_WRITES_ONLY: return ob_forall_tensor(b, written_named, &c);
-    case P_STATE: return ob_state(b, ob_tensor(b, p->t[0]));
-    case P_FIRST_OF: return ob_and(b, ob_in(b, p->b, c.a), ob_forall_slot(b, member_first, &c));
-    case P_LAST_OF: return ob_and(b, ob_in(b, p->b, c.a), ob_forall_slot(b, member_last, &c));
-    case P_EACH_AFTER: return ob_forall_slot(b, member_after, &c);
-    case P_EACH_READS: return ob_forall_slot(b, member_reads, &c);
+    case P_BEFORE: return oracle_ob_lt(b, c.a, oracle_ob_slot(b, p->b));
+    case P_READS: return oracle_ob_reads(b, c.a, oracle_ob_tensor(b, p->t[0]));
+    case P_WRITES: return oracle_ob_writes(b, c.a, oracle_ob_tensor(b, p->t[0]));
+    case P_READS_ONLY: return oracle_ob_forall_tensor(b, read_named, &c);
+    case P_WRITES_ONLY: return oracle_ob_forall_tensor(b, written_named, &c);
+    case P_STATE: return oracle_ob_state(b, oracle_ob_tensor(b, p->t[0]));
+    case P_FIRST_OF: return oracle_ob_and(b, oracle_ob_in(b, p->b, c.a), oracle_ob_forall_slot(b, member_first, &c));
+    case P_LAST_OF: return oracle_ob_and(b, oracle_ob_in(b, p->b, c.a), oracle_ob_forall_slot(b, member_last, &c));
+    case P_EACH_AFTER: return oracle_ob_forall_slot(b, member_after, &c);
+    case P_EACH_READS: return oracle_ob_forall_slot(b, member_reads, &c);
     case P_HALVES: return halves(b, p);
-    case P_DISTINCT: return ob_not(b, ob_eq(b, ob_tensor(b, p->t[0]), ob_tensor(b, p->t[1])));
+    case P_DISTINCT: return oracle_ob_not(b, oracle_ob_eq(b, oracle_ob_tensor(b, p->t[0]), oracle_ob_tensor(b, p->t[1])));
     }
-    return ob_bool(b, false);
+    return oracle_ob_bool(b, false);
 }
 
 /* The role kinds ('S' slot, 'T' tensor, 'G' set), from the role table. */
@@ -348,16 +348,16 @@ static const char role_kind[] = {
 };
 
 /* Every used slot role is a slot of the window and every used tensor role a tensor. */
-static struct ot roles_in_range(struct ob *b, const bool used[RULES_ROLE_COUNT])
+static struct oracle_term roles_in_range(struct oracle_builder *b, const bool used[RULES_ROLE_COUNT])
 {
-    struct ot f = ob_bool(b, true);
+    struct oracle_term f = oracle_ob_bool(b, true);
     for (int r = 1; r < RULES_ROLE_COUNT; r++) {
         if (!used[r])
             continue;
         if (role_kind[r] == 'S')
-            f = ob_and(b, f, ob_is_slot(b, ob_slot(b, (enum rules_role)r)));
+            f = oracle_ob_and(b, f, oracle_ob_is_slot(b, oracle_ob_slot(b, (enum rules_role)r)));
         else if (role_kind[r] == 'T')
-            f = ob_and(b, f, ob_is_tensor(b, ob_tensor(b, (enum rules_role)r)));
+            f = oracle_ob_and(b, f, oracle_ob_is_tensor(b, oracle_ob_tensor(b, (enum rules_role)r)));
     }
     return f;
 }
@@ -369,32 +369,32 @@ static bool applies(const struct premise *p, const bool used[RULES_ROLE_COUNT])
 }
 
 /* A5, when assumed: what the rule's producers compute — RESULT, and a join's two halves — is an activation. */
-static struct ot fresh_results(struct ob *b, const struct rules_rule *rule, const bool used[RULES_ROLE_COUNT])
+static struct oracle_term fresh_results(struct oracle_builder *b, const struct rules_rule *rule, const bool used[RULES_ROLE_COUNT])
 {
-    struct ot f = ob_bool(b, true);
+    struct oracle_term f = oracle_ob_bool(b, true);
     if (used[RULES_ROLE_RESULT])
-        f = ob_and(b, f, ob_activation(b, ob_tensor(b, RULES_ROLE_RESULT)));
+        f = oracle_ob_and(b, f, oracle_ob_activation(b, oracle_ob_tensor(b, RULES_ROLE_RESULT)));
     if (rule->motion == RULES_MOTION_PLACE_UNITS) {
-        f = ob_and(b, f, ob_activation(b, ob_tensor(b, RULES_ROLE_INPUT)));
-        f = ob_and(b, f, ob_activation(b, ob_tensor(b, RULES_ROLE_OTHER)));
+        f = oracle_ob_and(b, f, oracle_ob_activation(b, oracle_ob_tensor(b, RULES_ROLE_INPUT)));
+        f = oracle_ob_and(b, f, oracle_ob_activation(b, oracle_ob_tensor(b, RULES_ROLE_OTHER)));
     }
     return f;
 }
 
-struct ot oracle_premises(struct ob *b, const struct rules_rule *rule)
+struct oracle_term oracle_premises(struct oracle_builder *b, const struct rules_rule *rule)
 {
     bool used[RULES_ROLE_COUNT];
     oracle_rule_roles(rule, used);
-    struct ot f = b->mode == OB_Z3 ? roles_in_range(b, used) : ob_bool(b, true);
+    struct oracle_term f = b->mode == ORACLE_Z3 ? roles_in_range(b, used) : oracle_ob_bool(b, true);
     const struct motion_premises *m = &by_motion[rule->motion];
     for (int i = 0; i < m->n; i++)
         if (applies(&m->rows[i], used))
-            f = ob_and(b, f, premise_term(b, &m->rows[i], used));
+            f = oracle_ob_and(b, f, premise_term(b, &m->rows[i], used));
     const struct rule_premises *rp = rule_rows(rule);
     for (int i = 0; rp && i < rp->n; i++)
-        f = ob_and(b, f, premise_term(b, &rp->rows[i], used));
+        f = oracle_ob_and(b, f, premise_term(b, &rp->rows[i], used));
     if (b->fresh_results)
-        f = ob_and(b, f, fresh_results(b, rule, used));
+        f = oracle_ob_and(b, f, fresh_results(b, rule, used));
     return f;
 }
 

@@ -3,7 +3,7 @@
  * breaks a dependence: first over windows of any length (quantified), else over every window of up to K ops; a
  * refutation is shrunk to the shortest window that has one and returned as a concrete schedule. Placements add their
  * index-map obligations (oracle/places.c). */
-#include "internal.h"
+#include "oracle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,22 +94,22 @@ static int tensors_for(const struct rules_rule *rule)
 }
 
 /* The guards of rule (atom `drop` left out) as one formula. */
-static struct ot guards_term(struct ob *b, const struct rules_rule *rule, const char *drop)
+static struct oracle_term guards_term(struct oracle_builder *b, const struct rules_rule *rule, const char *drop)
 {
-    struct ot f = ob_bool(b, true);
+    struct oracle_term f = oracle_ob_bool(b, true);
     for (int i = 0; i < rule->nguards; i++)
         if (!drop || strcmp(rule->guards[i].name, drop) != 0)
-            f = ob_and(b, f, oracle_atom_term(b, &rule->guards[i]));
+            f = oracle_ob_and(b, f, oracle_atom_term(b, &rule->guards[i]));
     return f;
 }
 
 /* The dataflow query of rule over builder b: invariants, premises, guards and a broken dependence. */
-static Z3_ast dataflow_query(struct ob *b, const struct rules_rule *rule, const char *drop)
+static Z3_ast dataflow_query(struct oracle_builder *b, const struct rules_rule *rule, const char *drop)
 {
-    struct ot f = oracle_invariants(b);
-    f = ob_and(b, f, oracle_premises(b, rule));
-    f = ob_and(b, f, guards_term(b, rule, drop));
-    return ob_and(b, f, oracle_violation(b, rule)).z;
+    struct oracle_term f = oracle_invariants(b);
+    f = oracle_ob_and(b, f, oracle_premises(b, rule));
+    f = oracle_ob_and(b, f, guards_term(b, rule, drop));
+    return oracle_ob_and(b, f, oracle_violation(b, rule)).z;
 }
 
 /* The query's name for dumps: rule, obligation, mutant and window. */
@@ -126,22 +126,22 @@ static void query_name(char *buf, size_t n, const struct rules_rule *rule, const
 
 /* ── Counterexamples ─────────────────────────────────────────────────────────────────────────────────────── */
 
-struct oracle_sched *oracle_sched_from_model(struct ob *b, Z3_model m, const struct rules_rule *rule)
+struct oracle_sched *oracle_sched_from_model(struct oracle_builder *b, Z3_model m, const struct rules_rule *rule)
 {
     Z3_context z = b->z;
     struct oracle_sched *s = oracle_sched_new(b->nslots, b->ntensors);
     for (int k = 0; k < s->nops; k++)
         for (int t = 0; t < s->ntensors; t++) {
-            struct ot kk = ob_int(b, k), tt = ob_int(b, t);
-            s->reads[k * s->ntensors + t] = oracle_model_value(z, m, ob_reads(b, kk, tt).z) != 0;
-            s->writes[k * s->ntensors + t] = oracle_model_value(z, m, ob_writes(b, kk, tt).z) != 0;
+            struct oracle_term kk = oracle_ob_int(b, k), tt = oracle_ob_int(b, t);
+            s->reads[k * s->ntensors + t] = oracle_model_value(z, m, oracle_ob_reads(b, kk, tt).z) != 0;
+            s->writes[k * s->ntensors + t] = oracle_model_value(z, m, oracle_ob_writes(b, kk, tt).z) != 0;
         }
     for (int t = 0; t < s->ntensors; t++) {
-        struct ot tt = ob_int(b, t);
-        s->observed[t] = oracle_model_value(z, m, ob_observed(b, tt).z) != 0;
-        s->carried[t] = oracle_model_value(z, m, ob_carried(b, tt).z) != 0;
-        s->role[t] = oracle_model_value(z, m, ob_state(b, tt).z)        ? IR_ROLE_STATE
-                     : oracle_model_value(z, m, ob_activation(b, tt).z) ? IR_ROLE_ACTIVATION
+        struct oracle_term tt = oracle_ob_int(b, t);
+        s->observed[t] = oracle_model_value(z, m, oracle_ob_observed(b, tt).z) != 0;
+        s->carried[t] = oracle_model_value(z, m, oracle_ob_carried(b, tt).z) != 0;
+        s->role[t] = oracle_model_value(z, m, oracle_ob_state(b, tt).z)        ? IR_ROLE_STATE
+                     : oracle_model_value(z, m, oracle_ob_activation(b, tt).z) ? IR_ROLE_ACTIVATION
                                                                         : IR_ROLE_INPUT;
     }
     static const char kinds[] = {
@@ -158,13 +158,13 @@ struct oracle_sched *oracle_sched_from_model(struct ob *b, Z3_model m, const str
         if (!used[r])
             continue;
         if (kinds[r] == 'S')
-            s->bind.slot[r] = (int32_t)oracle_model_value(z, m, ob_slot(b, (enum rules_role)r).z);
+            s->bind.slot[r] = (int32_t)oracle_model_value(z, m, oracle_ob_slot(b, (enum rules_role)r).z);
         else if (kinds[r] == 'T')
-            s->bind.tensor[r] = (ir_tid)oracle_model_value(z, m, ob_tensor(b, (enum rules_role)r).z);
+            s->bind.tensor[r] = (ir_tid)oracle_model_value(z, m, oracle_ob_tensor(b, (enum rules_role)r).z);
         else {
             int32_t n = 0;
             for (int k = 0; k < s->nops; k++)
-                if (oracle_model_value(z, m, ob_in(b, (enum rules_role)r, ob_int(b, k)).z))
+                if (oracle_model_value(z, m, oracle_ob_in(b, (enum rules_role)r, oracle_ob_int(b, k)).z))
                     members[n++] = k;
             oracle_sched_set(s, (enum rules_role)r, members, n);
         }
@@ -185,7 +185,7 @@ struct bounded {
 
 /* A model of q with as few reads, writes, flags and state tensors as possible (Z3's optimizer, each a soft
  * constraint of weight one), or NULL when the optimizer does not answer. Referenced: the caller releases it. */
-static Z3_model minimal_model(struct ob *b, Z3_ast q, const struct oracle_options *opt)
+static Z3_model minimal_model(struct oracle_builder *b, Z3_ast q, const struct oracle_options *opt)
 {
     Z3_context z = b->z;
     Z3_optimize o = Z3_mk_optimize(z);
@@ -201,17 +201,17 @@ static Z3_model minimal_model(struct ob *b, Z3_ast q, const struct oracle_option
     Z3_symbol group = Z3_mk_string_symbol(z, "size");
     char w[32];
     for (int t = 0; t < b->ntensors; t++) {
-        struct ot tt = ob_int(b, t);
+        struct oracle_term tt = oracle_ob_int(b, t);
         for (int k = 0; k < b->nslots; k++) {
-            struct ot kk = ob_int(b, k);
+            struct oracle_term kk = oracle_ob_int(b, k);
             snprintf(w, sizeof w, "%d", 1000 + 20 * t + k);
-            Z3_optimize_assert_soft(z, o, ob_not(b, ob_reads(b, kk, tt)).z, w, group);
-            Z3_optimize_assert_soft(z, o, ob_not(b, ob_writes(b, kk, tt)).z, w, group);
+            Z3_optimize_assert_soft(z, o, oracle_ob_not(b, oracle_ob_reads(b, kk, tt)).z, w, group);
+            Z3_optimize_assert_soft(z, o, oracle_ob_not(b, oracle_ob_writes(b, kk, tt)).z, w, group);
         }
         snprintf(w, sizeof w, "%d", 1000 + 20 * t);
-        Z3_optimize_assert_soft(z, o, ob_not(b, ob_observed(b, tt)).z, w, group);
-        Z3_optimize_assert_soft(z, o, ob_not(b, ob_carried(b, tt)).z, w, group);
-        Z3_optimize_assert_soft(z, o, ob_not(b, ob_state(b, tt)).z, w, group);
+        Z3_optimize_assert_soft(z, o, oracle_ob_not(b, oracle_ob_observed(b, tt)).z, w, group);
+        Z3_optimize_assert_soft(z, o, oracle_ob_not(b, oracle_ob_carried(b, tt)).z, w, group);
+        Z3_optimize_assert_soft(z, o, oracle_ob_not(b, oracle_ob_state(b, tt)).z, w, group);
     }
     Z3_model m = NULL;
     if (Z3_optimize_check(z, o, 0, NULL) == Z3_L_TRUE) {
@@ -229,8 +229,8 @@ static struct bounded ask_bounded(const struct rules_rule *rule, const char *dro
 {
     struct bounded out = {ORACLE_UNKNOWN, "", NULL};
     Z3_context z = oracle_z3_new(opt);
-    struct ob b;
-    ob_symbolic(&b, z, nslots, tensors_for(rule));
+    struct oracle_builder b;
+    oracle_ob_symbolic(&b, z, nslots, tensors_for(rule));
     b.fresh_results = opt->fresh_results;
     Z3_ast q = dataflow_query(&b, rule, drop);
     char name[256];
@@ -258,8 +258,8 @@ static enum oracle_verdict ask_unbounded(const struct rules_rule *rule, const ch
                                          const struct oracle_options *opt, char reason[ORACLE_REASON_LEN])
 {
     Z3_context z = oracle_z3_new(opt);
-    struct ob b;
-    ob_symbolic(&b, z, 0, 0);
+    struct oracle_builder b;
+    oracle_ob_symbolic(&b, z, 0, 0);
     b.fresh_results = opt->fresh_results;
     Z3_ast q = dataflow_query(&b, rule, drop);
     char name[256];
@@ -412,11 +412,11 @@ static bool report_consistent(const struct rules_rule *rule, const struct oracle
     /* A small window usually has a firing; the full bound only when it has none. */
     for (int n = k < 4 ? k : 4; v != ORACLE_REFUTED; n = k) {
         Z3_context z = oracle_z3_new(opt);
-        struct ob b;
-        ob_symbolic(&b, z, n, tensors_for(rule));
+        struct oracle_builder b;
+        oracle_ob_symbolic(&b, z, n, tensors_for(rule));
         b.fresh_results = opt->fresh_results;
-        struct ot f = ob_and(&b, oracle_invariants(&b), oracle_premises(&b, rule));
-        f = ob_and(&b, f, guards_term(&b, rule, NULL));
+        struct oracle_term f = oracle_ob_and(&b, oracle_invariants(&b), oracle_premises(&b, rule));
+        f = oracle_ob_and(&b, f, guards_term(&b, rule, NULL));
         char name[256];
         query_name(name, sizeof name, rule, "consistent", NULL, b.nslots);
         v = oracle_check(z, f.z, opt, name, NULL, o.reason);

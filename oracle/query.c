@@ -1,7 +1,7 @@
 /* oracle/query.c — running one query: a Z3 context with the options' timeout and seed, a check whose verdict says
  * proved (unsatisfiable), refuted (a model) or unknown (with Z3's reason), and every query dumped as SMT-LIB 2 for
  * replay when asked. */
-#include "internal.h"
+#include "oracle.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * optimizer on it with the trace hook; the schedule's tensors map to the bound tensors, or to what a bound op reads
  * or writes. Then the optimizer with the atom dropped runs on it and the two evaluations are compared, as
  * `fusecheck diff` does. */
-#include "internal.h"
+#include "oracle.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* oracle/sched.c — concrete schedules: made, bound, printed as a minimal counterexample, and turned into IR slots
  * whose facts are the schedule's (so the optimizer's own interpreter of the atoms can be asked of them). */
-#include "internal.h"
+#include "oracle.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * of the oracle is written once against these functions; a concrete builder evaluates them on a schedule and
  * binding, a Z3 builder builds the formula Z3 decides (quantifiers expanded over a bounded window, or kept as Z3
  * quantifiers over a window of any length). */
-#include "internal.h"
+#include "oracle.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,55 +10,55 @@
 /* ── Values and formulas ─────────────────────────────────────────────────────────────────────────────────── */
 
 /* A concrete term of value v. */
-static struct ot val(long long v)
+static struct oracle_term val(long long v)
 {
-    struct ot t = {NULL, v};
+    struct oracle_term t = {NULL, v};
     return t;
 }
 
 /* A Z3 term. */
-static struct ot ast(Z3_ast a)
+static struct oracle_term ast(Z3_ast a)
 {
-    struct ot t = {a, 0};
+    struct oracle_term t = {a, 0};
     return t;
 }
 
 /* Whether a Z3 Boolean term is the literal true (1), false (0), or neither (-1). */
-static int literal(const struct ob *b, struct ot x)
+static int literal(const struct oracle_builder *b, struct oracle_term x)
 {
     Z3_lbool v = Z3_get_bool_value(b->z, x.z);
     return v == Z3_L_TRUE ? 1 : v == Z3_L_FALSE ? 0 : -1;
 }
 
-struct ot ob_bool(struct ob *b, bool v)
+struct oracle_term oracle_ob_bool(struct oracle_builder *b, bool v)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(v);
     return ast(v ? Z3_mk_true(b->z) : Z3_mk_false(b->z));
 }
 
-struct ot ob_int(struct ob *b, long long v)
+struct oracle_term oracle_ob_int(struct oracle_builder *b, long long v)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(v);
     return ast(Z3_mk_int64(b->z, v, b->int_sort));
 }
 
-struct ot ob_not(struct ob *b, struct ot x)
+struct oracle_term oracle_ob_not(struct oracle_builder *b, struct oracle_term x)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(!x.v);
     int l = literal(b, x);
-    return l >= 0 ? ob_bool(b, !l) : ast(Z3_mk_not(b->z, x.z));
+    return l >= 0 ? oracle_ob_bool(b, !l) : ast(Z3_mk_not(b->z, x.z));
 }
 
-struct ot ob_and(struct ob *b, struct ot x, struct ot y)
+struct oracle_term oracle_ob_and(struct oracle_builder *b, struct oracle_term x, struct oracle_term y)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(x.v && y.v);
     int lx = literal(b, x), ly = literal(b, y);
     if (lx == 0 || ly == 0)
-        return ob_bool(b, false);
+        return oracle_ob_bool(b, false);
     if (lx == 1)
         return y;
     if (ly == 1)
@@ -67,13 +67,13 @@ struct ot ob_and(struct ob *b, struct ot x, struct ot y)
     return ast(Z3_mk_and(b->z, 2, args));
 }
 
-struct ot ob_or(struct ob *b, struct ot x, struct ot y)
+struct oracle_term oracle_ob_or(struct oracle_builder *b, struct oracle_term x, struct oracle_term y)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(x.v || y.v);
     int lx = literal(b, x), ly = literal(b, y);
     if (lx == 1 || ly == 1)
-        return ob_bool(b, true);
+        return oracle_ob_bool(b, true);
     if (lx == 0)
         return y;
     if (ly == 0)
@@ -82,35 +82,35 @@ struct ot ob_or(struct ob *b, struct ot x, struct ot y)
     return ast(Z3_mk_or(b->z, 2, args));
 }
 
-struct ot ob_implies(struct ob *b, struct ot x, struct ot y)
+struct oracle_term oracle_ob_implies(struct oracle_builder *b, struct oracle_term x, struct oracle_term y)
 {
-    return ob_or(b, ob_not(b, x), y);
+    return oracle_ob_or(b, oracle_ob_not(b, x), y);
 }
 
-struct ot ob_eq(struct ob *b, struct ot x, struct ot y)
+struct oracle_term oracle_ob_eq(struct oracle_builder *b, struct oracle_term x, struct oracle_term y)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(x.v == y.v);
     return ast(Z3_mk_eq(b->z, x.z, y.z));
 }
 
-struct ot ob_lt(struct ob *b, struct ot x, struct ot y)
+struct oracle_term oracle_ob_lt(struct oracle_builder *b, struct oracle_term x, struct oracle_term y)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(x.v < y.v);
     return ast(Z3_mk_lt(b->z, x.z, y.z));
 }
 
-struct ot ob_le(struct ob *b, struct ot x, struct ot y)
+struct oracle_term oracle_ob_le(struct oracle_builder *b, struct oracle_term x, struct oracle_term y)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(x.v <= y.v);
     return ast(Z3_mk_le(b->z, x.z, y.z));
 }
 
-struct ot ob_ite(struct ob *b, struct ot c, struct ot x, struct ot y)
+struct oracle_term oracle_ob_ite(struct oracle_builder *b, struct oracle_term c, struct oracle_term x, struct oracle_term y)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return c.v ? x : y;
     int l = literal(b, c);
     if (l >= 0)
@@ -118,32 +118,32 @@ struct ot ob_ite(struct ob *b, struct ot c, struct ot x, struct ot y)
     return ast(Z3_mk_ite(b->z, c.z, x.z, y.z));
 }
 
-struct ot ob_add(struct ob *b, struct ot x, long long k)
+struct oracle_term oracle_ob_add(struct oracle_builder *b, struct oracle_term x, long long k)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(x.v + k);
     Z3_ast args[2] = {x.z, Z3_mk_int64(b->z, k, b->int_sort)};
     return ast(Z3_mk_add(b->z, 2, args));
 }
 
-struct ot ob_and_then(struct ob *b, struct ot x, ob_body body, const void *ctx)
+struct oracle_term oracle_ob_and_then(struct oracle_builder *b, struct oracle_term x, oracle_ob_body body, const void *ctx)
 {
-    if (b->mode == OB_CONCRETE && !x.v)
+    if (b->mode == ORACLE_CONCRETE && !x.v)
         return val(0);
-    return ob_and(b, x, body(b, x, ctx));
+    return oracle_ob_and(b, x, body(b, x, ctx));
 }
 
-struct ot ob_implies_then(struct ob *b, struct ot x, ob_body body, const void *ctx)
+struct oracle_term oracle_ob_implies_then(struct oracle_builder *b, struct oracle_term x, oracle_ob_body body, const void *ctx)
 {
-    if (b->mode == OB_CONCRETE && !x.v)
+    if (b->mode == ORACLE_CONCRETE && !x.v)
         return val(1);
-    return ob_implies(b, x, body(b, x, ctx));
+    return oracle_ob_implies(b, x, body(b, x, ctx));
 }
 
 /* ── The schedule's relations ────────────────────────────────────────────────────────────────────────────── */
 
 /* Apply a unary or binary uninterpreted function. */
-static struct ot app(struct ob *b, Z3_func_decl f, int n, struct ot x, struct ot y)
+static struct oracle_term app(struct oracle_builder *b, Z3_func_decl f, int n, struct oracle_term x, struct oracle_term y)
 {
     Z3_ast args[2] = {x.z, y.z};
     return ast(Z3_mk_app(b->z, f, (unsigned)n, args));
@@ -155,16 +155,16 @@ static bool in_matrix(const struct oracle_sched *s, long long k, long long t)
     return k >= 0 && k < s->nops && t >= 0 && t < s->ntensors;
 }
 
-struct ot ob_reads(struct ob *b, struct ot k, struct ot t)
+struct oracle_term oracle_ob_reads(struct oracle_builder *b, struct oracle_term k, struct oracle_term t)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(in_matrix(b->cs, k.v, t.v) && b->cs->reads[k.v * b->cs->ntensors + t.v]);
     return app(b, b->reads, 2, k, t);
 }
 
-struct ot ob_writes(struct ob *b, struct ot k, struct ot t)
+struct oracle_term oracle_ob_writes(struct oracle_builder *b, struct oracle_term k, struct oracle_term t)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(in_matrix(b->cs, k.v, t.v) && b->cs->writes[k.v * b->cs->ntensors + t.v]);
     return app(b, b->writes, 2, k, t);
 }
@@ -175,39 +175,39 @@ static bool is_tensor(const struct oracle_sched *s, long long t)
     return t >= 0 && t < s->ntensors;
 }
 
-struct ot ob_observed(struct ob *b, struct ot t)
+struct oracle_term oracle_ob_observed(struct oracle_builder *b, struct oracle_term t)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(is_tensor(b->cs, t.v) && b->cs->observed[t.v]);
     return app(b, b->observed, 1, t, t);
 }
 
-struct ot ob_carried(struct ob *b, struct ot t)
+struct oracle_term oracle_ob_carried(struct oracle_builder *b, struct oracle_term t)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(is_tensor(b->cs, t.v) && b->cs->carried[t.v]);
     return app(b, b->carried, 1, t, t);
 }
 
-struct ot ob_state(struct ob *b, struct ot t)
+struct oracle_term oracle_ob_state(struct oracle_builder *b, struct oracle_term t)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(is_tensor(b->cs, t.v) && b->cs->role[t.v] == IR_ROLE_STATE);
     return app(b, b->state, 1, t, t);
 }
 
-struct ot ob_activation(struct ob *b, struct ot t)
+struct oracle_term oracle_ob_activation(struct oracle_builder *b, struct oracle_term t)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(is_tensor(b->cs, t.v) && b->cs->role[t.v] == IR_ROLE_ACTIVATION);
     return app(b, b->activation, 1, t, t);
 }
 
-struct ot ob_in(struct ob *b, enum rules_role g, struct ot k)
+struct oracle_term oracle_ob_in(struct oracle_builder *b, enum rules_role g, struct oracle_term k)
 {
     if (g == RULES_ROLE_NONE || g >= RULES_ROLE_COUNT)
-        return ob_bool(b, false);
-    if (b->mode == OB_Z3)
+        return oracle_ob_bool(b, false);
+    if (b->mode == ORACLE_Z3)
         return app(b, b->set[g], 1, k, k);
     for (int32_t i = 0; i < b->cb->nset[g]; i++)
         if (b->cb->set[g][i] == k.v)
@@ -215,46 +215,46 @@ struct ot ob_in(struct ob *b, enum rules_role g, struct ot k)
     return val(0);
 }
 
-struct ot ob_slot(struct ob *b, enum rules_role r)
+struct oracle_term oracle_ob_slot(struct oracle_builder *b, enum rules_role r)
 {
-    if (b->mode == OB_Z3)
+    if (b->mode == ORACLE_Z3)
         return ast(b->slot_role[r]);
     if (r == RULES_ROLE_EACH && b->each_bound)
         return val(b->each);
     return val(b->cb->slot[r]);
 }
 
-struct ot ob_tensor(struct ob *b, enum rules_role r)
+struct oracle_term oracle_ob_tensor(struct oracle_builder *b, enum rules_role r)
 {
-    if (b->mode == OB_Z3)
+    if (b->mode == ORACLE_Z3)
         return ast(b->tensor_role[r]);
     return val(b->cb->tensor[r]);
 }
 
-struct ot ob_len(struct ob *b)
+struct oracle_term oracle_ob_len(struct oracle_builder *b)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(b->cs->nops);
-    return b->unbounded ? ast(b->n) : ob_int(b, b->nslots);
+    return b->unbounded ? ast(b->n) : oracle_ob_int(b, b->nslots);
 }
 
-struct ot ob_is_slot(struct ob *b, struct ot x)
+struct oracle_term oracle_ob_is_slot(struct oracle_builder *b, struct oracle_term x)
 {
-    return ob_and(b, ob_le(b, ob_int(b, 0), x), ob_lt(b, x, ob_len(b)));
+    return oracle_ob_and(b, oracle_ob_le(b, oracle_ob_int(b, 0), x), oracle_ob_lt(b, x, oracle_ob_len(b)));
 }
 
-struct ot ob_is_tensor(struct ob *b, struct ot x)
+struct oracle_term oracle_ob_is_tensor(struct oracle_builder *b, struct oracle_term x)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return val(is_tensor(b->cs, x.v));
-    struct ot lo = ob_le(b, ob_int(b, 0), x);
-    return b->unbounded ? lo : ob_and(b, lo, ob_lt(b, x, ob_int(b, b->ntensors)));
+    struct oracle_term lo = oracle_ob_le(b, oracle_ob_int(b, 0), x);
+    return b->unbounded ? lo : oracle_ob_and(b, lo, oracle_ob_lt(b, x, oracle_ob_int(b, b->ntensors)));
 }
 
 /* ── Quantifiers ─────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A fresh Z3 integer constant whose name starts with prefix. */
-static Z3_ast fresh(struct ob *b, const char *prefix)
+static Z3_ast fresh(struct oracle_builder *b, const char *prefix)
 {
     char name[64];
     snprintf(name, sizeof name, "%s!%d", prefix, b->fresh++);
@@ -262,102 +262,102 @@ static Z3_ast fresh(struct ob *b, const char *prefix)
 }
 
 /* The size of a concrete or bounded domain: slots, or tensors. */
-static int domain(const struct ob *b, bool slots)
+static int domain(const struct oracle_builder *b, bool slots)
 {
-    if (b->mode == OB_CONCRETE)
+    if (b->mode == ORACLE_CONCRETE)
         return slots ? b->cs->nops : b->cs->ntensors;
     return slots ? b->nslots : b->ntensors;
 }
 
 /* ∀ (all) or ∃ over slots or tensors. */
-static struct ot quantify(struct ob *b, bool all, bool slots, ob_body body, const void *ctx)
+static struct oracle_term quantify(struct oracle_builder *b, bool all, bool slots, oracle_ob_body body, const void *ctx)
 {
-    if (b->mode == OB_Z3 && b->unbounded) {
+    if (b->mode == ORACLE_Z3 && b->unbounded) {
         Z3_ast x = fresh(b, slots ? "k" : "t");
-        struct ot range = slots ? ob_is_slot(b, ast(x)) : ob_is_tensor(b, ast(x));
-        struct ot f = body(b, ast(x), ctx);
-        struct ot inner = all ? ob_implies(b, range, f) : ob_and(b, range, f);
+        struct oracle_term range = slots ? oracle_ob_is_slot(b, ast(x)) : oracle_ob_is_tensor(b, ast(x));
+        struct oracle_term f = body(b, ast(x), ctx);
+        struct oracle_term inner = all ? oracle_ob_implies(b, range, f) : oracle_ob_and(b, range, f);
         Z3_app bound = Z3_to_app(b->z, x);
         Z3_ast q = all ? Z3_mk_forall_const(b->z, 0, 1, &bound, 0, NULL, inner.z)
                        : Z3_mk_exists_const(b->z, 0, 1, &bound, 0, NULL, inner.z);
         return ast(q);
     }
     int n = domain(b, slots);
-    struct ot acc = ob_bool(b, all);
+    struct oracle_term acc = oracle_ob_bool(b, all);
     for (int i = 0; i < n; i++) {
-        struct ot f = body(b, ob_int(b, i), ctx);
-        if (b->mode == OB_CONCRETE) {
+        struct oracle_term f = body(b, oracle_ob_int(b, i), ctx);
+        if (b->mode == ORACLE_CONCRETE) {
             if (all && !f.v)
                 return val(0);
             if (!all && f.v)
                 return val(1);
             continue;
         }
-        acc = all ? ob_and(b, acc, f) : ob_or(b, acc, f);
+        acc = all ? oracle_ob_and(b, acc, f) : oracle_ob_or(b, acc, f);
     }
     return acc;
 }
 
-struct ot ob_forall_slot(struct ob *b, ob_body body, const void *ctx) { return quantify(b, true, true, body, ctx); }
-struct ot ob_exists_slot(struct ob *b, ob_body body, const void *ctx) { return quantify(b, false, true, body, ctx); }
-struct ot ob_forall_tensor(struct ob *b, ob_body body, const void *ctx) { return quantify(b, true, false, body, ctx); }
-struct ot ob_exists_tensor(struct ob *b, ob_body body, const void *ctx)
+struct oracle_term oracle_ob_forall_slot(struct oracle_builder *b, oracle_ob_body body, const void *ctx) { return quantify(b, true, true, body, ctx); }
+struct oracle_term oracle_ob_exists_slot(struct oracle_builder *b, oracle_ob_body body, const void *ctx) { return quantify(b, false, true, body, ctx); }
+struct oracle_term oracle_ob_forall_tensor(struct oracle_builder *b, oracle_ob_body body, const void *ctx) { return quantify(b, true, false, body, ctx); }
+struct oracle_term oracle_ob_exists_tensor(struct oracle_builder *b, oracle_ob_body body, const void *ctx)
 {
     return quantify(b, false, false, body, ctx);
 }
 
 /* A witness in [lo, the domain's end): a fresh constant so constrained, or a search. */
-static struct ot witness(struct ob *b, bool slots, long long lo, ob_body body, const void *ctx)
+static struct oracle_term witness(struct oracle_builder *b, bool slots, long long lo, oracle_ob_body body, const void *ctx)
 {
-    if (b->mode == OB_CONCRETE) {
+    if (b->mode == ORACLE_CONCRETE) {
         int n = domain(b, slots);
         for (long long i = lo; i < n; i++)
             if (body(b, val(i), ctx).v)
                 return val(1);
         return val(0);
     }
-    struct ot x = ast(fresh(b, slots ? "w" : "u"));
-    struct ot range = ob_le(b, ob_int(b, lo), x);
+    struct oracle_term x = ast(fresh(b, slots ? "w" : "u"));
+    struct oracle_term range = oracle_ob_le(b, oracle_ob_int(b, lo), x);
     if (slots)
-        range = ob_and(b, range, ob_lt(b, x, ob_len(b)));
+        range = oracle_ob_and(b, range, oracle_ob_lt(b, x, oracle_ob_len(b)));
     else if (!b->unbounded)
-        range = ob_and(b, range, ob_lt(b, x, ob_int(b, b->ntensors)));
-    return ob_and(b, range, body(b, x, ctx));
+        range = oracle_ob_and(b, range, oracle_ob_lt(b, x, oracle_ob_int(b, b->ntensors)));
+    return oracle_ob_and(b, range, body(b, x, ctx));
 }
 
-struct ot ob_witness_slot(struct ob *b, ob_body body, const void *ctx) { return witness(b, true, 0, body, ctx); }
-struct ot ob_witness_slot_or_none(struct ob *b, ob_body body, const void *ctx)
+struct oracle_term oracle_ob_witness_slot(struct oracle_builder *b, oracle_ob_body body, const void *ctx) { return witness(b, true, 0, body, ctx); }
+struct oracle_term oracle_ob_witness_slot_or_none(struct oracle_builder *b, oracle_ob_body body, const void *ctx)
 {
     return witness(b, true, -1, body, ctx);
 }
-struct ot ob_witness_tensor(struct ob *b, ob_body body, const void *ctx) { return witness(b, false, 0, body, ctx); }
+struct oracle_term oracle_ob_witness_tensor(struct oracle_builder *b, oracle_ob_body body, const void *ctx) { return witness(b, false, 0, body, ctx); }
 
-struct ot ob_fresh_int(struct ob *b, const char *what)
+struct oracle_term oracle_ob_fresh_int(struct oracle_builder *b, const char *what)
 {
     return ast(fresh(b, what));
 }
 
 /* ── Builders ────────────────────────────────────────────────────────────────────────────────────────────── */
 
-void ob_concrete(struct ob *b, const struct oracle_sched *s, const struct rules_binding *bind)
+void oracle_ob_concrete(struct oracle_builder *b, const struct oracle_sched *s, const struct rules_binding *bind)
 {
     memset(b, 0, sizeof *b);
-    b->mode = OB_CONCRETE;
+    b->mode = ORACLE_CONCRETE;
     b->cs = s;
     b->cb = bind;
 }
 
 /* An uninterpreted function from n integers to a sort. */
-static Z3_func_decl function(struct ob *b, const char *name, int n, Z3_sort range)
+static Z3_func_decl function(struct oracle_builder *b, const char *name, int n, Z3_sort range)
 {
     Z3_sort dom[2] = {b->int_sort, b->int_sort};
     return Z3_mk_func_decl(b->z, Z3_mk_string_symbol(b->z, name), (unsigned)n, dom, range);
 }
 
-void ob_symbolic(struct ob *b, Z3_context z, int nslots, int ntensors)
+void oracle_ob_symbolic(struct oracle_builder *b, Z3_context z, int nslots, int ntensors)
 {
     memset(b, 0, sizeof *b);
-    b->mode = OB_Z3;
+    b->mode = ORACLE_Z3;
     b->z = z;
     b->unbounded = nslots <= 0;
     b->nslots = nslots;

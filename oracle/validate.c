@@ -4,7 +4,7 @@
  * premises, and whether its motion breaks a dependence; a row a param names is checked with Z3 for every value it
  * may take. When the firing is reported, the rewritten slots must be what the motion says (the fused op where the
  * motion puts it, the moved ops' slots empty). */
-#include "internal.h"
+#include "oracle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
