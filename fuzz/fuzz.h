@@ -230,4 +230,27 @@ size_t fuzz_cross_case(const uint8_t *a, size_t na, const uint8_t *b, size_t nb,
 /* The mutator of a format input (any bytes; structural when it is a graph). */
 size_t fuzz_mutate_format(uint8_t *data, size_t size, size_t max, unsigned seed, fuzz_byte_mutator byte_mutate);
 
+/* ── The harnesses' shared glue (fuzz/harness.c) ─────────────────────────────────────────────────────────── */
+
+/* libFuzzer's entry points (the replay driver calls the same ones). */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#ifdef FUSECHECK_FUZZ_LIBFUZZER
+/* libFuzzer's own byte mutator, for the inputs the structural mutators leave to it. */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1, const uint8_t *data2, size_t size2, uint8_t *out,
+                                 size_t max_out_size, unsigned int seed);
+#endif
+
+/* A harness's check over one input: non-zero with f filled when it fails. */
+typedef int (*fuzz_harness_check)(const uint8_t *data, size_t size, struct fuzz_finding *f);
+
+/* Set up harness h: its known findings (fuzz/known-findings, as FUSECHECK_FUZZ_IGNORE unless set) and the mutant to
+ * run (FUSECHECK_FUZZ_MUTANT=rule:atom, dropped for the whole run). */
+void fuzz_harness_init(const char *h);
+/* Run one input through a check; a failure is reported and aborts (FUSECHECK_FUZZ_KEEP_GOING: reported only), and
+ * under a mutant only a failure the faithful optimizer does not share counts. */
+int fuzz_harness_run(const char *harness, fuzz_harness_check check, const uint8_t *data, size_t size);
+
 #endif

@@ -1,6 +1,10 @@
 /* fuzz/fuzz_db.c — libFuzzer target: runs, graphs, shims, decisions and findings with arbitrary text round-trip
  * through results.db unchanged (a scratch file, removed at exit). */
-#include "harness.h"
+#include "fuzz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Remove the scratch db when the process ends. */
 static void cleanup(void) { fuzz_db_cleanup(); }
@@ -9,7 +13,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    harness_init("fuzz_db");
+    fuzz_harness_init("fuzz_db");
     atexit(cleanup);
     return 0;
 }
@@ -23,4 +27,4 @@ static int check_db(const uint8_t *data, size_t size, struct fuzz_finding *f)
     return bad;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return harness_run("fuzz_db", check_db, data, size); }
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_harness_run("fuzz_db", check_db, data, size); }

@@ -3,7 +3,11 @@
  * optimize → the result validates, diffs bit-identical, still writes what the host reads, repeats, passes the
  * prefix-hold check and, with FUSECHECK_FUZZ_ORACLE=N (one case in N), the oracle's translation validation of every
  * firing. The structure-aware mutator and crossover work on the graph's text. */
-#include "harness.h"
+#include "fuzz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifdef FUSECHECK_FUZZ_ORACLE
 #include "oracle/oracle.h"
@@ -58,7 +62,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    harness_init("fuzz_optimize");
+    fuzz_harness_init("fuzz_optimize");
 #ifdef FUSECHECK_FUZZ_ORACLE
     const char *every = getenv("FUSECHECK_FUZZ_ORACLE");
     if (every && atol(every) > 0) {
@@ -72,7 +76,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    return harness_run("fuzz_optimize", fuzz_check_optimize, data, size);
+    return fuzz_harness_run("fuzz_optimize", fuzz_check_optimize, data, size);
 }
 
 #ifdef FUSECHECK_FUZZ_LIBFUZZER

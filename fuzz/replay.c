@@ -2,7 +2,7 @@
  * file in every directory named, in name order) goes through the harness's LLVMFuzzerTestOneInput once. A failed
  * check aborts with its finding on stderr, so ctest replays the committed corpus and every past finding as a
  * regression test. A missing directory counts as empty (a harness may have no findings yet). */
-#include "harness.h"
+#include "fuzz.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,18 +1,11 @@
-/* fuzz/harness.h — what every libFuzzer harness of fusecheck shares: reading the mutant to run from the
- * environment, and turning a failed check into a reported crash. Included by each fuzz/fuzz_*.c only. */
-#ifndef FUSECHECK_FUZZ_HARNESS_H
-#define FUSECHECK_FUZZ_HARNESS_H
-
+/* fuzz/harness.c — what every libFuzzer harness of fusecheck shares: reading the mutant to run from the environment,
+ * passing over known findings, and turning a failed check into a reported crash. */
 #include "fuzz.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* libFuzzer's entry points (the replay driver calls the same ones). */
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The guard atom this run drops (FUSECHECK_FUZZ_MUTANT=rule:atom, the run-time mutant hook, so one build serves
  * every mutant), or NULL in a faithful run. */
@@ -21,7 +14,7 @@ static const char *harness_mutant;
 /* The known findings of harness h (fuzz/known-findings under the working directory: "harness pattern # what"
  * lines) as FUSECHECK_FUZZ_IGNORE, unless the environment already sets it: so the replays ctest runs pass over
  * bugs reported and not fixed yet, and fail on any other. */
-static inline void harness_known(const char *h)
+static void harness_known(const char *h)
 {
     if (getenv("FUSECHECK_FUZZ_IGNORE"))
         return;
@@ -41,7 +34,7 @@ static inline void harness_known(const char *h)
 }
 
 /* Set up harness h: its known findings, and the mutant to run (its atom dropped for the whole run). */
-static inline void harness_init(const char *h)
+void fuzz_harness_init(const char *h)
 {
     harness_known(h);
     const char *m = getenv("FUSECHECK_FUZZ_MUTANT");
@@ -52,7 +45,7 @@ static inline void harness_init(const char *h)
 
 /* Whether the signature check:detail is one the run was told to pass over (FUSECHECK_FUZZ_IGNORE: shell patterns
  * separated by commas, e.g. "invalid:*.covers") — known, reported bugs a campaign fuzzes past. */
-static inline bool harness_ignored(const struct fuzz_finding *f)
+static bool harness_ignored(const struct fuzz_finding *f)
 {
     const char *list = getenv("FUSECHECK_FUZZ_IGNORE");
     char sig[sizeof f->check + sizeof f->detail + 2], pat[256];
@@ -67,13 +60,10 @@ static inline bool harness_ignored(const struct fuzz_finding *f)
     return false;
 }
 
-/* A harness's check over one input. */
-typedef int (*harness_check)(const uint8_t *data, size_t size, struct fuzz_finding *f);
-
 /* Run one input through a check. A failure is reported and crashes, so libFuzzer saves the input and the replay
  * driver fails (with FUSECHECK_FUZZ_KEEP_GOING set it is reported and the run goes on: a survey). Under a mutant,
  * only a failure the faithful optimizer does not share kills it: the input is checked again with the atom back. */
-static inline int harness_run(const char *harness, harness_check check, const uint8_t *data, size_t size)
+int fuzz_harness_run(const char *harness, fuzz_harness_check check, const uint8_t *data, size_t size)
 {
     struct fuzz_finding f;
     if (!check(data, size, &f) || (!harness_mutant && harness_ignored(&f)))
@@ -97,12 +87,3 @@ static inline int harness_run(const char *harness, harness_check check, const ui
     return 0;
 }
 
-#ifdef FUSECHECK_FUZZ_LIBFUZZER
-/* libFuzzer's own byte mutator, for the inputs the structural mutators leave to it. */
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
-size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1, const uint8_t *data2, size_t size2, uint8_t *out,
-                                 size_t max_out_size, unsigned int seed);
-#endif
-
-#endif
