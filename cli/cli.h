@@ -38,6 +38,8 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);
 int cli_write(const char *path, const char *data, size_t len);
 /* Print a usage error for cmd and return CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...);
+/* The source tree's git revision when fusecheck runs inside one (FUSECHECK_GIT_REV overrides), or "". */
+void cli_git_revision(char *out, size_t cap);
 /* The sha256 of len bytes as 64 lowercase hex digits. */
 void cli_sha256_hex(const void *data, size_t len, char hex[65]);
 

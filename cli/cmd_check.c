@@ -58,22 +58,6 @@ static char *join_args(int argc, char **argv)
     return s;
 }
 
-/* The source tree's git revision, when fusecheck runs inside one (FUSECHECK_GIT_REV overrides). */
-static void git_revision(char *out, size_t cap)
-{
-    const char *env = getenv("FUSECHECK_GIT_REV");
-    out[0] = '\0';
-    if (env) {
-        snprintf(out, cap, "%s", env);
-        return;
-    }
-    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
-    if (!p)
-        return;
-    if (fgets(out, (int)cap, p))
-        out[strcspn(out, "\n")] = '\0';
-    pclose(p);
-}
 
 /* Parse check's options. 0 on success. */
 static int parse_check_args(int argc, char **argv, struct check_args *a)
@@ -420,7 +404,7 @@ int cli_cmd_check(int argc, char **argv)
         return CLI_USAGE;
     }
     double t0 = now();
-    git_revision(rev, sizeof rev);
+    cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
     char *command = join_args(argc, argv);
     struct db_run_info info = {"check", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};

@@ -349,22 +349,6 @@ static int parse_secs(const char *s, double *out)
     return 0;
 }
 
-/* The source tree's git revision (FUSECHECK_GIT_REV overrides), or "". */
-static void git_rev(char *out, size_t cap)
-{
-    const char *env = getenv("FUSECHECK_GIT_REV");
-    out[0] = '\0';
-    if (env) {
-        snprintf(out, cap, "%s", env);
-        return;
-    }
-    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
-    if (!p)
-        return;
-    if (fgets(out, (int)cap, p))
-        out[strcspn(out, "\n")] = '\0';
-    pclose(p);
-}
 
 /* The arguments of a logging subcommand: --db FILE taken out, the rest in order. */
 struct log_args {
@@ -413,7 +397,7 @@ static int cmd_begin(const struct log_args *a)
     if (!db)
         return CLI_USAGE;
     char rev[64], host[128] = "", err[DB_ERR_LEN];
-    git_rev(rev, sizeof rev);
+    cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
     struct db_run_info info = {"fuzz", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
     int64_t run;

@@ -116,3 +116,19 @@ void cli_sha256_hex(const void *data, size_t len, char hex[65])
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", md[i]);
 }
+
+void cli_git_revision(char *out, size_t cap)
+{
+    const char *env = getenv("FUSECHECK_GIT_REV");
+    out[0] = '\0';
+    if (env) {
+        snprintf(out, cap, "%s", env);
+        return;
+    }
+    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
+    if (!p)
+        return;
+    if (fgets(out, (int)cap, p))
+        out[strcspn(out, "\n")] = '\0';
+    pclose(p);
+}
