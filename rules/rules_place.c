@@ -168,15 +168,15 @@ static bool joins_group(struct rules_rewriter *r, enum ir_class cls, int32_t *gr
 /* Which later slots may join slot i's group: a shape only (legality is the guards'). */
 typedef bool (*alike_fn)(const struct rules_rewriter *r, int32_t i, int32_t j);
 
-/* Whether some tensor slot j reads is written by a slot strictly between i and j outside the group: then j cannot
- * move up to i (its no_cross atom fails), and the matcher skips it before asking anything dearer. */
+/* Whether some operand of slot j is written by a slot strictly between i and j outside the group: then j cannot move
+ * up to i (its no_cross atom fails), and the matcher skips it before asking anything dearer. */
 static bool reads_written_between(const struct rules_rewriter *r, int32_t i, int32_t j, const int32_t *group,
                                   int32_t n)
 {
-    ir_tid reads[256];
-    int count = ir_op_reads(rules_slot(r, j), reads, 256);
-    for (int k = 0; k < count && k < 256; k++)
-        if (!ir_facts_untouched(r->s, reads[k], i, j, false, group, n))
+    /* The op's own operands are enough to tell (a part's further reads are the guard's to weigh). */
+    const struct ir_op *op = rules_slot(r, j);
+    for (int32_t k = 0; k < op->nins; k++)
+        if (!ir_facts_untouched(r->s, op->ins[k], i, j, false, group, n))
             return true;
     return false;
 }
@@ -575,7 +575,8 @@ static void apply_cross_layer_launch(struct rules_rewriter *r)
     int32_t *group = xmalloc(sizeof *group * (size_t)(len + 1));
     int32_t *sets = xmalloc(sizeof *sets * (size_t)(len + 1));
     struct row_key k;
-    /* The row sets, once: only they can join a group. */
+    /* The row sets, once: only they can join a group. One at a named row reads its row's param, so its group is
+     * among that param's readers; one at a literal row among the sets at literal rows. */
     for (int32_t i = 0; i < len; i++)
         if (rules_slot(r, i) && row_key_of(rules_slot(r, i), &k))
             sets[nsets++] = i;
@@ -583,8 +584,10 @@ static void apply_cross_layer_launch(struct rules_rewriter *r)
         int32_t i = sets[q];
         if (!rules_slot(r, i) || !row_key_of(rules_slot(r, i), &k))
             continue;
-        int32_t n = grow_group(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, sets + q + 1,
-                               nsets - q - 1);
+        int32_t n = k.named != IR_NONE
+                        ? grow_among_readers(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, k.named)
+                        : grow_group(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, sets + q + 1,
+                                     nsets - q - 1);
         if (n >= 2)
             fuse_at_first(r, IR_CLASS_CROSS_LAYER_LAUNCH, group, n, false);
     }
