@@ -183,28 +183,31 @@ static bool mut_retarget(struct ir_graph *g, uint64_t *st)
     return done;
 }
 
+/* A tensor the bytes pick that an op may compute (an activation or state), or NULL. */
+static struct ir_tensor *pick_result(struct ir_graph *g, uint64_t *st)
+{
+    if (g->ntensors < 1)
+        return NULL;
+    struct ir_tensor *t = &g->tensors[below(st, g->ntensors)];
+    return t->role == IR_ROLE_ACTIVATION || t->role == IR_ROLE_STATE ? t : NULL;
+}
+
 /* The host reads one more tensor (or one fewer). */
 static bool mut_observe(struct ir_graph *g, uint64_t *st)
 {
-    if (g->ntensors < 1)
-        return false;
-    struct ir_tensor *t = &g->tensors[below(st, g->ntensors)];
-    if (t->role != IR_ROLE_ACTIVATION && t->role != IR_ROLE_STATE)
-        return false;
-    t->observed = !t->observed;
-    return true;
+    struct ir_tensor *t = pick_result(g, st);
+    if (t)
+        t->observed = !t->observed;
+    return t != NULL;
 }
 
 /* The host keeps one more result across steps (or one fewer). */
 static bool mut_carry(struct ir_graph *g, uint64_t *st)
 {
-    if (g->ntensors < 1)
-        return false;
-    struct ir_tensor *t = &g->tensors[below(st, g->ntensors)];
-    if (t->role != IR_ROLE_ACTIVATION && t->role != IR_ROLE_STATE)
-        return false;
-    t->carried = !t->carried;
-    return true;
+    struct ir_tensor *t = pick_result(g, st);
+    if (t)
+        t->carried = !t->carried;
+    return t != NULL;
 }
 
 /* Another reader of an op's result, somewhere after it, its own result observed. */

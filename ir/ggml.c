@@ -152,41 +152,22 @@ static float put_scale(unsigned char *p, float v)
 
 /* ── Float to integer, always in range ───────────────────────────────────────────────────────────────────── */
 
-/* The integer nearest v (ties to even), clamped to [lo, hi]; NaN counts as 0. */
-static int round_even_in(float v, int lo, int hi)
+/* v within [lo, hi], NaN counted as 0: what every float-to-integer conversion below starts from. */
+static float clamped(float v, int lo, int hi)
 {
     if (v != v)
-        v = 0.0f;
-    if (v <= (float)lo)
-        return lo;
-    if (v >= (float)hi)
-        return hi;
-    return (int)nearbyintf(v);
+        return 0.0f;
+    return v <= (float)lo ? (float)lo : v >= (float)hi ? (float)hi : v;
 }
+
+/* The integer nearest v (ties to even), clamped to [lo, hi]; NaN counts as 0. */
+static int round_even_in(float v, int lo, int hi) { return (int)nearbyintf(clamped(v, lo, hi)); }
 
 /* The integer nearest v (ties away from zero), clamped to [lo, hi]; NaN counts as 0. */
-static int round_away_in(float v, int lo, int hi)
-{
-    if (v != v)
-        v = 0.0f;
-    if (v <= (float)lo)
-        return lo;
-    if (v >= (float)hi)
-        return hi;
-    return (int)roundf(v);
-}
+static int round_away_in(float v, int lo, int hi) { return (int)roundf(clamped(v, lo, hi)); }
 
 /* v truncated toward zero, clamped to [lo, hi]; NaN counts as 0. */
-static int trunc_in(float v, int lo, int hi)
-{
-    if (v != v)
-        v = 0.0f;
-    if (v <= (float)lo)
-        return lo;
-    if (v >= (float)hi)
-        return hi;
-    return (int)v;
-}
+static int trunc_in(float v, int lo, int hi) { return (int)clamped(v, lo, hi); }
 
 /* Copy n inputs into buf, NaN read as 0 and magnitudes clipped to `limit`: the values a quantizer actually sees. */
 static void load_block(const float *x, int n, float limit, float *buf)
