@@ -1,8 +1,8 @@
 /* fuzz/check_optimize.c — the optimizer harness's checks: a graph under a shim, knobs and holds chosen by the case
  * is optimized, and the result must validate, print back to itself, still write every result the host reads,
  * evaluate bit-identically to the lifted graph, pass the translation validators, and, with every step from the
- * case's k on held, be the graph the earlier steps make (with nothing held: the same graph and digest again). That
- * last check costs a second compile, so it runs on one input in four (the prefix byte's low two bits zero; its
+ * case's k on held, be the graph the earlier steps make, step k's dry run reporting held just where the full compile
+ * fired it (with nothing held: the same graph and digest again). That last check costs a second compile, so it runs on one input in four (the prefix byte's low two bits zero; its
  * other bits choose k), keeping the harness's speed near the optimizer's own.
  *
  * A failure's signature names the step to blame where one can be found: the first k such that running steps
@@ -226,8 +226,9 @@ static int step_index(const struct steps *s, const char *name)
     return -1;
 }
 
-/* The report's lines of the decisions made by steps before k, joined (malloc'd). */
-static char *lines_before(const struct steps *s, const struct rules_report *rep, int k)
+/* The report's lines of the decisions made by steps in [from, to), joined (malloc'd); with as_held, a firing is
+ * written as the held decision a dry run of its step reports. */
+static char *lines_of_steps(const struct steps *s, const struct rules_report *rep, int from, int to, bool as_held)
 {
     size_t cap = 256, n = 0;
     char *out = malloc(cap);
@@ -236,9 +237,12 @@ static char *lines_before(const struct steps *s, const struct rules_report *rep,
     out[0] = '\0';
     for (int32_t i = 0; i < rep->n; i++) {
         int at = step_index(s, rep->d[i].rule);
-        if (at < 0 || at >= k)
+        if (at < from || at >= to)
             continue;
-        char *line = rules_decision_line(&rep->d[i]);
+        struct rules_decision d = rep->d[i];
+        if (as_held && d.outcome == RULES_FIRED)
+            d.outcome = RULES_HELD;
+        char *line = rules_decision_line(&d);
         size_t l = line ? strlen(line) : 0;
         if (n + l + 2 > cap) {
             while (n + l + 2 > cap)
@@ -259,6 +263,27 @@ static char *lines_before(const struct steps *s, const struct rules_report *rep,
         free(line);
     }
     return out;
+}
+
+/* Whether two compiles' reports list the same decisions for the steps in [from, to) (the first's firings written as
+ * held when as_held). */
+static bool same_lines(const struct steps *s, const struct rules_report *a, const struct rules_report *b, int from,
+                       int to, bool as_held)
+{
+    char *la = lines_of_steps(s, a, from, to, as_held), *lb = lines_of_steps(s, b, from, to, false);
+    bool same = !la || !lb || strcmp(la, lb) == 0;
+    free(la);
+    free(lb);
+    return same;
+}
+
+/* Whether the case itself holds step name. */
+static bool case_holds(const struct run *r, const char *name)
+{
+    for (int i = 0; i < r->nheld; i++)
+        if (strcmp(r->held[i], name) == 0)
+            return true;
+    return false;
 }
 
 /* What a validator message blames: the top-level op's label and the field ("op 7 (quantize): covers: ..." gives
@@ -335,14 +360,13 @@ static int check_prefix(const struct run *r, const struct rules_optimized *full,
             bad = fuzz_fail(f, "held-fired", a.report.d[i].rule, "step %s fired although every step from %s was held",
                             a.report.d[i].rule, stepk);
     }
-    if (!bad) {
-        char *la = lines_before(&r->steps, &a.report, k), *lf = lines_before(&r->steps, &full->report, k);
-        if (la && lf && strcmp(la, lf) != 0)
-            bad = fuzz_fail(f, "prefix-decisions", stepk,
-                            "the steps before %s decide differently when the later ones are held", stepk);
-        free(la);
-        free(lf);
-    }
+    if (!bad && !same_lines(&r->steps, &full->report, &a.report, 0, k, false))
+        bad = fuzz_fail(f, "prefix-decisions", stepk,
+                        "the steps before %s decide differently when the later ones are held", stepk);
+    /* Step k meets the graph the full compile gave it: its dry run must report held just where it fired. */
+    if (!bad && !case_holds(r, stepk) && rules_step_linked(r->shim, stepk) &&
+        !same_lines(&r->steps, &full->report, &a.report, k, k + 1, true))
+        bad = fuzz_fail(f, "dry-run", stepk, "held, step %s reports other decisions than it makes when it runs", stepk);
     if (!bad && last_fired(&r->steps, &full->report) < k && !same_text(full->graph, a.graph))
         bad = fuzz_fail(f, "prefix-graph", stepk,
                         "no step from %s on fired, yet holding them gives another graph than the full compile", stepk);

@@ -560,7 +560,7 @@ void rules_numerics_fold(struct rules_rewriter *r, bool fold)
     }
     if (!any)
         return;
-    ops = ir_slots_into_ops(r->s, &n);
+    ops = ir_slots_into_ops(rules_slots(r), &n);
     ir_slots_free(r->s);
     struct pass p = pass_new(r->g, r->shim, ops, n);
     pass_run(&p, ops, n);
@@ -574,7 +574,7 @@ void rules_numerics_fold(struct rules_rewriter *r, bool fold)
         if (quant && quant->sym == IR_SYM_QUANT) {
             struct ir_op op = ir_op_clone(quant);
             ir_op_set_covers(&op, p.made_for[i].v, p.made_for[i].n);
-            ir_slots_replace(r->s, p.made[i], op);
+            ir_slots_replace(rules_slots(r), p.made[i], op);
         }
     }
     pass_free(&p);

@@ -157,8 +157,8 @@ static struct ir_graph *tensors_only(const struct ir_graph *g)
     return c;
 }
 
-/* Run st on a copy of r's slots and tensors, linking `linking` classes; report each firing as `then` (held, or
- * refused with why) and each refusal met as it is. */
+/* Run st on r's slots borrowed (copied at the first change) and its tensors, linking `linking` classes; report
+ * each firing as `then` (held, or refused with why) and each refusal met as it is. */
 static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_class *linking, int nlinking,
                 enum rules_outcome then, const char *why)
 {
@@ -167,7 +167,7 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
     struct ir_graph *g = st->fold ? tensors_only(r->g) : NULL;
     struct rules_rewriter d = *r;
     d.g = g ? g : r->g;
-    d.s = ir_slots_clone(r->s);
+    d.borrowed = true;
     d.report = &scratch;
     d.linking = linking;
     d.nlinking = nlinking;
@@ -179,7 +179,8 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
                           fired ? (then == RULES_REFUSED ? why : NULL) : x->why);
     }
     rules_report_free(&scratch);
-    ir_slots_free(d.s);
+    if (!d.borrowed)
+        ir_slots_free(d.s);
     ir_graph_free(g);
 }
 
@@ -376,4 +377,29 @@ void rules_steps(const struct shim *shim, void (*step)(const char *name, void *c
 {
     struct list_ctx c = {step, ctx};
     each_step(shim, list_visited, &c);
+}
+
+/* What rules_step_linked looks for and finds. */
+struct linked_ctx {
+    const struct shim *shim;
+    const char *name;
+    bool found, linked;
+};
+
+/* Note whether the visited step, when it is the one sought, builds only classes the chip links. */
+static void linked_visited(const struct step *st, void *vctx)
+{
+    struct linked_ctx *c = vctx;
+    char why[IR_ERR_LEN];
+    if (c->found || strcmp(st->name, c->name) != 0)
+        return;
+    c->found = true;
+    c->linked = !unlinked(c->shim, st->builds, st->nbuilds, why);
+}
+
+bool rules_step_linked(const struct shim *shim, const char *name)
+{
+    struct linked_ctx c = {shim, name, false, false};
+    each_step(shim, linked_visited, &c);
+    return c.linked;
 }

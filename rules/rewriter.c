@@ -144,6 +144,15 @@ static void leaf_outs(const struct ir_op *op, ir_tid *list, int32_t *n)
         leaf_outs(&op->parts[i], list, n);
 }
 
+struct ir_slots *rules_slots(struct rules_rewriter *r)
+{
+    if (r->borrowed) {
+        r->s = ir_slots_clone(r->s);
+        r->borrowed = false;
+    }
+    return r->s;
+}
+
 void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const int32_t *gone, int32_t ngone,
                 const ir_tid *ins, const struct ir_access *access, int32_t nins, ir_tid out, struct ir_dst dst)
 {
@@ -156,7 +165,7 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
     struct ir_op *parts = xmalloc(sizeof *parts * (size_t)nslots);
     int32_t ncovers = 0;
     for (int32_t i = 0; i < nslots; i++) {
-        parts[i] = ir_slots_take(r->s, slots[i]);
+        parts[i] = ir_slots_take(rules_slots(r), slots[i]);
         ncovers += parts[i].ncovers;
     }
     int32_t *covers = xmalloc(sizeof *covers * (size_t)(ncovers ? ncovers : 1));
@@ -198,7 +207,7 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
     free(outer_access);
     ir_op_set_keeps(&op, keeps, nkeeps);
     ir_op_set_covers(&op, covers, ncovers);
-    ir_slots_put(r->s, at, op);
+    ir_slots_put(rules_slots(r), at, op);
     rules_record(r, cls, at);
     free(inside);
     free(keeps);
@@ -213,7 +222,7 @@ void rules_absorb(struct rules_rewriter *r, enum ir_class cls, int32_t at, const
     int32_t *covers = xmalloc(sizeof *covers * (size_t)(n + 1));
     memcpy(covers, cur->covers, sizeof *covers * (size_t)n);
     for (int32_t i = 0; i < ngone; i++) {
-        struct ir_op g = ir_slots_take(r->s, gone[i]);
+        struct ir_op g = ir_slots_take(rules_slots(r), gone[i]);
         covers = realloc(covers, sizeof *covers * (size_t)(n + g.ncovers + 1));
         if (!covers)
             abort();
@@ -224,7 +233,7 @@ void rules_absorb(struct rules_rewriter *r, enum ir_class cls, int32_t at, const
     n = sort_unique(covers, n);
     struct ir_op op = ir_op_clone(ir_slots_get(r->s, at));
     ir_op_set_covers(&op, covers, n);
-    ir_slots_replace(r->s, at, op);
+    ir_slots_replace(rules_slots(r), at, op);
     rules_record(r, cls, at);
     free(covers);
 }

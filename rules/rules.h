@@ -219,7 +219,12 @@ struct rules_rewriter {
     struct rules_report *report;
     const enum ir_class *linking;  /* dry runs of an unlinked rule: these classes count as native */
     int nlinking;
+    bool borrowed;                 /* a dry run reading the working slots, copied at its first change */
 };
+
+/* The slots a rewrite changes: a dry run's borrowed slots become its own copy first, so a dry run that never fires
+ * copies nothing. Every change to r->s goes through here. */
+struct ir_slots *rules_slots(struct rules_rewriter *r);
 
 /* Whether the chip runs `op` whole. When it does not, a refused decision with the chip's reason is reported (not
  * repeated back to back). */
@@ -420,6 +425,8 @@ int rules_optimize_steps(const struct ir_graph *g, const struct shim *shim, cons
 void rules_optimized_free(struct rules_optimized *o);
 /* Every step a compile under shim can hold, in the order it runs them, into a callback. */
 void rules_steps(const struct shim *shim, void (*step)(const char *name, void *ctx), void *ctx);
+/* Whether the chip links every class step `name` builds (a step it does not only dry-runs, its firings refused). */
+bool rules_step_linked(const struct shim *shim, const char *name);
 
 /* ── The numerics fold (rules/numerics.c) ────────────────────────────────────────────────────────────────── */
 

@@ -223,7 +223,7 @@ static void read_slice_in_place(struct rules_rewriter *r, int32_t i, int32_t j, 
         ir_op_free(&cand);
         return;
     }
-    ir_slots_replace(r->s, j, cand);
+    ir_slots_replace(rules_slots(r), j, cand);
     rules_absorb(r, cls, j, &i, 1);
 }
 
@@ -365,7 +365,7 @@ static void apply_row_write(struct rules_rewriter *r)
             ir_op_free(&cand);
             continue;
         }
-        ir_slots_replace(r->s, i, cand);
+        ir_slots_replace(rules_slots(r), i, cand);
         rules_absorb(r, IR_CLASS_ROW_WRITE, i, &j, 1);
     }
 }
@@ -431,8 +431,8 @@ static void place_halves(struct rules_rewriter *r, int32_t j, int32_t pa, int32_
         ir_op_free(&cb);
         return;
     }
-    ir_slots_replace(r->s, pa, ca);
-    ir_slots_replace(r->s, pb, cb);
+    ir_slots_replace(rules_slots(r), pa, ca);
+    ir_slots_replace(rules_slots(r), pb, cb);
     rules_absorb(r, IR_CLASS_JOIN_IN_PLACE, pa > pb ? pa : pb, &j, 1);
 }
 
@@ -1111,7 +1111,7 @@ static void recompute_in(struct rules_rewriter *r, int32_t i, int32_t k)
     const struct ir_op *producer = rules_slot(r, i);
     struct ir_op *parts = xmalloc(sizeof *parts * 2);
     parts[0] = ir_op_clone(producer);
-    parts[1] = ir_slots_take(r->s, k);
+    parts[1] = ir_slots_take(rules_slots(r), k);
     int32_t ncovers = parts[0].ncovers + parts[1].ncovers;
     int32_t *covers = xmalloc(sizeof *covers * (size_t)(ncovers ? ncovers : 1));
     memcpy(covers, parts[0].covers, sizeof *covers * (size_t)parts[0].ncovers);
@@ -1121,7 +1121,7 @@ static void recompute_in(struct rules_rewriter *r, int32_t i, int32_t k)
     struct ir_dst dst = parts[1].dst;
     struct ir_op fused = ir_op_fused(IR_CLASS_RECOMPUTE_FANOUT, parts, 2, ins, access, nins, out, dst);
     ir_op_set_covers(&fused, covers, ncovers);
-    ir_slots_put(r->s, k, fused);
+    ir_slots_put(rules_slots(r), k, fused);
     rules_record(r, IR_CLASS_RECOMPUTE_FANOUT, k);
     free(covers);
     free(ins);
@@ -1151,7 +1151,7 @@ static void apply_recompute_fanout(struct rules_rewriter *r)
             continue;
         for (int32_t k = 0; k < n; k++)
             recompute_in(r, i, members[k]);
-        struct ir_op gone = ir_slots_take(r->s, i);
+        struct ir_op gone = ir_slots_take(rules_slots(r), i);
         ir_op_free(&gone);
     }
     free(members);
