@@ -88,7 +88,8 @@ static int verdict_diff(const struct run *r, const struct rules_optimized *o, ch
     if (!r->lifted)
         return 0;
     char err[IR_ERR_LEN];
-    struct ir_values *v = ir_values_new(o->graph, r->seed, err);
+    /* Filled as the lifted graph uses each tensor: a rewrite that changes a tensor's reader keeps its values. */
+    struct ir_values *v = ir_values_new_like(o->graph, r->seed, r->g, err);
     if (!v || ir_eval(o->graph, v, err) != 0) {
         ir_values_free(v);
         snprintf(check, 32, "eval");
@@ -374,14 +375,15 @@ static int check_prefix(const struct run *r, const struct rules_optimized *full,
     return bad;
 }
 
-/* Evaluate the lifted graph when it is small enough and evaluates (an input the evaluator refuses is not a finding). */
-static struct ir_values *evaluate_lifted(const struct ir_graph *g, uint64_t seed)
+/* Evaluate the diff's reference side g (filled as the lifted graph uses each tensor) when it is small enough and
+ * evaluates (an input the evaluator refuses is not a finding). */
+static struct ir_values *evaluate_lifted(const struct ir_graph *g, const struct ir_graph *lifted, uint64_t seed)
 {
     int64_t bytes = ir_values_plan_bytes(g);
     if (bytes < 0 || bytes > EVAL_BUDGET_BYTES)
         return NULL;
     char err[IR_ERR_LEN];
-    struct ir_values *v = ir_values_new(g, seed, err);
+    struct ir_values *v = ir_values_new_like(g, seed, lifted, err);
     if (v && ir_eval(g, v, err) != 0) {
         ir_values_free(v);
         v = NULL;
@@ -436,7 +438,7 @@ int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, str
         if (plan->hold[i] >= 0 && r.steps.n > 0)
             r.held[r.nheld++] = r.steps.name[plan->hold[i] % r.steps.n];
     r.ref = rules_quantized_lifted(g, r.shim);
-    r.lifted = r.ref ? evaluate_lifted(r.ref, r.seed) : NULL;
+    r.lifted = r.ref ? evaluate_lifted(r.ref, g, r.seed) : NULL;
     int bad = check_compile(&r, plan, f);
     ir_values_free(r.lifted);
     ir_graph_free(r.ref);

@@ -416,8 +416,9 @@ int oracle_replay_diff(const struct ir_graph *g, const char *shim_name, const ch
     if (rc == 0) {
         *fired = rules_report_count(&o.report, RULES_FIRED, rule);
         char eerr[IR_ERR_LEN];
-        struct ir_values *a = ir_values_new(lifted, 1, err);
-        struct ir_values *b = a ? ir_values_new(o.graph, 1, err) : NULL;
+        /* Both sides filled as g uses each tensor, so only what the rewrite computes can differ. */
+        struct ir_values *a = ir_values_new_like(lifted, 1, g, err);
+        struct ir_values *b = a ? ir_values_new_like(o.graph, 1, g, err) : NULL;
         if (!a || !b || ir_eval(lifted, a, err))
             rc = 1;
         else if (ir_eval(o.graph, b, eerr))

@@ -318,7 +318,11 @@ static void apply_conv_parts(struct rules_rewriter *r)
         for (int32_t x = at + 1; x < convs.n; x++)
             if (conv_at(r, convs.v[x]) && conv_joins(r, i, &group, convs.v[x]))
                 list_push(&group, convs.v[x]);
-        if (group.n >= 2) {
+        /* The guards once more of the group as it fires: the last binding asked is then the one that moves. */
+        struct rules_binding bind = rules_binding_empty();
+        bind.slot[RULES_ROLE_FIRST] = i;
+        bind_set(&bind, RULES_ROLE_MEMBERS, &group);
+        if (group.n >= 2 && rules_guards_hold(r, r->rule, &bind, NULL)) {
             ir_tid *ins;
             struct ir_access *access;
             int32_t nins = flat_operands(r, group.v, group.n, &ins, &access);

@@ -21,8 +21,9 @@ static const struct rules_atom guards_add_norm[] = {
      .b = RULES_ROLE_CONSUMER},
 };
 
-/* The first slot after i reading t whose op is a lifted RMS norm of t whole, without an add, of n values. */
-static int32_t norm_reader(const struct rules_rewriter *r, ir_tid t, int64_t n, struct rules_norm_form *f)
+/* The first slot after i reading t whose op is a lifted RMS norm of t whole, without an add, of n values (a state
+ * sum read before the add reads the old value: that reader is no consumer). */
+static int32_t norm_reader(const struct rules_rewriter *r, int32_t i, ir_tid t, int64_t n, struct rules_norm_form *f)
 {
     int32_t count = rules_reader_count(r, t);
     int32_t *readers = malloc(sizeof *readers * (size_t)(count ? count : 1));
@@ -32,8 +33,8 @@ static int32_t norm_reader(const struct rules_rewriter *r, ir_tid t, int64_t n, 
     int32_t found = -1;
     for (int32_t k = 0; k < count && found < 0; k++) {
         const struct ir_op *op = rules_slot(r, readers[k]);
-        if (rules_norm(op, f) && f->x == t && !f->has_part && f->add == IR_NONE && f->rows * f->cols == n &&
-            rules_class(op) < 0)
+        if (readers[k] > i && rules_norm(op, f) && f->x == t && !f->has_part && f->add == IR_NONE &&
+            f->rows * f->cols == n && rules_class(op) < 0)
             found = readers[k];
     }
     free(readers);
@@ -49,7 +50,7 @@ static void apply_add_norm(struct rules_rewriter *r)
         if (!op || !rules_binary(op, &b) || b.op != IR_EW_ADD || b.gated || b.row)
             continue;
         struct rules_norm_form n;
-        int32_t j = norm_reader(r, b.out, b.n, &n);
+        int32_t j = norm_reader(r, i, b.out, b.n, &n);
         if (j < 0)
             continue;
         const struct ir_op *nop = rules_slot(r, j);
@@ -93,17 +94,26 @@ static const struct rules_atom guards_sandwich_norm[] = {
      .b = RULES_ROLE_CONSUMER},
 };
 
-/* The slot of a plain RMS norm (no part, no add, its own buffer, lifted) of rows × cols computing t — read by
- * nothing else when not `later` — or -1. Whether slot j reads it first is a guard. */
-static int32_t plain_norm(const struct rules_rewriter *r, ir_tid t, int64_t rows, int64_t cols, bool later)
+/* Whether no slot writes t (or there is no t): a weight the norm may carry anywhere. */
+static bool unwritten(const struct rules_rewriter *r, ir_tid t)
+{
+    return t == IR_NONE || ir_facts_untouched(r->s, t, -1, ir_slots_len(r->s), false, NULL, 0);
+}
+
+/* The slot before j of a plain RMS norm (no part, no add, its own buffer, lifted) of rows × cols computing t — read
+ * by nothing else when not `later`, its weight written by no slot — or -1 (a state result written after j is no
+ * producer of what j reads). Whether slot j reads it first is a guard. */
+static int32_t plain_norm(const struct rules_rewriter *r, int32_t j, ir_tid t, int64_t rows, int64_t cols, bool later)
 {
     int32_t i = ir_facts_producer(r->s, t);
+    if (i >= j)
+        return -1;
     const struct ir_op *op = i >= 0 ? rules_slot(r, i) : NULL;
     struct rules_norm_form n;
     if (!op || !rules_norm(op, &n))
         return -1;
     bool fits = n.out == t && !n.has_part && n.add == IR_NONE && !n.pre && !n.sum && n.own && rules_class(op) < 0 &&
-                n.rows == rows && n.cols == cols;
+                n.rows == rows && n.cols == cols && unwritten(r, n.w);
     return fits && (later || rules_reader_count(r, t) == 1) ? i : -1;
 }
 
@@ -152,11 +162,11 @@ static void sandwich_norms(struct rules_rewriter *r)
         struct rules_norm_form outer;
         if (!op || !rules_norm(op, &outer) || outer.add == IR_NONE || outer.pre)
             continue;
-        int32_t i = plain_norm(r, outer.add, outer.rows, outer.cols, false);
+        int32_t i = plain_norm(r, j, outer.add, outer.rows, outer.cols, false);
         ir_tid kept = outer.x;
         struct ir_access kept_access = op->access[0];
         if (i < 0 && !outer.has_part) {
-            i = plain_norm(r, outer.x, outer.rows, outer.cols, false);
+            i = plain_norm(r, j, outer.x, outer.rows, outer.cols, false);
             kept = outer.add;
             kept_access = (struct ir_access){0};
         }
@@ -185,7 +195,7 @@ static void norm_then_adds(struct rules_rewriter *r)
             struct rules_norm_form inner;
             if (p < 0 || !rules_norm(rules_slot(r, p), &inner) || inner.rows * inner.cols != b.n)
                 continue;
-            int32_t i = plain_norm(r, sides[s][0], inner.rows, inner.cols, true);
+            int32_t i = plain_norm(r, j, sides[s][0], inner.rows, inner.cols, true);
             ir_tid kept = sides[s][1];
             if (i < 0 || kept == inner.out || !sandwich_guards(r, i, j, inner.out, inner.x))
                 continue;
