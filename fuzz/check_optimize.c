@@ -2,8 +2,9 @@
  * is optimized, and the result must validate, print back to itself, still write every result the host reads,
  * evaluate bit-identically to the lifted graph, pass the translation validators, and, with every step from the
  * case's k on held, be the graph the earlier steps make, step k's dry run reporting held just where the full compile
- * fired it (with nothing held: the same graph and digest again). That last check costs a second compile, so it runs on one input in four (the prefix byte's low two bits zero; its
- * other bits choose k), keeping the harness's speed near the optimizer's own.
+ * fired it (with nothing held: the same graph and digest again). That last check costs a second compile, so it runs
+ * on one input in four (the prefix byte's low two bits zero; its other bits choose k), keeping the harness's speed
+ * near the optimizer's own.
  *
  * A failure's signature names the step to blame where one can be found: the first k such that running steps
  * 0..k (holding the rest) already fails names step k. */
