@@ -118,31 +118,6 @@ static int seed_zoo(const char *fmt_dir, const char *opt_dir)
     return written;
 }
 
-/* The whole of a small file, malloc'd and NUL-terminated; NULL if unreadable. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap) {
-            char *p = realloc(buf, cap * 2 + 1);
-            if (!p)
-                free(buf);
-            buf = p;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* The shim a rule case names in its `# shim:` directive ("reference" when none): its control byte. */
 static char case_shim(const char *text) { return strstr(text, "# shim: none") ? PLAIN(1) : PLAIN(0); }
 
@@ -166,7 +141,7 @@ static int seed_rule_case(const char *rule, const char *dir, const char *file, c
         return 0;
     char path[1600], name[700];
     snprintf(path, sizeof path, "%.1300s/%.255s", dir, file);
-    char *text = slurp(path, &n);
+    char *text = ir_read_file(path, &n);
     if (!text)
         return 0;
     snprintf(name, sizeof name, "rule-%s-%.*s.fc", rule, (int)(l - 3), file);

@@ -76,40 +76,16 @@ int cli_cmd_lift(int argc, char **argv)
     return cli_cmd_print(argc, argv);
 }
 
-/* Read a whole file; NULL with a message on failure. */
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", path);
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap) {
-            cap *= 2;
-            char *b = realloc(buf, cap);
-            if (!b)
-                free(buf);
-            buf = b;
-        }
-    }
-    fclose(f);
-    if (buf)
-        *len = n;
-    return buf;
-}
-
 int cli_cmd_validate(int argc, char **argv)
 {
     if (argc != 2)
         return cli_usage_error("validate", "expected one FILE");
     size_t len;
-    char *text = read_file(argv[1], &len);
-    if (!text)
+    char *text = ir_read_file(argv[1], &len);
+    if (!text) {
+        fprintf(stderr, "%s: cannot open\n", argv[1]);
         return CLI_USAGE;
+    }
     char err[IR_ERR_LEN];
     struct ir_graph *g = ir_parse_unchecked(text, len, argv[1], err);
     if (!g) {

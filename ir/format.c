@@ -1495,6 +1495,21 @@ static char *read_all(FILE *f, size_t *len)
     return buf;
 }
 
+char *ir_read_file(const char *path, size_t *len)
+{
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = read_all(f, len);
+    int e = errno;
+    fclose(f);
+    errno = e;
+    if (text)
+        text[*len] = '\0'; /* read_all stops with room to spare */
+    return text;
+}
+
 /* Write "path:1:1: what: reason" to err. */
 static void file_error(char *err, const char *path, const char *what, int e)
 {

@@ -51,26 +51,6 @@ static void directive(const char *text, const char *key, char *out, size_t n)
     }
 }
 
-/* The whole of a file, malloc'd (NULL when unreadable). */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = '\0';
-    return buf;
-}
-
 /* The binding the rule fired under on the fixture (slots are the fixture's op indices). */
 struct capture {
     const char *rule;
@@ -340,7 +320,8 @@ int oracle_replay_graph(const struct rules_rule *rule, const char *atom, const s
     memset(out, 0, sizeof *out);
     char path[1024];
     snprintf(path, sizeof path, "%s/%s/fires.fc", fixtures ? fixtures : "tests/rules", rule->name);
-    char *text = slurp(path);
+    size_t len;
+    char *text = ir_read_file(path, &len);
     if (!text) {
         snprintf(err, IR_ERR_LEN, "%.400s: no firing case to build on", path);
         return 1;

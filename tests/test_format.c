@@ -781,22 +781,6 @@ static void test_random(void)
 
 /* ── Files and docs ──────────────────────────────────────────────────────────────────────────────────────── */
 
-/* Read a whole file (NULL when missing). */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* The example files in tests/data/format are canonical: they parse and print back to the same bytes. */
 static void test_files(void)
 {
@@ -805,7 +789,7 @@ static void test_files(void)
         char path[512];
         snprintf(path, sizeof path, "%s/tests/data/format/%s", FUSECHECK_SOURCE_DIR, files[i]);
         size_t len = 0;
-        char *text = slurp(path, &len);
+        char *text = ir_read_file(path, &len);
         CHECKF(text != NULL, "read %s", path);
         if (!text)
             continue;
@@ -873,7 +857,7 @@ static void test_validated(void)
 static void test_docs(void)
 {
     size_t len = 0;
-    char *doc = slurp(FUSECHECK_SOURCE_DIR "/docs/format.md", &len);
+    char *doc = ir_read_file(FUSECHECK_SOURCE_DIR "/docs/format.md", &len);
     CHECK(doc != NULL);
     if (!doc)
         return;

@@ -26,28 +26,6 @@ static void fill(uint8_t *buf, size_t n)
         buf[i] = next_byte();
 }
 
-/* The whole of a file, malloc'd and NUL-terminated; NULL if unreadable. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    }
-    return buf;
-}
-
 /* ── Known findings (fuzz/known-findings): reported bugs the checks may meet until they are fixed ────────────── */
 
 static char known[64][160];
@@ -57,7 +35,7 @@ static int nknown;
 static void read_known(void)
 {
     size_t len;
-    char *text = slurp("fuzz/known-findings", &len);
+    char *text = ir_read_file("fuzz/known-findings", &len);
     for (char *line = text ? strtok(text, "\n") : NULL; line && nknown < 64; line = strtok(NULL, "\n")) {
         char h[64], sig[160];
         if (line[0] != '#' && sscanf(line, "%63s %159s", h, sig) == 2 && strcmp(h, "fuzz_optimize") == 0)
@@ -331,7 +309,7 @@ static void test_format(void)
     int bad = 0;
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         size_t len;
-        char *text = slurp(files[i], &len);
+        char *text = ir_read_file(files[i], &len);
         CHECKF(text != NULL, "%s", files[i]);
         for (int k = 0; text && k < 60; k++) {
             char *m = malloc(len + 1);
@@ -413,7 +391,7 @@ static void test_mutator(void)
     char *texts[NFILES];
     size_t lens[NFILES];
     for (int i = 0; i < NFILES; i++)
-        texts[i] = slurp(files[i], &lens[i]);
+        texts[i] = ir_read_file(files[i], &lens[i]);
     for (int i = 0; i < NFILES; i++) {
         CHECKF(texts[i] != NULL, "%s", files[i]);
         for (int m = 0; texts[i] && m < FUZZ_MUT_COUNT; m++)
@@ -492,7 +470,7 @@ static bool in_dict(const char *dict, const char *word)
 static void test_dictionary(void)
 {
     size_t len;
-    char *dict = slurp("fuzz/fc.dict", &len);
+    char *dict = ir_read_file("fuzz/fc.dict", &len);
     CHECK(dict != NULL);
     if (!dict)
         return;

@@ -41,28 +41,6 @@ struct coverage {
     bool near[32];
 };
 
-/* The whole of a file, malloc'd; NULL if unreadable. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    }
-    return buf;
-}
-
 /* Copy the value after `key` on a directive line into dst, trimmed. */
 static bool directive(const char *line, const char *key, char *dst, size_t cap)
 {
@@ -189,14 +167,14 @@ static void check_expected(const char *path, const struct ir_graph *rewritten)
     snprintf(exp_path, sizeof exp_path, "%.*s.expected", (int)(strlen(path) - 3), path);
     size_t len, elen;
     char *text = ir_print(rewritten, &len);
-    char *want = slurp(exp_path, &elen);
+    char *want = ir_read_file(exp_path, &elen);
     if (!want && getenv("FUSECHECK_WRITE_EXPECTED")) {
         FILE *f = fopen(exp_path, "wb");
         if (f) {
             fwrite(text, 1, len, f);
             fclose(f);
         }
-        want = slurp(exp_path, &elen);
+        want = ir_read_file(exp_path, &elen);
     }
     CHECKF(want != NULL, "%s: missing", exp_path);
     if (want)
@@ -218,7 +196,7 @@ static struct coverage *coverage_of(struct coverage *cov, int ncov, const char *
 static void run_case(const char *path, struct coverage *cov, int ncov)
 {
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = ir_read_file(path, &len);
     CHECKF(text != NULL, "%s: unreadable", path);
     if (!text)
         return;
