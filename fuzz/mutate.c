@@ -253,6 +253,24 @@ static bool standalone(const char *text, size_t len, size_t s, size_t e)
     return prev_ok && next_ok;
 }
 
+/* Make room for `need` bytes in *out (capacity *cap, doubled as needed); false, with *out freed, when memory runs
+ * out. */
+static bool room(char **out, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return true;
+    while (*cap < need)
+        *cap *= 2;
+    char *p = realloc(*out, *cap);
+    if (!p) {
+        free(*out);
+        *out = NULL;
+        return false;
+    }
+    *out = p;
+    return true;
+}
+
 /* The text with every standalone occurrence of the integer `from` written as `to` (malloc'd). */
 static char *replace_int(const char *text, size_t len, long long from, long long to, size_t *out_len)
 {
@@ -271,28 +289,14 @@ static char *replace_int(const char *text, size_t len, long long from, long long
                 snprintf(num, sizeof num, "%.*s", (int)(e - i), text + i);
                 hit = atoll(num) == from;
             }
-            if (n + 32 + (e - i) > cap) {
-                cap *= 2;
-                char *p = realloc(out, cap);
-                if (!p) {
-                    free(out);
-                    return NULL;
-                }
-                out = p;
-            }
+            if (!room(&out, &cap, n + 32 + (e - i)))
+                return NULL;
             n += hit ? (size_t)snprintf(out + n, cap - n, "%lld", to) : (memcpy(out + n, text + i, e - i), e - i);
             i = e;
             continue;
         }
-        if (n + 2 > cap) {
-            cap *= 2;
-            char *p = realloc(out, cap);
-            if (!p) {
-                free(out);
-                return NULL;
-            }
-            out = p;
-        }
+        if (!room(&out, &cap, n + 2))
+            return NULL;
         out[n++] = text[i++];
     }
     out[n] = '\0';
