@@ -1,6 +1,7 @@
 /* fuzz/check_facts.c — the facts harness's checks: the slots of a generated graph (its lifted ops, and the fused
- * ops its optimized form holds as material) go through takes, puts, replaces and clones chosen by the bytes, and
- * after each every indexed fact equals the scanning specification. */
+ * ops its optimized form holds as material) go through takes, puts, replaces, clones and journals rolled back,
+ * chosen by the bytes; after each every indexed fact equals the scanning specification, and a rollback gives back
+ * the slots as they were when their journal began. */
 #include "fuzz.h"
 
 #include <stdio.h>
@@ -20,6 +21,7 @@ struct facts_run {
     int npool;
     const struct ir_op *material;
     int32_t nmaterial;
+    struct ir_slots *before; /* while the slots journal their changes: a copy of them as the journal began */
     struct fuzz_bytes *b;
 };
 
@@ -125,10 +127,51 @@ static int32_t empty_slot(struct facts_run *r)
     return -1;
 }
 
-/* One action from the bytes: take, put, replace, clone or nothing. */
-static void act_once(struct facts_run *r)
+/* Whether the slots hold the same ops as `before` in every slot and their indexes answer alike for every tensor. */
+static bool same_as_before(const struct facts_run *r)
 {
-    int what = fuzz_pick(r->b, 5);
+    int32_t n = ir_slots_len(r->s), cap = n + 1;
+    if (n != ir_slots_len(r->before))
+        return false;
+    for (int32_t i = 0; i < n; i++) {
+        const struct ir_op *x = ir_slots_get(r->s, i), *y = ir_slots_get(r->before, i);
+        if ((x == NULL) != (y == NULL) || (x && !ir_op_equal(x, y)))
+            return false;
+    }
+    int32_t *a = malloc(sizeof *a * (size_t)cap), *b = malloc(sizeof *b * (size_t)cap);
+    if (!a || !b)
+        abort();
+    bool same = true;
+    for (ir_tid t = 0; same && t < r->tensors->ntensors; t++) {
+        int32_t na = ir_facts_readers(r->s, t, a, cap), nb = ir_facts_readers(r->before, t, b, cap);
+        same = ir_facts_producer(r->s, t) == ir_facts_producer(r->before, t) &&
+               ir_facts_maker(r->s, t) == ir_facts_maker(r->before, t) && na == nb &&
+               (na == 0 || memcmp(a, b, sizeof *a * (size_t)(na < cap ? na : cap)) == 0);
+    }
+    free(a);
+    free(b);
+    return same;
+}
+
+/* Start the slots' journal (keeping a copy to compare with), or roll it back: the slots must then be the copy. */
+static int journal_or_rollback(struct facts_run *r, struct fuzz_finding *f)
+{
+    if (!r->before) {
+        r->before = ir_slots_clone(r->s);
+        ir_slots_journal(r->s);
+        return 0;
+    }
+    ir_slots_rollback(r->s);
+    bool same = same_as_before(r);
+    ir_slots_free(r->before);
+    r->before = NULL;
+    return same ? 0 : fuzz_fail(f, "facts", "rollback", "rolled back, the slots differ from the slots before");
+}
+
+/* One action from the bytes: take, put, replace, clone, start or roll back the journal, or nothing. */
+static int act_once(struct facts_run *r, struct fuzz_finding *f)
+{
+    int what = fuzz_pick(r->b, 6);
     if (what == 0 && r->npool < MAX_POOL) {
         int32_t i = live_slot(r);
         if (i >= 0)
@@ -144,11 +187,16 @@ static void act_once(struct facts_run *r)
         int32_t i = live_slot(r);
         if (i >= 0)
             ir_slots_replace(r->s, i, ir_op_clone(&r->material[fuzz_pick(r->b, r->nmaterial)]));
-    } else if (what == 3) {
+    } else if (what == 3) { /* the copy keeps no journal: a journal begun on the original ends here */
         struct ir_slots *c = ir_slots_clone(r->s);
         ir_slots_free(r->s);
         r->s = c;
+        ir_slots_free(r->before);
+        r->before = NULL;
+    } else if (what == 4) {
+        return journal_or_rollback(r, f);
     }
+    return 0;
 }
 
 /* The lifted ops and, when the bytes ask, the optimized graph's (fused) ops: what puts and replaces draw on. The
@@ -189,13 +237,13 @@ int fuzz_check_facts(const uint8_t *data, size_t size, struct fuzz_finding *f)
     r.s = ir_slots_new(r.tensors, ops, g->nops);
     int bad = check_tensors(&r, true, f) || check_queries(&r, f);
     for (int a = 0; !bad && a < MAX_ACTIONS && !fuzz_bytes_done(&b); a++) {
-        act_once(&r);
-        bad = check_tensors(&r, false, f) || check_queries(&r, f);
+        bad = act_once(&r, f) || check_tensors(&r, false, f) || check_queries(&r, f);
     }
     if (!bad)
         bad = check_tensors(&r, true, f);
     for (int i = 0; i < r.npool; i++)
         ir_op_free(&r.pool[i]);
+    ir_slots_free(r.before);
     ir_slots_free(r.s);
     rules_optimized_free(&o);
     ir_graph_free(g);

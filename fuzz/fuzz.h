@@ -85,9 +85,10 @@ struct fuzz_gen_stats {
     int hazards[FUZZ_HAZARD_COUNT];
 };
 
-/* The most motifs and ops one generated graph has (what one input costs stays small). */
+/* The most motifs and ops one generated graph has: an input's cost grows with its ops (about 0.1 ms an op under the
+ * sanitizers), and the largest motif with its hazards takes 40, so every motif still fits with room to spare. */
 #define FUZZ_GEN_MAX_MOTIFS 6
-#define FUZZ_GEN_MAX_OPS 160
+#define FUZZ_GEN_MAX_OPS 64
 
 /* Decode bytes into the text of a valid graph (malloc'd, NUL-terminated; *len its length). Every byte string gives
  * a graph the validator accepts; the same bytes give the same text. stats may be NULL. NULL only when out of
@@ -122,8 +123,9 @@ const char *fuzz_shim_name(int i);
 
 #define FUZZ_CTL 8
 /* The most top-level ops a case's graph may have to be checked (larger ones pass unchecked, and the mutator and
- * crossover do not make them): one input stays a few milliseconds even under the sanitizers. */
-#define FUZZ_MAX_CASE_OPS 192
+ * crossover do not make them): one input stays a few milliseconds even under the sanitizers. Room for every past
+ * finding's reproducer (the largest has 71 ops). */
+#define FUZZ_MAX_CASE_OPS 80
 
 /* What the control bytes choose. */
 struct fuzz_plan {

@@ -208,6 +208,13 @@ struct slist {
 /* The per-tensor lists: slots that read it, write it, produce it, make it. */
 enum { L_READ, L_WRITE, L_PRODUCE, L_MAKE, L_COUNT };
 
+/* What slot i held before one change: its op (owned by the journal) when it was live. */
+struct undo {
+    int32_t i;
+    bool was_live;
+    struct ir_op was;
+};
+
 struct ir_slots {
     const struct ir_graph *g;
     struct ir_op *ops;
@@ -216,6 +223,9 @@ struct ir_slots {
     struct tset *reads, *writes, *makes; /* per slot, while live */
     struct slist *lists[L_COUNT];        /* per tensor */
     int32_t nt;                          /* tensors the lists have room for */
+    bool journaling;                     /* changes are recorded so ir_slots_rollback can undo them */
+    struct undo *journal;
+    int32_t njournal, journal_cap;
 };
 
 /* Whether t is a tensor of the graph (ids beyond it are never indexed). */
@@ -362,10 +372,58 @@ struct ir_slots *ir_slots_new(const struct ir_graph *g, struct ir_op *ops, int32
     return slots_make(g, ops, NULL, n);
 }
 
+/* Record that slot i is about to change (the journal takes `was`, slot i's op when it was live). */
+static void journal_note(struct ir_slots *s, int32_t i, bool was_live, struct ir_op was)
+{
+    if (s->njournal == s->journal_cap) {
+        s->journal_cap = s->journal_cap ? 2 * s->journal_cap : 8;
+        s->journal = xrealloc(s->journal, sizeof *s->journal * (size_t)s->journal_cap);
+    }
+    s->journal[s->njournal++] = (struct undo){i, was_live, was};
+}
+
+/* Drop the journal's entries (and the ops they keep) and stop recording. */
+static void journal_clear(struct ir_slots *s)
+{
+    for (int32_t k = 0; k < s->njournal; k++)
+        if (s->journal[k].was_live)
+            ir_op_free(&s->journal[k].was);
+    free(s->journal);
+    s->journal = NULL;
+    s->njournal = s->journal_cap = 0;
+    s->journaling = false;
+}
+
+void ir_slots_journal(struct ir_slots *s)
+{
+    journal_clear(s);
+    s->journaling = true;
+}
+
+void ir_slots_rollback(struct ir_slots *s)
+{
+    for (int32_t k = s->njournal - 1; k >= 0; k--) {
+        struct undo *u = &s->journal[k];
+        if (s->live[u->i]) {
+            unindex_slot(s, u->i);
+            ir_op_free(&s->ops[u->i]);
+            s->live[u->i] = false;
+        }
+        if (u->was_live) {
+            s->ops[u->i] = u->was;
+            s->live[u->i] = true;
+            index_slot(s, u->i);
+            u->was_live = false; /* moved back into the slot */
+        }
+    }
+    journal_clear(s);
+}
+
 void ir_slots_free(struct ir_slots *s)
 {
     if (!s)
         return;
+    journal_clear(s);
     for (int32_t i = 0; i < s->n; i++) {
         if (s->live[i])
             ir_op_free(&s->ops[i]);
@@ -455,6 +513,8 @@ struct ir_op ir_slots_take(struct ir_slots *s, int32_t i)
     }
     unindex_slot(s, i);
     op = s->ops[i];
+    if (s->journaling)
+        journal_note(s, i, true, ir_op_clone(&op));
     memset(&s->ops[i], 0, sizeof s->ops[i]);
     s->live[i] = false;
     return op;
@@ -466,9 +526,12 @@ void ir_slots_put(struct ir_slots *s, int32_t i, struct ir_op op)
         ir_op_free(&op);
         return;
     }
+    if (s->journaling)
+        journal_note(s, i, s->live[i], s->live[i] ? s->ops[i] : (struct ir_op){0});
     if (s->live[i]) {
         unindex_slot(s, i);
-        ir_op_free(&s->ops[i]);
+        if (!s->journaling) /* else the journal keeps it */
+            ir_op_free(&s->ops[i]);
     }
     s->ops[i] = op;
     s->live[i] = true;

@@ -87,12 +87,19 @@ static void out_bytes(struct out *o, const char *s, size_t n)
 /* Append a NUL-terminated string. */
 static void out_str(struct out *o, const char *s) { out_bytes(o, s, strlen(s)); }
 
-/* Append a decimal integer. */
+/* Append a decimal integer (digits written from the right, without printf: the printer's hottest call). */
 static void out_int(struct out *o, int64_t v)
 {
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%" PRId64, v);
-    out_bytes(o, buf, (size_t)n);
+    char buf[24];
+    size_t at = sizeof buf;
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        buf[--at] = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (v < 0)
+        buf[--at] = '-';
+    out_bytes(o, buf + at, sizeof buf - at);
 }
 
 /* Append 4 spaces a nesting level. */
@@ -540,15 +547,37 @@ static const char *qcut(size_t n) { return n > QUOTE_MAX ? "..." : ""; }
 
 /* ── Characters and lines ────────────────────────────────────────────────────────────────────────────────── */
 
-/* Character classes of the grammar. */
-static bool is_blank(char c) { return c == ' ' || c == '\t'; }
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
-static bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-static bool is_ident(char c) { return is_alpha(c) || is_digit(c) || c == '_'; }
-static bool is_name_start(char c) { return is_alpha(c) || c == '_'; }
-static bool is_name_char(char c) { return is_ident(c) || c == '.' || c == '-'; }
-static bool is_word_char(char c) { return is_name_char(c) || c == ':'; }
-static bool is_num_char(char c) { return is_alpha(c) || is_digit(c) || c == '.' || c == '+' || c == '-'; }
+/* Character classes of the grammar, one bit each in a table of the ASCII range (computed at compile time): a class
+ * test is one load, with no comparison for the fuzz build's comparison tracing to record on every byte read. */
+enum {
+    C_BLANK = 1,      /* ' ' '\t' */
+    C_DIGIT = 2,      /* 0-9 */
+    C_ALPHA = 4,      /* a-z A-Z */
+    C_IDENT = 8,      /* alpha, digit, '_' */
+    C_NAME_START = 16, /* alpha, '_' */
+    C_NAME = 32,      /* ident, '.', '-' */
+    C_WORD = 64,      /* name, ':' */
+    C_NUM = 128,      /* alpha, digit, '.', '+', '-' */
+};
+#define CC_DIGIT(c) ((c) >= '0' && (c) <= '9')
+#define CC_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
+#define CC_IDENT(c) (CC_ALPHA(c) || CC_DIGIT(c) || (c) == '_')
+#define CC_NAME(c) (CC_IDENT(c) || (c) == '.' || (c) == '-')
+#define CC(c)                                                                                                          \
+    (((c) == ' ' || (c) == '\t') * C_BLANK | CC_DIGIT(c) * C_DIGIT | CC_ALPHA(c) * C_ALPHA | CC_IDENT(c) * C_IDENT |  \
+     (CC_ALPHA(c) || (c) == '_') * C_NAME_START | CC_NAME(c) * C_NAME | (CC_NAME(c) || (c) == ':') * C_WORD |          \
+     (CC_ALPHA(c) || CC_DIGIT(c) || (c) == '.' || (c) == '+' || (c) == '-') * C_NUM)
+#define CC4(c) CC(c), CC((c) + 1), CC((c) + 2), CC((c) + 3)
+#define CC16(c) CC4(c), CC4((c) + 4), CC4((c) + 8), CC4((c) + 12)
+static const unsigned char char_classes[256] = {CC16(0),   CC16(16),  CC16(32),  CC16(48),  CC16(64),  CC16(80),
+                                                CC16(96),  CC16(112), CC16(128), CC16(144), CC16(160), CC16(176),
+                                                CC16(192), CC16(208), CC16(224), CC16(240)};
+
+/* Whether c is in one of the classes `cls` (bytes beyond ASCII are in none). */
+static bool in_class(char c, unsigned cls) { return (char_classes[(unsigned char)c] & cls) != 0; }
+static bool is_blank(char c) { return in_class(c, C_BLANK); }
+static bool is_digit(char c) { return in_class(c, C_DIGIT); }
+static bool is_name_start(char c) { return in_class(c, C_NAME_START); }
 
 /* Whether a byte may appear outside a comment: printable ASCII and tab. */
 static bool byte_ok(unsigned char c) { return c == '\t' || (c >= 0x20 && c < 0x7f); }
@@ -602,10 +631,10 @@ static int next_content_line(struct parser *P)
 }
 
 /* Bytes from the cursor that satisfy cls. */
-static size_t span(const struct parser *P, bool (*cls)(char))
+static size_t span(const struct parser *P, unsigned cls)
 {
     const char *q = P->p;
-    while (q < P->le && cls(*q))
+    while (q < P->le && in_class(*q, cls))
         q++;
     return (size_t)(q - P->p);
 }
@@ -620,7 +649,7 @@ static bool looking_at(const struct parser *P, const char *s)
 /* Whether the cursor is at the identifier w (not a longer one). */
 static bool at_word(const struct parser *P, const char *w)
 {
-    size_t n = span(P, is_ident);
+    size_t n = span(P, C_IDENT);
     return n == strlen(w) && memcmp(P->p, w, n) == 0;
 }
 
@@ -661,7 +690,7 @@ static int scan_name(struct parser *P, bool word, const char *what, const char *
     skip_ws(P);
     if (at_eol(P) || !is_name_start(*P->p))
         return fail(P, P->p, "expected %s", what);
-    size_t len = span(P, word ? is_word_char : is_name_char);
+    size_t len = span(P, word ? C_WORD : C_NAME);
     if (len > IR_MAX_NAME)
         return fail(P, P->p, "name longer than %d bytes", IR_MAX_NAME);
     *s = P->p;
@@ -688,7 +717,7 @@ static int scan_uint(struct parser *P, int64_t limit, const char *what, int64_t 
 {
     skip_ws(P);
     const char *s = P->p;
-    size_t n = span(P, is_digit);
+    size_t n = span(P, C_DIGIT);
     if (n == 0)
         return fail(P, s, "expected %s", what);
     int64_t x = 0;
@@ -749,7 +778,7 @@ static int scan_float(struct parser *P, double *v)
 {
     skip_ws(P);
     const char *s = P->p;
-    size_t n = span(P, is_num_char);
+    size_t n = span(P, C_NUM);
     if (float_special(s, n, v)) {
         P->p += n;
         return 0;
@@ -899,7 +928,7 @@ static int parse_f_flag(struct parser *P, const struct ir_field *f, void *p)
 static int parse_f_enum(struct parser *P, const struct ir_field *f, void *p)
 {
     const char *s = P->p;
-    size_t n = span(P, is_ident);
+    size_t n = span(P, C_IDENT);
     int v = enum_of(f->type)->lookup(s, n);
     if (n == 0)
         return fail(P, s, "expected a value for field '%s'", f->name);
@@ -917,9 +946,10 @@ static int parse_f_rowidx(struct parser *P, const struct ir_field *f, void *p)
     if (at_word(P, "named")) {
         P->p += 5;
     } else {
-        char what[64];
-        snprintf(what, sizeof what, "a row or 'named' for field '%s'", f->name);
-        if (scan_uint(P, IR_MAX_DIM, what, &v.literal))
+        skip_ws(P);
+        if (at_eol(P) || !is_digit(*P->p))
+            return fail(P, P->p, "expected a row or 'named' for field '%s'", f->name);
+        if (scan_uint(P, IR_MAX_DIM, "a row", &v.literal))
             return -1;
         v.kind = IR_RIDX_LITERAL;
     }
@@ -942,10 +972,10 @@ static int field_index(const struct ir_field *f, int count, const char *s, size_
     return -1;
 }
 
-/* Parse "name=value" fields in any order (each at most once) into `base` by table f[0..count); `what` names the op
- * kind, `at` where it stands (a missing field is reported there). */
-static int parse_fields(struct parser *P, const struct ir_field *f, int count, void *base, const char *what,
-                        const char *at)
+/* Parse "name=value" fields in any order (each at most once) into `base` by table f[0..count); the op kind is the
+ * `kind_len` bytes at `kind`, where a missing field is reported. */
+static int parse_fields(struct parser *P, const struct ir_field *f, int count, void *base, const char *kind,
+                        size_t kind_len)
 {
     uint64_t seen = 0;
     for (;;) {
@@ -953,14 +983,14 @@ static int parse_fields(struct parser *P, const struct ir_field *f, int count, v
         if (at_eol(P) || at_tail(P))
             break;
         const char *s = P->p;
-        size_t n = span(P, is_ident);
+        size_t n = span(P, C_IDENT);
         if (!after_blank(P))
             return fail(P, s, "expected a blank before '%c'", *s);
         if (n == 0)
             return fail(P, s, "expected a field, found '%c'", *s);
         int i = field_index(f, count, s, n);
         if (i < 0)
-            return fail(P, s, "unknown field '%.*s%s' for %s", qlen(n), s, qcut(n), what);
+            return fail(P, s, "unknown field '%.*s%s' for %.*s", qlen(n), s, qcut(n), qlen(kind_len), kind);
         if (seen >> i & 1)
             return fail(P, s, "field '%s' given twice", f[i].name);
         seen |= (uint64_t)1 << i;
@@ -980,7 +1010,7 @@ static int parse_fields(struct parser *P, const struct ir_field *f, int count, v
     }
     for (int i = 0; i < count; i++)
         if (codecs[f[i].type].required && !(seen >> i & 1))
-            return fail(P, at, "missing field '%s'", f[i].name);
+            return fail(P, kind, "missing field '%s'", f[i].name);
     return 0;
 }
 
@@ -1108,7 +1138,7 @@ static int parse_graph(struct parser *P, const char *kw)
         if (at_eol(P))
             break;
         const char *s = P->p;
-        size_t n = span(P, is_name_char);
+        size_t n = span(P, C_NAME);
         bool keyed = P->p + n < P->le && P->p[n] == '=';
         int k = 0;
         if (keyed) {
@@ -1142,7 +1172,7 @@ static int scan_table(struct parser *P, int (*lookup)(const char *, size_t), con
 {
     skip_ws(P);
     const char *s = P->p;
-    size_t n = span(P, is_ident);
+    size_t n = span(P, C_IDENT);
     if (n == 0)
         return fail(P, s, "expected %s", what);
     *v = lookup(s, n);
@@ -1162,7 +1192,7 @@ static int parse_tensor_flags(struct parser *P, struct ir_tensor *t)
         if (at_eol(P))
             return 0;
         const char *s = P->p;
-        size_t n = span(P, is_ident);
+        size_t n = span(P, C_IDENT);
         int fmt = ir_format_lookup(s, n);
         if (nth == 0 && fmt >= 0) {
             t->checkpoint = true;
@@ -1246,7 +1276,7 @@ static int parse_op_head(struct parser *P, struct ir_op *op)
         return -1;
     skip_ws(P);
     const char *ks = P->p;
-    size_t n = span(P, is_ident);
+    size_t n = span(P, C_IDENT);
     if (n == 0)
         return fail(P, ks, "expected a kind");
     const struct ir_field *f;
@@ -1269,10 +1299,7 @@ static int parse_op_head(struct parser *P, struct ir_op *op)
         base = &op->spec;
     }
     P->p += n;
-    char what[64];
-    snprintf(what, sizeof what, "%.*s", (int)n, ks);
-    if (expect(P, '(', "expected '(' after the kind") || parse_operands(P, op) ||
-        parse_fields(P, f, count, base, what, ks))
+    if (expect(P, '(', "expected '(' after the kind") || parse_operands(P, op) || parse_fields(P, f, count, base, ks, n))
         return -1;
     if (op->sym == IR_SYM_VIEW)
         op->view_offset = extra;
@@ -1383,7 +1410,7 @@ static int parse_lines(struct parser *P)
     int r;
     while ((r = next_content_line(P)) > 0) {
         const char *kw = P->p;
-        size_t n = span(P, is_ident);
+        size_t n = span(P, C_IDENT);
         int rc;
         if (*kw == '}') {
             rc = fail(P, kw, "'}' without an open fused block");

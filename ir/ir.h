@@ -543,8 +543,14 @@ struct ir_slots;
 /* Slots over `n` ops (ownership of the array and the ops moves in). g supplies the tensors (flags, roles). */
 struct ir_slots *ir_slots_new(const struct ir_graph *g, struct ir_op *ops, int32_t n);
 void ir_slots_free(struct ir_slots *s);
-/* A deep copy (for dry runs). */
+/* A deep copy. */
 struct ir_slots *ir_slots_clone(const struct ir_slots *s);
+/* Start recording every change (take, put, replace) so that ir_slots_rollback can undo them: a dry run changes the
+ * working slots in place and undoes its changes, paying for the slots it touched rather than a whole copy. */
+void ir_slots_journal(struct ir_slots *s);
+/* Undo every change since ir_slots_journal, newest first (the slots and their index are as they were), and stop
+ * recording. */
+void ir_slots_rollback(struct ir_slots *s);
 /* Number of slots (live or taken). */
 int32_t ir_slots_len(const struct ir_slots *s);
 /* The op at slot i, or NULL when taken or out of range. */

@@ -157,8 +157,8 @@ static struct ir_graph *tensors_only(const struct ir_graph *g)
     return c;
 }
 
-/* Run st on r's slots borrowed (copied at the first change) and its tensors, linking `linking` classes; report
- * each firing as `then` (held, or refused with why) and each refusal met as it is. */
+/* Run st on r's slots borrowed (its changes undone after) and its tensors, linking `linking` classes; report each
+ * firing as `then` (held, or refused with why) and each refusal met as it is. */
 static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_class *linking, int nlinking,
                 enum rules_outcome then, const char *why)
 {
@@ -168,6 +168,7 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
     struct rules_rewriter d = *r;
     d.g = g ? g : r->g;
     d.borrowed = true;
+    d.journal = !st->fold; /* the fold replaces the slots wholesale: it works on a copy */
     d.report = &scratch;
     d.linking = linking;
     d.nlinking = nlinking;
@@ -179,7 +180,9 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
                           fired ? (then == RULES_REFUSED ? why : NULL) : x->why);
     }
     rules_report_free(&scratch);
-    if (!d.borrowed)
+    if (!d.borrowed && d.journal)
+        ir_slots_rollback(d.s);
+    else if (!d.borrowed)
         ir_slots_free(d.s);
     ir_graph_free(g);
 }
@@ -277,10 +280,15 @@ static double now(void)
 /* Append a step's time. */
 static void add_time(struct rules_optimized *o, const char *step, double ms)
 {
-    struct rules_step_time *t = realloc(o->times, sizeof *t * (size_t)(o->ntimes + 1));
-    if (!t)
-        abort();
-    o->times = t;
+    /* The room doubles whenever the count reaches a power of two of at least 8 (one realloc for a whole compile of
+     * the usual length, not one a step). */
+    int32_t n = o->ntimes;
+    if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
+        struct rules_step_time *t = realloc(o->times, sizeof *t * (size_t)(n ? 2 * n : 8));
+        if (!t)
+            abort();
+        o->times = t;
+    }
     o->times[o->ntimes++] = (struct rules_step_time){step, ms};
 }
 

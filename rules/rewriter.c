@@ -147,7 +147,10 @@ static void leaf_outs(const struct ir_op *op, ir_tid *list, int32_t *n)
 struct ir_slots *rules_slots(struct rules_rewriter *r)
 {
     if (r->borrowed) {
-        r->s = ir_slots_clone(r->s);
+        if (r->journal)
+            ir_slots_journal(r->s);
+        else
+            r->s = ir_slots_clone(r->s);
         r->borrowed = false;
     }
     return r->s;

@@ -219,11 +219,13 @@ struct rules_rewriter {
     struct rules_report *report;
     const enum ir_class *linking;  /* dry runs of an unlinked rule: these classes count as native */
     int nlinking;
-    bool borrowed;                 /* a dry run reading the working slots, copied at its first change */
+    bool borrowed;                 /* a dry run reading the working slots, not yet changed */
+    bool journal;                  /* ...which it changes in place under the slots' journal (else on a copy) */
 };
 
-/* The slots a rewrite changes: a dry run's borrowed slots become its own copy first, so a dry run that never fires
- * copies nothing. Every change to r->s goes through here. */
+/* The slots a rewrite changes. A dry run's borrowed slots start their journal (or, for a step that replaces the
+ * slots wholesale, become its own copy) at the first change, so a dry run that never fires costs nothing and one
+ * that fires pays for the slots it touched. Every change to r->s goes through here. */
 struct ir_slots *rules_slots(struct rules_rewriter *r);
 
 /* Whether the chip runs `op` whole. When it does not, a refused decision with the chip's reason is reported (not
