@@ -547,17 +547,17 @@ static const char *qcut(size_t n) { return n > QUOTE_MAX ? "..." : ""; }
 
 /* ── Characters and lines ────────────────────────────────────────────────────────────────────────────────── */
 
-/* Character classes of the grammar, one bit each in a table of the ASCII range (computed at compile time): a class
+/* Character classes of the grammar, one bit each in a table of every byte value (computed at compile time): a class
  * test is one load, with no comparison for the fuzz build's comparison tracing to record on every byte read. */
 enum {
-    C_BLANK = 1,      /* ' ' '\t' */
-    C_DIGIT = 2,      /* 0-9 */
-    C_ALPHA = 4,      /* a-z A-Z */
-    C_IDENT = 8,      /* alpha, digit, '_' */
+    C_BLANK = 1,       /* ' ' '\t' */
+    C_DIGIT = 2,       /* 0-9 */
+    C_ALPHA = 4,       /* a-z A-Z */
+    C_IDENT = 8,       /* alpha, digit, '_' */
     C_NAME_START = 16, /* alpha, '_' */
-    C_NAME = 32,      /* ident, '.', '-' */
-    C_WORD = 64,      /* name, ':' */
-    C_NUM = 128,      /* alpha, digit, '.', '+', '-' */
+    C_NAME = 32,       /* ident, '.', '-' */
+    C_WORD = 64,       /* name, ':' */
+    C_NUM = 128,       /* alpha, digit, '.', '+', '-' */
 };
 #define CC_DIGIT(c) ((c) >= '0' && (c) <= '9')
 #define CC_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))

@@ -543,7 +543,7 @@ struct ir_slots;
 /* Slots over `n` ops (ownership of the array and the ops moves in). g supplies the tensors (flags, roles). */
 struct ir_slots *ir_slots_new(const struct ir_graph *g, struct ir_op *ops, int32_t n);
 void ir_slots_free(struct ir_slots *s);
-/* A deep copy. */
+/* A deep copy of the ops and their index (not of a journal: the copy records nothing). */
 struct ir_slots *ir_slots_clone(const struct ir_slots *s);
 /* Start recording every change (take, put, replace) so that ir_slots_rollback can undo them: a dry run changes the
  * working slots in place and undoes its changes, paying for the slots it touched rather than a whole copy. */
