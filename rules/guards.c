@@ -67,6 +67,15 @@ struct rules_binding rules_binding_empty(void)
     return b;
 }
 
+struct rules_binding rules_group_binding(int32_t first, const int32_t *members, int32_t n)
+{
+    struct rules_binding b = rules_binding_empty();
+    b.slot[RULES_ROLE_FIRST] = first;
+    b.set[RULES_ROLE_MEMBERS] = members;
+    b.nset[RULES_ROLE_MEMBERS] = n;
+    return b;
+}
+
 /* Whether slot k is in the set bound to role g. */
 static bool in_set(const struct rules_binding *b, enum rules_role g, int32_t k)
 {

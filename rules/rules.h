@@ -184,6 +184,9 @@ bool rules_guards_hold(const struct rules_rewriter *r, const struct rules_rule *
 bool rules_atom_holds(const struct rules_rewriter *r, const struct rules_atom *atom, const struct rules_binding *b);
 /* A binding with nothing bound. */
 struct rules_binding rules_binding_empty(void);
+/* The binding of a group fused at slot `first`: the first member, and the n members (which must outlive the
+ * binding's use). */
+struct rules_binding rules_group_binding(int32_t first, const int32_t *members, int32_t n);
 /* The atom `rule:atom` that this build drops, or NULL in a faithful build. */
 const char *rules_mutant(void);
 /* Whether the atom named `atom` of rule is evaluated in this build (not dropped by a mutant or the test hook): a

@@ -284,9 +284,7 @@ static bool conv_at(const struct rules_rewriter *r, int32_t i)
 static bool conv_joins(struct rules_rewriter *r, int32_t first, const struct list *group, int32_t j)
 {
     struct list trial = list_with(group, j);
-    struct rules_binding bind = rules_binding_empty();
-    bind.slot[RULES_ROLE_FIRST] = first;
-    bind_set(&bind, RULES_ROLE_MEMBERS, &trial);
+    struct rules_binding bind = rules_group_binding(first, trial.v, trial.n);
     bool ok = rules_guards_hold(r, r->rule, &bind, NULL);
     if (ok) {
         ir_tid *ins;
@@ -319,9 +317,7 @@ static void apply_conv_parts(struct rules_rewriter *r)
             if (conv_at(r, convs.v[x]) && conv_joins(r, i, &group, convs.v[x]))
                 list_push(&group, convs.v[x]);
         /* The guards once more of the group as it fires: the last binding asked is then the one that moves. */
-        struct rules_binding bind = rules_binding_empty();
-        bind.slot[RULES_ROLE_FIRST] = i;
-        bind_set(&bind, RULES_ROLE_MEMBERS, &group);
+        struct rules_binding bind = rules_group_binding(i, group.v, group.n);
         if (group.n >= 2 && rules_guards_hold(r, r->rule, &bind, NULL)) {
             ir_tid *ins;
             struct ir_access *access;

@@ -229,10 +229,7 @@ static const struct rules_atom guards_dual_norm[] = {
 /* Whether the running rule's guards hold with FIRST the first of `members` (ascending) and MEMBERS all of them. */
 static bool members_hold(const struct rules_rewriter *r, const int32_t *members, int32_t n)
 {
-    struct rules_binding b = rules_binding_empty();
-    b.slot[RULES_ROLE_FIRST] = members[0];
-    b.set[RULES_ROLE_MEMBERS] = members;
-    b.nset[RULES_ROLE_MEMBERS] = n;
+    struct rules_binding b = rules_group_binding(members[0], members, n);
     return rules_guards_hold(r, r->rule, &b, NULL);
 }
 

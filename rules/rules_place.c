@@ -138,22 +138,12 @@ static bool group_admitted(struct rules_rewriter *r, enum ir_class cls, const in
     return ok;
 }
 
-/* The binding of a group hoisted to its first slot: the first member, and the members. */
-static struct rules_binding group_binding(const int32_t *group, int32_t n)
-{
-    struct rules_binding bind = rules_binding_empty();
-    bind.slot[RULES_ROLE_FIRST] = group[0];
-    bind.set[RULES_ROLE_MEMBERS] = group;
-    bind.nset[RULES_ROLE_MEMBERS] = n;
-    return bind;
-}
-
 /* Fold the ops at `slots` (ascending) into one op of cls at the first one's slot, its operands per `all`, its result
  * and destination the first member's. The guards are asked once more of the group as it fires, so the last binding
  * they were asked of is the one that moves (not a later candidate's trial the chip refused). */
 static void fuse_at_first(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, bool all)
 {
-    struct rules_binding bind = group_binding(slots, n);
+    struct rules_binding bind = rules_group_binding(slots[0], slots, n);
     if (!rules_guards_hold(r, r->rule, &bind, NULL))
         return;
     ir_tid *ins;
@@ -172,7 +162,7 @@ static void fuse_at_first(struct rules_rewriter *r, enum ir_class cls, const int
 static bool joins_group(struct rules_rewriter *r, enum ir_class cls, int32_t *group, int32_t n, int32_t j, bool all)
 {
     group[n] = j;
-    struct rules_binding bind = group_binding(group, n + 1);
+    struct rules_binding bind = rules_group_binding(group[0], group, n + 1);
     return rules_guards_hold(r, r->rule, &bind, NULL) && group_admitted(r, cls, group, n + 1, all);
 }
 
