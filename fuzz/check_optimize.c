@@ -90,8 +90,9 @@ static int verdict_diff(const struct run *r, const struct rules_optimized *o, ch
     if (!r->lifted)
         return 0;
     char err[IR_ERR_LEN];
-    /* Filled as the lifted graph uses each tensor: a rewrite that changes a tensor's reader keeps its values. */
-    struct ir_values *v = ir_values_new_like(o->graph, r->seed, r->g, err);
+    /* Filled as the lifted graph uses each tensor: a rewrite that changes a tensor's reader keeps its values. The
+     * weights the reference side has alike are copied from its values, not generated again. */
+    struct ir_values *v = ir_values_new_shared(o->graph, r->seed, r->g, r->ref, r->lifted, err);
     if (!v || ir_eval(o->graph, v, err) != 0) {
         ir_values_free(v);
         snprintf(check, 32, "eval");

@@ -555,8 +555,39 @@ struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char er
     return ir_values_new_like(g, seed, g, err);
 }
 
+/* Whether constant t of g has a twin in donor_g (same name, element, shape, role and storage); its id there. */
+static ir_tid constant_twin(const struct ir_tensor *t, const struct ir_graph *donor_g)
+{
+    if (!donor_g || t->role != IR_ROLE_CONSTANT)
+        return IR_NONE;
+    ir_tid d = ir_tensor_find(donor_g, t->name, strlen(t->name));
+    if (d == IR_NONE)
+        return IR_NONE;
+    const struct ir_tensor *u = &donor_g->tensors[d];
+    bool alike = u->role == t->role && u->elem == t->elem && u->rows == t->rows && u->cols == t->cols &&
+                 u->checkpoint == t->checkpoint && (!t->checkpoint || (u->format == t->format &&
+                                                                       u->transposed == t->transposed));
+    return alike ? d : IR_NONE;
+}
+
+/* Copy a twin constant's values (allocated alike by alloc_tensor) from `from` into tv. */
+static void copy_values(struct tval *tv, const struct tval *from)
+{
+    if (tv->f)
+        memcpy(tv->f, from->f, sizeof(float) * (size_t)tv->len);
+    else
+        memcpy(tv->q.bytes, from->q.bytes, (size_t)mulc(tv->q.srows, tv->q.row_bytes));
+}
+
 struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
                                      char err[IR_ERR_LEN])
+{
+    return ir_values_new_shared(g, seed, like, NULL, NULL, err);
+}
+
+struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
+                                       const struct ir_graph *donor_g, const struct ir_values *donor,
+                                       char err[IR_ERR_LEN])
 {
     if (plan_check(g, err) != 0)
         return NULL;
@@ -583,7 +614,10 @@ struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, co
         struct filler f = filler_of(t, at == IR_NONE ? &unused : &uses[at]);
         uint64_t rng = seed ^ fnv1a64(t->name);
         int rc = alloc_tensor(tv, t);
-        if (rc == 0)
+        ir_tid twin = donor ? constant_twin(t, donor_g) : IR_NONE;
+        if (rc == 0 && twin != IR_NONE)
+            copy_values(tv, &donor->t[twin]);
+        else if (rc == 0)
             rc = tv->f ? (fill_plain(tv, &f, rng), 0) : fill_ckpt(tv, &f, rng);
         if (rc != 0) {
             snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);

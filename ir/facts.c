@@ -193,7 +193,7 @@ static bool set_has(const ir_tid *v, int32_t n, ir_tid t)
 
 /* ── The slots and their index ───────────────────────────────────────────────────────────────────────────── */
 
-/* A slot's cached tensor set (sorted, unique). */
+/* A slot's cached tensor set (sorted, unique). A slot's three sets share one allocation, owned by its read set. */
 struct tset {
     ir_tid *v;
     int32_t n;
@@ -286,15 +286,58 @@ static void slist_remove(struct slist *l, int32_t i)
     l->n--;
 }
 
-/* Move b's tensors into a slot's cached set, keeping only ids of the graph. */
-static struct tset tset_take(const struct ir_slots *s, struct tbuf *b)
+/* Append b's tensors that are ids of the graph to v, from v[*n] on; the set over them. */
+static struct tset tset_append(const struct ir_slots *s, const struct tbuf *b, ir_tid *v, int32_t *n)
 {
-    struct tset t = {xcalloc(b->n, sizeof(ir_tid)), 0};
+    struct tset t = {v + *n, 0};
     for (size_t k = 0; k < b->n; k++)
         if (tid_ok(s, b->v[k]))
             t.v[t.n++] = b->v[k];
-    tbuf_free(b);
+    *n += t.n;
     return t;
+}
+
+/* Cache slot i's read, write and make sets, all three in one allocation (owned by the read set's pointer). */
+static void sets_fill(struct ir_slots *s, int32_t i)
+{
+    const struct ir_op *op = &s->ops[i];
+    struct tbuf r, w, m;
+    tbuf_init(&r);
+    tbuf_init(&w);
+    tbuf_init(&m);
+    op_reads(op, &r);
+    op_writes(op, &w);
+    op_makes(op, &m);
+    ir_tid *v = xcalloc(r.n + w.n + m.n, sizeof(ir_tid));
+    int32_t n = 0;
+    s->reads[i] = tset_append(s, &r, v, &n);
+    s->writes[i] = tset_append(s, &w, v, &n);
+    s->makes[i] = tset_append(s, &m, v, &n);
+    tbuf_free(&r);
+    tbuf_free(&w);
+    tbuf_free(&m);
+}
+
+/* Free slot i's cached sets (one allocation). */
+static void sets_free(struct ir_slots *s, int32_t i)
+{
+    free(s->reads[i].v);
+    memset(&s->reads[i], 0, sizeof s->reads[i]);
+    memset(&s->writes[i], 0, sizeof s->writes[i]);
+    memset(&s->makes[i], 0, sizeof s->makes[i]);
+}
+
+/* Copy slot i's cached sets from `from` into c (one allocation, as sets_fill makes them). */
+static void sets_copy(struct ir_slots *c, const struct ir_slots *from, int32_t i)
+{
+    const struct tset *r = &from->reads[i], *w = &from->writes[i], *m = &from->makes[i];
+    ir_tid *v = xcalloc((size_t)(r->n + w->n + m->n), sizeof(ir_tid));
+    memcpy(v, r->v, sizeof *v * (size_t)r->n);
+    memcpy(v + r->n, w->v, sizeof *v * (size_t)w->n);
+    memcpy(v + r->n + w->n, m->v, sizeof *v * (size_t)m->n);
+    c->reads[i] = (struct tset){v, r->n};
+    c->writes[i] = (struct tset){v + r->n, w->n};
+    c->makes[i] = (struct tset){v + r->n + w->n, m->n};
 }
 
 /* Add (or, with add false, remove) slot i to the list `l` of every tensor in set. */
@@ -313,17 +356,8 @@ static void index_set(struct ir_slots *s, int l, const struct tset *set, int32_t
 static void index_slot(struct ir_slots *s, int32_t i)
 {
     const struct ir_op *op = &s->ops[i];
-    struct tbuf b;
     ensure_tensors(s);
-    tbuf_init(&b);
-    op_reads(op, &b);
-    s->reads[i] = tset_take(s, &b);
-    tbuf_init(&b);
-    op_writes(op, &b);
-    s->writes[i] = tset_take(s, &b);
-    tbuf_init(&b);
-    op_makes(op, &b);
-    s->makes[i] = tset_take(s, &b);
+    sets_fill(s, i);
     index_set(s, L_READ, &s->reads[i], i, true);
     index_set(s, L_WRITE, &s->writes[i], i, true);
     index_set(s, L_MAKE, &s->makes[i], i, true);
@@ -339,12 +373,7 @@ static void unindex_slot(struct ir_slots *s, int32_t i)
     index_set(s, L_MAKE, &s->makes[i], i, false);
     if (tid_ok(s, s->ops[i].out) && s->ops[i].out < s->nt)
         slist_remove(&s->lists[L_PRODUCE][s->ops[i].out], i);
-    free(s->reads[i].v);
-    free(s->writes[i].v);
-    free(s->makes[i].v);
-    memset(&s->reads[i], 0, sizeof s->reads[i]);
-    memset(&s->writes[i], 0, sizeof s->writes[i]);
-    memset(&s->makes[i], 0, sizeof s->makes[i]);
+    sets_free(s, i);
 }
 
 /* Slots over `ops` (owned), live where `live` says (NULL: all live), indexed. */
@@ -427,9 +456,7 @@ void ir_slots_free(struct ir_slots *s)
     for (int32_t i = 0; i < s->n; i++) {
         if (s->live[i])
             ir_op_free(&s->ops[i]);
-        free(s->reads[i].v);
-        free(s->writes[i].v);
-        free(s->makes[i].v);
+        free(s->reads[i].v); /* the slot's three sets */
     }
     for (int l = 0; l < L_COUNT; l++) {
         for (int32_t t = 0; t < s->nt; t++)
@@ -472,9 +499,7 @@ struct ir_slots *ir_slots_clone(const struct ir_slots *s)
         if (!s->live[i])
             continue;
         c->ops[i] = ir_op_clone(&s->ops[i]);
-        c->reads[i] = (struct tset){dup_n(s->reads[i].v, (size_t)s->reads[i].n, sizeof(ir_tid)), s->reads[i].n};
-        c->writes[i] = (struct tset){dup_n(s->writes[i].v, (size_t)s->writes[i].n, sizeof(ir_tid)), s->writes[i].n};
-        c->makes[i] = (struct tset){dup_n(s->makes[i].v, (size_t)s->makes[i].n, sizeof(ir_tid)), s->makes[i].n};
+        sets_copy(c, s, i);
     }
     for (int l = 0; l < L_COUNT; l++) {
         c->lists[l] = xcalloc((size_t)(s->nt ? s->nt : 1), sizeof *c->lists[l]);

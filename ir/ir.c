@@ -206,11 +206,48 @@ static char *dup_str(const char *s)
 
 /* ── The name index: open addressing over tensor ids ─────────────────────────────────────────────────────── */
 
-struct ir_name_index {
-    ir_tid *slots;
-    uint32_t *hashes; /* each slot's name hash, compared before the name */
-    uint32_t cap;     /* a power of two */
+/* Tensor names are stored in blocks the graph owns, never freed one by one: one allocation holds many names. */
+struct name_block {
+    struct name_block *next;
+    size_t used, cap;
+    char text[];
 };
+
+struct ir_name_index {
+    ir_tid *slots;            /* one allocation: the slots, then the hashes */
+    uint32_t *hashes;         /* each slot's name hash, compared before the name */
+    uint32_t cap;             /* a power of two */
+    struct name_block *names; /* the newest block first */
+};
+
+/* A graph and its index, allocated together. */
+struct graph_block {
+    struct ir_graph g;
+    struct ir_name_index index;
+};
+
+/* A copy of name in the index's name blocks (a new block, twice the last one's size up to 64 KiB, when full). */
+static char *name_copy(struct ir_name_index *ix, const char *name)
+{
+    size_t n = strlen(name) + 1;
+    struct name_block *b = ix->names;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = b ? 2 * b->cap : 512;
+        if (cap > 65536)
+            cap = 65536;
+        if (cap < n)
+            cap = n;
+        b = xmalloc(sizeof *b + cap);
+        b->next = ix->names;
+        b->used = 0;
+        b->cap = cap;
+        ix->names = b;
+    }
+    char *at = b->text + b->used;
+    memcpy(at, name, n);
+    b->used += n;
+    return at;
+}
 
 /* FNV-1a of n bytes. */
 static uint32_t hash_bytes(const char *s, size_t n)
@@ -242,9 +279,8 @@ static void index_add(struct ir_graph *g, ir_tid id)
     }
     uint32_t cap = ix->cap ? ix->cap * 2 : 64;
     free(ix->slots);
-    free(ix->hashes);
-    ix->slots = xmalloc(sizeof(ir_tid) * cap);
-    ix->hashes = xmalloc(sizeof(uint32_t) * cap);
+    ix->slots = xmalloc((sizeof(ir_tid) + sizeof(uint32_t)) * cap);
+    ix->hashes = (uint32_t *)(ix->slots + cap);
     for (uint32_t i = 0; i < cap; i++)
         ix->slots[i] = IR_NONE;
     ix->cap = cap;
@@ -273,30 +309,29 @@ ir_tid ir_tensor_find(const struct ir_graph *g, const char *name, size_t n)
 
 struct ir_graph *ir_graph_new(void)
 {
-    struct ir_graph *g = xmalloc(sizeof *g);
-    memset(g, 0, sizeof *g);
-    g->index = xmalloc(sizeof *g->index);
-    memset(g->index, 0, sizeof *g->index);
-    return g;
+    struct graph_block *b = xmalloc(sizeof *b);
+    memset(b, 0, sizeof *b);
+    b->g.index = &b->index;
+    return &b->g;
 }
 
 void ir_graph_free(struct ir_graph *g)
 {
     if (!g)
         return;
-    for (int32_t i = 0; i < g->ntensors; i++)
-        free(g->tensors[i].name);
     for (int32_t i = 0; i < g->nops; i++)
         ir_op_free(&g->ops[i]);
     free(g->tensors);
     free(g->ops);
     free(g->index->slots);
-    free(g->index->hashes);
-    free(g->index);
+    for (struct name_block *b = g->index->names, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(g->name);
     free(g->family);
     free(g->mode);
-    free(g);
+    free((struct graph_block *)g); /* g is its block's first member */
 }
 
 void ir_graph_set_meta(struct ir_graph *g, const char *name, const char *family, const char *mode)
@@ -309,18 +344,35 @@ void ir_graph_set_meta(struct ir_graph *g, const char *name, const char *family,
     g->mode = dup_str(mode);
 }
 
-struct ir_graph *ir_graph_clone(const struct ir_graph *g)
+struct ir_graph *ir_graph_clone_tensors(const struct ir_graph *g)
 {
     struct ir_graph *c = ir_graph_new();
     ir_graph_set_meta(c, g->name, g->family, g->mode);
+    if (g->ntensors == 0)
+        return c;
+    /* The table copied whole; the names into one block; the index built once. */
+    c->tensors = xmalloc(sizeof *c->tensors * (size_t)g->ntensors);
+    memcpy(c->tensors, g->tensors, sizeof *c->tensors * (size_t)g->ntensors);
+    c->tensors_cap = g->ntensors;
+    size_t bytes = 0;
+    for (int32_t i = 0; i < g->ntensors; i++)
+        bytes += strlen(g->tensors[i].name) + 1;
+    struct name_block *b = xmalloc(sizeof *b + bytes);
+    b->next = NULL;
+    b->used = 0;
+    b->cap = bytes;
+    c->index->names = b;
     for (int32_t i = 0; i < g->ntensors; i++) {
-        const struct ir_tensor *t = &g->tensors[i];
-        ir_tid id = ir_tensor_add(c, t->name, t->elem, t->rows, t->cols, t->role);
-        struct ir_tensor *n = &c->tensors[id];
-        char *name = n->name;
-        *n = *t;
-        n->name = name;
+        c->tensors[i].name = name_copy(c->index, g->tensors[i].name);
+        c->ntensors = i + 1;
+        index_add(c, i);
     }
+    return c;
+}
+
+struct ir_graph *ir_graph_clone(const struct ir_graph *g)
+{
+    struct ir_graph *c = ir_graph_clone_tensors(g);
     /* The ops copied as they are (ir_graph_push would give an op that covers nothing its own index). */
     c->ops = xmalloc(sizeof *c->ops * (size_t)(g->nops ? g->nops : 1));
     c->ops_cap = g->nops ? g->nops : 1;
@@ -342,7 +394,7 @@ ir_tid ir_tensor_add(struct ir_graph *g, const char *name, enum ir_elem elem, in
     ir_tid id = g->ntensors++;
     struct ir_tensor *t = &g->tensors[id];
     memset(t, 0, sizeof *t);
-    t->name = dup_str(name);
+    t->name = name_copy(g->index, name);
     t->elem = elem;
     t->rows = rows;
     t->cols = cols;

@@ -434,7 +434,7 @@ struct ir_op {
 };
 
 struct ir_tensor {
-    char *name;
+    char *name;               /* kept in the graph's name blocks: never freed or grown on its own */
     enum ir_elem elem;
     int64_t rows, cols;
     enum ir_role role;
@@ -465,6 +465,8 @@ struct ir_graph *ir_graph_new(void);
 void ir_graph_free(struct ir_graph *g);
 /* A deep copy of g. */
 struct ir_graph *ir_graph_clone(const struct ir_graph *g);
+/* A copy of g's tensors and meta, without ops (the working graph a rewrite adds tensors to). */
+struct ir_graph *ir_graph_clone_tensors(const struct ir_graph *g);
 /* Set the graph's name, family or mode (copied; NULL clears). */
 void ir_graph_set_meta(struct ir_graph *g, const char *name, const char *family, const char *mode);
 /* Add a tensor; its id, or IR_NONE if the name is taken. The name is copied. */
@@ -642,6 +644,12 @@ struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char er
  * what. */
 struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
                                      char err[IR_ERR_LEN]);
+/* ir_values_new_like(g, seed, like), each constant that `donor_g` holds alike (its name, element, shape, role and
+ * storage) copied from `donor` instead of generated again: donor must be ir_values_new_like(donor_g, seed, like)'s,
+ * evaluated or not (an evaluation never writes a constant). The same values, without filling the weights twice. */
+struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
+                                       const struct ir_graph *donor_g, const struct ir_values *donor,
+                                       char err[IR_ERR_LEN]);
 void ir_values_free(struct ir_values *v);
 /* Run g's ops in order over v. 0 on success, else err. */
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);

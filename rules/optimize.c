@@ -142,21 +142,6 @@ static bool unlinked(const struct shim *shim, const enum ir_class *builds, int n
     return false;
 }
 
-/* A copy of g's tensors and meta, without ops: the working graph a rewriter adds tensors to. */
-static struct ir_graph *tensors_only(const struct ir_graph *g)
-{
-    struct ir_graph *c = ir_graph_new();
-    ir_graph_set_meta(c, g->name, g->family, g->mode);
-    for (ir_tid t = 0; t < g->ntensors; t++) {
-        const struct ir_tensor *src = &g->tensors[t];
-        ir_tid id = ir_tensor_add(c, src->name, src->elem, src->rows, src->cols, src->role);
-        char *name = c->tensors[id].name;
-        c->tensors[id] = *src;
-        c->tensors[id].name = name;
-    }
-    return c;
-}
-
 /* Run st on r's slots borrowed (its changes undone after) and its tensors, linking `linking` classes; report each
  * firing as `then` (held, or refused with why) and each refusal met as it is. */
 static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_class *linking, int nlinking,
@@ -164,7 +149,7 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
 {
     struct rules_report scratch = {0};
     /* Only the numerics fold adds tensors: the other steps' dry runs share the working graph's. */
-    struct ir_graph *g = st->fold ? tensors_only(r->g) : NULL;
+    struct ir_graph *g = st->fold ? ir_graph_clone_tensors(r->g) : NULL;
     struct rules_rewriter d = *r;
     d.g = g ? g : r->g;
     d.borrowed = true;
@@ -339,7 +324,7 @@ int rules_optimize_steps(const struct ir_graph *g, const struct shim *shim, cons
         for (int32_t i = 0; i < g->nops; i++)
             lifted[i] = ir_op_clone(&g->ops[i]);
     }
-    struct ir_graph *work = tensors_only(g);
+    struct ir_graph *work = ir_graph_clone_tensors(g);
     struct rules_rewriter r = {0};
     r.g = work;
     r.s = ir_slots_new(work, lifted, g->nops);

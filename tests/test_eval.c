@@ -1621,9 +1621,60 @@ static void test_filled_like(void)
     ir_graph_free(b);
 }
 
+/* One graph of the shared-values test: y = x times a checkpoint weight w, z = x plus a plain constant c, and a
+ * constant p of the shape given (the donor and the graph filled from it disagree on p's shape). */
+static struct ir_graph *shared_graph(int64_t p_cols, ir_tid *y, ir_tid *z, ir_tid *c, ir_tid *p)
+{
+    struct ir_graph *g = ir_graph_new();
+    ir_tid x = F(g, "x", 2, 64, IR_ROLE_INPUT), w = F(g, "w", 64, 3, IR_ROLE_CONSTANT);
+    *c = F(g, "c", 2, 64, IR_ROLE_CONSTANT);
+    *p = F(g, "p", 1, p_cols, IR_ROLE_CONSTANT);
+    *y = F(g, "y", 2, 3, IR_ROLE_ACTIVATION);
+    *z = F(g, "z", 2, 64, IR_ROLE_ACTIVATION);
+    g->tensors[w].checkpoint = true;
+    g->tensors[w].format = IR_FMT_Q8_0;
+    g->tensors[w].transposed = true;
+    struct ir_op op = P(IR_KIND_MATMUL, *y, 2, x, w);
+    op.spec.u.matmul = (struct ir_matmul){2, 64, 3};
+    ir_graph_push(g, op);
+    op = P(IR_KIND_ELEMENTWISE, *z, 2, x, *c);
+    op.spec.u.elementwise = (struct ir_elementwise){IR_EW_ADD, 128, 0};
+    ir_graph_push(g, op);
+    return g;
+}
+
+/* Values shared from an evaluated donor are the values filling would give: the twin constants (a checkpoint weight
+ * and a plain one) copied, a constant whose shape differs generated, and evaluation bit-identical either way. */
+static void test_shared_constants(void)
+{
+    char err[IR_ERR_LEN] = "";
+    ir_tid ay, az, ac, ap, by, bz, bc, bp;
+    struct ir_graph *a = shared_graph(64, &ay, &az, &ac, &ap), *b = shared_graph(32, &by, &bz, &bc, &bp);
+    struct ir_values *donor = ir_values_new_like(a, 7, a, err);
+    CHECK(donor && run(a, donor));
+    struct ir_values *shared = donor ? ir_values_new_shared(b, 7, a, a, donor, err) : NULL;
+    struct ir_values *like = ir_values_new_like(b, 7, a, err);
+    CHECK(shared && like);
+    if (donor && shared && like) {
+        CHECK(memcmp(ir_values_cdata(shared, bc), ir_values_cdata(donor, ac), sizeof(float) * 128) == 0);
+        CHECK(memcmp(ir_values_cdata(shared, bp), ir_values_cdata(like, bp), sizeof(float) * 32) == 0);
+        CHECK(ir_values_bytes(shared) == ir_values_bytes(like));
+        CHECK(run(b, shared) && run(b, like));
+        CHECK(memcmp(ir_values_cdata(shared, by), ir_values_cdata(like, by), sizeof(float) * 6) == 0);
+        CHECK(memcmp(ir_values_cdata(shared, bz), ir_values_cdata(like, bz), sizeof(float) * 128) == 0);
+        CHECK(memcmp(ir_values_cdata(shared, by), ir_values_cdata(donor, ay), sizeof(float) * 6) == 0);
+    }
+    ir_values_free(donor);
+    ir_values_free(shared);
+    ir_values_free(like);
+    ir_graph_free(a);
+    ir_graph_free(b);
+}
+
 int main(void)
 {
     test_filled_like();
+    test_shared_constants();
     test_matmul();
     test_elementwise();
     test_rms_norm();
