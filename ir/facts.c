@@ -85,7 +85,17 @@ static void tbuf_sort_unique(struct tbuf *b)
 {
     if (b->n < 2)
         return;
-    qsort(b->v, b->n, sizeof *b->v, tid_cmp);
+    if (b->n <= 16) { /* an op's few tensors: insertion sort, no call per comparison */
+        for (size_t i = 1; i < b->n; i++) {
+            ir_tid x = b->v[i];
+            size_t j = i;
+            for (; j > 0 && b->v[j - 1] > x; j--)
+                b->v[j] = b->v[j - 1];
+            b->v[j] = x;
+        }
+    } else {
+        qsort(b->v, b->n, sizeof *b->v, tid_cmp);
+    }
     size_t m = 1;
     for (size_t i = 1; i < b->n; i++)
         if (b->v[i] != b->v[m - 1])
