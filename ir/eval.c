@@ -558,7 +558,7 @@ struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char er
 /* Whether constant t of g has a twin in donor_g (same name, element, shape, role and storage); its id there. */
 static ir_tid constant_twin(const struct ir_tensor *t, const struct ir_graph *donor_g)
 {
-    if (!donor_g || t->role != IR_ROLE_CONSTANT)
+    if (t->role != IR_ROLE_CONSTANT)
         return IR_NONE;
     ir_tid d = ir_tensor_find(donor_g, t->name, strlen(t->name));
     if (d == IR_NONE)

@@ -269,15 +269,10 @@ static void index_insert(struct ir_name_index *ix, const struct ir_graph *g, ir_
     ix->hashes[h] = full;
 }
 
-/* Add tensor id to g's index, rebuilding it larger when its load would pass one half. */
-static void index_add(struct ir_graph *g, ir_tid id)
+/* Rebuild g's index over all its tensors with cap (a power of two) slots. */
+static void index_rebuild(struct ir_graph *g, uint32_t cap)
 {
     struct ir_name_index *ix = g->index;
-    if (ix->cap && (uint32_t)g->ntensors * 2 < ix->cap) {
-        index_insert(ix, g, id);
-        return;
-    }
-    uint32_t cap = ix->cap ? ix->cap * 2 : 64;
     free(ix->slots);
     ix->slots = xmalloc((sizeof(ir_tid) + sizeof(uint32_t)) * cap);
     ix->hashes = (uint32_t *)(ix->slots + cap);
@@ -286,6 +281,25 @@ static void index_add(struct ir_graph *g, ir_tid id)
     ix->cap = cap;
     for (ir_tid t = 0; t < g->ntensors; t++)
         index_insert(ix, g, t);
+}
+
+/* The index's size for n tensors: a power of two from 64, kept over twice n. */
+static uint32_t index_cap_for(int32_t n)
+{
+    uint32_t cap = 64;
+    while ((uint32_t)n * 2 >= cap)
+        cap *= 2;
+    return cap;
+}
+
+/* Add tensor id to g's index, rebuilding it larger when its load would pass one half. */
+static void index_add(struct ir_graph *g, ir_tid id)
+{
+    struct ir_name_index *ix = g->index;
+    if (ix->cap && (uint32_t)g->ntensors * 2 < ix->cap)
+        index_insert(ix, g, id);
+    else
+        index_rebuild(g, index_cap_for(g->ntensors));
 }
 
 ir_tid ir_tensor_find(const struct ir_graph *g, const char *name, size_t n)
@@ -362,11 +376,10 @@ struct ir_graph *ir_graph_clone_tensors(const struct ir_graph *g)
     b->used = 0;
     b->cap = bytes;
     c->index->names = b;
-    for (int32_t i = 0; i < g->ntensors; i++) {
+    for (int32_t i = 0; i < g->ntensors; i++)
         c->tensors[i].name = name_copy(c->index, g->tensors[i].name);
-        c->ntensors = i + 1;
-        index_add(c, i);
-    }
+    c->ntensors = g->ntensors;
+    index_rebuild(c, index_cap_for(c->ntensors));
     return c;
 }
 
