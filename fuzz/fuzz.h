@@ -86,9 +86,10 @@ struct fuzz_gen_stats {
 };
 
 /* The most motifs and ops one generated graph has: an input's cost grows with its ops (about 0.1 ms an op under the
- * sanitizers), and the largest motif with its hazards takes 40, so every motif still fits with room to spare. */
+ * sanitizers); the largest motif with its hazards takes 21 (the delta rule's 17 and four one-op hazards), and a motif
+ * starts only while 24 more still fit. */
 #define FUZZ_GEN_MAX_MOTIFS 6
-#define FUZZ_GEN_MAX_OPS 64
+#define FUZZ_GEN_MAX_OPS 32
 
 /* Decode bytes into the text of a valid graph (malloc'd, NUL-terminated; *len its length). Every byte string gives
  * a graph the validator accepts; the same bytes give the same text. stats may be NULL. NULL only when out of
@@ -126,12 +127,18 @@ const char *fuzz_shim_name(int i);
  * crossover do not make them): one input stays a few milliseconds even under the sanitizers. Room for every past
  * finding's reproducer (the largest has 71 ops). */
 #define FUZZ_MAX_CASE_OPS 80
+/* The most ops the mutator and crossover grow a graph to: a graph already larger is changed but not grown, and a
+ * splice is at most as large as the larger of its two graphs or this. The rules' patterns are local (the largest
+ * motif with its hazards takes 21 ops), and an input's cost grows with its ops, so the fuzzer spends its time on
+ * graphs where every motif fits and inputs stay near a millisecond under the sanitizers. */
+#define FUZZ_GROW_MAX_OPS 32
 
 /* What the control bytes choose. */
 struct fuzz_plan {
     int shim;      /* index into fuzz_shim_name */
     int hold[2];   /* step indices held (-1: none) */
-    int prefix;    /* the prefix-hold check: run when prefix % 4 is 0, holding the steps from prefix / 4 on */
+    int prefix;    /* prefix % 4 is 0: the prefix-hold check, holding the steps from prefix / 4 on; 1: the text
+                    * round trip of the rewritten graph */
     uint64_t seed; /* the evaluator's seed */
 };
 

@@ -43,9 +43,9 @@ const char *fuzz_hazard_name(enum fuzz_hazard h) { return h < FUZZ_HAZARD_COUNT 
 
 /* ── The builder ─────────────────────────────────────────────────────────────────────────────────────────── */
 
-#define GEN_MAX_TENSORS 768
+#define GEN_MAX_TENSORS 256
 #define GEN_MOTIF_ROOM_TENSORS 96 /* the most tensors one motif (with its hazards) declares */
-#define GEN_MOTIF_ROOM_OPS 40     /* the most ops one motif (with its hazards) emits */
+#define GEN_MOTIF_ROOM_OPS 24     /* the most ops one motif (with its hazards) emits: 17 + 4, the delta rule's */
 #define GEN_HAZARDS_A_MOTIF 4
 
 /* A tensor being declared: its line's fields, and whether its value exists yet (an activation once its op is
@@ -78,14 +78,16 @@ struct gen {
     struct gtensor t[GEN_MAX_TENSORS]; /* last: only the first nt are ever read, so only the fields above are zeroed */
 };
 
-/* Append printf output to the op text. */
+/* Append printf output to the op text: written straight into the room left, and again after growing it when it did
+ * not fit. */
 static void vappend(struct gen *g, const char *fmt, va_list ap)
 {
     if (g->oom)
         return;
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    size_t room = g->ocap - g->olen;
+    int n = vsnprintf(room ? g->ops + g->olen : NULL, room, fmt, ap2);
     va_end(ap2);
     if (n < 0) {
         g->oom = true;
@@ -102,8 +104,8 @@ static void vappend(struct gen *g, const char *fmt, va_list ap)
         }
         g->ops = p;
         g->ocap = cap;
+        vsnprintf(g->ops + g->olen, g->ocap - g->olen, fmt, ap);
     }
-    vsnprintf(g->ops + g->olen, g->ocap - g->olen, fmt, ap);
     g->olen += (size_t)n;
 }
 

@@ -343,12 +343,20 @@ static bool pick_resize(const char *text, size_t len, uint64_t *st, long long *f
 
 /* ── Driving the mutations ───────────────────────────────────────────────────────────────────────────────── */
 
-/* The canonical text of g when it validates and is not larger than a case may be (malloc'd), else NULL. */
-static char *valid_text(struct ir_graph *g, size_t *out_len)
+/* The most ops a mutation of graphs with up to `had` ops may make: FUZZ_GROW_MAX_OPS, or `had` when larger (never
+ * past what a case may be). */
+static int32_t grow_limit(int32_t had)
+{
+    int32_t limit = had > FUZZ_GROW_MAX_OPS ? had : FUZZ_GROW_MAX_OPS;
+    return limit < FUZZ_MAX_CASE_OPS ? limit : FUZZ_MAX_CASE_OPS;
+}
+
+/* The canonical text of g when it validates and has at most `limit` ops (malloc'd), else NULL. */
+static char *valid_text(struct ir_graph *g, int32_t limit, size_t *out_len)
 {
     char err[IR_ERR_LEN];
     renumber(g);
-    if (g->nops > FUZZ_MAX_CASE_OPS || ir_validate(g, err) != 0)
+    if (g->nops > limit || ir_validate(g, err) != 0)
         return NULL;
     return ir_print(g, out_len);
 }
@@ -374,7 +382,8 @@ char *fuzz_mutate_with(const char *text, size_t len, enum fuzz_mutation m, uint6
     struct ir_graph *g = ir_parse(text, len, "mutated", err);
     if (!g)
         return NULL;
-    char *out = structural[m](g, &st) ? valid_text(g, out_len) : NULL;
+    int32_t limit = grow_limit(g->nops);
+    char *out = structural[m](g, &st) ? valid_text(g, limit, out_len) : NULL;
     ir_graph_free(g);
     return out;
 }
@@ -477,7 +486,7 @@ char *fuzz_splice_text(const char *a, size_t na, const char *b, size_t nb, uint6
     for (int attempt = 0; attempt < 3 && gb && !out; attempt++) {
         struct ir_graph *c = splice(ga, gb, fuzz_rand(&st), attempt < 2, attempt == 0);
         if (c)
-            out = valid_text(c, out_len);
+            out = valid_text(c, grow_limit(ga->nops > gb->nops ? ga->nops : gb->nops), out_len);
         ir_graph_free(c);
     }
     ir_graph_free(ga);

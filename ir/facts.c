@@ -209,10 +209,19 @@ struct tset {
     int32_t n;
 };
 
-/* A tensor's sorted list of live slots. */
+/* A tensor's sorted list of live slots (its room taken from the slots' list storage). */
 struct slist {
     int32_t *v;
     int32_t n, cap;
+};
+
+/* One chunk of the slots' list storage: handed out front to back, freed with the slots. A list that outgrows its
+ * room takes twice as much from here and leaves the old room unused, so a compile's lists cost a few allocations
+ * instead of one each. */
+struct chunk {
+    struct chunk *next;
+    size_t cap, used;
+    int32_t v[];
 };
 
 /* The per-tensor lists: slots that read it, write it, produce it, make it. */
@@ -233,6 +242,7 @@ struct ir_slots {
     struct tset *reads, *writes, *makes; /* per slot, while live */
     struct slist *lists[L_COUNT];        /* per tensor */
     int32_t nt;                          /* tensors the lists have room for */
+    struct chunk *chunks;                /* the lists' storage, newest chunk first */
     bool journaling;                     /* changes are recorded so ir_slots_rollback can undo them */
     struct undo *journal;
     int32_t njournal, journal_cap;
@@ -271,15 +281,53 @@ static int32_t lower_bound(const struct slist *l, int64_t k)
     return lo;
 }
 
-/* Insert slot i into a sorted list. */
-static void slist_insert(struct slist *l, int32_t i)
+/* Make sure the newest chunk of the slots' list storage has room for n more entries. */
+static void storage_reserve(struct ir_slots *s, size_t n)
+{
+    struct chunk *c = s->chunks;
+    if (c && c->cap - c->used >= n)
+        return;
+    size_t cap = c ? 2 * c->cap : 1024;
+    if (cap < n)
+        cap = n;
+    struct chunk *fresh = xrealloc(NULL, sizeof *fresh + cap * sizeof fresh->v[0]);
+    fresh->next = c;
+    fresh->cap = cap;
+    fresh->used = 0;
+    s->chunks = fresh;
+}
+
+/* Room for n list entries from the slots' list storage. */
+static int32_t *storage_take(struct ir_slots *s, size_t n)
+{
+    storage_reserve(s, n);
+    int32_t *v = s->chunks->v + s->chunks->used;
+    s->chunks->used += n;
+    return v;
+}
+
+/* Free the slots' list storage. */
+static void storage_free(struct ir_slots *s)
+{
+    for (struct chunk *c = s->chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    s->chunks = NULL;
+}
+
+/* Insert slot i into a sorted list of s. */
+static void slist_insert(struct ir_slots *s, struct slist *l, int32_t i)
 {
     int32_t at = lower_bound(l, i);
     if (at < l->n && l->v[at] == i)
         return;
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 4;
-        l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+        int32_t *v = storage_take(s, (size_t)l->cap);
+        if (l->n)
+            memcpy(v, l->v, (size_t)l->n * sizeof *v);
+        l->v = v;
     }
     memmove(l->v + at + 1, l->v + at, (size_t)(l->n - at) * sizeof *l->v);
     l->v[at] = i;
@@ -356,7 +404,7 @@ static void index_set(struct ir_slots *s, int l, const struct tset *set, int32_t
     for (int32_t k = 0; k < set->n; k++) {
         struct slist *list = &s->lists[l][set->v[k]];
         if (add)
-            slist_insert(list, i);
+            slist_insert(s, list, i);
         else
             slist_remove(list, i);
     }
@@ -372,7 +420,7 @@ static void index_slot(struct ir_slots *s, int32_t i)
     index_set(s, L_WRITE, &s->writes[i], i, true);
     index_set(s, L_MAKE, &s->makes[i], i, true);
     if (tid_ok(s, op->out))
-        slist_insert(&s->lists[L_PRODUCE][op->out], i);
+        slist_insert(s, &s->lists[L_PRODUCE][op->out], i);
 }
 
 /* Drop slot i from the per-tensor lists and free its cached sets. */
@@ -468,11 +516,9 @@ void ir_slots_free(struct ir_slots *s)
             ir_op_free(&s->ops[i]);
         free(s->reads[i].v); /* the slot's three sets */
     }
-    for (int l = 0; l < L_COUNT; l++) {
-        for (int32_t t = 0; t < s->nt; t++)
-            free(s->lists[l][t].v);
+    for (int l = 0; l < L_COUNT; l++)
         free(s->lists[l]);
-    }
+    storage_free(s);
     free(s->ops);
     free(s->live);
     free(s->reads);
@@ -511,11 +557,21 @@ struct ir_slots *ir_slots_clone(const struct ir_slots *s)
         c->ops[i] = ir_op_clone(&s->ops[i]);
         sets_copy(c, s, i);
     }
+    size_t entries = 0;
+    for (int l = 0; l < L_COUNT; l++)
+        for (int32_t t = 0; t < s->nt; t++)
+            entries += (size_t)s->lists[l][t].n;
+    if (entries)
+        storage_reserve(c, entries); /* one chunk holds every copied list */
     for (int l = 0; l < L_COUNT; l++) {
         c->lists[l] = xcalloc((size_t)(s->nt ? s->nt : 1), sizeof *c->lists[l]);
         for (int32_t t = 0; t < s->nt; t++) {
             const struct slist *from = &s->lists[l][t];
-            c->lists[l][t] = (struct slist){dup_n(from->v, (size_t)from->n, sizeof(int32_t)), from->n, from->n};
+            if (!from->n)
+                continue;
+            int32_t *v = storage_take(c, (size_t)from->n);
+            memcpy(v, from->v, (size_t)from->n * sizeof *v);
+            c->lists[l][t] = (struct slist){v, from->n, from->n};
         }
     }
     return c;

@@ -833,43 +833,68 @@ static int note_pos(struct parser *P, struct pos **v, int32_t *cap, int32_t n, s
 
 /* ── Operands, fields and tails ──────────────────────────────────────────────────────────────────────────── */
 
-/* Parse the operand list after '(' up to and including ')' into op's inputs. */
-static int parse_operands(struct parser *P, struct ir_op *op)
+/* An op's operands while they are read: on the stack for the usual few, on the heap past that. */
+#define OPERANDS_ON_STACK 16
+struct operands {
+    ir_tid *ins;
+    struct ir_access *access;
+    int32_t n, cap;
+    ir_tid ins_stack[OPERANDS_ON_STACK];
+    struct ir_access access_stack[OPERANDS_ON_STACK];
+};
+
+/* Room for one more operand in o; -1 when out of memory. */
+static int operands_room(struct operands *o)
 {
-    int32_t cap = 1;
-    op->access = calloc(1, sizeof *op->access);
-    if (!op->access)
-        return oom(P);
+    if (o->n < o->cap)
+        return 0;
+    int32_t cap = 2 * o->cap;
+    ir_tid *ins = malloc(sizeof *ins * (size_t)cap);
+    struct ir_access *access = malloc(sizeof *access * (size_t)cap);
+    if (!ins || !access) {
+        free(ins);
+        free(access);
+        return -1;
+    }
+    memcpy(ins, o->ins, sizeof *ins * (size_t)o->n);
+    memcpy(access, o->access, sizeof *access * (size_t)o->n);
+    if (o->ins != o->ins_stack) {
+        free(o->ins);
+        free(o->access);
+    }
+    o->ins = ins;
+    o->access = access;
+    o->cap = cap;
+    return 0;
+}
+
+/* Read the operands after '(' up to and including ')' into o. */
+static int read_operands(struct parser *P, struct operands *o)
+{
     skip_ws(P);
     if (!at_eol(P) && *P->p == ')') {
         P->p++;
         return 0;
     }
-    int32_t icap = 0;
     for (;;) {
         skip_ws(P);
-        if (op->nins == IR_MAX_OPERANDS)
+        if (o->n == IR_MAX_OPERANDS)
             return fail(P, P->p, "more than %d operands", IR_MAX_OPERANDS);
         ir_tid t;
         if (scan_tensor(P, "an operand", &t))
             return -1;
-        ir_tid *ins = grow(op->ins, &icap, op->nins, sizeof *ins);
-        if (!ins)
+        if (operands_room(o))
             return oom(P);
-        op->ins = ins;
-        struct ir_access *acc = grow(op->access, &cap, op->nins, sizeof *acc);
-        if (!acc)
-            return oom(P);
-        op->access = acc;
-        memset(&acc[op->nins], 0, sizeof acc[op->nins]);
-        ins[op->nins] = t;
+        struct ir_access *acc = &o->access[o->n];
+        memset(acc, 0, sizeof *acc);
+        o->ins[o->n] = t;
         if (!at_eol(P) && *P->p == '[') {
             P->p++;
-            acc[op->nins].strided = true;
-            if (scan_strided(P, &acc[op->nins].s) || expect(P, ']', "expected ']' after a strided access"))
+            acc->strided = true;
+            if (scan_strided(P, &acc->s) || expect(P, ']', "expected ']' after a strided access"))
                 return -1;
         }
-        op->nins++;
+        o->n++;
         skip_ws(P);
         if (!at_eol(P) && *P->p == ',') {
             P->p++;
@@ -877,6 +902,24 @@ static int parse_operands(struct parser *P, struct ir_op *op)
         }
         return expect(P, ')', "expected ')' after operands");
     }
+}
+
+/* Parse the operand list after '(' up to and including ')' into op's inputs (one allocation, ir_op_set_ins). */
+static int parse_operands(struct parser *P, struct ir_op *op)
+{
+    struct operands o;
+    o.ins = o.ins_stack;
+    o.access = o.access_stack;
+    o.n = 0;
+    o.cap = OPERANDS_ON_STACK;
+    int rc = read_operands(P, &o);
+    if (rc == 0)
+        ir_op_set_ins(op, o.ins, o.access, o.n);
+    if (o.ins != o.ins_stack) {
+        free(o.ins);
+        free(o.access);
+    }
+    return rc;
 }
 
 /* Field parsers, one a field type, each reading the value after "name=" (a flag reads nothing). */

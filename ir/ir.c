@@ -454,13 +454,33 @@ bool ir_dst_is_own(const struct ir_dst *d)
     return d->row == IR_ROWSEL_NONE && !d->has_unit;
 }
 
+/* Free one of op's arrays unless it lives in op's block (`bit` of IR_PACK_*); it no longer does after. */
+static void release(struct ir_op *op, unsigned bit, void *array)
+{
+    if (!(op->packed & bit))
+        free(array);
+    op->packed &= (uint8_t)~bit;
+}
+
 void ir_op_set_ins(struct ir_op *op, const ir_tid *ins, const struct ir_access *access, int32_t nins)
 {
-    free(op->ins);
-    free(op->access);
+    release(op, IR_PACK_INS, op->ins);
+    release(op, IR_PACK_ACCESS, op->access);
     op->nins = nins;
-    op->ins = dup_array(ins, (size_t)nins, sizeof *ins);
-    op->access = xmalloc(sizeof *op->access * (size_t)(nins ? nins : 1));
+    size_t nacc = nins ? (size_t)nins : 1;
+    if (!op->block) { /* an op without a block yet (a new one): the accesses and inputs become its block */
+        unsigned char *at = xmalloc(sizeof *op->access * nacc + sizeof *op->ins * (size_t)nins);
+        op->block = at;
+        op->access = (struct ir_access *)(void *)at;
+        at += sizeof *op->access * nacc;
+        op->ins = nins ? (ir_tid *)(void *)at : NULL;
+        if (nins)
+            memcpy(op->ins, ins, sizeof *ins * (size_t)nins);
+        op->packed |= (uint8_t)(IR_PACK_ACCESS | (nins ? IR_PACK_INS : 0));
+    } else {
+        op->ins = dup_array(ins, (size_t)nins, sizeof *ins);
+        op->access = xmalloc(sizeof *op->access * nacc);
+    }
     for (int32_t i = 0; i < nins; i++) {
         if (access)
             op->access[i] = access[i];
@@ -469,16 +489,33 @@ void ir_op_set_ins(struct ir_op *op, const ir_tid *ins, const struct ir_access *
     }
 }
 
+void ir_op_append_in(struct ir_op *op, ir_tid t)
+{
+    ir_tid *ins = xmalloc(sizeof *ins * (size_t)(op->nins + 1));
+    struct ir_access *access = xmalloc(sizeof *access * (size_t)(op->nins + 1));
+    if (op->nins) {
+        memcpy(ins, op->ins, sizeof *ins * (size_t)op->nins);
+        memcpy(access, op->access, sizeof *access * (size_t)op->nins);
+    }
+    ins[op->nins] = t;
+    memset(&access[op->nins], 0, sizeof access[op->nins]);
+    release(op, IR_PACK_INS, op->ins);
+    release(op, IR_PACK_ACCESS, op->access);
+    op->ins = ins;
+    op->access = access;
+    op->nins++;
+}
+
 void ir_op_set_keeps(struct ir_op *op, const ir_tid *keeps, int32_t n)
 {
-    free(op->keeps);
+    release(op, IR_PACK_KEEPS, op->keeps);
     op->keeps = dup_array(keeps, (size_t)n, sizeof *keeps);
     op->nkeeps = n;
 }
 
 void ir_op_set_covers(struct ir_op *op, const int32_t *covers, int32_t n)
 {
-    free(op->covers);
+    release(op, IR_PACK_COVERS, op->covers);
     op->covers = dup_array(covers, (size_t)n, sizeof *covers);
     op->ncovers = n;
 }
@@ -510,15 +547,36 @@ struct ir_op ir_op_fused(enum ir_class cls, struct ir_op *parts, int32_t nparts,
     return op;
 }
 
+/* Copy n values of size sz from src to *at (advancing it) and return where they went; NULL for none. */
+static void *place_array(unsigned char **at, const void *src, size_t n, size_t sz)
+{
+    if (!n || !src)
+        return NULL;
+    void *p = *at;
+    memcpy(p, src, n * sz);
+    *at += n * sz;
+    return p;
+}
+
 struct ir_op ir_op_clone(const struct ir_op *op)
 {
     struct ir_op c = *op;
-    c.ins = dup_array(op->ins, (size_t)op->nins, sizeof *op->ins);
-    c.access = xmalloc(sizeof *c.access * (size_t)(op->nins ? op->nins : 1));
+    /* One allocation for the arrays: the accesses first (the widest alignment; always at least one), then the
+     * inputs, keeps and covers. */
+    size_t nacc = op->nins ? (size_t)op->nins : 1;
+    size_t bytes = sizeof *c.access * nacc + sizeof *c.ins * (size_t)op->nins + sizeof *c.keeps * (size_t)op->nkeeps +
+                   sizeof *c.covers * (size_t)op->ncovers;
+    unsigned char *at = xmalloc(bytes);
+    c.block = at;
+    c.access = (struct ir_access *)(void *)at;
     if (op->nins)
         memcpy(c.access, op->access, sizeof *c.access * (size_t)op->nins);
-    c.keeps = dup_array(op->keeps, (size_t)op->nkeeps, sizeof *op->keeps);
-    c.covers = dup_array(op->covers, (size_t)op->ncovers, sizeof *op->covers);
+    at += sizeof *c.access * nacc;
+    c.ins = place_array(&at, op->ins, (size_t)op->nins, sizeof *op->ins);
+    c.keeps = place_array(&at, op->keeps, (size_t)op->nkeeps, sizeof *op->keeps);
+    c.covers = place_array(&at, op->covers, (size_t)op->ncovers, sizeof *op->covers);
+    c.packed = (uint8_t)(IR_PACK_ACCESS | (c.ins ? IR_PACK_INS : 0) | (c.keeps ? IR_PACK_KEEPS : 0) |
+                         (c.covers ? IR_PACK_COVERS : 0));
     c.parts = NULL;
     if (op->nparts) {
         c.parts = xmalloc(sizeof *c.parts * (size_t)op->nparts);
@@ -533,10 +591,11 @@ void ir_op_free(struct ir_op *op)
     for (int32_t i = 0; i < op->nparts; i++)
         ir_op_free(&op->parts[i]);
     free(op->parts);
-    free(op->ins);
-    free(op->access);
-    free(op->keeps);
-    free(op->covers);
+    release(op, IR_PACK_INS, op->ins);
+    release(op, IR_PACK_ACCESS, op->access);
+    release(op, IR_PACK_KEEPS, op->keeps);
+    release(op, IR_PACK_COVERS, op->covers);
+    free(op->block);
     memset(op, 0, sizeof *op);
 }
 
@@ -646,6 +705,28 @@ bool ir_op_equal(const struct ir_op *a, const struct ir_op *b)
         if (!ir_op_equal(&a->parts[i], &b->parts[i]))
             return false;
     return dst_equal(&a->dst, &b->dst);
+}
+
+/* Whether two tensors are equal in every field. */
+static bool tensor_equal(const struct ir_tensor *a, const struct ir_tensor *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->elem == b->elem && a->rows == b->rows && a->cols == b->cols &&
+           a->role == b->role && a->checkpoint == b->checkpoint && a->format == b->format &&
+           a->transposed == b->transposed && a->observed == b->observed && a->carried == b->carried &&
+           a->next == b->next;
+}
+
+bool ir_graph_same_program(const struct ir_graph *a, const struct ir_graph *b)
+{
+    if (a->ntensors != b->ntensors || a->nops != b->nops)
+        return false;
+    for (ir_tid t = 0; t < a->ntensors; t++)
+        if (!tensor_equal(&a->tensors[t], &b->tensors[t]))
+            return false;
+    for (int32_t i = 0; i < a->nops; i++)
+        if (!ir_op_equal(&a->ops[i], &b->ops[i]))
+            return false;
+    return true;
 }
 
 int ir_op_state_inputs(const struct ir_op *op, int idx[4])

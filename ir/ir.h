@@ -431,7 +431,12 @@ struct ir_op {
     ir_tid *keeps;           /* internal results a fused op keeps written for later readers */
     int32_t ncovers;
     int32_t *covers;         /* the lifted ops (indices into the lifted graph) this op computes, ascending */
+    void *block;             /* ir_op_clone's one allocation holding the arrays `packed` names (IR_PACK_*) */
+    uint8_t packed;
 };
+
+/* The arrays of an op that may live in its block rather than in allocations of their own. */
+enum { IR_PACK_INS = 1, IR_PACK_ACCESS = 2, IR_PACK_KEEPS = 4, IR_PACK_COVERS = 8 };
 
 struct ir_tensor {
     char *name;               /* kept in the graph's name blocks: never freed or grown on its own */
@@ -495,9 +500,14 @@ struct ir_dst ir_dst_own(ir_tid out);
 bool ir_dst_is_own(const struct ir_dst *d);
 /* Whether two ops are equal in every field, parts included. */
 bool ir_op_equal(const struct ir_op *a, const struct ir_op *b);
+/* Whether two graphs are the same program: equal tensors (every field, in order) and equal ops (the graphs' own
+ * name, family and mode aside). Such graphs evaluate alike from the same seed. */
+bool ir_graph_same_program(const struct ir_graph *a, const struct ir_graph *b);
 
 /* Replace op's inputs by a copy of ins/access (access NULL = every input whole). */
 void ir_op_set_ins(struct ir_op *op, const ir_tid *ins, const struct ir_access *access, int32_t nins);
+/* Add input t (read whole) after op's inputs. */
+void ir_op_append_in(struct ir_op *op, ir_tid t);
 /* Replace op's keeps or covers by a copy. */
 void ir_op_set_keeps(struct ir_op *op, const ir_tid *keeps, int32_t n);
 void ir_op_set_covers(struct ir_op *op, const int32_t *covers, int32_t n);

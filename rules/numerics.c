@@ -346,11 +346,7 @@ static void update_operands(struct ir_op *op, const struct subst *s)
         memset(&op->access[at], 0, sizeof op->access[at]);
         return;
     }
-    op->ins = xrealloc(op->ins, sizeof *op->ins * (size_t)(op->nins + 1));
-    op->access = xrealloc(op->access, sizeof *op->access * (size_t)(op->nins + 1));
-    op->ins[op->nins] = s->q;
-    memset(&op->access[op->nins], 0, sizeof op->access[op->nins]);
-    op->nins++;
+    ir_op_append_in(op, s->q);
 }
 
 /* Quantize every read of one top-level op (taking ownership of it) and append it after the quantizes it needs. */

@@ -36,13 +36,13 @@ const struct rules_rule *rules_find(const char *name)
     int n;
     const struct rules_rule *const *t = rules_table(&n);
     for (int i = 0; i < n; i++)
-        if (strcmp(t[i]->name, name) == 0)
+        if (rules_same_name(t[i]->name, name))
             return t[i];
     t = rules_late(&n);
     for (int i = 0; i < n; i++)
-        if (strcmp(t[i]->name, name) == 0)
+        if (rules_same_name(t[i]->name, name))
             return t[i];
-    return strcmp(name, rules_advance()->name) == 0 ? rules_advance() : NULL;
+    return rules_same_name(name, rules_advance()->name) ? rules_advance() : NULL;
 }
 
 /* ── The views pre-pass ──────────────────────────────────────────────────────────────────────────────────── */
@@ -120,7 +120,7 @@ static void run_body(struct rules_rewriter *r, const struct step *st)
 static bool is_held(const char *const *held, int nheld, const char *name)
 {
     for (int i = 0; i < nheld; i++)
-        if (held[i] && strcmp(held[i], name) == 0)
+        if (held[i] && rules_same_name(held[i], name))
             return true;
     return false;
 }
@@ -158,13 +158,17 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
     d.linking = linking;
     d.nlinking = nlinking;
     run_body(&d, st);
+    /* The decisions move to the compile's report, a firing written as `then`. */
     for (int32_t i = 0; i < scratch.n; i++) {
-        const struct rules_decision *x = &scratch.d[i];
-        bool fired = x->outcome == RULES_FIRED;
-        rules_report_push(r->report, x->rule, x->cls, x->covers, x->ncovers, fired ? then : x->outcome,
-                          fired ? (then == RULES_REFUSED ? why : NULL) : x->why);
+        struct rules_decision x = scratch.d[i];
+        if (x.outcome == RULES_FIRED) {
+            free(x.why);
+            x.outcome = then;
+            x.why = then == RULES_REFUSED && why ? strdup(why) : NULL;
+        }
+        rules_report_take(r->report, x);
     }
-    rules_report_free(&scratch);
+    free(scratch.d);
     if (!d.borrowed && d.journal)
         ir_slots_rollback(d.s);
     else if (!d.borrowed)
@@ -200,7 +204,7 @@ static void chip_rules_at(const struct shim *shim, enum shim_position pos, const
 {
     for (int i = 0; i < shim->nrules; i++) {
         const struct shim_chip_rule *c = &shim->rules[i];
-        if (c->position != pos || (anchor && (!c->anchor || strcmp(c->anchor, anchor) != 0)))
+        if (c->position != pos || (anchor && (!c->anchor || !rules_same_name(c->anchor, anchor))))
             continue;
         struct step st = {c->name, c->builds, c->nbuilds, NULL, c, false};
         each(&st, ctx);
@@ -384,7 +388,7 @@ static void linked_visited(const struct step *st, void *vctx)
 {
     struct linked_ctx *c = vctx;
     char why[IR_ERR_LEN];
-    if (c->found || strcmp(st->name, c->name) != 0)
+    if (c->found || !rules_same_name(st->name, c->name))
         return;
     c->found = true;
     c->linked = !unlinked(c->shim, st->builds, st->nbuilds, why);

@@ -87,7 +87,7 @@ int32_t rules_report_count(const struct rules_report *rep, enum rules_outcome ou
 {
     int32_t n = 0;
     for (int32_t i = 0; i < rep->n; i++)
-        if (rep->d[i].outcome == outcome && (!rule || strcmp(rep->d[i].rule, rule) == 0))
+        if (rep->d[i].outcome == outcome && (!rule || rules_same_name(rep->d[i].rule, rule)))
             n++;
     return n;
 }
@@ -109,8 +109,8 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void rules_report_push(struct rules_report *rep, const char *rule, enum ir_class cls, const int32_t *covers,
-                       int32_t ncovers, enum rules_outcome outcome, const char *why)
+/* Room for one more decision in rep; the new slot. */
+static struct rules_decision *report_slot(struct rules_report *rep)
 {
     if (rep->n == rep->cap) {
         rep->cap = rep->cap ? rep->cap * 2 : 64;
@@ -118,7 +118,18 @@ void rules_report_push(struct rules_report *rep, const char *rule, enum ir_class
         if (!rep->d)
             abort();
     }
-    struct rules_decision *d = &rep->d[rep->n++];
+    return &rep->d[rep->n++];
+}
+
+void rules_report_take(struct rules_report *rep, struct rules_decision d)
+{
+    *report_slot(rep) = d;
+}
+
+void rules_report_push(struct rules_report *rep, const char *rule, enum ir_class cls, const int32_t *covers,
+                       int32_t ncovers, enum rules_outcome outcome, const char *why)
+{
+    struct rules_decision *d = report_slot(rep);
     d->rule = rule;
     d->cls = cls;
     d->ncovers = ncovers;
@@ -138,7 +149,7 @@ bool rules_report_repeats(const struct rules_report *rep, const char *rule, enum
     if (rep->n == 0)
         return false;
     const struct rules_decision *d = &rep->d[rep->n - 1];
-    if (strcmp(d->rule, rule) != 0 || d->cls != cls || d->outcome != outcome || d->ncovers != ncovers)
+    if (!rules_same_name(d->rule, rule) || d->cls != cls || d->outcome != outcome || d->ncovers != ncovers)
         return false;
     if ((d->why == NULL) != (why == NULL) || (why && strcmp(d->why, why) != 0))
         return false;

@@ -14,6 +14,8 @@
 #include "ir/ir.h"
 #include "shim/shim.h"
 
+#include <string.h>
+
 /* ── The report ──────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* What became of a place a rule could fire. */
@@ -28,6 +30,13 @@ struct rules_decision {
     enum rules_outcome outcome;
     char *why;             /* RULES_REFUSED: the chip's reason */
 };
+
+/* Whether two rule or step names are the same: the same pointer (names are static), or equal text. The first
+ * byte is compared before strcmp, since a compile compares names by the thousand and most differ there. */
+static inline bool rules_same_name(const char *a, const char *b)
+{
+    return a == b || (a[0] == b[0] && strcmp(a, b) == 0);
+}
 
 /* Every decision a compile made, in order. */
 struct rules_report {
@@ -44,6 +53,8 @@ void rules_report_digest(const struct rules_report *rep, char hex[65]);
 /* How many decisions have `outcome` (and, when rule is not NULL, are about that rule). */
 int32_t rules_report_count(const struct rules_report *rep, enum rules_outcome outcome, const char *rule);
 void rules_report_free(struct rules_report *rep);
+/* Append decision d to rep, taking what it owns (its covers, already ascending, and its why). */
+void rules_report_take(struct rules_report *rep, struct rules_decision d);
 /* Append a decision (covers and why copied; covers sorted on the way in). */
 void rules_report_push(struct rules_report *rep, const char *rule, enum ir_class cls, const int32_t *covers,
                        int32_t ncovers, enum rules_outcome outcome, const char *why);

@@ -707,12 +707,13 @@ static const enum ir_class builds_act_gate[] = {IR_CLASS_GLU_ACT_MUL};
  * writes. */
 static const struct rules_atom guards_act_gate[] = {ATOM_ONLY_READER, ATOM_NO_SINK_PAST};
 
-/* The slot of a lifted activation (SiLU, sigmoid, GeLU) computing t whose guards with the product at j hold, or
- * -1. */
+/* The slot of a lifted activation (SiLU, sigmoid, GeLU) before the product at j computing t whose guards with the
+ * product hold, or -1. (An activation after the product writes a state gate the product read the old value of: it is
+ * no producer of what the product reads.) */
 static int32_t gating_activation(const struct rules_rewriter *r, ir_tid t, int32_t j)
 {
     int32_t i = ir_facts_producer(r->s, t);
-    if (i < 0 || rules_activation(rules_slot(r, i)) < 0 || rules_class(rules_slot(r, i)) >= 0)
+    if (i < 0 || i >= j || rules_activation(rules_slot(r, i)) < 0 || rules_class(rules_slot(r, i)) >= 0)
         return -1;
     return pair_holds(r, i, j, t) ? i : -1;
 }

@@ -378,8 +378,9 @@ static size_t flip_byte(uint8_t *data, size_t size, size_t max)
     return size;
 }
 
-/* Every mutation applies to some rule case and keeps it valid; the same seed gives the same text; a splice of two
- * graphs is valid and holds both graphs' ops; the case mutator and crossover stay within their room. */
+/* Every mutation applies to some rule case and keeps it valid and no larger than FUZZ_GROW_MAX_OPS (or the input);
+ * the same seed gives the same text; a splice of two graphs is valid and holds both graphs' ops, until they would
+ * pass FUZZ_GROW_MAX_OPS; the case mutator and crossover stay within their room. */
 static void test_mutator(void)
 {
     static const char *const files[] = {
@@ -387,13 +388,17 @@ static void test_mutator(void)
         "tests/rules/attn_output_gate/fires.fc", "tests/rules/mla_prologue/fires.fc",
         "tests/rules/join_in_place/fires.fc",    "tests/rules/elementwise_regions/fires.fc"};
     enum { NFILES = sizeof files / sizeof files[0] };
-    int applied[FUZZ_MUT_COUNT] = {0}, invalid = 0, unstable = 0;
+    int applied[FUZZ_MUT_COUNT] = {0}, invalid = 0, unstable = 0, grew = 0;
     char *texts[NFILES];
     size_t lens[NFILES];
     for (int i = 0; i < NFILES; i++)
         texts[i] = ir_read_file(files[i], &lens[i]);
     for (int i = 0; i < NFILES; i++) {
         CHECKF(texts[i] != NULL, "%s", files[i]);
+        char perr[IR_ERR_LEN];
+        struct ir_graph *in = texts[i] ? ir_parse(texts[i], lens[i], files[i], perr) : NULL;
+        int32_t limit = in && in->nops > FUZZ_GROW_MAX_OPS ? in->nops : FUZZ_GROW_MAX_OPS;
+        ir_graph_free(in);
         for (int m = 0; texts[i] && m < FUZZ_MUT_COUNT; m++)
             for (uint64_t seed = 1; seed <= 6; seed++) {
                 size_t n, n2;
@@ -405,6 +410,7 @@ static void test_mutator(void)
                     struct ir_graph *g = ir_parse(out, n, "mutated", err);
                     invalid += g == NULL;
                     applied[m] += g != NULL;
+                    grew += g && g->nops > limit;
                     ir_graph_free(g);
                 }
                 free(out);
@@ -415,6 +421,7 @@ static void test_mutator(void)
         CHECKF(applied[m] > 0, "mutation %s never applied", fuzz_mutation_name((enum fuzz_mutation)m));
     CHECKF(invalid == 0, "%d mutated graphs do not validate", invalid);
     CHECKF(unstable == 0, "%d mutations are not deterministic", unstable);
+    CHECKF(grew == 0, "%d mutations grew a graph past %d ops", grew, FUZZ_GROW_MAX_OPS);
     char err[IR_ERR_LEN];
     struct ir_graph *a = texts[0] ? ir_parse(texts[0], lens[0], "a", err) : NULL;
     struct ir_graph *b = texts[1] ? ir_parse(texts[1], lens[1], "b", err) : NULL;
@@ -426,6 +433,23 @@ static void test_mutator(void)
         ir_graph_free(c);
         free(s);
     }
+    /* A graph spliced with itself doubles until the next splice would pass FUZZ_GROW_MAX_OPS. */
+    char *doubled = a ? ir_print(a, NULL) : NULL;
+    int32_t ops = a ? a->nops : 0, rounds = 0;
+    while (doubled && rounds++ < 8) {
+        size_t dn = strlen(doubled), n;
+        char *s = fuzz_splice_text(doubled, dn, doubled, dn, 7, &n);
+        if (!s)
+            break;
+        struct ir_graph *c = ir_parse(s, n, "doubled", err);
+        CHECKF(c && c->nops == 2 * ops && c->nops <= FUZZ_GROW_MAX_OPS, "doubling to %d ops", 2 * ops);
+        ops = c ? c->nops : FUZZ_GROW_MAX_OPS;
+        ir_graph_free(c);
+        free(doubled);
+        doubled = s;
+    }
+    CHECKF(a && 2 * ops > FUZZ_GROW_MAX_OPS && rounds < 8, "splices stopped at %d ops", ops);
+    free(doubled);
     ir_graph_free(a);
     ir_graph_free(b);
     /* The case mutator and crossover on libFuzzer's side. */

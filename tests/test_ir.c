@@ -71,10 +71,68 @@ static void test_state_inputs(void)
     ir_op_free(&op);
 }
 
+/* A clone keeps its arrays in one block; replacing or growing any of them (and freeing the op) leaves the original
+ * as it was, under the sanitizers too. */
+static void test_op_block(void)
+{
+    ir_tid ins[3] = {0, 1, 2}, keeps[2] = {4, 5};
+    int32_t covers[2] = {0, 1};
+    struct ir_op op = ir_op_prim(IR_KIND_ELEMENTWISE, ins, 2, 3);
+    CHECK(op.block != NULL && (op.packed & IR_PACK_INS) && (op.packed & IR_PACK_ACCESS));
+    ir_op_set_keeps(&op, keeps, 2);
+    ir_op_set_covers(&op, covers, 2);
+    struct ir_op c = ir_op_clone(&op);
+    CHECK(c.packed == (IR_PACK_INS | IR_PACK_ACCESS | IR_PACK_KEEPS | IR_PACK_COVERS));
+    CHECK(ir_op_equal(&op, &c) && c.ins != op.ins && c.keeps[1] == 5 && c.covers[1] == 1);
+    ir_op_append_in(&c, 2);
+    CHECK(c.nins == 3 && c.ins[2] == 2 && !c.access[2].strided && !(c.packed & IR_PACK_INS));
+    CHECK(c.ins[0] == 0 && c.ins[1] == 1 && c.keeps[0] == 4);
+    ir_op_set_covers(&c, covers, 1);
+    CHECK(c.ncovers == 1 && !(c.packed & IR_PACK_COVERS) && (c.packed & IR_PACK_KEEPS));
+    ir_op_set_ins(&c, ins, NULL, 3);
+    CHECK(c.nins == 3 && c.ins[2] == 2);
+    CHECK(op.nins == 2 && op.ins[1] == 1 && op.nkeeps == 2 && op.ncovers == 2);
+    struct ir_op e = ir_op_prim(IR_KIND_SILU, NULL, 0, 0);
+    struct ir_op ec = ir_op_clone(&e);
+    CHECK(ec.nins == 0 && ec.ins == NULL && ec.access != NULL && ec.keeps == NULL && ec.covers == NULL);
+    ir_op_free(&ec);
+    ir_op_free(&e);
+    ir_op_free(&c);
+    CHECK(c.block == NULL && c.packed == 0);
+    ir_op_free(&op);
+}
+
+/* Two graphs are the same program when their tensors and ops are equal, whatever the graphs' own names. */
+static void test_same_program(void)
+{
+    struct ir_graph *g = ir_graph_new();
+    ir_tensor_add(g, "x", IR_ELEM_F32, 1, 8, IR_ROLE_INPUT);
+    ir_tensor_add(g, "y", IR_ELEM_F32, 1, 8, IR_ROLE_ACTIVATION);
+    ir_tid x = 0;
+    struct ir_op op = ir_op_prim(IR_KIND_SILU, &x, 1, 1);
+    op.spec.u.unary.n = 8;
+    ir_graph_push(g, op);
+    struct ir_graph *c = ir_graph_clone(g);
+    CHECK(ir_graph_same_program(g, c));
+    c->tensors[1].observed = true;
+    CHECK(!ir_graph_same_program(g, c));
+    c->tensors[1].observed = false;
+    c->ops[0].spec.u.unary.n = 4;
+    CHECK(!ir_graph_same_program(g, c));
+    ir_graph_free(c);
+    c = ir_graph_clone(g);
+    ir_tensor_add(c, "z", IR_ELEM_F32, 1, 8, IR_ROLE_ACTIVATION);
+    CHECK(!ir_graph_same_program(g, c));
+    ir_graph_free(c);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     test_tables();
     test_construction();
     test_state_inputs();
+    test_op_block();
+    test_same_program();
     return check_done("ir");
 }
