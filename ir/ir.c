@@ -707,13 +707,14 @@ bool ir_op_equal(const struct ir_op *a, const struct ir_op *b)
     return dst_equal(&a->dst, &b->dst);
 }
 
-/* Whether two tensors are equal in every field. */
+/* Whether two tensors are equal in every field that means anything (the storage format and layout only for
+ * checkpoint rows): every field the text format carries. */
 static bool tensor_equal(const struct ir_tensor *a, const struct ir_tensor *b)
 {
     return strcmp(a->name, b->name) == 0 && a->elem == b->elem && a->rows == b->rows && a->cols == b->cols &&
-           a->role == b->role && a->checkpoint == b->checkpoint && a->format == b->format &&
-           a->transposed == b->transposed && a->observed == b->observed && a->carried == b->carried &&
-           a->next == b->next;
+           a->role == b->role && a->checkpoint == b->checkpoint && (!a->checkpoint || a->format == b->format) &&
+           (!a->checkpoint || a->transposed == b->transposed) && a->observed == b->observed &&
+           a->carried == b->carried && a->next == b->next;
 }
 
 bool ir_graph_same_program(const struct ir_graph *a, const struct ir_graph *b)

@@ -500,8 +500,8 @@ struct ir_dst ir_dst_own(ir_tid out);
 bool ir_dst_is_own(const struct ir_dst *d);
 /* Whether two ops are equal in every field, parts included. */
 bool ir_op_equal(const struct ir_op *a, const struct ir_op *b);
-/* Whether two graphs are the same program: equal tensors (every field, in order) and equal ops (the graphs' own
- * name, family and mode aside). Such graphs evaluate alike from the same seed. */
+/* Whether two graphs are the same program: equal tensors (in order, every field the text format carries) and equal
+ * ops (the graphs' own name, family and mode aside). Such graphs evaluate alike from the same seed. */
 bool ir_graph_same_program(const struct ir_graph *a, const struct ir_graph *b);
 
 /* Replace op's inputs by a copy of ins/access (access NULL = every input whole). */

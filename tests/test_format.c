@@ -20,28 +20,11 @@ static bool str_eq(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* Whether two tensors are equal in every field the format carries. */
-static bool tensor_equal(const struct ir_tensor *a, const struct ir_tensor *b)
-{
-    return strcmp(a->name, b->name) == 0 && a->elem == b->elem && a->rows == b->rows && a->cols == b->cols &&
-           a->role == b->role && a->checkpoint == b->checkpoint && (!a->checkpoint || a->format == b->format) &&
-           (!a->checkpoint || a->transposed == b->transposed) && a->observed == b->observed &&
-           a->carried == b->carried && a->next == b->next;
-}
-
-/* Whether two graphs are equal: header, tensor for tensor, op for op. */
+/* Whether two graphs are equal: header, then tensor for tensor and op for op (ir_graph_same_program). */
 static bool graph_equal(const struct ir_graph *a, const struct ir_graph *b)
 {
-    if (!str_eq(a->name, b->name) || !str_eq(a->family, b->family) || !str_eq(a->mode, b->mode) ||
-        a->ntensors != b->ntensors || a->nops != b->nops)
-        return false;
-    for (int32_t i = 0; i < a->ntensors; i++)
-        if (!tensor_equal(&a->tensors[i], &b->tensors[i]))
-            return false;
-    for (int32_t i = 0; i < a->nops; i++)
-        if (!ir_op_equal(&a->ops[i], &b->ops[i]))
-            return false;
-    return true;
+    return str_eq(a->name, b->name) && str_eq(a->family, b->family) && str_eq(a->mode, b->mode) &&
+           ir_graph_same_program(a, b);
 }
 
 /* Print g, parse it back, print again: the texts are byte-identical and the graphs equal. Returns the text. */
