@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
+#include "kernels/kernels.h"
 #include "models/models.h"
 
 /* Exit codes: a check passed, a check failed, bad usage or bad input. */
@@ -43,6 +44,28 @@ void cli_git_revision(char *out, size_t cap);
 /* The sha256 of len bytes as 64 lowercase hex digits. */
 void cli_sha256_hex(const void *data, size_t len, char hex[65]);
 
+/* How a tolerance run goes: the seed, decode steps, a planted fault (tests only), whether to print rows (every
+ * one, or only failures), and where to log them (db NULL: nowhere). */
+struct db;
+struct cli_tol_options {
+    uint64_t seed;
+    int steps;
+    enum kernels_fault fault;
+    bool print_rows, all;
+    struct db *db;
+    int64_t run, graph, shim;
+};
+/* Running totals of tolerance runs. */
+struct cli_tol_totals {
+    int64_t graphs, launches, rows, failed, top1_misses;
+    double worst_ratio, lane_s, eval_s;
+};
+/* The host lane's tolerance run of `rewritten` (lifted's rewriting under a cuda-lane shim): rows printed as asked,
+ * failures on stderr naming the launch, element and values, everything logged; totals added to t. 0, or -1 with
+ * err when the run could not be made (failing rows are not an error: t->failed counts them). */
+int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *rewritten, const struct shim *shim,
+                        const struct cli_tol_options *o, struct cli_tol_totals *t, char err[IR_ERR_LEN]);
+
 /* The commands, each in its own file. */
 int cli_cmd_print(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
@@ -59,5 +82,6 @@ int cli_cmd_db(int argc, char **argv);
 int cli_cmd_fuzz(int argc, char **argv);
 int cli_cmd_prove(int argc, char **argv);
 int cli_cmd_validate_run(int argc, char **argv);
+int cli_cmd_tolerance(int argc, char **argv);
 
 #endif

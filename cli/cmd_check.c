@@ -22,12 +22,13 @@ struct check_args {
     int nshims;
     const char *db;
     struct cli_lift lift;
-    bool eval_real, progress;
+    bool eval_real, progress, tolerance;
     uint64_t seed;
 };
 
 /* Running totals for the summary. */
 struct check_totals {
+    struct cli_tol_totals tol; /* the host lane's tolerance runs (check --tolerance) */
     int graphs, reports, failures, mismatches, diffs;
     long decisions, fired;
     double optimize_s, eval_s, db_s;
@@ -67,6 +68,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"db", required_argument, NULL, 'd'},     {"layers", required_argument, NULL, 'l'},
         {"weights", required_argument, NULL, 'w'}, {"eval-real", no_argument, NULL, 'e'},
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
+        {"tolerance", no_argument, NULL, 't'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
@@ -94,6 +96,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 'l': if (cli_lift_option(&a->lift, "layers", optarg)) return CLI_USAGE; break;
         case 'w': if (cli_lift_option(&a->lift, "weights", optarg)) return CLI_USAGE; break;
         case 'e': a->eval_real = true; break;
+        case 't': a->tolerance = true; break;
         case 'q': a->progress = false; break;
         case 'S': {
             char *end;
@@ -325,6 +328,18 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
         fprintf(stderr, "%s%s %s under %s: %s[%lld] differs: lifted %.9g, rewritten %.9g\n",
                 a->progress ? "\n" : "", l->g->name, l->g->mode, shim->name, diff.tensor, (long long)diff.index,
                 diff.lifted, diff.rewritten);
+    if (!rc && a->tolerance && l->values && strncmp(shim->name, "cuda-lane:", 10) == 0) {
+        /* the lane's kernels on the host lane, every launch against the evaluator, logged in the same run */
+        struct cli_tol_options to = {a->seed, 1, KERNELS_FAULT_NONE, false, false, db, run, l->id, shim_id};
+        char why[IR_ERR_LEN];
+        t0 = now();
+        if (cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) {
+            fprintf(stderr, "%s%s %s under %s: tolerance: %s\n", a->progress ? "\n" : "", l->g->name, l->g->mode,
+                    shim->name, why);
+            t->failures++;
+        }
+        t->eval_s += now() - t0;
+    }
     ir_values_free(ref_values);
     ir_graph_free(ref);
     rules_optimized_free(&o);
@@ -425,7 +440,7 @@ int cli_cmd_check(int argc, char **argv)
     struct check_totals t = {0};
     if (!rc)
         rc = check_all(db, run, &a, shims, shim_ids, &t, err);
-    bool failed = rc || t.failures || t.mismatches;
+    bool failed = rc || t.failures || t.mismatches || t.tol.failed;
     if (!rc)
         rc = db_run_end(db, run, failed ? "failed" : "complete", err);
     if (rc)
@@ -435,6 +450,11 @@ int cli_cmd_check(int argc, char **argv)
            "in %.2f s (optimize %.2f s, evaluate %.2f s, db %.2f s) -> %s\n",
            (long long)run, t.graphs, t.reports, t.decisions, t.fired, t.diffs, t.mismatches, t.failures, secs,
            t.optimize_s, t.eval_s, t.db_s, a.db);
+    if (a.tolerance)
+        printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
+               "%.3g, %lld end-to-end top-1 misses; host lane %.2f s, evaluator %.2f s\n",
+               (long long)t.tol.graphs, (long long)t.tol.launches, (long long)t.tol.rows, (long long)t.tol.failed,
+               t.tol.worst_ratio, (long long)t.tol.top1_misses, t.tol.lane_s, t.tol.eval_s);
     for (int i = 0; i < nshims; i++)
         shim_free(shims[i]);
     free(command);

@@ -27,7 +27,7 @@ static const struct cli_command commands[] = {
     {"coverage", "each rule, and the zoo graphs it fired on", "fusecheck coverage --shim NAME", cli_cmd_coverage},
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
      "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N] "
-     "[--weights F] [--seed N] [--no-progress]",
+     "[--weights F] [--seed N] [--no-progress] [--tolerance]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
      "fusecheck db runs [--db FILE] | db diff RUN_A RUN_B [--db FILE] | db merge IN... -o OUT", cli_cmd_db},
@@ -45,6 +45,10 @@ static const struct cli_command commands[] = {
      "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N] [--weights F] [--timeout-ms N] "
      "[--verbose]",
      cli_cmd_validate_run},
+    {"tolerance", "the CUDA lane's kernels on the host lane against the evaluator, launch by launch and end to end",
+     "fusecheck tolerance FILE|MODEL --shim cuda-lane:CHIP:ACTS[:knobs] [--mode M] [--layers N] [--weights F] "
+     "[--steps N] [--device host] [--seed N] [--db FILE] [--all]",
+     cli_cmd_tolerance},
     {"help", "show help for a command", "fusecheck help [COMMAND]", cmd_help},
 };
 

@@ -644,9 +644,15 @@ struct ev {
     const struct ir_op *op;
     int32_t top;
     char *err;
+    const struct ir_eval_hooks *hooks; /* another executor's leaves and placements, or NULL */
     float *scratch[EV_SCRATCH];
     int nscratch;
     int64_t scratch_bytes, scratch_cap;
+};
+
+/* The handle a leaf hook gets: the evaluation context of the leaf being computed. */
+struct ir_leaf {
+    struct ev *e;
 };
 
 /* The name an op prints under: its kind, its class, or its symbol. */
@@ -1881,8 +1887,12 @@ static int place(struct ev *e)
         memcpy(copy, src, sizeof(float) * (size_t)n);
         src = copy;
     }
-    for (int64_t u = 0; u < units; u++)
-        memcpy(buf->f + base + u * pitch + off, src + u * w, sizeof(float) * (size_t)w);
+    for (int64_t u = 0; u < units; u++) {
+        float *to = buf->f + base + u * pitch + off;
+        memcpy(to, src + u * w, sizeof(float) * (size_t)w);
+        if (e->hooks && e->hooks->placed)
+            e->hooks->placed(e->hooks->ctx, d->buf, to, w);
+    }
     return 0;
 }
 
@@ -1928,7 +1938,13 @@ static int eval_op(struct ev *e, const struct ir_op *op, int depth)
         scratch_free(e);
         return rc;
     }
-    int rc = compute_leaf(e);
+    int rc = 1;
+    if (e->hooks && e->hooks->leaf) {
+        struct ir_leaf l = {e};
+        rc = e->hooks->leaf(e->hooks->ctx, &l);
+    }
+    if (rc == 1)
+        rc = compute_leaf(e);
     if (rc == 0)
         rc = place(e);
     scratch_free(e);
@@ -1937,6 +1953,12 @@ static int eval_op(struct ev *e, const struct ir_op *op, int depth)
 
 int ir_eval_ops(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct ir_values *v,
                 char err[IR_ERR_LEN])
+{
+    return ir_eval_ops_hooked(g, ops, n, v, NULL, err);
+}
+
+int ir_eval_ops_hooked(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct ir_values *v,
+                       const struct ir_eval_hooks *hooks, char err[IR_ERR_LEN])
 {
     if (!v || v->n != g->ntensors) {
         snprintf(err, IR_ERR_LEN, "the values were not made for this graph");
@@ -1947,6 +1969,7 @@ int ir_eval_ops(const struct ir_graph *g, const struct ir_op *ops, int32_t n, st
     e.g = g;
     e.v = v;
     e.err = err;
+    e.hooks = hooks;
     /* Working buffers stay within a few times the graph's own values (a quantized table dequantized whole). */
     e.scratch_cap = min64(IR_EVAL_MAX_BYTES, addc(mulc((int64_t)v->bytes, 8), EV_SCRATCH_SLACK));
     for (int32_t i = 0; i < n; i++) {
@@ -1962,6 +1985,63 @@ int ir_eval_ops(const struct ir_graph *g, const struct ir_op *ops, int32_t n, st
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])
 {
     return ir_eval_ops(g, g->ops, g->nops, v, err);
+}
+
+/* ── Another executor's leaves ───────────────────────────────────────────────────────────────────────────── */
+
+const struct ir_op *ir_leaf_op(const struct ir_leaf *l) { return l->e->op; }
+
+const struct ir_graph *ir_leaf_graph(const struct ir_leaf *l) { return l->e->g; }
+
+int32_t ir_leaf_top(const struct ir_leaf *l) { return l->e->top; }
+
+const float *ir_leaf_arg(struct ir_leaf *l, int i, int64_t need) { return arg(l->e, i, need); }
+
+const float *ir_leaf_arg_all(struct ir_leaf *l, int i, int64_t *len) { return arg_all(l->e, i, len); }
+
+const float *ir_leaf_arg_of(struct ir_leaf *l, const struct ir_values *other, int i, int64_t need)
+{
+    struct ir_values *own = l->e->v;
+    if (!other || other->n != own->n) {
+        fail(l->e, "the other values were not made for this graph");
+        return NULL;
+    }
+    l->e->v = (struct ir_values *)other; /* read only: arg never writes the tensor it gathers from */
+    const float *x = arg(l->e, i, need);
+    l->e->v = own;
+    return x;
+}
+
+float *ir_leaf_state(struct ir_leaf *l, int i, int64_t need) { return state_arg(l->e, i, need); }
+
+float *ir_leaf_result(struct ir_leaf *l, int64_t len) { return result(l->e, len); }
+
+float *ir_leaf_scratch(struct ir_leaf *l, int64_t n) { return scratch(l->e, n); }
+
+ir_tid ir_leaf_operand(struct ir_leaf *l, int i) { return operand(l->e, i); }
+
+int ir_leaf_row(struct ir_leaf *l, const struct ir_rowidx *ri, int at, int64_t hi, const char *what, int64_t *r)
+{
+    return row_index(l->e, ri, at, hi, what, r);
+}
+
+int ir_leaf_fail(struct ir_leaf *l, const char *fmt, ...)
+{
+    char msg[IR_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail(l->e, "%s", msg);
+}
+
+bool ir_values_checkpoint(const struct ir_values *v, ir_tid t, struct ir_ckpt_rows *out)
+{
+    if (!v || t < 0 || t >= v->n || v->t[t].f)
+        return false;
+    const struct ckpt *q = &v->t[t].q;
+    *out = (struct ir_ckpt_rows){q->bytes, q->format, q->transposed, q->srows, q->slen, q->row_bytes};
+    return true;
 }
 
 /* ── Comparison ──────────────────────────────────────────────────────────────────────────────────────────── */

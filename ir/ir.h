@@ -672,6 +672,55 @@ const float *ir_values_cdata(const struct ir_values *v, ir_tid t);
 /* Bytes of memory the values hold (the quantized constants at their stored size). */
 size_t ir_values_bytes(const struct ir_values *v);
 
+/* ── Evaluating with another executor's leaves (the host lane, the tolerance bounds) ──────────────────────── */
+
+/* A leaf op being evaluated, as a hook sees it: its op and the evaluator's access to its operands. */
+struct ir_leaf;
+
+/* Another executor's part in an evaluation. `leaf` computes a leaf op (primitive, view or quantize) in the
+ * evaluator's place: 0 when done (the result written through ir_leaf_result / ir_leaf_state), 1 to let the
+ * evaluator compute it, -1 on failure (ir_leaf_fail wrote why). `placed`, when set, sees every run of values a
+ * placement copied into a destination buffer, after the copy. The walk itself (program order, parts in order,
+ * strided reads, placements) stays the evaluator's, so both executors move data alike. */
+struct ir_eval_hooks {
+    int (*leaf)(void *ctx, struct ir_leaf *leaf);
+    void (*placed)(void *ctx, ir_tid buf, float *values, int64_t n);
+    void *ctx;
+};
+/* ir_eval_ops with hooks (NULL: plain evaluation). */
+int ir_eval_ops_hooked(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct ir_values *v,
+                       const struct ir_eval_hooks *hooks, char err[IR_ERR_LEN]);
+/* The leaf's op, its graph, and the index of the top-level op it belongs to. */
+const struct ir_op *ir_leaf_op(const struct ir_leaf *l);
+const struct ir_graph *ir_leaf_graph(const struct ir_leaf *l);
+int32_t ir_leaf_top(const struct ir_leaf *l);
+/* Operand i's tensor id (IR_NONE with the failure written when it has none). */
+ir_tid ir_leaf_operand(struct ir_leaf *l, int i);
+/* The first `need` values operand i reads (strided reads gathered), every value it can read, or the same gathered
+ * from another values instance of the same graph; NULL with the failure written. */
+const float *ir_leaf_arg(struct ir_leaf *l, int i, int64_t need);
+const float *ir_leaf_arg_all(struct ir_leaf *l, int i, int64_t *len);
+const float *ir_leaf_arg_of(struct ir_leaf *l, const struct ir_values *other, int i, int64_t need);
+/* Operand i as state written in place, the leaf's result buffer (exactly len values), a zeroed working buffer held
+ * until the op is done; NULL with the failure written. */
+float *ir_leaf_state(struct ir_leaf *l, int i, int64_t need);
+float *ir_leaf_result(struct ir_leaf *l, int64_t len);
+float *ir_leaf_scratch(struct ir_leaf *l, int64_t n);
+/* The 0-based row a row index names (a named one read from operand `at`), in [0, hi]; -1 with the failure. */
+int ir_leaf_row(struct ir_leaf *l, const struct ir_rowidx *ri, int at, int64_t hi, const char *what, int64_t *r);
+/* Write "op N (name): message" as the evaluation's error; returns -1. */
+int ir_leaf_fail(struct ir_leaf *l, const char *fmt, ...);
+
+/* A checkpoint constant's stored rows: its bytes, format, layout, stored rows of slen values, bytes a stored row. */
+struct ir_ckpt_rows {
+    const unsigned char *bytes;
+    enum ir_format format;
+    bool transposed;
+    int64_t srows, slen, row_bytes;
+};
+/* Whether tensor t is held as checkpoint rows in v; its rows into *out when it is. */
+bool ir_values_checkpoint(const struct ir_values *v, ir_tid t, struct ir_ckpt_rows *out);
+
 /* The outcome of comparing two evaluations of one graph's observed and carried tensors. */
 struct ir_compare {
     bool identical;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "shim/shim.h"
 
 /* ── Kernel constants ────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -159,5 +160,133 @@ bool kernels_head_gemm_in_tiles(enum kernels_mode mode, int64_t m, int64_t a, in
 
 /* Whether an attention of `rows` query rows, heads hd wide and values vd wide, runs in tensor-core tiles. */
 bool kernels_attention_in_tiles(enum kernels_mode mode, int64_t rows, int64_t hd, int64_t vd);
+
+/* ── The host lane (kernels/host.c) ──────────────────────────────────────────────────────────────────────── */
+
+/* A lane operating point: the chip, the activation mode, and how caches and recurrent state are held. */
+struct kernels_point {
+    const struct kernels_chip *chip;
+    enum kernels_acts acts;
+    enum shim_keep cache, state;
+};
+/* The operating point of a `cuda-lane:` shim; -1 with err for any other shim. */
+int kernels_point_of(const struct shim *s, struct kernels_point *out, char err[IR_ERR_LEN]);
+
+/* Faults a test plants in the host lane to see the tolerance run catch them (never set outside tests). */
+#define KERNELS_FAULTS(X) \
+    X(NONE, "none") \
+    X(SCALE_STEP, "scale_step")  /* a quantized block's scale one step too large, and products reading the next */ \
+                                 /* block's words */ \
+    X(GEMV_ROW, "gemv_row")      /* a GEMV block's last output reads the weights of the row before it */ \
+    X(DROP_F16, "drop_f16")      /* cache writes keep f32 values instead of rounding them to the cache's type */ \
+    X(SPLIT_MAX, "split_max")    /* a split attention's merge takes its last chunk's max to be its first's */ \
+    X(ROPE_PAIR, "rope_pair")    /* the rotation turns adjacent pairs (2i, 2i+1) instead of (i, i+half) */
+enum kernels_fault {
+#define X(e, s) KERNELS_FAULT_##e,
+    KERNELS_FAULTS(X)
+#undef X
+    KERNELS_FAULT_COUNT
+};
+
+/* The host lane: its operating point, the int8 words of the activations its quantize stages wrote. */
+struct kernels_lane;
+/* A lane at point p (NULL when memory is short), and its release. */
+struct kernels_lane *kernels_lane_new(const struct kernels_point *p);
+void kernels_lane_free(struct kernels_lane *L);
+/* Plant fault f in every later launch (tests only). */
+void kernels_lane_plant_fault(struct kernels_lane *L, enum kernels_fault f);
+/* Run top-level op `op` of g as one launch over the buffers v (made for g): every stage in order, each stage's grid
+ * walked as its kernel walks it. 0, or -1 with err naming the launch. */
+int kernels_lane_launch(struct kernels_lane *L, const struct ir_graph *g, int32_t op, struct ir_values *v,
+                        char err[IR_ERR_LEN]);
+/* Load tensor t as the lane's quantize stage would write it from `source` (n values, `words` words): its words kept
+ * for the products that read t, the value they stand for written to `values`. 0, or -1 when memory is short. */
+int kernels_lane_load_quantized(struct kernels_lane *L, ir_tid t, const float *source, int64_t n, int words,
+                                float *values);
+/* Forget every quantized activation (a new step, or a new graph). */
+void kernels_lane_forget(struct kernels_lane *L);
+/* Whether the lane has a kernel stage for primitive kind k. */
+bool kernels_lane_has_stage(enum ir_kind k);
+/* The kernel a top-level op launches: its class or kind name. */
+const char *kernels_launch_kernel(const struct ir_op *op);
+
+/* One launch's shape: its kernel, stages, grid and block (the first stage that sets them: a product, a norm, an
+ * attention) and the shared memory a block asks for. */
+struct kernels_launch {
+    const char *kernel;
+    int32_t stages;
+    int64_t grid, block, smem_bytes;
+};
+/* The launch of top-level op `op` of g at point p. */
+struct kernels_launch kernels_launch_plan(const struct kernels_point *p, const struct ir_graph *g, int32_t op);
+
+/* ── Bounds (kernels/bounds.c) ───────────────────────────────────────────────────────────────────────────── */
+
+/* The error bounds a launch's outputs keep against a reference, element by element (docs/numerics.md): an
+ * evaluation over `bounds` (values made for g, each tensor's bound on |lane − reference|) whose leaves carry bounds
+ * from their inputs to their results, reading the reference's values `ref` (made for g too) for magnitudes. A bound
+ * of +inf marks an element with no bound (an arg-max or an expert choice the inputs' errors could flip);
+ * *ambiguous counts them. `quantized_ref`: the reference includes the quantize ops (else quantized activations
+ * carry their quantization error as measured input errors). */
+int kernels_bounds_launch(const struct kernels_point *p, const struct ir_graph *g, int32_t op,
+                          const struct ir_values *ref, struct ir_values *bounds, int64_t *ambiguous,
+                          char err[IR_ERR_LEN]);
+/* γ_n = n·u / (1 − n·u), u = 2⁻²⁴: the relative error bound of n f32 roundings. */
+double kernels_gamma(double n);
+/* The error bound of an f32 product's output that sums k terms of total magnitude `mag` = Σ|x·w|, by the lane's
+ * kernel against the evaluator: f32 activations (words 0) or int8 words (1, 2). */
+double kernels_product_bound(int64_t k, int words, double mag);
+/* The most an activation value of a block with largest magnitude `amax` moves when quantized in `words` words. */
+double kernels_quant_error(double amax, int words);
+
+/* ── Tolerance runs (kernels/tolerance.c) ────────────────────────────────────────────────────────────────── */
+
+/* One launch output compared with a reference. */
+struct kernels_tol_row {
+    int32_t launch;
+    const char *kernel;
+    int32_t step;
+    bool unquantized;           /* against the lifted graph without quantize ops, under the mode's bound */
+    char tensor[IR_MAX_NAME];
+    int64_t elements, ambiguous;
+    double max_abs, max_rel, nmse;
+    double bound;               /* the bound at the worst element (largest error / bound) */
+    double ratio;               /* that element's error over its bound (0 when exact) */
+    int64_t worst;              /* its index */
+    float lane, ref;            /* its two values */
+    bool pass;
+    char why[160];              /* a failure besides the bound ("not an f16 value", ...) */
+};
+
+/* One step end to end: the lane's own chain of launches against the reference's, on the observed logits. */
+struct kernels_tol_step {
+    int32_t step;
+    char tensor[IR_MAX_NAME];
+    double nmse, kl, max_abs;
+    int32_t top1_agree, rows;
+};
+
+struct kernels_tol_result {
+    struct kernels_tol_row *rows;
+    int32_t nrows, cap;
+    struct kernels_tol_step *steps;
+    int32_t nsteps;
+    int32_t launches, failed;
+    double seconds_lane, seconds_eval; /* the host lane's and the evaluator's time over the chained steps */
+};
+
+/* What a tolerance run takes: the rewritten graph and its shim, the reference it is held to (the lifted graph with
+ * the chip's quantize ops inserted) and the lifted graph itself, the seed, the decode steps, a planted fault. */
+struct kernels_tol_input {
+    const struct ir_graph *rewritten, *reference, *lifted;
+    const struct kernels_point *point;
+    uint64_t seed;
+    int32_t steps;
+    enum kernels_fault fault;
+};
+/* Run every launch of every step on the host lane, each fed its reference inputs and held to its bounds, and the
+ * chained steps end to end. 0 (failures are rows with pass false), or -1 with err when a run cannot be made. */
+int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_result *out, char err[IR_ERR_LEN]);
+void kernels_tol_result_free(struct kernels_tol_result *r);
 
 #endif

@@ -2,6 +2,12 @@
  * every geometry function on both sides of each of its boundaries. */
 #include "check.h"
 #include "kernels/kernels.h"
+#include "kernels/arith.inc"
+#include "models/models.h"
+#include "rules/rules.h"
+
+#include <math.h>
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -132,6 +138,222 @@ static void test_attention(void)
     CHECK(!kernels_attention_in_tiles(KERNELS_MODE_F32, 64, 48, 32));
 }
 
+/* ── The host lane ───────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A deterministic value in [-s, s) for index i. */
+static float wave(int64_t i, float s) { return s * (float)sin(0.7 * (double)i + 0.3 * (double)(i % 7)); }
+
+/* The kernels' decode of every block format gives the evaluator's dequantized values bit for bit, and the f16 and
+ * bf16 roundings are the IEEE conversions'. */
+static void test_decode(void)
+{
+    float src[512], want[512];
+    unsigned char bytes[2048];
+    for (int f = 0; f < IR_FMT_COUNT; f++) {
+        for (int i = 0; i < 512; i++)
+            src[i] = wave(i + 31 * f, 3.0f) * (i % 37 == 0 ? 40.0f : 1.0f);
+        CHECK(ir_ggml_quantize((enum ir_format)f, src, 512, bytes) == 0);
+        ir_ggml_dequantize((enum ir_format)f, bytes, 512, want);
+        int same = 0;
+        for (int i = 0; i < 512; i++)
+            same += ka_bits(ka_decode(f, bytes, i)) == ka_bits(want[i]);
+        CHECKF(same == 512, "%s: %d of 512 decoded alike", ir_format_name((enum ir_format)f), same);
+    }
+    int halves = 0, bf = 0, n = 0;
+    for (uint32_t u = 0; u < 0x7f800000u; u += 0x00012345u, n++) {
+        float x = ka_from_bits(u);
+        halves += ka_bits(ka_round_half(x)) == ka_bits(ir_f16_to_f32(ir_f32_to_f16(x))) &&
+                  ka_bits(ka_round_half(-x)) == ka_bits(ir_f16_to_f32(ir_f32_to_f16(-x)));
+        bf += ka_bits(ka_round_bf16(x)) == ka_bits(ir_bf16_to_f32(ir_f32_to_bf16(x)));
+    }
+    CHECKF(halves == n && bf == n, "f16 %d, bf16 %d of %d", halves, bf, n);
+}
+
+/* The bounds on inputs whose error is known: a product summed in two orders, a quantized block. */
+static void test_bounds(void)
+{
+    CHECK(fabs(kernels_gamma(1) - 1.0 / 16777215.0) < 1e-15);
+    CHECK(kernels_quant_error(127.0, 1) == 0.5 && kernels_quant_error(254.0 * 254.0, 2) == 1.0);
+    CHECK(kernels_quant_error(5.0, 0) == 0.0);
+    /* k products summed forward and by the lanes' chunks: the difference within the bound, the bound not loose */
+    enum { K = 4096 };
+    static float x[K], w[K];
+    double mag = 0.0;
+    for (int i = 0; i < K; i++) {
+        x[i] = wave(i, 1.0f) + 1.0f;
+        w[i] = wave(3 * i + 1, 1.0f) + 1.0f;
+        mag += fabs((double)x[i] * w[i]);
+    }
+    float fwd = ka_dot_f32(x, w, K), part[KA_WARP];
+    for (int l = 0; l < KA_WARP; l++) {
+        float acc = 0.0f;
+        for (int c = l; c < K / 32; c += KA_WARP)
+            acc += ka_dot_f32(x + 32 * c, w + 32 * c, 32);
+        part[l] = acc;
+    }
+    double diff = fabs((double)fwd - ka_warp_sum_host(part)), bound = kernels_product_bound(K, 0, mag);
+    CHECKF(diff > 0 && diff <= bound, "diff %g bound %g", diff, bound);
+    CHECKF(bound < 2.5 * kernels_gamma(K) * mag, "bound %g is past 2.5 γ_k Σ|xw| (%g)", bound, kernels_gamma(K) * mag);
+    /* a quantized block: every value within a/254 (one word), a/254² (two), and the largest exactly kept */
+    float blk[32], out[32];
+    struct ka_qblock qb;
+    for (int words = 1; words <= 2; words++) {
+        for (int i = 0; i < 32; i++)
+            blk[i] = wave(i + 5 * words, 2.0f) + (i == 9 ? 3.0f : 0.0f);
+        ka_quant_block(blk, 32, words, &qb, out);
+        double amax = ka_amax(blk, 32), worst = 0.0;
+        for (int i = 0; i < 32; i++)
+            worst = fabs((double)out[i] - blk[i]) > worst ? fabs((double)out[i] - blk[i]) : worst;
+        CHECKF(worst <= kernels_quant_error(amax, words) * (1 + 1e-5) && worst > 0.01 * kernels_quant_error(amax, words),
+               "words %d: worst %g of bound %g", words, worst, kernels_quant_error(amax, words));
+        CHECK(qb.q[0][9] == 127.0f);
+    }
+}
+
+/* One tolerance run of graph g (lifted) under shim `name`; its result; 0 when it ran. */
+static int tolerance_of(const struct ir_graph *g, const char *name, enum kernels_fault fault, int steps,
+                        struct kernels_tol_result *res)
+{
+    char err[IR_ERR_LEN];
+    struct shim *shim = shim_lookup(name, err);
+    struct kernels_point p;
+    struct rules_optimized o;
+    if (!shim || kernels_point_of(shim, &p, err) || rules_optimize(g, shim, NULL, 0, &o, err)) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        shim_free(shim);
+        memset(res, 0, sizeof *res);
+        return -1;
+    }
+    struct ir_graph *ref = rules_quantized_lifted(g, shim);
+    struct kernels_tol_input in = {o.graph, ref, g, &p, 7, steps, fault};
+    int rc = kernels_tolerance(&in, res, err);
+    if (rc)
+        fprintf(stderr, "%s on %s: %s\n", name, g->name, err);
+    ir_graph_free(ref);
+    rules_optimized_free(&o);
+    shim_free(shim);
+    return rc;
+}
+
+/* Every tiny model × mode × activation mode × cache × state × fold under two chips: every launch within its bound,
+ * the end-to-end logits close, the same rows twice. */
+static void test_zoo_tolerance(void)
+{
+    static const char *const models[] = {"tiny-llama", "tiny-qwen3", "tiny-qwen3-moe", "tiny-gemma2"};
+    static const char *const modes[] = {"decode", "prefill:8", "batch:4"};
+    static const char *const acts[] = {"dequant", "int8", "int8x2"};
+    static const char *const knobs[] = {"cache=f16", "cache=f32:state=bf16", "cache=f16:fuse_quant=off"};
+    static const char *const chips[] = {"h200"};
+    int runs = 0, clean = 0;
+    long rows = 0;
+    for (int m = 0; m < 4; m++)
+        for (int k = 0; k < 3; k++) {
+            char err[IR_ERR_LEN];
+            struct models_options o = models_default_options();
+            models_parse_mode(modes[k], &o.mode, err);
+            struct ir_graph *g = models_lift(models_find(models[m]), &o, err);
+            CHECKF(g != NULL, "%s", err);
+            for (int c = 0; g && c < 1; c++)
+                for (int a = 0; a < 3; a++)
+                    for (int n = 0; n < 3; n++) {
+                        char name[128];
+                        snprintf(name, sizeof name, "cuda-lane:%s:%s:%s", chips[c], acts[a], knobs[n]);
+                        struct kernels_tol_result r;
+                        runs++;
+                        if (tolerance_of(g, name, KERNELS_FAULT_NONE, 1, &r) == 0 && r.failed == 0 && r.nrows > 0 &&
+                            r.nsteps == 1 && r.steps[0].nmse < 1e-2)
+                            clean++;
+                        else
+                            for (int32_t i = 0; i < r.nrows; i++)
+                                if (!r.rows[i].pass)
+                                    fprintf(stderr, "%s %s %s: launch %d %s %s ratio %g %s\n", models[m], modes[k],
+                                            name, r.rows[i].launch, r.rows[i].kernel, r.rows[i].tensor,
+                                            r.rows[i].ratio, r.rows[i].why);
+                        rows += r.nrows;
+                        kernels_tol_result_free(&r);
+                    }
+            ir_graph_free(g);
+        }
+    CHECKF(clean == runs, "%d of %d runs clean", clean, runs);
+    CHECK(rows > 5000);
+    /* the same inputs give the same rows */
+    char err[IR_ERR_LEN];
+    struct models_options o = models_default_options();
+    struct ir_graph *g = models_lift(models_find("tiny-qwen3-moe"), &o, err);
+    struct kernels_tol_result a, b;
+    CHECK(g && tolerance_of(g, "cuda-lane:h100:int8x2", KERNELS_FAULT_NONE, 3, &a) == 0 &&
+          tolerance_of(g, "cuda-lane:h100:int8x2", KERNELS_FAULT_NONE, 3, &b) == 0);
+    bool same = a.nrows == b.nrows && a.nsteps == b.nsteps;
+    for (int32_t i = 0; same && i < a.nrows; i++)
+        same = a.rows[i].max_abs == b.rows[i].max_abs && a.rows[i].nmse == b.rows[i].nmse &&
+               a.rows[i].bound == b.rows[i].bound && strcmp(a.rows[i].tensor, b.rows[i].tensor) == 0;
+    for (int32_t i = 0; same && i < a.nsteps; i++)
+        same = a.steps[i].nmse == b.steps[i].nmse && a.steps[i].kl == b.steps[i].kl;
+    CHECK(same);
+    kernels_tol_result_free(&a);
+    kernels_tol_result_free(&b);
+    ir_graph_free(g);
+}
+
+/* Whether a run with the fault planted fails a row of a launch of `kernel`. */
+static bool caught(const struct ir_graph *g, const char *shim, enum kernels_fault f, const char *kernel)
+{
+    struct kernels_tol_result r;
+    bool hit = false;
+    if (tolerance_of(g, shim, f, 1, &r) == 0)
+        for (int32_t i = 0; i < r.nrows; i++)
+            hit = hit || (!r.rows[i].pass && strcmp(r.rows[i].kernel, kernel) == 0);
+    kernels_tol_result_free(&r);
+    return hit;
+}
+
+/* Each planted fault fails the tolerance run, naming the launch it is in. */
+static void test_planted_faults(void)
+{
+    char err[IR_ERR_LEN];
+    struct models_options o = models_default_options();
+    struct ir_graph *g = models_lift(models_find("tiny-qwen3"), &o, err);
+    struct ir_graph *split = ir_parse_file("tests/data/kernels/split_attention.fc", err);
+    CHECKF(g && split, "%s", err);
+    if (!g || !split) {
+        ir_graph_free(g);
+        ir_graph_free(split);
+        return;
+    }
+    CHECK(caught(g, "cuda-lane:h200:int8", KERNELS_FAULT_SCALE_STEP, "norm_quant"));
+    CHECK(caught(g, "cuda-lane:h200:int8", KERNELS_FAULT_SCALE_STEP, "merged_qkv"));
+    CHECK(caught(g, "cuda-lane:h200:dequant", KERNELS_FAULT_GEMV_ROW, "merged_qkv"));
+    CHECK(caught(g, "cuda-lane:h200:int8", KERNELS_FAULT_DROP_F16, "merged_qkv"));
+    CHECK(caught(g, "cuda-lane:h200:dequant", KERNELS_FAULT_ROPE_PAIR, "merged_qkv"));
+    CHECK(caught(split, "cuda-lane:h200:dequant", KERNELS_FAULT_SPLIT_MAX, "attention"));
+    CHECK(!caught(split, "cuda-lane:h200:dequant", KERNELS_FAULT_NONE, "attention"));
+    /* a fault with nothing to break passes: f32 caches are not rounded, so dropping the rounding changes nothing */
+    CHECK(!caught(g, "cuda-lane:h200:int8:cache=f32", KERNELS_FAULT_DROP_F16, "merged_qkv"));
+    ir_graph_free(g);
+    ir_graph_free(split);
+}
+
+/* Launch shapes follow the geometry: a GEMV's grid covers its outputs, an attention's block its heads. */
+static void test_launch_plan(void)
+{
+    char err[IR_ERR_LEN];
+    struct shim *shim = shim_lookup("cuda-lane:h200:int8", err);
+    struct kernels_point p;
+    struct ir_graph *split = ir_parse_file("tests/data/kernels/split_attention.fc", err);
+    CHECK(shim && kernels_point_of(shim, &p, err) == 0 && split);
+    if (split) {
+        struct kernels_launch l = kernels_launch_plan(&p, split, 0);
+        CHECK_STR(l.kernel, "attention");
+        CHECKF(l.stages == 1 && l.block == 32 && l.grid == 4 && l.smem_bytes > 0, "%d %lld %lld %lld", (int)l.stages,
+               (long long)l.block, (long long)l.grid, (long long)l.smem_bytes);
+    }
+    struct shim *ref = shim_lookup("reference", err);
+    CHECK(kernels_point_of(ref, &p, err) == -1 && strstr(err, "not the CUDA lane"));
+    shim_free(ref);
+    shim_free(shim);
+    ir_graph_free(split);
+}
+
 int main(void)
 {
     test_chips();
@@ -140,5 +362,10 @@ int main(void)
     test_norms();
     test_moe_down();
     test_attention();
+    test_decode();
+    test_bounds();
+    test_launch_plan();
+    test_planted_faults();
+    test_zoo_tolerance();
     return check_done("test_kernels");
 }

@@ -1,0 +1,263 @@
+/* cli/cmd_tolerance.c — `fusecheck tolerance`: the CUDA lane's kernels on the host lane against the evaluator, launch
+ * by launch and end to end, printed as a table and logged to results.db; and the same for `check --tolerance`. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "db/db.h"
+#include "kernels/kernels.h"
+#include "rules/rules.h"
+#include "shim/shim.h"
+
+/* The backend names results.db keeps the rows under: against the quantized reference, the unquantized lifted
+ * graph, and the end-to-end steps. */
+static const char *backend_of(const struct kernels_tol_row *r) { return r->unquantized ? "host:unquantized" : "host"; }
+
+/* Log every row and step of a tolerance run in one transaction. */
+static int log_tolerance(struct db *db, int64_t run, int64_t graph, int64_t shim, const struct kernels_tol_result *res,
+                         char err[DB_ERR_LEN])
+{
+    if (db_begin(db, err))
+        return 1;
+    int rc = 0;
+    for (int32_t i = 0; !rc && i < res->nrows; i++) {
+        const struct kernels_tol_row *r = &res->rows[i];
+        char op[96], tensor[IR_MAX_NAME + 32];
+        snprintf(op, sizeof op, "%d %s", (int)r->launch, r->kernel);
+        if (r->step)
+            snprintf(tensor, sizeof tensor, "%s @step %d", r->tensor, (int)r->step);
+        else
+            snprintf(tensor, sizeof tensor, "%s", r->tensor);
+        struct db_tolerance t = {run, graph, shim, backend_of(r), op, tensor, r->elements, r->max_abs, r->max_rel,
+                                 r->nmse, isfinite(r->bound) ? r->bound : 1e308, r->pass};
+        rc = db_tolerance(db, &t, err);
+    }
+    for (int32_t i = 0; !rc && i < res->nsteps; i++) {
+        const struct kernels_tol_step *s = &res->steps[i];
+        char op[32];
+        snprintf(op, sizeof op, "step %d", (int)s->step);
+        /* end to end: max_rel holds the largest KL divergence of a row's softmax, bound the rows, pass top-1 */
+        struct db_tolerance t = {run, graph, shim, "host:end-to-end", op, s->tensor, s->rows, s->max_abs, s->kl,
+                                 s->nmse, (double)s->rows, s->top1_agree == s->rows};
+        rc = db_tolerance(db, &t, err);
+    }
+    if (rc) {
+        db_rollback(db);
+        return 1;
+    }
+    return db_commit(db, err);
+}
+
+/* Print one row of the table. */
+static void print_row(const struct kernels_tol_row *r)
+{
+    printf("%4d %5d %-26.26s %-16s %-34.34s %8lld %10.3g %10.3g %10.3g %8.3g %s%s%s\n", (int)r->step, (int)r->launch,
+           r->kernel, backend_of(r), r->tensor, (long long)r->elements, r->max_abs, r->max_rel, r->nmse, r->ratio,
+           r->pass ? "pass" : "FAIL", r->why[0] ? ": " : "", r->why);
+}
+
+/* Say why a failing row failed: the launch, the element and both values. */
+static void print_failure(const char *graph, const struct kernels_tol_row *r)
+{
+    fprintf(stderr, "%s: launch %d (%s), %s[%lld] against the %s reference: lane %.9g, evaluator %.9g, bound %.3g%s%s\n",
+            graph, (int)r->launch, r->kernel, r->tensor, (long long)r->worst,
+            r->unquantized ? "unquantized" : "quantized", (double)r->lane, (double)r->ref, r->bound,
+            r->why[0] ? "; " : "", r->why);
+}
+
+int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *rewritten, const struct shim *shim,
+                        const struct cli_tol_options *o, struct cli_tol_totals *t, char err[IR_ERR_LEN])
+{
+    struct kernels_point p;
+    if (kernels_point_of(shim, &p, err))
+        return -1;
+    struct ir_graph *ref = rules_quantized_lifted(lifted, shim);
+    if (!ref) {
+        snprintf(err, IR_ERR_LEN, "the quantized reference could not be built");
+        return -1;
+    }
+    struct kernels_tol_input in = {rewritten, ref, lifted, &p, o->seed, o->steps, o->fault};
+    struct kernels_tol_result res;
+    int rc = kernels_tolerance(&in, &res, err);
+    ir_graph_free(ref);
+    if (rc) {
+        kernels_tol_result_free(&res);
+        return -1;
+    }
+    const char *name = lifted->name ? lifted->name : "graph";
+    for (int32_t i = 0; i < res.nrows; i++) {
+        if (o->print_rows && (o->all || !res.rows[i].pass))
+            print_row(&res.rows[i]);
+        if (!res.rows[i].pass)
+            print_failure(name, &res.rows[i]);
+        double ratio = res.rows[i].ratio;
+        if (isfinite(ratio) && ratio > t->worst_ratio)
+            t->worst_ratio = ratio;
+    }
+    if (o->print_rows)
+        for (int32_t i = 0; i < res.nsteps; i++) {
+            const struct kernels_tol_step *s = &res.steps[i];
+            printf("step %d end to end: %s NMSE %.3g, top-1 %d of %d, KL %.3g, max |diff| %.3g\n", (int)s->step,
+                   s->tensor, s->nmse, (int)s->top1_agree, (int)s->rows, s->kl, s->max_abs);
+        }
+    t->graphs++;
+    t->launches += res.launches;
+    t->rows += res.nrows;
+    t->failed += res.failed;
+    t->lane_s += res.seconds_lane;
+    t->eval_s += res.seconds_eval;
+    for (int32_t i = 0; i < res.nsteps; i++)
+        t->top1_misses += res.steps[i].rows - res.steps[i].top1_agree;
+    rc = o->db ? log_tolerance(o->db, o->run, o->graph, o->shim, &res, err) : 0;
+    kernels_tol_result_free(&res);
+    return rc ? -1 : 0;
+}
+
+/* What tolerance reads from its command line. */
+struct tol_args {
+    struct cli_lift lift;
+    const char *shim, *arg, *db;
+    uint64_t seed;
+    int steps;
+    bool all;
+};
+
+/* Parse tolerance's options. 0 on success. */
+static int parse_tol_args(int argc, char **argv, struct tol_args *a)
+{
+    static const struct option opts[] = {
+        {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'},
+        {"weights", required_argument, NULL, 'w'}, {"shim", required_argument, NULL, 's'},
+        {"steps", required_argument, NULL, 'n'}, {"device", required_argument, NULL, 'D'},
+        {"db", required_argument, NULL, 'd'}, {"seed", required_argument, NULL, 'S'},
+        {"all", no_argument, NULL, 'a'}, {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->lift = cli_lift_defaults();
+    a->seed = 1;
+    a->steps = 1;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        char *end;
+        switch (c) {
+        case 'm': if (cli_lift_option(&a->lift, "mode", optarg)) return CLI_USAGE; break;
+        case 'l': if (cli_lift_option(&a->lift, "layers", optarg)) return CLI_USAGE; break;
+        case 'w': if (cli_lift_option(&a->lift, "weights", optarg)) return CLI_USAGE; break;
+        case 's': a->shim = optarg; break;
+        case 'd': a->db = optarg; break;
+        case 'a': a->all = true; break;
+        case 'D':
+            if (strcmp(optarg, "host") != 0)
+                return cli_usage_error("tolerance", "--device: only 'host' runs here (the CUDA device runner is not "
+                                                    "built), got '%s'", optarg);
+            break;
+        case 'n': {
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 1 || v > 4096)
+                return cli_usage_error("tolerance", "--steps expects an integer in [1, 4096], got '%s'", optarg);
+            a->steps = (int)v;
+            break;
+        }
+        case 'S':
+            a->seed = strtoull(optarg, &end, 10);
+            if (end == optarg || *end || optarg[0] == '-')
+                return cli_usage_error("tolerance", "--seed expects a non-negative integer, got '%s'", optarg);
+            break;
+        default: return cli_usage_error("tolerance", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!a->shim)
+        return cli_usage_error("tolerance", "--shim cuda-lane:<chip>:<activations>[:knobs] is required");
+    if (optind != argc - 1)
+        return cli_usage_error("tolerance", "expected one FILE or MODEL");
+    a->arg = argv[optind];
+    return 0;
+}
+
+/* Open the db and begin a tolerance run with the graph and shim recorded; 0 or a message. */
+static int open_log(const struct tol_args *a, const struct ir_graph *g, const struct shim *shim, int argc,
+                    char **argv, struct cli_tol_options *o, char err[DB_ERR_LEN])
+{
+    if (db_open(a->db, &o->db, err))
+        return 1;
+    char rev[64], host[128] = "", command[1024] = "fusecheck";
+    for (int i = 0; i < argc; i++) {
+        size_t n = strlen(command);
+        snprintf(command + n, sizeof command - n, " %s", argv[i]);
+    }
+    cli_git_revision(rev, sizeof rev);
+    gethostname(host, sizeof host - 1);
+    struct db_run_info info = {"tolerance", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
+    size_t len;
+    char *text = ir_print(g, &len), hex[65];
+    if (!text) {
+        snprintf(err, DB_ERR_LEN, "out of memory");
+        return 1;
+    }
+    cli_sha256_hex(text, len, hex);
+    free(text);
+    return db_run_begin(o->db, &info, &o->run, err) || db_begin(o->db, err) ||
+           db_graph(o->db, g->name ? g->name : a->arg, g->family, g->mode, g->nops, hex, &o->graph, err) ||
+           db_shim(o->db, shim->name, a->shim, &o->shim, err) || db_commit(o->db, err);
+}
+
+int cli_cmd_tolerance(int argc, char **argv)
+{
+    struct tol_args a;
+    int rc = parse_tol_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    char err[IR_ERR_LEN];
+    struct shim *shim = shim_lookup(a.shim, err);
+    struct kernels_point p;
+    if (!shim || kernels_point_of(shim, &p, err)) {
+        shim_free(shim);
+        return cli_usage_error("tolerance", "%s", err);
+    }
+    struct ir_graph *g = cli_load(a.arg, &a.lift);
+    if (!g) {
+        shim_free(shim);
+        return CLI_USAGE;
+    }
+    struct rules_optimized o;
+    if (rules_optimize(g, shim, NULL, 0, &o, err)) {
+        fprintf(stderr, "fusecheck tolerance: %s\n", err);
+        ir_graph_free(g);
+        shim_free(shim);
+        return CLI_FAILED;
+    }
+    struct cli_tol_options to = {a.seed, a.steps, KERNELS_FAULT_NONE, true, a.all, NULL, 0, 0, 0};
+    struct cli_tol_totals t = {0};
+    rc = CLI_OK;
+    if (a.db && open_log(&a, g, shim, argc, argv, &to, err)) {
+        fprintf(stderr, "fusecheck tolerance: %s: %s\n", a.db, err);
+        rc = CLI_USAGE;
+    }
+    if (rc == CLI_OK) {
+        printf("step launch kernel                     reference        tensor                             elements "
+               "   max abs    max rel       NMSE err/bnd\n");
+        if (cli_tolerance_graph(g, o.graph, shim, &to, &t, err)) {
+            fprintf(stderr, "fusecheck tolerance: %s\n", err);
+            rc = CLI_FAILED;
+        } else {
+            printf("tolerance: %lld launches, %lld comparisons, %lld outside their bound; worst error/bound %.3g; "
+                   "host lane %.3f s, evaluator %.3f s (%.2fx)\n",
+                   (long long)t.launches, (long long)t.rows, (long long)t.failed, t.worst_ratio, t.lane_s, t.eval_s,
+                   t.eval_s > 0 ? t.lane_s / t.eval_s : 0.0);
+            rc = t.failed ? CLI_FAILED : CLI_OK;
+        }
+    }
+    if (to.db && to.run) {
+        char dberr[DB_ERR_LEN];
+        if (db_run_end(to.db, to.run, rc == CLI_OK ? "complete" : "failed", dberr))
+            fprintf(stderr, "fusecheck tolerance: %s: %s\n", a.db, dberr);
+    }
+    db_close(to.db);
+    rules_optimized_free(&o);
+    ir_graph_free(g);
+    shim_free(shim);
+    return rc;
+}

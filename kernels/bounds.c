@@ -1,0 +1,723 @@
+/* kernels/bounds.c — the bounds a launch's outputs keep against the evaluator, element by element, as
+ * docs/numerics.md states them: a second walk over the launch's leaves (the evaluator's walk, with hooks) whose
+ * "values" are bounds on |lane − reference|. A leaf's result bound is the propagation of its inputs' bounds through
+ * its meaning plus the rounding its kernel adds; the magnitudes come from the reference's own values, computed here
+ * in double, never from the lane. External inputs start with the bound the caller measured (zero, or what loading
+ * them into an f16 cache rounded away). */
+#include "kernels.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The unit roundoff of f32, and of the f16 and bf16 storage types. */
+#define U32 (1.0 / 16777216.0)
+#define U16 (1.0 / 2048.0)
+#define UBF (1.0 / 256.0)
+
+/* Slack for a transcendental (expf, tanhf): the device's are within 2 ulp, the host's within 1; both sides may
+ * be off, so a value through one is allowed 4 f32 ulps of itself beyond its propagated error. */
+#define TRANS_ULPS 4.0
+
+double kernels_gamma(double n)
+{
+    double nu = n * U32;
+    return nu < 1.0 ? nu / (1.0 - nu) : INFINITY;
+}
+
+/* The number of chunk terms one lane adds (k in 32-value chunks, dealt round the warp's 32 lanes). */
+static double lane_terms(int64_t k)
+{
+    int64_t chunks = (k + 31) / 32;
+    return (double)((chunks + 31) / 32);
+}
+
+double kernels_product_bound(int64_t k, int words, double mag)
+{
+    /* The evaluator sums k products in order (γ_k; +1 for its rounded weights under integer codes). The lane forms
+     * each 32-value chunk's term (at most 32 roundings in f32; under int8 an exact integer times two rounded
+     * scales, a word each), each lane adds its chunks, and the butterfly adds 32 lanes in 5 levels. */
+    double chunk = words ? 2.0 * words + (k < 32 ? (double)k : 32.0) : (k < 32 ? (double)k : 32.0);
+    return (kernels_gamma((double)k + 1.0) + kernels_gamma(chunk + lane_terms(k) + 5.0)) * mag;
+}
+
+double kernels_quant_error(double amax, int words)
+{
+    return words == 2 ? amax / (254.0 * 254.0) : words == 1 ? amax / 254.0 : 0.0;
+}
+
+/* ── The walk's state ────────────────────────────────────────────────────────────────────────────────────── */
+
+struct bctx {
+    const struct kernels_point *p;
+    const struct ir_values *ref;
+    struct ir_values *bounds;
+    const struct ir_graph *g;
+    int64_t ambiguous;
+};
+
+/* A matrix operand of the reference, read for magnitudes (decoded in double from its checkpoint rows). */
+struct rmat {
+    struct ir_ckpt_rows ck;
+    bool ckpt;
+    const float *plain;
+    int64_t rows, cols;
+};
+
+/* Operand i of the leaf as a reference matrix. */
+static int rmat_get(struct bctx *c, struct ir_leaf *l, int i, int64_t rows, int64_t cols, struct rmat *w)
+{
+    memset(w, 0, sizeof *w);
+    w->rows = rows;
+    w->cols = cols;
+    ir_tid t = ir_leaf_operand(l, i);
+    if (t == IR_NONE)
+        return -1;
+    if (!ir_leaf_op(l)->access[i].strided && ir_values_checkpoint(c->ref, t, &w->ck)) {
+        w->ckpt = true;
+        return 0;
+    }
+    w->plain = ir_leaf_arg_of(l, c->ref, i, rows * cols);
+    return w->plain ? 0 : -1;
+}
+
+/* W[t][j] of a reference matrix (a checkpoint's block decoded by the format's own dequantizer). */
+static double rmat_at(const struct rmat *w, int64_t t, int64_t j)
+{
+    if (!w->ckpt)
+        return w->plain[t * w->cols + j];
+    float v[256];
+    int64_t srow = w->ck.transposed ? j : t, at = w->ck.transposed ? t : j;
+    int64_t blk = ir_format_block_values(w->ck.format), b0 = at / blk;
+    ir_ggml_dequantize(w->ck.format, w->ck.bytes + srow * w->ck.row_bytes + b0 * ir_format_block_bytes(w->ck.format),
+                       blk, v);
+    return v[at - b0 * blk];
+}
+
+/* A reference matrix's column j over rows [r0, r0 + k) into out (doubles), a block decoded once. */
+static void rmat_col(const struct rmat *w, int64_t r0, int64_t k, int64_t j, double *out)
+{
+    if (!w->ckpt || !w->ck.transposed) {
+        for (int64_t t = 0; t < k; t++)
+            out[t] = rmat_at(w, r0 + t, j);
+        return;
+    }
+    int64_t blk = ir_format_block_values(w->ck.format), bb = ir_format_block_bytes(w->ck.format);
+    float v[256];
+    for (int64_t t = 0; t < k;) {
+        int64_t at = r0 + t, b0 = at / blk;
+        ir_ggml_dequantize(w->ck.format, w->ck.bytes + j * w->ck.row_bytes + b0 * bb, blk, v);
+        for (int64_t i = at - b0 * blk; i < blk && t < k; i++, t++)
+            out[t] = v[i];
+    }
+}
+
+/* The words a product's activation operand i is read in: those of the quantize that made it (0: f32). */
+static int operand_words(const struct ir_graph *g, ir_tid t)
+{
+    for (int32_t i = 0; i < g->nops; i++) {
+        const struct ir_op *op = &g->ops[i];
+        if (op->sym == IR_SYM_QUANT && op->out == t)
+            return op->quant_words;
+        for (int32_t k = 0; op->sym == IR_SYM_FUSED && k < op->nparts; k++)
+            if (op->parts[k].sym == IR_SYM_QUANT && op->parts[k].out == t)
+                return op->parts[k].quant_words;
+    }
+    return 0;
+}
+
+/* ── Products ────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Bounds of y[m×n] = x[m×k]·W[r0.., c0..]: Σ|W|·e_x + the product's rounding over Σ(|x| + e_x)|W|. */
+static void product_bounds(const double *x, const double *ex, int64_t xs, const struct rmat *w, int64_t r0,
+                           int64_t c0, int64_t m, int64_t k, int64_t n, int words, double *ey, int64_t ys)
+{
+    double *col = malloc(sizeof(double) * (size_t)(k > 0 ? k : 1));
+    if (!col) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                ey[i * ys + j] = INFINITY;
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        rmat_col(w, r0, k, c0 + j, col);
+        for (int64_t i = 0; i < m; i++) {
+            double prop = 0.0, mag = 0.0;
+            for (int64_t t = 0; t < k; t++) {
+                double aw = fabs(col[t]), e = ex ? ex[i * xs + t] : 0.0;
+                prop += aw * e;
+                mag += (fabs(x[i * xs + t]) + e) * aw;
+            }
+            ey[i * ys + j] = prop + kernels_product_bound(k, words, mag);
+        }
+    }
+    free(col);
+}
+
+/* Operand i's reference values and bounds as doubles (need values); NULL with the failure written. */
+static int operand_pair(struct bctx *c, struct ir_leaf *l, int i, int64_t need, double **x, double **e)
+{
+    const float *xf = ir_leaf_arg_of(l, c->ref, i, need);
+    const float *ef = xf ? ir_leaf_arg(l, i, need) : NULL;
+    if (!ef)
+        return -1;
+    *x = malloc(sizeof(double) * (size_t)(need > 0 ? need : 1));
+    *e = malloc(sizeof(double) * (size_t)(need > 0 ? need : 1));
+    if (!*x || !*e) {
+        free(*x);
+        free(*e);
+        return ir_leaf_fail(l, "out of memory for bounds");
+    }
+    for (int64_t t = 0; t < need; t++) {
+        (*x)[t] = xf[t];
+        (*e)[t] = ef[t];
+    }
+    return 0;
+}
+
+/* matmul. */
+static int b_matmul(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_matmul *s = &ir_leaf_op(l)->spec.u.matmul;
+    struct rmat w;
+    double *x, *ex;
+    if (rmat_get(c, l, 1, s->k, s->n, &w) || operand_pair(c, l, 0, s->m * s->k, &x, &ex))
+        return -1;
+    float *y = ir_leaf_result(l, s->m * s->n);
+    double *ey = y ? malloc(sizeof(double) * (size_t)(s->m * s->n > 0 ? s->m * s->n : 1)) : NULL;
+    if (ey) {
+        product_bounds(x, ex, s->k, &w, 0, 0, s->m, s->k, s->n, operand_words(c->g, ir_leaf_op(l)->ins[0]), ey,
+                       s->n);
+        for (int64_t i = 0; i < s->m * s->n; i++)
+            y[i] = (float)ey[i];
+    }
+    free(x);
+    free(ex);
+    free(ey);
+    return y && ey ? 0 : -1;
+}
+
+/* ── Elementwise, activations ────────────────────────────────────────────────────────────────────────────── */
+
+/* Bound of a op b with input bounds: propagated, plus a rounding on each side of the result. */
+static double ew_bound(int op, double a, double b, double ea, double eb)
+{
+    double y;
+    double prop;
+    switch (op) {
+    case IR_EW_ADD: y = a + b; prop = ea + eb; break;
+    case IR_EW_SUB: y = a - b; prop = ea + eb; break;
+    case IR_EW_MUL: y = a * b; prop = fabs(b) * ea + fabs(a) * eb + ea * eb; break;
+    default:
+        if (eb >= fabs(b))
+            return INFINITY;
+        y = a / b;
+        prop = (ea + fabs(y) * eb) / (fabs(b) - eb);
+        break;
+    }
+    return prop == 0.0 ? 0.0 : prop + 2.0 * U32 * (fabs(y) + prop);
+}
+
+/* elementwise. */
+static int b_elementwise(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_elementwise *s = &ir_leaf_op(l)->spec.u.elementwise;
+    int64_t nb = s->row > 0 ? s->row : s->n;
+    const float *a = ir_leaf_arg_of(l, c->ref, 0, s->n), *b = a ? ir_leaf_arg_of(l, c->ref, 1, nb) : NULL;
+    const float *ea = b ? ir_leaf_arg(l, 0, s->n) : NULL, *eb = ea ? ir_leaf_arg(l, 1, nb) : NULL;
+    float *y = eb ? ir_leaf_result(l, s->n) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t i = 0; i < s->n; i++) {
+        int64_t j = s->row > 0 ? i % s->row : i;
+        y[i] = (float)ew_bound((int)s->op, a[i], b[j], ea[i], eb[j]);
+    }
+    return 0;
+}
+
+/* A function's bound through its steepest slope `lip` and its own rounding: lip·e + TRANS_ULPS·u·(|y| + lip·e);
+ * exact inputs give exact results (the same code on the same values). */
+static double through(double lip, double e, double y)
+{
+    return e == 0.0 ? 0.0 : lip * e + TRANS_ULPS * U32 * (fabs(y) + lip * e);
+}
+
+/* The steepest slope of each unary kind: silu 1.1, sigmoid 1/4, gelu 1.13, relu 1. */
+static double unary_lip(enum ir_kind k)
+{
+    return k == IR_KIND_SILU ? 1.1 : k == IR_KIND_SIGMOID ? 0.25 : k == IR_KIND_GELU ? 1.13 : 1.0;
+}
+
+/* silu, sigmoid, gelu, relu, softcap, scale: one input through a function. */
+static int b_unary(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_op *op = ir_leaf_op(l);
+    int64_t n = op->spec.kind == IR_KIND_SOFTCAP ? op->spec.u.softcap.n
+              : op->spec.kind == IR_KIND_SCALE   ? op->spec.u.scale.n
+                                                 : op->spec.u.unary.n;
+    double lip = op->spec.kind == IR_KIND_SOFTCAP ? 1.0
+               : op->spec.kind == IR_KIND_SCALE   ? fabs(op->spec.u.scale.factor)
+                                                  : unary_lip(op->spec.kind);
+    const float *e = ir_leaf_arg(l, 0, n);
+    float *y = e ? ir_leaf_result(l, n) : NULL;
+    const float *ry = y ? ir_leaf_arg_of(l, c->ref, 0, n) : NULL; /* |x| bounds |y| for every one of these */
+    if (!ry)
+        return -1;
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (float)through(lip, e[i], fabs(ry[i]) * (lip > 1.0 ? lip : 1.0) + 1.0);
+    return 0;
+}
+
+/* swiglu: silu(g)·u. */
+static int b_swiglu(struct bctx *c, struct ir_leaf *l)
+{
+    int64_t n = ir_leaf_op(l)->spec.u.swiglu.total;
+    const float *g = ir_leaf_arg_of(l, c->ref, 0, n), *u = g ? ir_leaf_arg_of(l, c->ref, 1, n) : NULL;
+    const float *eg = u ? ir_leaf_arg(l, 0, n) : NULL, *eu = eg ? ir_leaf_arg(l, 1, n) : NULL;
+    float *y = eu ? ir_leaf_result(l, n) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t i = 0; i < n; i++) {
+        double sg = fabs((double)g[i]) + eg[i] + 1.0; /* |silu(g')| ≤ |g'| + 1 */
+        double prop = 1.1 * eg[i] * (fabs((double)u[i]) + eu[i]) + sg * eu[i];
+        y[i] = (float)(prop == 0.0 ? 0.0 : prop + TRANS_ULPS * U32 * (sg * (fabs((double)u[i]) + eu[i])));
+    }
+    return 0;
+}
+
+/* ── Norms and rotation ──────────────────────────────────────────────────────────────────────────────────── */
+
+/* rms_norm: the inputs' bounds through v·r·(w + offset), r = 1/√(Σv²/n + eps), and the sum of squares' order. */
+static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_rms_norm *s = &ir_leaf_op(l)->spec.u.rms_norm;
+    int64_t n = s->rows * s->cols;
+    double *x, *ex, *r = NULL, *er = NULL;
+    if (operand_pair(c, l, 0, n, &x, &ex))
+        return -1;
+    const float *w = s->weight ? ir_leaf_arg_of(l, c->ref, 1, s->cols) : NULL;
+    if ((s->weight && !w) || (s->residual && operand_pair(c, l, s->weight ? 2 : 1, n, &r, &er))) {
+        free(x);
+        free(ex);
+        return -1;
+    }
+    float *y = ir_leaf_result(l, n);
+    for (int64_t row = 0; y && row < s->rows; row++) {
+        double ss = 0.0, dss = 0.0, any = 0.0;
+        for (int64_t j = 0; j < s->cols; j++) {
+            int64_t i = row * s->cols + j;
+            double v = x[i] + (r ? r[i] : 0.0), ev = ex[i] + (er ? er[i] : 0.0);
+            if (r && ev > 0.0)
+                ev += U32 * (fabs(v) + ev); /* the residual add's rounding */
+            ss += v * v;
+            dss += 2.0 * fabs(v) * ev + ev * ev;
+            any += ev;
+        }
+        int64_t threads = kernels_norm_threads(s->cols);
+        double order = (kernels_gamma((double)s->cols) +
+                        kernels_gamma((double)((s->cols + threads - 1) / threads) + 10.0)) * ss;
+        double den = ss + (double)s->cols * s->eps;
+        double rho = 0.5 * (dss + order) / (den - dss - order > 0 ? den - dss - order : 0.0);
+        double inv = 1.0 / sqrt(den / (double)s->cols);
+        for (int64_t j = 0; j < s->cols; j++) {
+            int64_t i = row * s->cols + j;
+            double v = x[i] + (r ? r[i] : 0.0), ev = ex[i] + (er ? er[i] : 0.0);
+            double f = w ? fabs((double)w[j] + s->offset) : 1.0;
+            double prop = f * inv * (ev + (fabs(v) + ev) * rho);
+            y[i] = (float)(prop + 4.0 * U32 * f * inv * (fabs(v) + ev));
+        }
+        (void)any;
+    }
+    free(x);
+    free(ex);
+    free(r);
+    free(er);
+    return y ? 0 : -1;
+}
+
+/* rope: each output of a pair is x0·c ∓ x1·s; the tables are exact. */
+static int b_rope(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_rope *s = &ir_leaf_op(l)->spec.u.rope;
+    int64_t n = s->h * s->hd, clen = 0, slen = 0, p = 0;
+    const float *x = ir_leaf_arg_of(l, c->ref, 0, n);
+    const float *e = x ? ir_leaf_arg(l, 0, n) : NULL;
+    const float *ct = e ? ir_leaf_arg_all(l, 1, &clen) : NULL; /* bounds of the tables: zero, but sized */
+    (void)ct;
+    float *y = e ? ir_leaf_result(l, n) : NULL;
+    if (!y || ir_leaf_row(l, &s->pos, 3, IR_MAX_DIM, "position", &p))
+        return -1;
+    (void)slen;
+    for (int64_t g = 0; g < s->h; g++)
+        for (int64_t i = 0; i < s->hd; i++) {
+            int64_t at = g * s->hd + i;
+            if (i >= 2 * s->half) {
+                y[at] = e[at];
+                continue;
+            }
+            int64_t a = g * s->hd + (i < s->half ? i : i - s->half), b = a + s->half;
+            double prop = e[a] + e[b], mag = fabs((double)x[a]) + fabs((double)x[b]) + prop;
+            y[at] = (float)(prop == 0.0 ? 0.0 : prop + 3.0 * U32 * mag);
+        }
+    return 0;
+}
+
+/* ── Attention ───────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* attention: per head, the logits' bound E from the inputs' and the dot's rounding; the weights move by at most
+ * e^{2E} − 1 relatively; the output by that over Σp|v|, plus Σp·e_v and the softmax's own rounding (exp, the
+ * online rescaling over tiles and chunks, the merge). Under f16 tiles, queries, keys, values and weights are rounded
+ * to f16 too. */
+static int b_attention(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_attention *s = &ir_leaf_op(l)->spec.u.attention;
+    int64_t p = 0, nq = s->rows * s->h * s->hd, nk = s->l * s->kv * s->hd, nv = s->l * s->kv * s->vd;
+    const float *q = ir_leaf_arg_of(l, c->ref, 0, nq), *k = q ? ir_leaf_arg_of(l, c->ref, 1, nk) : NULL;
+    const float *v = k ? ir_leaf_arg_of(l, c->ref, 2, nv) : NULL;
+    const float *eq = v ? ir_leaf_arg(l, 0, nq) : NULL, *ek = eq ? ir_leaf_arg(l, 1, nk) : NULL;
+    const float *ev = ek ? ir_leaf_arg(l, 2, nv) : NULL;
+    if (!ev || ir_leaf_row(l, &s->pos, 3, IR_MAX_DIM, "position", &p))
+        return -1;
+    const float *sinks = s->sinks ? ir_leaf_arg_of(l, c->ref, s->pos.kind == IR_RIDX_NAMED ? 4 : 3, s->h) : NULL;
+    float *y = (!s->sinks || sinks) ? ir_leaf_result(l, s->rows * s->h * s->vd) : NULL;
+    double *lg = y ? malloc(sizeof(double) * (size_t)(2 * (s->l > 0 ? s->l : 1))) : NULL;
+    if (!lg)
+        return y ? ir_leaf_fail(l, "out of memory for bounds") : -1;
+    double *dl = lg + (s->l > 0 ? s->l : 1);
+    bool tiles = kernels_attention_in_tiles(kernels_mode(c->p->acts), s->rows, s->hd, s->vd);
+    double scale = s->scale.has ? s->scale.v : 1.0 / sqrt((double)s->hd);
+    int64_t group = s->h / s->kv, kst = s->kv * s->hd, vst = s->kv * s->vd;
+    for (int64_t r = 0; r < s->rows; r++) {
+        int64_t pos = p + r, hi = pos < s->l - 1 ? pos : s->l - 1;
+        int64_t lo = s->window > 0 && pos - s->window + 1 > 0 ? pos - s->window + 1 : 0;
+        for (int64_t g = 0; g < s->h; g++) {
+            const float *qh = q + (r * s->h + g) * s->hd, *eqh = eq + (r * s->h + g) * s->hd;
+            int64_t kvh = g / group;
+            double E = 0.0, m = -INFINITY;
+            for (int64_t j = lo; j <= hi; j++) {
+                const float *kj = k + j * kst + kvh * s->hd, *ekj = ek + j * kst + kvh * s->hd;
+                double dot = 0.0, mag = 0.0, prop = 0.0;
+                for (int64_t i = 0; i < s->hd; i++) {
+                    dot += (double)qh[i] * kj[i];
+                    mag += fabs((double)qh[i] * kj[i]);
+                    prop += fabs((double)qh[i]) * ekj[i] + fabs((double)kj[i]) * eqh[i] + (double)eqh[i] * ekj[i];
+                }
+                double round = kernels_product_bound(s->hd, 0, mag + prop) + (tiles ? 3.0 * U16 * (mag + prop) : 0.0);
+                double lgt = dot * scale, e = fabs(scale) * (prop + round) + 2.0 * U32 * fabs(lgt);
+                if (s->softcap.has) {
+                    lgt = s->softcap.v * tanh(lgt / s->softcap.v);
+                    e += TRANS_ULPS * U32 * fabs(lgt);
+                }
+                lg[j] = lgt;
+                dl[j] = e;
+                if (e > E)
+                    E = e;
+                if (lgt > m)
+                    m = lgt;
+            }
+            double sink = sinks ? sinks[g] : -INFINITY;
+            if (sink > m)
+                m = sink;
+            double den = sinks ? exp(sink - m) : 0.0;
+            for (int64_t j = lo; j <= hi; j++)
+                den += exp(lg[j] - m);
+            double move = expm1(2.0 * E);
+            double span = (double)(hi - lo + 1);
+            /* the lane's softmax: exp per row (TRANS_ULPS), the running sums over tiles and chunks, the rescales */
+            double own = kernels_gamma(2.0 * span + 16.0 + TRANS_ULPS * 3.0) + (tiles ? 2.0 * U16 : 0.0);
+            for (int64_t j = lo; j <= hi; j++)
+                lg[j] = exp(lg[j] - m) / den; /* the reference's weights */
+            for (int64_t t = 0; t < s->vd; t++) {
+                double pv = 0.0, pe = 0.0;
+                for (int64_t j = lo; j <= hi; j++) {
+                    double pj = lg[j], vv = fabs((double)v[j * vst + kvh * s->vd + t]);
+                    double e = ev[j * vst + kvh * s->vd + t];
+                    pv += pj * (vv + e);
+                    pe += pj * e;
+                }
+                double b = move * pv + pe + own * pv;
+                y[(r * s->h + g) * s->vd + t] = (float)(hi < lo ? 0.0 : b);
+            }
+        }
+    }
+    free(lg);
+    return 0;
+}
+
+/* ── Mixture of experts ──────────────────────────────────────────────────────────────────────────────────── */
+
+/* moe: the router's logits move by E; an expert choice that E could flip leaves the output unbounded; else each
+ * kept expert's gate, up and down products carry their bounds, the weights move by e^{2E} − 1. */
+static int b_moe(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_moe *s = &ir_leaf_op(l)->spec.u.moe;
+    struct rmat R, G, U, D;
+    int64_t wide = s->experts * s->dff;
+    double *x, *ex;
+    if (rmat_get(c, l, 1, s->d, s->experts, &R) || rmat_get(c, l, 2, s->d, wide, &G) ||
+        rmat_get(c, l, 3, s->d, wide, &U) || rmat_get(c, l, 4, s->dff, s->experts * s->d, &D) ||
+        operand_pair(c, l, 0, s->d, &x, &ex))
+        return -1;
+    float *y = ir_leaf_result(l, s->d);
+    int words = operand_words(c->g, ir_leaf_op(l)->ins[0]);
+    size_t room = (size_t)(2 * s->experts + 6 * s->dff + 3 * s->d + (s->d > s->dff ? s->d : s->dff) + 8);
+    double *buf = y ? calloc(room, sizeof(double)) : NULL;
+    if (!buf) {
+        free(x);
+        free(ex);
+        return y ? ir_leaf_fail(l, "out of memory for bounds") : -1;
+    }
+    double *lg = buf, *elg = lg + s->experts, *gv = elg + s->experts, *eg = gv + s->dff, *uv = eg + s->dff;
+    double *eu = uv + s->dff, *h = eu + s->dff, *eh = h + s->dff, *dv = eh + s->dff, *ed = dv + s->d;
+    double *acc = ed + s->d, *col = acc + s->d;
+    for (int64_t e = 0; e < s->experts; e++) {
+        double dot = 0.0;
+        rmat_col(&R, 0, s->d, e, col);
+        for (int64_t t = 0; t < s->d; t++)
+            dot += x[t] * col[t];
+        lg[e] = dot;
+    }
+    product_bounds(x, ex, s->d, &R, 0, 0, 1, s->d, s->experts, 0, elg, s->experts);
+    double E = 0.0;
+    for (int64_t e = 0; e < s->experts; e++)
+        E = elg[e] > E ? elg[e] : E;
+    /* the reference's choice, in double: the k largest logits */
+    int64_t *sel = calloc((size_t)(s->k > 0 ? s->k : 1), sizeof *sel);
+    bool ambiguous = !sel;
+    for (int64_t r = 0; sel && r < s->k; r++) {
+        int64_t best = -1;
+        for (int64_t e = 0; e < s->experts; e++) {
+            bool taken = false;
+            for (int64_t u = 0; u < r; u++)
+                taken = taken || sel[u] == e;
+            if (!taken && (best < 0 || lg[e] > lg[best]))
+                best = e;
+        }
+        sel[r] = best;
+    }
+    for (int64_t e = 0; sel && e < s->experts && s->k < s->experts; e++) { /* a rejected expert within 2E + slack */
+        bool kept = false;
+        for (int64_t r = 0; r < s->k; r++)
+            kept = kept || sel[r] == e;
+        if (!kept && lg[e] >= lg[sel[s->k - 1]] - 2.0 * E - 8.0 * U32 * (fabs(lg[e]) + 1.0))
+            ambiguous = true;
+    }
+    double m = -INFINITY, den = 0.0, wsum = 0.0;
+    for (int64_t e = 0; e < s->experts; e++)
+        m = lg[e] > m ? lg[e] : m;
+    for (int64_t e = 0; e < s->experts; e++)
+        den += exp(lg[e] - m);
+    for (int64_t r = 0; sel && r < s->k; r++)
+        wsum += exp(lg[sel[r]] - m) / den;
+    double move = expm1(4.0 * E) + kernels_gamma(2.0 * (double)s->experts + 8.0 + TRANS_ULPS);
+    for (int64_t r = 0; !ambiguous && r < s->k; r++) {
+        int64_t ex_ = sel[r];
+        double wr = exp(lg[ex_] - m) / den / wsum;
+        for (int64_t j = 0; j < s->dff; j++) {
+            double gd = 0.0, ud = 0.0;
+            rmat_col(&G, 0, s->d, ex_ * s->dff + j, col);
+            for (int64_t t = 0; t < s->d; t++)
+                gd += x[t] * col[t];
+            rmat_col(&U, 0, s->d, ex_ * s->dff + j, col);
+            for (int64_t t = 0; t < s->d; t++)
+                ud += x[t] * col[t];
+            gv[j] = gd;
+            uv[j] = ud;
+        }
+        product_bounds(x, ex, s->d, &G, 0, ex_ * s->dff, 1, s->d, s->dff, words, eg, s->dff);
+        product_bounds(x, ex, s->d, &U, 0, ex_ * s->dff, 1, s->d, s->dff, words, eu, s->dff);
+        for (int64_t j = 0; j < s->dff; j++) {
+            double a = s->act == IR_MOE_GEGLU ? 0.5 * gv[j] * (1.0 + tanh(0.7978845608 * (gv[j] + 0.044715 *
+                                                                                          gv[j] * gv[j] * gv[j])))
+                                              : gv[j] / (1.0 + exp(-gv[j]));
+            h[j] = a * uv[j];
+            double prop = 1.13 * eg[j] * (fabs(uv[j]) + eu[j]) + (fabs(a) + 1.13 * eg[j]) * eu[j];
+            eh[j] = prop + TRANS_ULPS * U32 * (fabs(a) + 1.13 * eg[j] + 1.0) * (fabs(uv[j]) + eu[j]);
+        }
+        product_bounds(h, eh, s->dff, &D, 0, ex_ * s->d, 1, s->dff, s->d, 0, ed, s->d);
+        for (int64_t i = 0; i < s->d; i++) {
+            double dd = 0.0;
+            rmat_col(&D, 0, s->dff, ex_ * s->d + i, col);
+            for (int64_t j = 0; j < s->dff; j++)
+                dd += h[j] * col[j];
+            dv[i] = dd;
+            acc[i] += wr * move * (fabs(dd) + ed[i]) + wr * ed[i] + 3.0 * U32 * wr * (fabs(dd) + ed[i]);
+        }
+    }
+    for (int64_t i = 0; i < s->d; i++)
+        y[i] = ambiguous ? INFINITY : (float)(acc[i] + kernels_gamma((double)s->k + 2.0) * acc[i]);
+    if (ambiguous)
+        c->ambiguous += s->d;
+    free(sel);
+    free(buf);
+    free(x);
+    free(ex);
+    return 0;
+}
+
+/* ── Selection, tables, caches, quantize ─────────────────────────────────────────────────────────────────── */
+
+/* argmax: exact when the reference's best beats every other value by more than both their bounds; else unbounded. */
+static int b_argmax(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_argmax *s = &ir_leaf_op(l)->spec.u.argmax;
+    const float *x = ir_leaf_arg_of(l, c->ref, 0, s->rows * s->cols);
+    const float *e = x ? ir_leaf_arg(l, 0, s->rows * s->cols) : NULL;
+    float *y = e ? ir_leaf_result(l, s->rows) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t r = 0; r < s->rows; r++) {
+        const float *xr = x + r * s->cols, *er = e + r * s->cols;
+        int64_t best = -1;
+        for (int64_t j = 0; j < s->cols; j++)
+            if (xr[j] == xr[j] && (best < 0 || xr[j] > xr[best]))
+                best = j;
+        bool close = false;
+        for (int64_t j = 0; best >= 0 && j < s->cols; j++)
+            close = close || (j != best && (double)xr[j] + er[j] >= (double)xr[best] - er[best]);
+        y[r] = close ? INFINITY : 0.0f;
+        c->ambiguous += close;
+    }
+    return 0;
+}
+
+/* row_gather, rows_gather: weights decoded exactly, indices exact: the result's bound is zero. */
+static int b_gather(struct bctx *c, struct ir_leaf *l)
+{
+    (void)c;
+    const struct ir_op *op = ir_leaf_op(l);
+    int64_t n = op->spec.kind == IR_KIND_ROW_GATHER ? op->spec.u.row_gather.cols
+                                                    : op->spec.u.rows_gather.count * op->spec.u.rows_gather.cols;
+    float *y = ir_leaf_result(l, n);
+    if (!y)
+        return -1;
+    memset(y, 0, sizeof(float) * (size_t)n);
+    return 0;
+}
+
+/* The relative rounding a write into tensor t adds: a KV cache's (a carried state tensor) type, else none. */
+static double keep_unit(const struct bctx *c, ir_tid t)
+{
+    const struct ir_tensor *T = &c->g->tensors[t];
+    if (T->role != IR_ROLE_STATE || !T->carried)
+        return 0.0;
+    return c->p->cache == SHIM_KEEP_F16 ? U16 : c->p->cache == SHIM_KEEP_BF16 ? UBF : 0.0;
+}
+
+/* The most rounding into tensor t moves a value x: relative, and f16's subnormal spacing below 2⁻¹⁴. */
+static double keep_error(const struct bctx *c, ir_tid t, double x)
+{
+    double unit = keep_unit(c, t);
+    return unit == U16 ? unit * fabs(x) + 0x1p-25 : unit * fabs(x);
+}
+
+/* set_row: the written rows carry their source's bound and the cache's rounding at the write. */
+static int b_set_row(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_set_row *s = &ir_leaf_op(l)->spec.u.set_row;
+    int64_t n = s->rows * s->cols, r = 0, w = s->count * s->cols;
+    float *table = ir_leaf_state(l, 0, n);
+    const float *src = table ? ir_leaf_arg_of(l, c->ref, 1, w) : NULL;
+    const float *es = src ? ir_leaf_arg(l, 1, w) : NULL;
+    if (!es || ir_leaf_row(l, &s->index, 2, s->rows - s->count, "row", &r))
+        return -1;
+    float *y = ir_leaf_result(l, n);
+    if (!y)
+        return -1;
+    ir_tid tt = ir_leaf_op(l)->ins[0];
+    for (int64_t i = 0; i < w; i++)
+        table[r * s->cols + i] = (float)(es[i] + keep_error(c, tt, fabs((double)src[i]) + es[i]));
+    if (y != table)
+        memcpy(y, table, sizeof(float) * (size_t)n);
+    return 0;
+}
+
+/* quantize: exact inputs quantize exactly (the same arithmetic on the same values). Else the scale moves by at
+ * most max e/127, each code keeps its step unless its value lies within its bound of a rounding boundary, where it
+ * may move one step; two words land within a second-word step of the value either way. */
+static int b_quantize(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_op *op = ir_leaf_op(l);
+    int64_t n = ir_tensor_len(c->g, op->out);
+    const float *x = ir_leaf_arg_of(l, c->ref, 0, n), *e = x ? ir_leaf_arg(l, 0, n) : NULL;
+    float *y = e ? ir_leaf_result(l, n) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t b = 0; b < n; b += 32) {
+        int64_t m = n - b < 32 ? n - b : 32;
+        double amax = 0.0, emax = 0.0;
+        for (int64_t i = b; i < b + m; i++) {
+            amax = fabs((double)x[i]) > amax ? fabs((double)x[i]) : amax;
+            emax = e[i] > emax ? e[i] : emax;
+        }
+        double sc = amax / 127.0, ds = emax / 127.0 + 2.0 * U32 * sc;
+        for (int64_t i = b; i < b + m; i++) {
+            if (emax == 0.0) {
+                y[i] = 0.0f;
+                continue;
+            }
+            if (op->quant_words == 2) {
+                y[i] = (float)(e[i] + 2.0 * (amax + emax) / (254.0 * 127.0) + 4.0 * U32 * (fabs((double)x[i]) + e[i]));
+                continue;
+            }
+            double t = sc > 0.0 ? fabs((double)x[i]) / sc : 0.0, frac = t - floor(t);
+            double slack = sc > 0.0 ? (e[i] + 127.0 * ds) / sc : INFINITY;
+            bool near = fabs(frac - 0.5) <= slack + 1e-6;
+            y[i] = (float)(127.0 * ds + (near ? sc + ds : 0.0) + 2.0 * U32 * fabs((double)x[i]));
+        }
+    }
+    return 0;
+}
+
+/* ── The walk ────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* Each kind's bound rule. */
+static int (*const rules[IR_KIND_COUNT])(struct bctx *, struct ir_leaf *) = {
+    [IR_KIND_MATMUL] = b_matmul,   [IR_KIND_ELEMENTWISE] = b_elementwise, [IR_KIND_RMS_NORM] = b_rms_norm,
+    [IR_KIND_ROPE] = b_rope,       [IR_KIND_ROW_GATHER] = b_gather,       [IR_KIND_ROWS_GATHER] = b_gather,
+    [IR_KIND_SET_ROW] = b_set_row, [IR_KIND_ATTENTION] = b_attention,     [IR_KIND_MOE] = b_moe,
+    [IR_KIND_SILU] = b_unary,      [IR_KIND_SIGMOID] = b_unary,           [IR_KIND_GELU] = b_unary,
+    [IR_KIND_RELU] = b_unary,      [IR_KIND_SCALE] = b_unary,             [IR_KIND_SWIGLU] = b_swiglu,
+    [IR_KIND_ARGMAX] = b_argmax,   [IR_KIND_SOFTCAP] = b_unary,
+};
+
+/* The leaf hook of the bound walk. */
+static int bound_leaf(void *ctx, struct ir_leaf *l)
+{
+    struct bctx *c = ctx;
+    const struct ir_op *op = ir_leaf_op(l);
+    if (op->sym == IR_SYM_VIEW)
+        return 1; /* a copy: bounds move as values do */
+    if (op->sym == IR_SYM_QUANT)
+        return b_quantize(c, l);
+    if (op->sym == IR_SYM_PRIM && (unsigned)op->spec.kind < IR_KIND_COUNT && rules[op->spec.kind])
+        return rules[op->spec.kind](c, l);
+    return ir_leaf_fail(l, "no tolerance bound for %s", op->sym == IR_SYM_PRIM ? ir_kind_name(op->spec.kind) : "?");
+}
+
+/* The placement hook: rows placed into a cache take the cache's rounding at the write, relative to the value. */
+static void bound_placed(void *ctx, ir_tid buf, float *values, int64_t n)
+{
+    struct bctx *c = ctx;
+    if (keep_unit(c, buf) == 0.0)
+        return;
+    float *base = ir_values_data(c->bounds, buf);
+    const float *rv = ir_values_cdata(c->ref, buf);
+    if (!base || !rv)
+        return;
+    int64_t at = values - base;
+    for (int64_t i = 0; i < n; i++)
+        values[i] = (float)(values[i] + keep_error(c, buf, fabs((double)rv[at + i]) + values[i]));
+}
+
+int kernels_bounds_launch(const struct kernels_point *p, const struct ir_graph *g, int32_t op,
+                          const struct ir_values *ref, struct ir_values *bounds, int64_t *ambiguous,
+                          char err[IR_ERR_LEN])
+{
+    struct bctx c = {p, ref, bounds, g, 0};
+    struct ir_eval_hooks hooks = {bound_leaf, bound_placed, &c};
+    int rc = ir_eval_ops_hooked(g, &g->ops[op], 1, bounds, &hooks, err);
+    *ambiguous = c.ambiguous;
+    return rc;
+}

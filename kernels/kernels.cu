@@ -1,0 +1,389 @@
+/* kernels/kernels.cu — the CUDA lane's device kernels, one __global__ kernel a stage (launch wrappers come with the
+ * device runner). Their arithmetic is kernels/arith.inc's, shared with the host lane (kernels/host.c): a kernel only
+ * moves data (indices, shared memory, warp shuffles) and calls it, in host.c's decomposition and combining order,
+ * so both lanes compute the same bits. Sums and products host.c writes inline are ka_ew calls here, same operands
+ * in the same order. Built with -fmad=false, as the host build keeps products out of sums. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern "C" {
+#include "kernels.h"
+}
+
+#include "arith.inc"
+
+/* Every lane of a warp (the shuffles' mask); the most threads a block has. */
+#define KC_FULL 0xffffffffu
+#define KC_MAX_THREADS 1024
+
+/* ── Indices and the two reductions ──────────────────────────────────────────────────────────────────────── */
+
+/* This thread's first index of a grid-stride loop, and the loop's stride. */
+__device__ __forceinline__ int64_t kc_first(void) { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int64_t kc_stride(void) { return (int64_t)gridDim.x * blockDim.x; }
+
+/* This thread's lane in its warp, and its warp in the block. */
+__device__ __forceinline__ int kc_lane(void) { return (int)(threadIdx.x % KA_WARP); }
+__device__ __forceinline__ int kc_warp(void) { return (int)(threadIdx.x / KA_WARP); }
+
+/* The warp's butterfly at offsets 16, 8, 4, 2, 1 (lane 0's result is ka_warp_sum_host's). */
+__device__ __forceinline__ float kc_warp_sum(float v)
+{
+    for (int o = KA_WARP / 2; o > 0; o >>= 1)
+        v = ka_tree_step(v, __shfl_xor_sync(KC_FULL, v, o));
+    return v;
+}
+
+/* host.c's block_sum: warps' butterflies, then warp 0's over their sums (zero-padded); whole warps, once a kernel. */
+__device__ float kc_block_sum(float part)
+{
+    __shared__ float wsum[KA_WARP];
+    __shared__ float total;
+    float s = kc_warp_sum(part);
+    if (kc_lane() == 0)
+        wsum[kc_warp()] = s;
+    __syncthreads();
+    if (kc_warp() == 0) {
+        float t = kc_warp_sum(kc_lane() < (int)(blockDim.x / KA_WARP) ? wsum[kc_lane()] : 0.0f);
+        if (kc_lane() == 0)
+            total = t;
+    }
+    __syncthreads();
+    return total;
+}
+
+/* ── Weights ─────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A weight matrix: checkpoint rows of enum ka_format `format` (transposed: a stored row a column), or plain f32. */
+struct kc_weights {
+    const unsigned char *bytes;
+    const float *plain;
+    int64_t row_bytes, cols;
+    int format;
+    int transposed;
+};
+
+/* W[t][j], decoded from its block where the checkpoint keeps it (host.c's wmat_at). */
+__device__ __forceinline__ float kc_weight(const kc_weights &w, int64_t t, int64_t j)
+{
+    if (!w.bytes)
+        return w.plain[t * w.cols + j];
+    if (w.transposed)
+        return ka_decode(w.format, w.bytes + j * w.row_bytes, t);
+    return ka_decode(w.format, w.bytes + t * w.row_bytes, j);
+}
+
+/* Whether a column's weights are integer-coded blocks of one stored row (host.c's wmat_codes). */
+__device__ __forceinline__ bool kc_weight_codes(const kc_weights &w)
+{
+    return w.bytes && w.transposed && ka_integer_codes(w.format);
+}
+
+/* ── Products ────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* host.c's struct product: activations x (rows of xs) or their words q, weights; j reads W[r0, r0 + k) x (c0 + j). */
+struct kc_product {
+    const float *x;
+    int64_t xs;
+    const struct ka_qblock *q;
+    int words;
+    kc_weights w;
+    int64_t k, r0, c0;
+};
+
+/* Up to 32 weights of column col from W row r on. */
+__device__ __forceinline__ void kc_weight_run(const kc_weights &w, int64_t r, int64_t col, int64_t n, float *out)
+{
+    for (int64_t t = 0; t < n; t++)
+        out[t] = kc_weight(w, r + t, col);
+}
+
+/* Chunk c's term of output (i, j): integer codes, int8 words by decoded weights, or f32 (host.c's chunk_term). */
+__device__ float kc_chunk_term(const kc_product &p, int64_t i, int64_t j, int64_t c)
+{
+    int64_t t0 = c * KA_QBLOCK, n = p.k - t0 < KA_QBLOCK ? p.k - t0 : KA_QBLOCK, col = p.c0 + j;
+    float w[KA_QBLOCK];
+    if (p.q) {
+        const struct ka_qblock *xb = &p.q[i * ((p.k + KA_QBLOCK - 1) / KA_QBLOCK) + c];
+        if (kc_weight_codes(p.w) && n == KA_QBLOCK && p.r0 % KA_QBLOCK == 0) {
+            int codes[KA_QBLOCK];
+            float d = ka_codes32(p.w.format, p.w.bytes + col * p.w.row_bytes, (p.r0 + t0) / KA_QBLOCK, codes);
+            return ka_chunk_i8(xb, p.words, codes, d, KA_QBLOCK);
+        }
+        kc_weight_run(p.w, p.r0 + t0, col, n, w);
+        return ka_chunk_i8_float(xb, p.words, w, (int)n);
+    }
+    kc_weight_run(p.w, p.r0 + t0, col, n, w);
+    return ka_dot_f32(p.x + i * p.xs + t0, w, (int)n);
+}
+
+/* Output (i, j) by a warp: lane l sums chunks c ≡ l (mod 32), the butterfly the lanes (host.c's product_out). */
+__device__ float kc_product_out(const kc_product &p, int64_t i, int64_t j)
+{
+    float acc = 0.0f;
+    for (int64_t c = kc_lane(); c < (p.k + KA_QBLOCK - 1) / KA_QBLOCK; c += KA_WARP)
+        acc = ka_ew(IR_EW_ADD, acc, kc_chunk_term(p, i, j, c));
+    return kc_warp_sum(acc);
+}
+
+/* gemv (matmul, head_matmul): a warp per_warp outputs, all m rows; head blockIdx.y shifts x, r0, y by xh, rh, yh. */
+__global__ void kc_gemv(kc_product p, int64_t m, int64_t n, int per_warp, float *y, int64_t ys, int64_t xh,
+                        int64_t rh, int64_t yh)
+{
+    p.x += blockIdx.y * xh;
+    p.r0 += blockIdx.y * rh;
+    y += blockIdx.y * yh;
+    int64_t first = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) * per_warp + (int64_t)kc_warp() * per_warp;
+    for (int64_t j = first; j < first + per_warp && j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            float out = kc_product_out(p, i, j);
+            if (kc_lane() == 0)
+                y[i * ys + j] = out;
+        }
+}
+
+/* ── Norms ───────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* rms_norm: a block a row (kernels_norm_threads(cols) threads); optional weight w (+ off) and residual res. */
+__global__ void kc_rms_norm(const float *x, const float *w, const float *res, int64_t cols, float eps, float off,
+                           float *y)
+{
+    int64_t r = blockIdx.x;
+    const float *xr = x + r * cols, *rr = res ? res + r * cols : NULL;
+    float ss = kc_block_sum(ka_norm_partial(xr, rr, cols, threadIdx.x, blockDim.x));
+    float inv = ka_norm_factor(ss, cols, eps);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+        y[r * cols + j] = ka_norm_value(ka_norm_in(xr[j], rr, j), inv, w, j, off);
+}
+
+/* ── Rotation ────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* rope (NeoX pairs i, i + half): a warp a head g, lane l its i ≡ l (mod 32), at table row pos + g / per_row. */
+__global__ void kc_rope(const float *x, const float *cosv, const float *sinv, int64_t h, int64_t hd, int64_t half,
+                        int64_t per_row, int64_t pos, float *y)
+{
+    int64_t g = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + kc_warp();
+    if (g >= h)
+        return;
+    int64_t at = pos + g / per_row;
+    const float *xh = x + g * hd, *c = cosv + at * half, *s = sinv + at * half;
+    float *yh = y + g * hd;
+    for (int64_t i = kc_lane(); i < half; i += KA_WARP)
+        ka_rope_pair(xh[i], xh[i + half], c[i], s[i], &yh[i], &yh[i + half]);
+    for (int64_t i = 2 * half + kc_lane(); i < hd; i += KA_WARP)
+        yh[i] = xh[i];
+}
+
+/* ── Quantize ────────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* quantize (1 or 2 words): a warp a block of 32, staged in shared memory, quantized by lane 0. */
+__global__ void kc_quantize(const float *x, int64_t n, int words, struct ka_qblock *blocks, float *y)
+{
+    __shared__ float xs[KC_MAX_THREADS / KA_WARP][KA_QBLOCK], ys[KC_MAX_THREADS / KA_WARP][KA_QBLOCK];
+    int lane = kc_lane(), warp = kc_warp();
+    int64_t b = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + warp, at = b * KA_QBLOCK;
+    if (at >= n)
+        return;
+    int m = (int)(n - at < KA_QBLOCK ? n - at : KA_QBLOCK);
+    if (lane < m)
+        xs[warp][lane] = x[at + lane];
+    __syncwarp();
+    if (lane == 0)
+        ka_quant_block(xs[warp], m, words, &blocks[b], ys[warp]);
+    __syncwarp();
+    if (lane < m)
+        y[at + lane] = ys[warp][lane];
+}
+
+/* ── Attention ───────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* An attention: queries (h heads a row), cache keys/values (rows of kstride/vstride), first position, cache rows,
+ * window (0: none), chunks, logit scale and cap; f16: operands rounded to f16 (tensor-core tiles). */
+struct kc_attention {
+    const float *q, *k, *v;
+    int64_t h, group, hd, vd, kstride, vstride;
+    int64_t pos, len, window, splits;
+    float scale, cap;
+    int capped, f16;
+};
+
+/* The cache rows [*lo, *hi] query row r attends (host.c's st_attention). */
+__device__ __forceinline__ void kc_span(const kc_attention &a, int64_t r, int64_t *lo, int64_t *hi)
+{
+    int64_t pos = a.pos + r;
+    *hi = pos < a.len - 1 ? pos : a.len - 1;
+    *lo = a.window > 0 && pos - a.window + 1 > 0 ? pos - a.window + 1 : 0;
+}
+
+/* A logit by a warp: lane l sums qv[i]·k[i], i ≡ l (mod 32), the butterfly, the scale, the cap (lane 0's). */
+__device__ float kc_logit(const kc_attention &a, const float *qv, const float *k)
+{
+    float s = 0.0f;
+    for (int64_t i = kc_lane(); i < a.hd; i += KA_WARP) {
+        float kk = a.f16 ? ka_round_half(k[i]) : k[i];
+        s = ka_ew(IR_EW_ADD, s, ka_ew(IR_EW_MUL, qv[i], kk));
+    }
+    float lg = ka_ew(IR_EW_MUL, kc_warp_sum(s), a.scale);
+    return a.capped ? ka_softcap(lg, a.cap) : lg;
+}
+
+/* The logits of cache rows [t0, t0 + n) into lg: warp w takes rows j ≡ w (mod warps). */
+__device__ void kc_tile_logits(const kc_attention &a, const float *qv, const float *k, int64_t t0, int n, float *lg)
+{
+    for (int j = kc_warp(); j < n; j += (int)(blockDim.x / KA_WARP)) {
+        float l = kc_logit(a, qv, k + (t0 + j) * a.kstride);
+        if (kc_lane() == 0)
+            lg[j] = l;
+    }
+}
+
+/* Fold a tile into this thread's copy of the state and its slice of columns (a column's bits need no others'). */
+__device__ void kc_tile_fold(const kc_attention &a, struct ka_softmax *st, const float *lg, int n, const float *v,
+                             float *acc)
+{
+    float p[KERNELS_ATTN_TILE_ROWS];
+    int64_t per = (a.vd + blockDim.x - 1) / blockDim.x, t = threadIdx.x * per;
+    t = t < a.vd ? t : a.vd;
+    int64_t cnt = a.vd - t < per ? a.vd - t : per;
+    ka_softmax_tile(st, lg, n, ka_max(lg, n), v + t, a.vstride, cnt, acc + t, p, a.f16);
+}
+
+/* The head's query (f16-rounded under f16) into qv; the accumulator zeroed. */
+__device__ void kc_chunk_init(const kc_attention &a, const float *q, float *qv, float *acc)
+{
+    for (int64_t i = threadIdx.x; i < a.hd; i += blockDim.x)
+        qv[i] = a.f16 ? ka_round_half(q[i]) : q[i];
+    for (int64_t t = threadIdx.x; t < a.vd; t += blockDim.x)
+        acc[t] = 0.0f;
+}
+
+/* attention: a block a query head (y) and chunk (x), tiles of 64 rows; state and acc[head][column][chunk] out.
+ * Dynamic shared memory: hd + vd floats. */
+__global__ void kc_attention_chunk(kc_attention a, struct ka_softmax *st, float *acc)
+{
+    extern __shared__ float kc_smem[];
+    __shared__ float lg[KERNELS_ATTN_TILE_ROWS];
+    float *qv = kc_smem, *ac = kc_smem + a.hd;
+    int64_t head = blockIdx.y, c = blockIdx.x, g = head % a.h, lo, hi;
+    const float *k = a.k + (g / a.group) * a.hd, *v = a.v + (g / a.group) * a.vd;
+    kc_span(a, head / a.h, &lo, &hi);
+    kc_chunk_init(a, a.q + head * a.hd, qv, ac);
+    __syncthreads();
+    struct ka_softmax s = {0.0f, 0.0f, 0};
+    int64_t per = hi >= lo ? (hi - lo + 1 + a.splits - 1) / a.splits : 0, c0 = lo + c * per;
+    int64_t c1 = c0 + per - 1 < hi ? c0 + per - 1 : hi;
+    for (int64_t t0 = c0; per > 0 && t0 <= c1; t0 += KERNELS_ATTN_TILE_ROWS) {
+        int n = (int)(c1 - t0 + 1 < KERNELS_ATTN_TILE_ROWS ? c1 - t0 + 1 : KERNELS_ATTN_TILE_ROWS);
+        kc_tile_logits(a, qv, k, t0, n, lg);
+        __syncthreads();
+        kc_tile_fold(a, &s, lg, n, v + t0 * a.vstride, ac);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        st[head * a.splits + c] = s;
+    for (int64_t t = threadIdx.x; t < a.vd; t += blockDim.x)
+        acc[(head * a.vd + t) * a.splits + c] = ac[t];
+}
+
+/* attention's merge: a block a head, a thread a column, chunks in order (a column's merge is the row's for it). */
+__global__ void kc_attention_merge(const struct ka_softmax *st, const float *acc, int64_t h, int64_t vd,
+                                   int64_t splits, const float *sinks, float *y)
+{
+    int64_t head = blockIdx.x;
+    float sink = sinks ? sinks[head % h] : 0.0f;
+    for (int64_t t = threadIdx.x; t < vd; t += blockDim.x)
+        ka_softmax_merge(st + head * splits, acc + (head * vd + t) * splits, (int)splits, 1, sinks != NULL, sink,
+                         y + head * vd + t);
+}
+
+/* ── Elementwise stages: a thread a value, grid-stride ───────────────────────────────────────────────────── */
+
+/* elementwise: y = a (op) b, op an enum ir_ewop, b one row broadcast when row > 0. */
+__global__ void kc_elementwise(const float *a, const float *b, int64_t n, int64_t row, int op, float *y)
+{
+    for (int64_t i = kc_first(); i < n; i += kc_stride())
+        y[i] = ka_ew(op, a[i], b[row > 0 ? i % row : i]);
+}
+
+/* silu, sigmoid, gelu, relu by kind (enum ir_kind; any other kind: relu). */
+__global__ void kc_unary(const float *x, int64_t n, int kind, float *y)
+{
+    for (int64_t i = kc_first(); i < n; i += kc_stride()) {
+        float v = x[i];
+        y[i] = kind == IR_KIND_SILU ? ka_silu(v) : kind == IR_KIND_SIGMOID ? ka_sigmoid(v)
+             : kind == IR_KIND_GELU ? ka_gelu(v) : ka_relu(v);
+    }
+}
+
+/* swiglu: y = silu(g) · u. */
+__global__ void kc_swiglu(const float *g, const float *u, int64_t n, float *y)
+{
+    for (int64_t i = kc_first(); i < n; i += kc_stride())
+        y[i] = ka_ew(IR_EW_MUL, ka_silu(g[i]), u[i]);
+}
+
+/* scale: y = factor · x. */
+__global__ void kc_scale(const float *x, int64_t n, float factor, float *y)
+{
+    for (int64_t i = kc_first(); i < n; i += kc_stride())
+        y[i] = ka_ew(IR_EW_MUL, factor, x[i]);
+}
+
+/* softcap: y = cap · tanh(x / cap). */
+__global__ void kc_softcap(const float *x, int64_t n, float cap, float *y)
+{
+    for (int64_t i = kc_first(); i < n; i += kc_stride())
+        y[i] = ka_softcap(x[i], cap);
+}
+
+/* ── Tables, rows and caches ─────────────────────────────────────────────────────────────────────────────── */
+
+/* A value rounded to a cache's type (keep: enum shim_keep; host.c's keep_round). */
+__device__ __forceinline__ float kc_keep(int keep, float x)
+{
+    return keep == SHIM_KEEP_F16 ? ka_round_half(x) : keep == SHIM_KEEP_BF16 ? ka_round_bf16(x) : x;
+}
+
+/* set_row: count rows of src into the cache table from row r, rounded to the cache's type at the write. */
+__global__ void kc_set_row(const float *src, int64_t count, int64_t cols, int64_t r, int keep, float *table)
+{
+    for (int64_t i = kc_first(); i < count * cols; i += kc_stride())
+        table[r * cols + i] = kc_keep(keep, src[i]);
+}
+
+/* row_gather: row r of a table, decoded from its blocks. */
+__global__ void kc_row_gather(kc_weights w, int64_t r, int64_t cols, float *y)
+{
+    for (int64_t j = kc_first(); j < cols; j += kc_stride())
+        y[j] = kc_weight(w, r, j);
+}
+
+/* argmax: a block a row; threads' strided bests, folded in thread order by thread 0 (host.c's st_argmax). */
+__global__ void kc_argmax(const float *x, int64_t cols, float *y)
+{
+    __shared__ float tv[KC_MAX_THREADS];
+    __shared__ int64_t ti[KC_MAX_THREADS];
+    const float *xr = x + (int64_t)blockIdx.x * cols;
+    float v = 0.0f;
+    int64_t vi = -1;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+        if (ka_argmax_beats(xr[j], j, v, vi)) {
+            v = xr[j];
+            vi = j;
+        }
+    tv[threadIdx.x] = v;
+    ti[threadIdx.x] = vi;
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    float bv = 0.0f;
+    int64_t bi = -1;
+    for (unsigned t = 0; t < blockDim.x; t++)
+        if (ti[t] >= 0 && ka_argmax_beats(tv[t], ti[t], bv, bi)) {
+            bv = tv[t];
+            bi = ti[t];
+        }
+    y[blockIdx.x] = (float)(bi < 0 ? 0 : bi);
+}
