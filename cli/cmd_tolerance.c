@@ -12,8 +12,8 @@
 #include "rules/rules.h"
 #include "shim/shim.h"
 
-/* The backend names results.db keeps the rows under: against the quantized reference, the unquantized lifted
- * graph, and the end-to-end steps. */
+/* The backend names results.db keeps a launch's rows under: against the quantized reference, and against the
+ * unquantized lifted graph. */
 static const char *backend_of(const struct kernels_tol_row *r) { return r->unquantized ? "host:unquantized" : "host"; }
 
 /* Log every row and step of a tolerance run in one transaction. */
@@ -37,12 +37,9 @@ static int log_tolerance(struct db *db, int64_t run, int64_t graph, int64_t shim
     }
     for (int32_t i = 0; !rc && i < res->nsteps; i++) {
         const struct kernels_tol_step *s = &res->steps[i];
-        char op[32];
-        snprintf(op, sizeof op, "step %d", (int)s->step);
-        /* end to end: max_rel holds the largest KL divergence of a row's softmax, bound the rows, pass top-1 */
-        struct db_tolerance t = {run, graph, shim, "host:end-to-end", op, s->tensor, s->rows, s->max_abs, s->kl,
-                                 s->nmse, (double)s->rows, s->top1_agree == s->rows};
-        rc = db_tolerance(db, &t, err);
+        struct db_tolerance_step t = {run, graph, shim, "host", s->tensor, s->step, s->rows, s->top1_agree,
+                                      s->nmse, s->kl, s->max_abs};
+        rc = db_tolerance_step(db, &t, err);
     }
     if (rc) {
         db_rollback(db);

@@ -49,6 +49,8 @@ static const struct cli_command commands[] = {
      "fusecheck tolerance FILE|MODEL --shim cuda-lane:CHIP:ACTS[:knobs] [--mode M] [--layers N] [--weights F] "
      "[--steps N] [--device host] [--seed N] [--db FILE] [--all]",
      cli_cmd_tolerance},
+    {"launches", "every distinct launch the CUDA lane makes on the zoo: kernel, stages, their numerics' variants",
+     "fusecheck launches [--shim NAME]... [--mode M]...", cli_cmd_launches},
     {"help", "show help for a command", "fusecheck help [COMMAND]", cmd_help},
 };
 

@@ -29,6 +29,8 @@
                 "rewritten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(TOLERANCE_PUT, "INSERT INTO tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, " \
                      "max_rel, nmse, bound, pass) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+    X(TOLERANCE_STEP_PUT, "INSERT INTO tolerance_steps (run_id, graph_id, shim_id, backend, step, tensor, rows, " \
+                          "nmse, kl, top1_agree, max_abs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(PROOF_PUT, "INSERT INTO proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample) " \
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)") \
     X(FUZZ_STAT_PUT, "INSERT INTO fuzz_stats (run_id, harness, executions, seconds, corpus, coverage) " \
@@ -128,12 +130,15 @@ static int migrate(struct db *db, char err[DB_ERR_LEN])
     return exec(db, "COMMIT", "upgrading the schema", err);
 }
 
-/* Prepare every statement. */
+/* Prepare every statement. A file opened for reading may be of an older schema (it is not upgraded): a statement
+ * writing a table it lacks stays unprepared (NULL: SQLite answers any use of it with an error, and a read-only
+ * file takes no writes anyway). */
 static int prepare_all(struct db *db, char err[DB_ERR_LEN])
 {
     for (int i = 0; i < DB_STMT_COUNT; i++)
         if (sqlite3_prepare_v3(db->conn, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->stmt[i], NULL) !=
-            SQLITE_OK)
+                SQLITE_OK &&
+            !(db->readonly && db_schema_version(db) < DB_SCHEMA_VERSION))
             return fail(db, "preparing statements", err);
     return 0;
 }
@@ -444,6 +449,23 @@ int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LE
     return done(db, st, "recording a tolerance result", err);
 }
 
+int db_tolerance_step(struct db *db, const struct db_tolerance_step *t, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_TOLERANCE_STEP_PUT);
+    sqlite3_bind_int64(st, 1, t->run);
+    sqlite3_bind_int64(st, 2, t->graph);
+    sqlite3_bind_int64(st, 3, t->shim);
+    bind_text(st, 4, t->backend);
+    sqlite3_bind_int64(st, 5, t->step);
+    bind_text(st, 6, t->tensor);
+    sqlite3_bind_int64(st, 7, t->rows);
+    sqlite3_bind_double(st, 8, t->nmse);
+    sqlite3_bind_double(st, 9, t->kl);
+    sqlite3_bind_int64(st, 10, t->top1_agree);
+    sqlite3_bind_double(st, 11, t->max_abs);
+    return done(db, st, "recording a tolerance step", err);
+}
+
 int db_proof(struct db *db, const struct db_proof *p, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_PROOF_PUT);
@@ -609,6 +631,26 @@ static const char merge_rows_sql[] =
     "  ON CONFLICT (harness, signature) DO UPDATE SET count = count + excluded.count,"
     "  first_run = min(first_run, excluded.first_run), last_run = max(last_run, excluded.last_run);";
 
+/* The end-to-end tolerance steps of a source that has them (a file from before schema version 2 has none). */
+static const char merge_steps_sql[] =
+    "INSERT INTO main.tolerance_steps (run_id, graph_id, shim_id, backend, step, tensor, rows, nmse, kl, top1_agree,"
+    "  max_abs)"
+    "  SELECT r.new, g.new, sh.new, t.backend, t.step, t.tensor, t.rows, t.nmse, t.kl, t.top1_agree, t.max_abs"
+    "  FROM src.tolerance_steps t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
+    "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;";
+
+/* Copy the source's tolerance steps when it has the table. */
+static int merge_steps(struct db *out, const char *input, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM src.sqlite_master WHERE name = 'tolerance_steps'", -1,
+                           &q, NULL) != SQLITE_OK)
+        return fail(out, "merging tolerance steps", err);
+    bool has = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    return has ? exec(out, merge_steps_sql, input, err) : 0;
+}
+
 /* Copy reports and their decisions. */
 static int merge_reports(struct db *out, char err[DB_ERR_LEN])
 {
@@ -661,7 +703,7 @@ static int merge_one(struct db *out, const char *input, char err[DB_ERR_LEN])
         return 1;
     }
     rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, err) ||
-         merge_reports(out, err) || exec(out, merge_rows_sql, input, err);
+         merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_steps(out, input, err);
     if (rc)
         db_rollback(out);
     else

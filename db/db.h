@@ -16,7 +16,7 @@
 #define DB_ERR_LEN 512
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 
 struct db;
 
@@ -98,6 +98,16 @@ struct db_tolerance {
     bool pass;
 };
 int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LEN]);
+/* One step of a tolerance run end to end: a backend's own chain of launches against the evaluator, on the step's
+ * logits (`tensor`, `rows` rows): their NMSE, the largest KL divergence of a row's softmax, the rows whose top-1
+ * agrees, the largest difference. */
+struct db_tolerance_step {
+    int64_t run, graph, shim;
+    const char *backend, *tensor;
+    int64_t step, rows, top1_agree;
+    double nmse, kl, max_abs;
+};
+int db_tolerance_step(struct db *db, const struct db_tolerance_step *t, char err[DB_ERR_LEN]);
 
 /* One proof obligation's verdict ("proved", "refuted", "unknown"). */
 struct db_proof {

@@ -154,8 +154,30 @@ static const char migration_1[] =
     "CREATE VIEW fuzz_new_findings AS"
     "  SELECT first_run AS run, harness, signature, input_sha256, last_run, count FROM fuzz_findings;";
 
+/* Version 1 → 2: the end-to-end figures of tolerance runs, a row per step, and their regression view. */
+static const char migration_2[] =
+    "CREATE TABLE tolerance_steps ("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  graph_id INTEGER NOT NULL REFERENCES graphs(id), shim_id INTEGER NOT NULL REFERENCES shims(id),"
+    "  backend TEXT NOT NULL, step INTEGER NOT NULL, tensor TEXT NOT NULL, rows INTEGER NOT NULL,"
+    "  nmse REAL NOT NULL, kl REAL NOT NULL, top1_agree INTEGER NOT NULL, max_abs REAL NOT NULL"
+    ");"
+    "CREATE INDEX tolerance_steps_key ON tolerance_steps(graph_id, shim_id, backend, step, run_id);"
+    /* End-to-end figures worse than the same step's in the latest earlier run: fewer top-1 agreements, a larger
+     * NMSE or KL divergence. */
+    "CREATE VIEW tolerance_step_regressions AS"
+    "  SELECT t.run_id AS run, prev.run_id AS previous_run, g.name AS graph, g.mode AS mode, s.name AS shim,"
+    "         t.backend, t.step, t.tensor, prev.nmse AS nmse_before, t.nmse AS nmse_after, prev.kl AS kl_before,"
+    "         t.kl AS kl_after, prev.top1_agree AS top1_before, t.top1_agree AS top1_after, t.rows"
+    "  FROM tolerance_steps t JOIN graphs g ON g.id = t.graph_id JOIN shims s ON s.id = t.shim_id"
+    "  JOIN tolerance_steps prev ON prev.id = (SELECT p.id FROM tolerance_steps p"
+    "       WHERE p.graph_id = t.graph_id AND p.shim_id = t.shim_id AND p.backend = t.backend AND p.step = t.step"
+    "       AND p.tensor = t.tensor AND p.run_id < t.run_id ORDER BY p.run_id DESC LIMIT 1)"
+    "  WHERE t.top1_agree < prev.top1_agree OR t.nmse > prev.nmse OR t.kl > prev.kl;";
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
-static const char *const migrations[] = {migration_1};
+static const char *const migrations[] = {migration_1, migration_2};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)

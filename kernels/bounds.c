@@ -16,9 +16,10 @@
 #define U16 (1.0 / 2048.0)
 #define UBF (1.0 / 256.0)
 
-/* Slack for a transcendental (expf, tanhf): the device's are within 2 ulp, the host's within 1; both sides may
- * be off, so a value through one is allowed 4 f32 ulps of itself beyond its propagated error. */
-#define TRANS_ULPS 4.0
+/* Slack for a value through e^x or tanh: the lane computes them itself (kernels/arith.inc, within 3 ulp, the same
+ * bits on the device and the host), the evaluator with the C library (within 1 ulp); through the few roundings of
+ * SiLU, the logistic function and GELU around them the two stay within 8 f32 ulps of the value's magnitude. */
+#define TRANS_ULPS 8.0
 
 double kernels_gamma(double n)
 {
@@ -236,11 +237,14 @@ static int b_elementwise(struct bctx *c, struct ir_leaf *l)
     return 0;
 }
 
-/* A function's bound through its steepest slope `lip` and its own rounding: lip·e + TRANS_ULPS·u·(|y| + lip·e);
- * exact inputs give exact results (the same code on the same values). */
-static double through(double lip, double e, double y)
+/* A function's bound through its steepest slope `lip`: lip·e plus, for a transcendental one (computed differently
+ * by the lane and the evaluator even on the same input), TRANS_ULPS of the magnitude `mag`; an exact one (ReLU, a
+ * scale) adds a rounding each side only when its input moved. */
+static double through(double lip, double e, double mag, bool transcendental)
 {
-    return e == 0.0 ? 0.0 : lip * e + TRANS_ULPS * U32 * (fabs(y) + lip * e);
+    if (transcendental)
+        return lip * e + TRANS_ULPS * U32 * (mag + lip * e);
+    return e == 0.0 ? 0.0 : lip * e + 2.0 * U32 * (mag + lip * e);
 }
 
 /* The steepest slope of each unary kind: silu 1.1, sigmoid 1/4, gelu 1.13, relu 1. */
@@ -259,13 +263,14 @@ static int b_unary(struct bctx *c, struct ir_leaf *l)
     double lip = op->spec.kind == IR_KIND_SOFTCAP ? 1.0
                : op->spec.kind == IR_KIND_SCALE   ? fabs(op->spec.u.scale.factor)
                                                   : unary_lip(op->spec.kind);
+    bool transcendental = op->spec.kind != IR_KIND_RELU && op->spec.kind != IR_KIND_SCALE;
     const float *e = ir_leaf_arg(l, 0, n);
     float *y = e ? ir_leaf_result(l, n) : NULL;
     const float *ry = y ? ir_leaf_arg_of(l, c->ref, 0, n) : NULL; /* |x| bounds |y| for every one of these */
     if (!ry)
         return -1;
     for (int64_t i = 0; i < n; i++)
-        y[i] = (float)through(lip, e[i], fabs(ry[i]) * (lip > 1.0 ? lip : 1.0) + 1.0);
+        y[i] = (float)through(lip, e[i], fabs(ry[i]) * (lip > 1.0 ? lip : 1.0) + 1.0, transcendental);
     return 0;
 }
 
@@ -281,7 +286,7 @@ static int b_swiglu(struct bctx *c, struct ir_leaf *l)
     for (int64_t i = 0; i < n; i++) {
         double sg = fabs((double)g[i]) + eg[i] + 1.0; /* |silu(g')| ≤ |g'| + 1 */
         double prop = 1.1 * eg[i] * (fabs((double)u[i]) + eu[i]) + sg * eu[i];
-        y[i] = (float)(prop == 0.0 ? 0.0 : prop + TRANS_ULPS * U32 * (sg * (fabs((double)u[i]) + eu[i])));
+        y[i] = (float)(prop + TRANS_ULPS * U32 * (sg * (fabs((double)u[i]) + eu[i])));
     }
     return 0;
 }
@@ -385,7 +390,9 @@ static int b_attention(struct bctx *c, struct ir_leaf *l)
     if (!lg)
         return y ? ir_leaf_fail(l, "out of memory for bounds") : -1;
     double *dl = lg + (s->l > 0 ? s->l : 1);
-    bool tiles = kernels_attention_in_tiles(kernels_mode(c->p->acts), s->rows, s->hd, s->vd);
+    enum kernels_mode mode = kernels_mode(c->p->acts);
+    bool tiles = kernels_attention_in_tiles(mode, s->rows, s->hd, s->vd);
+    bool f16 = tiles && mode != KERNELS_MODE_I8X2, i8 = tiles && mode == KERNELS_MODE_I8X2;
     double scale = s->scale.has ? s->scale.v : 1.0 / sqrt((double)s->hd);
     int64_t group = s->h / s->kv, kst = s->kv * s->hd, vst = s->kv * s->vd;
     for (int64_t r = 0; r < s->rows; r++) {
@@ -394,16 +401,25 @@ static int b_attention(struct bctx *c, struct ir_leaf *l)
         for (int64_t g = 0; g < s->h; g++) {
             const float *qh = q + (r * s->h + g) * s->hd, *eqh = eq + (r * s->h + g) * s->hd;
             int64_t kvh = g / group;
-            double E = 0.0, m = -INFINITY;
+            double E = 0.0, m = -INFINITY, qmax = 0.0;
+            for (int64_t i = 0; i < s->hd; i++)
+                qmax = fabs((double)qh[i]) + eqh[i] > qmax ? fabs((double)qh[i]) + eqh[i] : qmax;
             for (int64_t j = lo; j <= hi; j++) {
                 const float *kj = k + j * kst + kvh * s->hd, *ekj = ek + j * kst + kvh * s->hd;
-                double dot = 0.0, mag = 0.0, prop = 0.0;
+                double dot = 0.0, mag = 0.0, prop = 0.0, kmax = 0.0, q1 = 0.0, k1 = 0.0;
                 for (int64_t i = 0; i < s->hd; i++) {
                     dot += (double)qh[i] * kj[i];
                     mag += fabs((double)qh[i] * kj[i]);
                     prop += fabs((double)qh[i]) * ekj[i] + fabs((double)kj[i]) * eqh[i] + (double)eqh[i] * ekj[i];
+                    kmax = fabs((double)kj[i]) + ekj[i] > kmax ? fabs((double)kj[i]) + ekj[i] : kmax;
+                    q1 += fabs((double)qh[i]) + eqh[i];
+                    k1 += fabs((double)kj[i]) + ekj[i];
                 }
-                double round = kernels_product_bound(s->hd, 0, mag + prop) + (tiles ? 3.0 * U16 * (mag + prop) : 0.0);
+                /* f16 tiles: both operands rounded (2⁻¹¹ each); int8 tiles: each value within its row's max / 64516 */
+                double tile = f16 ? 3.0 * U16 * (mag + prop)
+                            : i8  ? (q1 * kmax + k1 * qmax + (double)s->hd * qmax * kmax / 64516.0) / 64516.0 * 1.01
+                                  : 0.0;
+                double round = kernels_product_bound(s->hd, 0, mag + prop) + tile;
                 double lgt = dot * scale, e = fabs(scale) * (prop + round) + 2.0 * U32 * fabs(lgt);
                 if (s->softcap.has) {
                     lgt = s->softcap.v * tanh(lgt / s->softcap.v);
@@ -425,18 +441,29 @@ static int b_attention(struct bctx *c, struct ir_leaf *l)
             double move = expm1(2.0 * E);
             double span = (double)(hi - lo + 1);
             /* the lane's softmax: exp per row (TRANS_ULPS), the running sums over tiles and chunks, the rescales */
-            double own = kernels_gamma(2.0 * span + 16.0 + TRANS_ULPS * 3.0) + (tiles ? 2.0 * U16 : 0.0);
+            double own = kernels_gamma(2.0 * span + 16.0 + TRANS_ULPS * 3.0) + (f16 ? 2.0 * U16 : 0.0);
             for (int64_t j = lo; j <= hi; j++)
                 lg[j] = exp(lg[j] - m) / den; /* the reference's weights */
+            double vq = 0.0; /* int8 tiles: Σ_j p_j · (row j's largest value / 64516) */
+            for (int64_t j = lo; i8 && j <= hi; j++) {
+                double vmax = 0.0;
+                for (int64_t t = 0; t < s->vd; t++) {
+                    double a = fabs((double)v[j * vst + kvh * s->vd + t]) + ev[j * vst + kvh * s->vd + t];
+                    vmax = a > vmax ? a : vmax;
+                }
+                vq += lg[j] * vmax / 64516.0 * 1.01;
+            }
             for (int64_t t = 0; t < s->vd; t++) {
-                double pv = 0.0, pe = 0.0;
+                double pv = 0.0, pe = 0.0, av = 0.0;
                 for (int64_t j = lo; j <= hi; j++) {
                     double pj = lg[j], vv = fabs((double)v[j * vst + kvh * s->vd + t]);
                     double e = ev[j * vst + kvh * s->vd + t];
                     pv += pj * (vv + e);
                     pe += pj * e;
+                    av += vv + e;
                 }
-                double b = move * pv + pe + own * pv;
+                /* int8 tiles: the weights in three words, each within 1/4·10⁶ of its tile's largest (at most 1) */
+                double b = move * pv + pe + own * pv + (i8 ? vq + av / (4e6 * den) : 0.0);
                 y[(r * s->h + g) * s->vd + t] = (float)(hi < lo ? 0.0 : b);
             }
         }

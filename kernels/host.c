@@ -198,6 +198,18 @@ static float wmat_at(const struct wmat *w, int64_t t, int64_t j)
     return ka_decode((int)w->ck.format, w->ck.bytes + t * w->ck.row_bytes, j);
 }
 
+/* W[t0 .. t0 + n)[j] into w: a chunk of a stored row decoded at once where the checkpoint keeps the column as a row
+ * (t0 a multiple of 32), else value by value. */
+static void wmat_chunk(const struct wmat *w, int64_t t0, int64_t n, int64_t j, float *out)
+{
+    if (w->ckpt && w->ck.transposed && t0 % KA_QBLOCK == 0) {
+        ka_decode_chunk((int)w->ck.format, w->ck.bytes + j * w->ck.row_bytes, t0, (int)n, out);
+        return;
+    }
+    for (int64_t t = 0; t < n; t++)
+        out[t] = wmat_at(w, t0 + t, j);
+}
+
 /* Whether output j's weights over k are whole integer-coded blocks of one row (the int8 dot product's case). */
 static bool wmat_codes(const struct wmat *w) { return w->ckpt && w->ck.transposed && ka_integer_codes((int)w->ck.format); }
 
@@ -233,12 +245,10 @@ static float chunk_term(const struct product *p, int64_t i, int64_t j, int64_t c
             float d = ka_codes32((int)p->w->ck.format, row, (p->r0 + t0) / KA_QBLOCK, codes);
             return ka_chunk_i8(xb, p->q->words, codes, d, KA_QBLOCK);
         }
-        for (int64_t t = 0; t < n; t++)
-            w[t] = wmat_at(p->w, p->r0 + t0 + t, col);
+        wmat_chunk(p->w, p->r0 + t0, n, col, w);
         return ka_chunk_i8_float(xb, p->q->words, w, (int)n);
     }
-    for (int64_t t = 0; t < n; t++)
-        w[t] = wmat_at(p->w, p->r0 + t0 + t, col);
+    wmat_chunk(p->w, p->r0 + t0, n, col, w);
     return ka_dot_f32(p->x + i * p->xs + t0, w, (int)n);
 }
 
@@ -250,7 +260,7 @@ static float product_out(const struct product *p, int64_t i, int64_t j)
     for (int l = 0; l < KA_WARP; l++) {
         float acc = 0.0f;
         for (int64_t c = l; c < chunks; c += KA_WARP)
-            acc += chunk_term(p, i, j, c);
+            acc = ka_acc(acc, chunk_term(p, i, j, c));
         part[l] = acc;
     }
     return ka_warp_sum_host(part);
@@ -383,7 +393,7 @@ static int st_l2_norm(struct kernels_lane *L, struct ir_leaf *l)
         const float *xr = x + r * s->cols;
         for (int64_t t = 0; t < threads; t++)
             part[t] = ka_norm_partial(xr, NULL, s->cols, t, threads);
-        float inv = 1.0f / sqrtf(block_sum(part, threads) + (float)s->eps);
+        float inv = ka_l2_factor(block_sum(part, threads), (float)s->eps);
         for (int64_t j = 0; j < s->cols; j++)
             y[r * s->cols + j] = ka_norm_value(xr[j], inv, NULL, j, 0.0f);
     }
@@ -445,28 +455,35 @@ static void attention_geometry(const struct kernels_lane *L, const struct ir_att
 }
 
 /* One query head's output over cache rows [lo, hi]: the span cut into `splits` chunks, each folded a tile at a time
- * (logits by the lanes' butterfly), the chunks merged in order. */
+ * (its query, key and value rows as the tile holds them; logits by the lanes' butterfly), the chunks merged in
+ * order. */
 struct head_job {
     const float *q, *k, *v;
     int64_t kstride, vstride, hd, vd, lo, hi, splits;
     float scale, cap, sink;
-    bool capped, sinked, f16;
+    bool capped, sinked;
+    int tile;
     enum kernels_fault fault;
 };
 
-static int head_run(const struct head_job *a, float *work, struct ka_softmax *st, float *out)
+/* Room head_run needs: chunk accumulators, a tile's logits, weights, held weights, query, keys and values. */
+static int64_t head_room(int64_t splits, int64_t hd, int64_t vd)
+{
+    return splits * vd + 3 * KERNELS_ATTN_TILE_ROWS + hd + KERNELS_ATTN_TILE_ROWS * (hd + vd);
+}
+
+static void head_run(const struct head_job *a, float *work, struct ka_softmax *st, float *out)
 {
     int64_t span = a->hi - a->lo + 1;
     if (span <= 0) {
         for (int64_t t = 0; t < a->vd; t++)
             out[t] = 0.0f;
-        return 0;
+        return;
     }
     int64_t per = (span + a->splits - 1) / a->splits;
-    float *acc = work, *lg = work + a->splits * a->vd, *p = lg + KERNELS_ATTN_TILE_ROWS;
-    float qv[KERNELS_ROPE_HEAD * 2];
-    for (int64_t i = 0; i < a->hd; i++)
-        qv[i] = a->f16 ? ka_round_half(a->q[i]) : a->q[i];
+    float *acc = work, *lg = acc + a->splits * a->vd, *p = lg + KERNELS_ATTN_TILE_ROWS, *pt = p + KERNELS_ATTN_TILE_ROWS;
+    float *qt = pt + KERNELS_ATTN_TILE_ROWS, *kt = qt + a->hd, *vt = kt + KERNELS_ATTN_TILE_ROWS * a->hd;
+    ka_tile_row(a->q, a->hd, a->tile, 2, qt);
     for (int64_t c = 0; c < a->splits; c++) {
         st[c] = (struct ka_softmax){0.0f, 0.0f, 0};
         float *ac = acc + c * a->vd;
@@ -475,28 +492,22 @@ static int head_run(const struct head_job *a, float *work, struct ka_softmax *st
         int64_t c0 = a->lo + c * per, c1 = c0 + per - 1 < a->hi ? c0 + per - 1 : a->hi;
         for (int64_t t0 = c0; t0 <= c1; t0 += KERNELS_ATTN_TILE_ROWS) {
             int n = (int)(c1 - t0 + 1 < KERNELS_ATTN_TILE_ROWS ? c1 - t0 + 1 : KERNELS_ATTN_TILE_ROWS);
-            for (int j = 0; j < n; j++) {
-                const float *k = a->k + (t0 + j) * a->kstride;
-                float part[KA_WARP];
-                for (int lane = 0; lane < KA_WARP; lane++) {
-                    float s = 0.0f;
-                    for (int64_t i = lane; i < a->hd; i += KA_WARP) {
-                        float kk = a->f16 ? ka_round_half(k[i]) : k[i];
-                        float pr = qv[i] * kk;
-                        s += pr;
-                    }
-                    part[lane] = s;
-                }
-                float lgt = ka_warp_sum_host(part) * a->scale;
-                lg[j] = a->capped ? ka_softcap(lgt, a->cap) : lgt;
+            for (int j = 0; j < n; j++) { /* the tile's rows staged as it holds them */
+                ka_tile_row(a->k + (t0 + j) * a->kstride, a->hd, a->tile, 2, kt + j * a->hd);
+                ka_tile_row(a->v + (t0 + j) * a->vstride, a->vd, a->tile, 2, vt + j * a->vd);
             }
-            ka_softmax_tile(&st[c], lg, n, ka_max(lg, n), a->v + t0 * a->vstride, a->vstride, a->vd, ac, p, a->f16);
+            for (int j = 0; j < n; j++) {
+                float part[KA_WARP];
+                for (int lane = 0; lane < KA_WARP; lane++)
+                    part[lane] = ka_dot_lane(qt, kt + j * a->hd, a->hd, lane);
+                lg[j] = ka_logit(ka_warp_sum_host(part), a->scale, a->capped, a->cap);
+            }
+            ka_softmax_tile(&st[c], lg, n, ka_max(lg, n), vt, a->vd, ac, p, pt, a->tile);
         }
     }
     if (a->fault == KERNELS_FAULT_SPLIT_MAX && a->splits > 1)
         st[a->splits - 1].m = st[0].m; /* planted: the merge takes the last chunk's max to be the first's */
     ka_softmax_merge(st, acc, (int)a->splits, a->vd, a->sinked, a->sink, out);
-    return 0;
 }
 
 /* attention: each query row's heads, each head's span in chunks and tiles. */
@@ -505,14 +516,10 @@ static int st_attention(struct kernels_lane *L, struct ir_leaf *l)
     const struct ir_attention *s = &ir_leaf_op(l)->spec.u.attention;
     if (s->kv <= 0 || s->h % s->kv != 0)
         return ir_leaf_fail(l, "h %lld is not a multiple of kv %lld", (long long)s->h, (long long)s->kv);
-    if (s->hd > 2 * KERNELS_ROPE_HEAD)
-        return ir_leaf_fail(l, "heads %lld wide are past the attention kernel's %d", (long long)s->hd,
-                            2 * KERNELS_ROPE_HEAD);
     enum kernels_mode mode = kernels_mode(L->point.acts);
-    bool tiles = kernels_attention_in_tiles(mode, s->rows, s->hd, s->vd);
-    if (tiles && mode == KERNELS_MODE_I8X2)
-        return ir_leaf_fail(l, "the host lane has no kernel for int8x2 tensor-core attention tiles (chunks past %d "
-                               "rows under int8x2)", KERNELS_GEMV_ROWS);
+    int tile = !kernels_attention_in_tiles(mode, s->rows, s->hd, s->vd) ? KA_TILE_F32
+             : mode == KERNELS_MODE_I8X2                                 ? KA_TILE_I8X2
+                                                                         : KA_TILE_F16;
     int64_t p = 0;
     int at = s->pos.kind == IR_RIDX_NAMED ? 4 : 3;
     const float *q = ir_leaf_arg(l, 0, s->rows * s->h * s->hd);
@@ -526,7 +533,7 @@ static int st_attention(struct kernels_lane *L, struct ir_leaf *l)
         return -1;
     int64_t hpb, splits;
     attention_geometry(L, s, kernels_attended_span(s->l, s->window), &hpb, &splits);
-    float *work = ir_leaf_scratch(l, splits * s->vd + 2 * KERNELS_ATTN_TILE_ROWS);
+    float *work = ir_leaf_scratch(l, head_room(splits, s->hd, s->vd));
     struct ka_softmax *st = work ? calloc((size_t)splits, sizeof *st) : NULL;
     if (!st)
         return work ? ir_leaf_fail(l, "out of memory") : -1;
@@ -540,7 +547,7 @@ static int st_attention(struct kernels_lane *L, struct ir_leaf *l)
     a.capped = s->softcap.has;
     a.cap = (float)s->softcap.v;
     a.sinked = s->sinks;
-    a.f16 = tiles;
+    a.tile = tile;
     a.fault = L->fault;
     int64_t group = s->h / s->kv;
     for (int64_t r = 0; r < s->rows; r++) {
@@ -560,17 +567,6 @@ static int st_attention(struct kernels_lane *L, struct ir_leaf *l)
 }
 
 /* ── Mixture of experts: router, top-k, each kept expert's gate, up and down products ────────────────────── */
-
-/* Rank order of the router: larger first, NaN last, ties to the lower index. */
-static bool ranks_before(float a, int64_t ia, float b, int64_t ib)
-{
-    bool na = a != a, nb = b != b;
-    if (na != nb)
-        return nb;
-    if (!na && a != b)
-        return a > b;
-    return ia < ib;
-}
 
 /* moe: the router's product and softmax, the top k renormalised, each expert's products in rank order. */
 static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
@@ -594,46 +590,36 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
     const struct side *xq = quantized_operand(L, l, 0);
     struct product router = {x, s->d, NULL, &R, s->d, 0, 0, KERNELS_FAULT_NONE};
     product_run(&router, 1, s->experts, 1, prob, s->experts);
-    float m = ka_max(prob, (int)s->experts), sum = 0.0f;
-    for (int64_t i = 0; i < s->experts; i++) {
-        prob[i] = expf(prob[i] - m);
-        sum += prob[i];
-    }
-    for (int64_t i = 0; i < s->experts; i++)
-        prob[i] = prob[i] / sum;
+    ka_softmax_inplace(prob, s->experts);
     for (int64_t r = 0; r < s->k; r++) { /* a selection by rank: the k best in order */
         int64_t best = -1;
         for (int64_t e = 0; e < s->experts; e++) {
             bool taken = false;
             for (int64_t u = 0; u < r; u++)
                 taken = taken || sel[u] == e;
-            if (!taken && (best < 0 || ranks_before(prob[e], e, prob[best], best)))
+            if (!taken && (best < 0 || ka_ranks_before(prob[e], e, prob[best], best)))
                 best = e;
         }
         sel[r] = best;
     }
     float wsum = 0.0f;
     for (int64_t r = 0; r < s->k; r++)
-        wsum += prob[sel[r]];
+        wsum = ka_acc(wsum, prob[sel[r]]);
     for (int64_t i = 0; i < s->d; i++)
         y[i] = 0.0f;
     for (int64_t r = 0; r < s->k; r++) {
         int64_t ex = sel[r];
-        float wr = prob[ex] / wsum;
+        float wr = ka_ew(IR_EW_DIV, prob[ex], wsum);
         struct product pg = {x, s->d, xq, &G, s->d, 0, ex * s->dff, L->fault};
         struct product pu = {x, s->d, xq, &U, s->d, 0, ex * s->dff, L->fault};
         product_run(&pg, 1, s->dff, 1, gate, s->dff);
         product_run(&pu, 1, s->dff, 1, up, s->dff);
-        for (int64_t j = 0; j < s->dff; j++) {
-            float a = s->act == IR_MOE_GEGLU ? ka_gelu(gate[j]) : ka_silu(gate[j]);
-            gate[j] = a * up[j];
-        }
+        for (int64_t j = 0; j < s->dff; j++)
+            gate[j] = ka_glu(gate[j], up[j], s->act == IR_MOE_GEGLU);
         struct product pd = {gate, s->dff, NULL, &D, s->dff, 0, ex * s->d, L->fault};
         product_run(&pd, 1, s->d, 1, down, s->d);
-        for (int64_t i = 0; i < s->d; i++) {
-            float t = wr * down[i];
-            y[i] += t;
-        }
+        for (int64_t i = 0; i < s->d; i++)
+            y[i] = ka_axpy(y[i], wr, down[i]);
     }
     free(sel);
     return 0;
@@ -689,7 +675,7 @@ static int st_scale(struct kernels_lane *L, struct ir_leaf *l)
         return -1;
     float f = (float)s->factor;
     for (int64_t i = 0; i < s->n; i++)
-        y[i] = f * x[i];
+        y[i] = ka_scale(f, x[i]);
     return 0;
 }
 
@@ -703,7 +689,7 @@ static int st_swiglu(struct kernels_lane *L, struct ir_leaf *l)
     if (!y)
         return -1;
     for (int64_t i = 0; i < n; i++)
-        y[i] = ka_silu(g[i]) * u[i];
+        y[i] = ka_glu(g[i], u[i], 0);
     return 0;
 }
 

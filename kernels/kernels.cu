@@ -1,8 +1,9 @@
 /* kernels/kernels.cu — the CUDA lane's device kernels, one __global__ kernel a stage (launch wrappers come with the
  * device runner). Their arithmetic is kernels/arith.inc's, shared with the host lane (kernels/host.c): a kernel only
  * moves data (indices, shared memory, warp shuffles) and calls it, in host.c's decomposition and combining order,
- * so both lanes compute the same bits. Sums and products host.c writes inline are ka_ew calls here, same operands
- * in the same order. Built with -fmad=false, as the host build keeps products out of sums. */
+ * so both lanes compute the same bits: every sum, product and activation is the arith.inc helper host.c calls at the
+ * same place (ka_acc, ka_scale, ka_glu, ka_axpy, ka_logit, ...), never an inline operator. Built with -fmad=false,
+ * as the host build keeps products out of sums. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,7 +125,7 @@ __device__ float kc_product_out(const kc_product &p, int64_t i, int64_t j)
 {
     float acc = 0.0f;
     for (int64_t c = kc_lane(); c < (p.k + KA_QBLOCK - 1) / KA_QBLOCK; c += KA_WARP)
-        acc = ka_ew(IR_EW_ADD, acc, kc_chunk_term(p, i, j, c));
+        acc = ka_acc(acc, kc_chunk_term(p, i, j, c));
     return kc_warp_sum(acc);
 }
 
@@ -156,6 +157,17 @@ __global__ void kc_rms_norm(const float *x, const float *w, const float *res, in
     float inv = ka_norm_factor(ss, cols, eps);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
         y[r * cols + j] = ka_norm_value(ka_norm_in(xr[j], rr, j), inv, w, j, off);
+}
+
+/* l2_norm: a block a row (kernels_norm_threads(cols) threads), as rms_norm with the factor 1/sqrt(ss + eps). */
+__global__ void kc_l2_norm(const float *x, int64_t cols, float eps, float *y)
+{
+    int64_t r = blockIdx.x;
+    const float *xr = x + r * cols;
+    float ss = kc_block_sum(ka_norm_partial(xr, NULL, cols, threadIdx.x, blockDim.x));
+    float inv = ka_l2_factor(ss, eps);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+        y[r * cols + j] = ka_norm_value(xr[j], inv, NULL, j, 0.0f);
 }
 
 /* ── Rotation ────────────────────────────────────────────────────────────────────────────────────────────── */
@@ -200,13 +212,14 @@ __global__ void kc_quantize(const float *x, int64_t n, int words, struct ka_qblo
 /* ── Attention ───────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* An attention: queries (h heads a row), cache keys/values (rows of kstride/vstride), first position, cache rows,
- * window (0: none), chunks, logit scale and cap; f16: operands rounded to f16 (tensor-core tiles). */
+ * window (0: none), chunks, logit scale and cap; tile: how the tiles hold their operands (enum ka_tile: KA_TILE_F32,
+ * or under kernels_attention_in_tiles KA_TILE_I8X2 for int8x2 and KA_TILE_F16 otherwise, as host.c's st_attention). */
 struct kc_attention {
     const float *q, *k, *v;
     int64_t h, group, hd, vd, kstride, vstride;
     int64_t pos, len, window, splits;
     float scale, cap;
-    int capped, f16;
+    int capped, tile;
 };
 
 /* The cache rows [*lo, *hi] query row r attends (host.c's st_attention). */
@@ -217,74 +230,91 @@ __device__ __forceinline__ void kc_span(const kc_attention &a, int64_t r, int64_
     *lo = a.window > 0 && pos - a.window + 1 > 0 ? pos - a.window + 1 : 0;
 }
 
-/* A logit by a warp: lane l sums qv[i]·k[i], i ≡ l (mod 32), the butterfly, the scale, the cap (lane 0's). */
-__device__ float kc_logit(const kc_attention &a, const float *qv, const float *k)
+/* Rows [0, n) of x (row stride xs, len values) staged as the tile holds them into out (row j at j·len): a thread a
+ * row under int8x2 (a row's words share its largest residual), a thread a value otherwise (ka_tile_row of one value
+ * is that value's rounding). */
+__device__ void kc_tile_rows(const float *x, int64_t xs, int64_t len, int n, int tile, float *out)
 {
-    float s = 0.0f;
-    for (int64_t i = kc_lane(); i < a.hd; i += KA_WARP) {
-        float kk = a.f16 ? ka_round_half(k[i]) : k[i];
-        s = ka_ew(IR_EW_ADD, s, ka_ew(IR_EW_MUL, qv[i], kk));
+    if (tile == KA_TILE_I8X2) {
+        for (int j = threadIdx.x; j < n; j += blockDim.x)
+            ka_tile_row(x + j * xs, len, tile, 2, out + j * len);
+        return;
     }
-    float lg = ka_ew(IR_EW_MUL, kc_warp_sum(s), a.scale);
-    return a.capped ? ka_softcap(lg, a.cap) : lg;
+    for (int64_t e = threadIdx.x; e < n * len; e += blockDim.x)
+        ka_tile_row(x + (e / len) * xs + e % len, 1, tile, 2, out + e);
 }
 
-/* The logits of cache rows [t0, t0 + n) into lg: warp w takes rows j ≡ w (mod warps). */
-__device__ void kc_tile_logits(const kc_attention &a, const float *qv, const float *k, int64_t t0, int n, float *lg)
+/* The staged query qt and the staged key rows kt[j·hd]: tile row j's logit into lg[j], warp w taking the rows
+ * j ≡ w (mod warps), lane l ka_dot_lane's share, the butterfly, ka_logit (lane 0 writes). */
+__device__ void kc_tile_logits(const kc_attention &a, const float *qt, const float *kt, int n, float *lg)
 {
     for (int j = kc_warp(); j < n; j += (int)(blockDim.x / KA_WARP)) {
-        float l = kc_logit(a, qv, k + (t0 + j) * a.kstride);
+        float l = ka_logit(kc_warp_sum(ka_dot_lane(qt, kt + j * a.hd, a.hd, kc_lane())), a.scale, a.capped, a.cap);
         if (kc_lane() == 0)
             lg[j] = l;
     }
 }
 
-/* Fold a tile into this thread's copy of the state and its slice of columns (a column's bits need no others'). */
-__device__ void kc_tile_fold(const kc_attention &a, struct ka_softmax *st, const float *lg, int n, const float *v,
-                             float *acc)
+/* Thread `tid`'s value columns [*t, *t + *cnt): vd cut into runs of ceil(vd / threads), in thread order. */
+__device__ __forceinline__ void kc_cols(int64_t vd, int64_t tid, int64_t *t, int64_t *cnt)
 {
-    float p[KERNELS_ATTN_TILE_ROWS];
-    int64_t per = (a.vd + blockDim.x - 1) / blockDim.x, t = threadIdx.x * per;
-    t = t < a.vd ? t : a.vd;
-    int64_t cnt = a.vd - t < per ? a.vd - t : per;
-    ka_softmax_tile(st, lg, n, ka_max(lg, n), v + t, a.vstride, cnt, acc + t, p, a.f16);
+    int64_t per = (vd + blockDim.x - 1) / blockDim.x;
+    *t = tid * per < vd ? tid * per : vd;
+    *cnt = vd - *t < per ? vd - *t : per;
 }
 
-/* The head's query (f16-rounded under f16) into qv; the accumulator zeroed. */
-__device__ void kc_chunk_init(const kc_attention &a, const float *q, float *qv, float *acc)
+/* The tile's staged value rows vt[j·vd + u] regrouped by owning thread into vs: the thread with columns [t, t + cnt)
+ * finds them at vs + n·t as n rows of cnt (vs[n·t + j·cnt + u − t]), the layout ka_softmax_tile reads. */
+__device__ void kc_tile_by_cols(const float *vt, int64_t vd, int n, float *vs)
 {
-    for (int64_t i = threadIdx.x; i < a.hd; i += blockDim.x)
-        qv[i] = a.f16 ? ka_round_half(q[i]) : q[i];
-    for (int64_t t = threadIdx.x; t < a.vd; t += blockDim.x)
-        acc[t] = 0.0f;
+    int64_t per = (vd + blockDim.x - 1) / blockDim.x;
+    for (int64_t e = threadIdx.x; e < n * vd; e += blockDim.x) {
+        int64_t j = e / vd, u = e % vd, t, cnt;
+        kc_cols(vd, u / per, &t, &cnt);
+        vs[n * t + j * cnt + (u - t)] = vt[e];
+    }
 }
 
-/* attention: a block a query head (y) and chunk (x), tiles of 64 rows; state and acc[head][column][chunk] out.
- * Dynamic shared memory: hd + vd floats. */
+/* attention: a block a query head (y) and chunk (x), tiles of KERNELS_ATTN_TILE_ROWS rows (host.c's head_run for
+ * one chunk): the query staged, per tile the key rows staged, the logits, the value rows staged and regrouped, then
+ * each thread folds the tile into its copy of the state (every thread computes the same weights, held weights and
+ * denominator) and its own value columns (a column's sum needs no other's); state and acc[head][column][chunk] out.
+ * Dynamic shared memory: hd + vd + KERNELS_ATTN_TILE_ROWS · (max(hd, vd) + vd) floats. */
 __global__ void kc_attention_chunk(kc_attention a, struct ka_softmax *st, float *acc)
 {
     extern __shared__ float kc_smem[];
     __shared__ float lg[KERNELS_ATTN_TILE_ROWS];
-    float *qv = kc_smem, *ac = kc_smem + a.hd;
-    int64_t head = blockIdx.y, c = blockIdx.x, g = head % a.h, lo, hi;
+    int64_t wide = a.hd > a.vd ? a.hd : a.vd;
+    float *qt = kc_smem, *ac = qt + a.hd, *rows = ac + a.vd, *vs = rows + KERNELS_ATTN_TILE_ROWS * wide;
+    float p[KERNELS_ATTN_TILE_ROWS], pt[KERNELS_ATTN_TILE_ROWS];
+    int64_t head = blockIdx.y, c = blockIdx.x, g = head % a.h, lo, hi, t, cnt;
     const float *k = a.k + (g / a.group) * a.hd, *v = a.v + (g / a.group) * a.vd;
     kc_span(a, head / a.h, &lo, &hi);
-    kc_chunk_init(a, a.q + head * a.hd, qv, ac);
+    kc_cols(a.vd, threadIdx.x, &t, &cnt);
+    kc_tile_rows(a.q + head * a.hd, a.hd, a.hd, 1, a.tile, qt);
+    for (int64_t u = threadIdx.x; u < a.vd; u += blockDim.x)
+        ac[u] = 0.0f;
     __syncthreads();
     struct ka_softmax s = {0.0f, 0.0f, 0};
     int64_t per = hi >= lo ? (hi - lo + 1 + a.splits - 1) / a.splits : 0, c0 = lo + c * per;
     int64_t c1 = c0 + per - 1 < hi ? c0 + per - 1 : hi;
     for (int64_t t0 = c0; per > 0 && t0 <= c1; t0 += KERNELS_ATTN_TILE_ROWS) {
         int n = (int)(c1 - t0 + 1 < KERNELS_ATTN_TILE_ROWS ? c1 - t0 + 1 : KERNELS_ATTN_TILE_ROWS);
-        kc_tile_logits(a, qv, k, t0, n, lg);
+        kc_tile_rows(k + t0 * a.kstride, a.kstride, a.hd, n, a.tile, rows);
         __syncthreads();
-        kc_tile_fold(a, &s, lg, n, v + t0 * a.vstride, ac);
+        kc_tile_logits(a, qt, rows, n, lg);
+        __syncthreads();
+        kc_tile_rows(v + t0 * a.vstride, a.vstride, a.vd, n, a.tile, rows);
+        __syncthreads();
+        kc_tile_by_cols(rows, a.vd, n, vs);
+        __syncthreads();
+        ka_softmax_tile(&s, lg, n, ka_max(lg, n), vs + n * t, cnt, ac + t, p, pt, a.tile);
         __syncthreads();
     }
     if (threadIdx.x == 0)
         st[head * a.splits + c] = s;
-    for (int64_t t = threadIdx.x; t < a.vd; t += blockDim.x)
-        acc[(head * a.vd + t) * a.splits + c] = ac[t];
+    for (int64_t u = threadIdx.x; u < a.vd; u += blockDim.x)
+        acc[(head * a.vd + u) * a.splits + c] = ac[u];
 }
 
 /* attention's merge: a block a head, a thread a column, chunks in order (a column's merge is the row's for it). */
@@ -296,6 +326,73 @@ __global__ void kc_attention_merge(const struct ka_softmax *st, const float *acc
     for (int64_t t = threadIdx.x; t < vd; t += blockDim.x)
         ka_softmax_merge(st + head * splits, acc + (head * vd + t) * splits, (int)splits, 1, sinks != NULL, sink,
                          y + head * vd + t);
+}
+
+/* ── Mixture of experts (host.c's st_moe, as three kernels) ──────────────────────────────────────────────── */
+
+/* moe's router: one block; warp w the f32 router outputs e ≡ w (mod warps) into the scratch prob[experts] (router:
+ * x, xs = k = d, no words, c0 = 0; a GEMV's lane order), then thread 0 the softmax, the k best by rank into sel[k]
+ * and each kept expert's weight wts[r] = prob / (Σ kept, in rank order). */
+__global__ void kc_moe_route(kc_product router, int64_t experts, int64_t k, float *prob, int64_t *sel, float *wts)
+{
+    for (int64_t e = kc_warp(); e < experts; e += blockDim.x / KA_WARP) {
+        float out = kc_product_out(router, 0, e);
+        if (kc_lane() == 0)
+            prob[e] = out;
+    }
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    ka_softmax_inplace(prob, experts);
+    for (int64_t r = 0; r < k; r++) { /* a selection by rank: the k best in order */
+        int64_t best = -1;
+        for (int64_t e = 0; e < experts; e++) {
+            bool taken = false;
+            for (int64_t u = 0; u < r; u++)
+                taken = taken || sel[u] == e;
+            if (!taken && (best < 0 || ka_ranks_before(prob[e], e, prob[best], best)))
+                best = e;
+        }
+        sel[r] = best;
+    }
+    float wsum = 0.0f;
+    for (int64_t r = 0; r < k; r++)
+        wsum = ka_acc(wsum, prob[sel[r]]);
+    for (int64_t r = 0; r < k; r++)
+        wts[r] = ka_ew(IR_EW_DIV, prob[sel[r]], wsum);
+}
+
+/* moe's gate and up: rank r = blockIdx.y, a warp an output j of its expert sel[r] (gate: x, xs = k = d, the
+ * activation's words or none, the gate weights; c0 set here; up: its weights), hid[r·dff + j] = ka_glu(gate, up)
+ * (GELU under geglu, else SiLU). */
+__global__ void kc_moe_gate_up(kc_product gate, kc_weights up, const int64_t *sel, int64_t dff, int gelu, float *hid)
+{
+    int64_t r = blockIdx.y, j = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + kc_warp();
+    if (j >= dff)
+        return;
+    gate.c0 = sel[r] * dff;
+    kc_product pu = gate;
+    pu.w = up;
+    float gv = kc_product_out(gate, 0, j), uv = kc_product_out(pu, 0, j);
+    if (kc_lane() == 0)
+        hid[r * dff + j] = ka_glu(gv, uv, gelu);
+}
+
+/* moe's down and sum: a warp an output i; over the ranks in order, the f32 product of hid's row r by expert sel[r]'s
+ * down weights (dff in), added into the output by ka_axpy with weight wts[r]. */
+__global__ void kc_moe_down(kc_weights down, const int64_t *sel, const float *wts, const float *hid, int64_t k,
+                            int64_t d, int64_t dff, float *y)
+{
+    int64_t i = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + kc_warp();
+    if (i >= d)
+        return;
+    float out = 0.0f;
+    for (int64_t r = 0; r < k; r++) {
+        kc_product p = {hid + r * dff, dff, NULL, 0, down, dff, 0, sel[r] * d};
+        out = ka_axpy(out, wts[r], kc_product_out(p, 0, i));
+    }
+    if (kc_lane() == 0)
+        y[i] = out;
 }
 
 /* ── Elementwise stages: a thread a value, grid-stride ───────────────────────────────────────────────────── */
@@ -321,14 +418,14 @@ __global__ void kc_unary(const float *x, int64_t n, int kind, float *y)
 __global__ void kc_swiglu(const float *g, const float *u, int64_t n, float *y)
 {
     for (int64_t i = kc_first(); i < n; i += kc_stride())
-        y[i] = ka_ew(IR_EW_MUL, ka_silu(g[i]), u[i]);
+        y[i] = ka_glu(g[i], u[i], 0);
 }
 
 /* scale: y = factor · x. */
 __global__ void kc_scale(const float *x, int64_t n, float factor, float *y)
 {
     for (int64_t i = kc_first(); i < n; i += kc_stride())
-        y[i] = ka_ew(IR_EW_MUL, factor, x[i]);
+        y[i] = ka_scale(factor, x[i]);
 }
 
 /* softcap: y = cap · tanh(x / cap). */
@@ -358,6 +455,21 @@ __global__ void kc_row_gather(kc_weights w, int64_t r, int64_t cols, float *y)
 {
     for (int64_t j = kc_first(); j < cols; j += kc_stride())
         y[j] = kc_weight(w, r, j);
+}
+
+/* rows_gather: row idx[c] of a table for each of count indices, decoded from its blocks; an index that is not an
+ * integer in [0, rows − 1] writes nothing for its row and sets *bad (host.c's failure). */
+__global__ void kc_rows_gather(kc_weights w, const float *idx, int64_t count, int64_t rows, int64_t cols, int *bad,
+                               float *y)
+{
+    for (int64_t e = kc_first(); e < count * cols; e += kc_stride()) {
+        double d = (double)idx[e / cols];
+        if (!(d >= 0.0 && d <= (double)(rows - 1)) || d != floor(d)) {
+            *bad = 1;
+            continue;
+        }
+        y[e] = kc_weight(w, (int64_t)d, e % cols);
+    }
 }
 
 /* argmax: a block a row; threads' strided bests, folded in thread order by thread 0 (host.c's st_argmax). */

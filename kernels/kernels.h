@@ -210,6 +210,11 @@ bool kernels_lane_has_stage(enum ir_kind k);
 /* The kernel a top-level op launches: its class or kind name. */
 const char *kernels_launch_kernel(const struct ir_op *op);
 
+/* A launch's signature: "kernel: stage stage ...", each stage with the variant its numerics take at point p
+ * (matmul[q8_0,i8], attention[f16-tiles], quantize[x2], ...). Whether the host lane has a stage for every leaf. */
+bool kernels_launch_signature(const struct kernels_point *p, const struct ir_graph *g, int32_t op, char *out,
+                              size_t cap);
+
 /* One launch's shape: its kernel, stages, grid and block (the first stage that sets them: a product, a norm, an
  * attention) and the shared memory a block asks for. */
 struct kernels_launch {

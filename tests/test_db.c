@@ -83,6 +83,9 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     struct db_tolerance t = {run, graph, shim, "host-lane", "matmul", "y", 64, 0.1, 0.01,
                              strcmp(digest, "d2") == 0 ? 0.5 : 0.1, 0.3, strcmp(digest, "d2") != 0};
     CHECK(db_tolerance(db, &t, err) == 0);
+    struct db_tolerance_step ts = {run, graph, shim, "host", "logits", 0, 4, strcmp(digest, "d2") == 0 ? 3 : 4,
+                                   1e-4, strcmp(digest, "d2") == 0 ? 2e-5 : 1e-5, 0.03};
+    CHECK(db_tolerance_step(db, &ts, err) == 0);
     struct db_proof p = {run, "add_norm", "motion", 8, strcmp(digest, "d2") == 0 ? "unknown" : "proved", "timeout",
                          NULL, 3.0};
     CHECK(db_proof(db, &p, err) == 0);
@@ -147,6 +150,9 @@ static void test_views(void)
     CHECK_STR(rule, "glu_pair,dual_norm");
     CHECK(sql_int(p, "SELECT count(*) FROM diff_mismatches") == 1);
     CHECK(sql_int(p, "SELECT count(*) FROM tolerance_regressions WHERE run = 2") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerance_step_regressions WHERE run = 2 AND top1_after = 3 AND "
+                     "top1_before = 4 AND kl_after > kl_before") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerance_step_regressions WHERE run = 1") == 0);
     CHECK(sql_int(p, "SELECT count(*) FROM proofs_not_proved") == 1);
     CHECK(sql_int(p, "SELECT count(*) FROM fuzz_new_findings WHERE run = 1") == 1);
     CHECK(sql_int(p, "SELECT count FROM fuzz_findings") == 2);
@@ -354,7 +360,22 @@ static void test_merge(void)
     CHECK(sql_int(out, "SELECT count(*) FROM graphs") == 2);
     CHECK(sql_int(out, "SELECT count(*) FROM runs WHERE origin IS NOT NULL") == 3);
     CHECK(sql_int(out, "SELECT count FROM fuzz_findings") == 3);
+    CHECK(sql_int(out, "SELECT count(*) FROM tolerance_steps") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2") == 1);
+    /* a shard from before schema version 2 (no tolerance_steps) merges too */
+    const char *old = path_in("shard_v1.db");
+    CHECK(db_open(old, &db, err) == 0);
+    write_run(db, "tiny-gemma2", "fired", "fired", "d1");
+    db_close(db);
+    sqlite3 *c;
+    CHECK(sqlite3_open(old, &c) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "DROP VIEW tolerance_step_regressions; DROP TABLE tolerance_steps; PRAGMA user_version = 1;",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(c);
+    const char *with_old[2] = {out, old};
+    const char *out2 = path_in("merged2.db");
+    CHECKF(db_merge(with_old, 2, out2, err) == 0, "%s", err);
+    CHECK(sql_int(out2, "SELECT count(*) FROM runs") == 4 && sql_int(out2, "SELECT count(*) FROM tolerance_steps") == 3);
     const char *bad[2] = {a, path_in("junk.db")};
     CHECK(db_merge(bad, 2, path_in("never.db"), err) != 0);
     CHECK(access(path_in("never.db"), F_OK) != 0);

@@ -158,6 +158,14 @@ static void test_decode(void)
         for (int i = 0; i < 512; i++)
             same += ka_bits(ka_decode(f, bytes, i)) == ka_bits(want[i]);
         CHECKF(same == 512, "%s: %d of 512 decoded alike", ir_format_name((enum ir_format)f), same);
+        float chunk[32];
+        int alike = 0;
+        for (int c = 0; c < 16; c++) {
+            ka_decode_chunk(f, bytes, 32 * c, c == 15 ? 17 : 32, chunk);
+            for (int j = 0; j < (c == 15 ? 17 : 32); j++)
+                alike += ka_bits(chunk[j]) == ka_bits(want[32 * c + j]);
+        }
+        CHECKF(alike == 497, "%s: %d of 497 decoded alike by chunks", ir_format_name((enum ir_format)f), alike);
     }
     int halves = 0, bf = 0, n = 0;
     for (uint32_t u = 0; u < 0x7f800000u; u += 0x00012345u, n++) {
@@ -167,6 +175,37 @@ static void test_decode(void)
         bf += ka_bits(ka_round_bf16(x)) == ka_bits(ir_bf16_to_f32(ir_f32_to_bf16(x)));
     }
     CHECKF(halves == n && bf == n, "f16 %d, bf16 %d of %d", halves, bf, n);
+}
+
+/* The ulps between a float and the exact value (in double). */
+static double ulps(float got, double want)
+{
+    if (want == 0.0)
+        return got == 0.0f ? 0.0 : INFINITY;
+    int e;
+    frexp(want, &e);
+    double ulp = ldexp(1.0, (e - 24) < -149 ? -149 : e - 24);
+    return fabs((double)got - want) / ulp;
+}
+
+/* The lane's own e^x and tanh (the same bits on the device and the host) stay within 3 ulp, and keep their edges. */
+static void test_transcendentals(void)
+{
+    double we = 0.0, wt = 0.0;
+    int n = 0;
+    for (double x = -103.0; x < 88.7; x += 0.000731, n++) {
+        double u = ulps(ka_expf((float)x), exp((double)(float)x));
+        we = u > we ? u : we;
+    }
+    for (double x = -12.0; x < 12.0; x += 0.0000917) {
+        double u = ulps(ka_tanhf((float)x), tanh((double)(float)x));
+        wt = u > wt ? u : wt;
+    }
+    CHECKF(we <= 3.0 && wt <= 3.0, "e^x within %.2f ulp, tanh within %.2f ulp", we, wt);
+    CHECK(ka_expf(0.0f) == 1.0f && ka_expf(-200.0f) == 0.0f && isinf(ka_expf(100.0f)) && isnan(ka_expf(NAN)));
+    CHECK(ka_tanhf(0.0f) == 0.0f && ka_tanhf(30.0f) == 1.0f && ka_tanhf(-30.0f) == -1.0f && isnan(ka_tanhf(NAN)));
+    CHECK(ka_tanhf(1e-30f) == 1e-30f && n > 100000);
+    printf("e^x within %.2f ulp, tanh within %.2f ulp\n", we, wt);
 }
 
 /* The bounds on inputs whose error is known: a product summed in two orders, a quantized block. */
@@ -354,6 +393,119 @@ static void test_launch_plan(void)
     ir_graph_free(split);
 }
 
+/* Whether the rewriting of model/mode under shim has a launch of signature `sig`, and its tolerance run is clean. */
+static bool example_holds(const char *model, const char *mode, const char *shim_name, const char *sig, bool *clean)
+{
+    char err[IR_ERR_LEN];
+    struct models_options o = models_default_options();
+    const struct models_config *c = models_find(model);
+    struct shim *shim = shim_lookup(shim_name, err);
+    struct kernels_point p;
+    bool found = false;
+    *clean = false;
+    if (!c || !shim || models_parse_mode(mode, &o.mode, err) || kernels_point_of(shim, &p, err)) {
+        shim_free(shim);
+        return false;
+    }
+    struct ir_graph *g = models_lift(c, &o, err);
+    struct rules_optimized r;
+    if (g && rules_optimize(g, shim, NULL, 0, &r, err) == 0) {
+        char got[2048];
+        for (int32_t i = 0; i < r.graph->nops && !found; i++) {
+            kernels_launch_signature(&p, r.graph, i, got, sizeof got);
+            found = strcmp(got, sig) == 0;
+        }
+        rules_optimized_free(&r);
+        struct kernels_tol_result t;
+        *clean = tolerance_of(g, shim_name, KERNELS_FAULT_NONE, 1, &t) == 0 && t.failed == 0 && t.nrows > 0;
+        kernels_tol_result_free(&t);
+    }
+    ir_graph_free(g);
+    shim_free(shim);
+    return found;
+}
+
+/* The launch list (kernels/launches.txt, `fusecheck launches`): every kind has a host stage for each of its stages;
+ * a kind first seen on a tiny graph is emitted there and that graph's tolerance run is clean; a kind seen only on a
+ * real-size graph is made of stages (with their variants) that tiny kinds run. */
+static void test_launch_list(void)
+{
+    size_t len;
+    char *text = ir_read_file("kernels/launches.txt", &len);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    char tiny_stages[16384] = " ";
+    int kinds = 0, tiny = 0, held = 0, real = 0, composed = 0;
+    char done[128][272];
+    int ndone = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (char *line = text, *next; line && *line; line = next) {
+            next = strchr(line, '\n');
+            size_t n = next ? (size_t)(next - line) : strlen(line);
+            if (next)
+                next++;
+            char buf[2048];
+            if (line[0] == '#' || n >= sizeof buf)
+                continue;
+            memcpy(buf, line, n);
+            buf[n] = 0;
+            char *hash = strstr(buf, "   # ");
+            CHECKF(hash && !strstr(buf, "NO HOST KERNEL"), "%s", buf);
+            if (!hash)
+                continue;
+            *hash = 0;
+            char model[64], mode[32], shim[160];
+            bool is_tiny = sscanf(hash + 5, "%63[^/]/%31s under %159s", model, mode, shim) == 3 &&
+                           strncmp(model, "tiny-", 5) == 0;
+            const char *stages = strchr(buf, ':') + 2;
+            if (pass == 0 && is_tiny) {
+                kinds++;
+                tiny++;
+                /* every stage token of a tiny kind, space-delimited */
+                char copy[2048];
+                snprintf(copy, sizeof copy, "%s", stages);
+                for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " ")) {
+                    char key[256];
+                    snprintf(key, sizeof key, " %s ", tok);
+                    if (!strstr(tiny_stages, key) && strlen(tiny_stages) + strlen(key) < sizeof tiny_stages)
+                        strcat(tiny_stages, key + 1);
+                }
+                char key[272];
+                snprintf(key, sizeof key, "%s %s %s", model, mode, shim);
+                bool clean = false, seen = false;
+                for (int i = 0; i < ndone && !seen; i++)
+                    seen = strcmp(done[i], key) == 0;
+                bool found = example_holds(model, mode, shim, buf, &clean);
+                CHECKF(found, "%s is not among the launches of %s", buf, key);
+                if (!seen) {
+                    CHECKF(clean, "the tolerance run of %s", key);
+                    if (ndone < 128)
+                        snprintf(done[ndone++], sizeof done[0], "%s", key);
+                }
+                held += found && clean;
+            } else if (pass == 1 && !is_tiny) {
+                kinds++;
+                real++;
+                char copy[2048];
+                bool all = true;
+                snprintf(copy, sizeof copy, "%s", stages);
+                for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " ")) {
+                    char key[256];
+                    snprintf(key, sizeof key, " %s ", tok);
+                    all = all && strstr(tiny_stages, key);
+                }
+                CHECKF(all, "%s: a stage no tiny launch runs", buf);
+                composed += all;
+            }
+        }
+    CHECKF(kinds >= 100 && held == tiny && composed == real, "%d kinds: %d tiny (%d held), %d real-size only (%d "
+           "composed of tiny stages)", kinds, tiny, held, real, composed);
+    printf("launch list: %d kinds, %d run on tiny graphs within their bounds, %d real-size only, made of tiny "
+           "kinds' stages\n", kinds, held, composed);
+    free(text);
+}
+
 int main(void)
 {
     test_chips();
@@ -363,9 +515,11 @@ int main(void)
     test_moe_down();
     test_attention();
     test_decode();
+    test_transcendentals();
     test_bounds();
     test_launch_plan();
     test_planted_faults();
     test_zoo_tolerance();
+    test_launch_list();
     return check_done("test_kernels");
 }
