@@ -76,7 +76,7 @@ int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *re
         snprintf(err, IR_ERR_LEN, "the quantized reference could not be built");
         return -1;
     }
-    struct kernels_tol_input in = {rewritten, ref, lifted, &p, o->seed, o->steps, o->fault};
+    struct kernels_tol_input in = {rewritten, ref, lifted, &p, o->seed, o->steps, o->fault, false};
     struct kernels_tol_result res;
     int rc = kernels_tolerance(&in, &res, err);
     ir_graph_free(ref);

@@ -114,18 +114,11 @@ static void rmat_col(const struct rmat *w, int64_t r0, int64_t k, int64_t j, dou
     }
 }
 
-/* The words a product's activation operand i is read in: those of the quantize that made it (0: f32). */
+/* The words a product's activation tensor t is read in: those of the quantize that made it (0: f32). */
 static int operand_words(const struct ir_graph *g, ir_tid t)
 {
-    for (int32_t i = 0; i < g->nops; i++) {
-        const struct ir_op *op = &g->ops[i];
-        if (op->sym == IR_SYM_QUANT && op->out == t)
-            return op->quant_words;
-        for (int32_t k = 0; op->sym == IR_SYM_FUSED && k < op->nparts; k++)
-            if (op->parts[k].sym == IR_SYM_QUANT && op->parts[k].out == t)
-                return op->parts[k].quant_words;
-    }
-    return 0;
+    const struct ir_op *q = kernels_quantize_of(g, t);
+    return q ? q->quant_words : 0;
 }
 
 /* ── Products ────────────────────────────────────────────────────────────────────────────────────────────── */

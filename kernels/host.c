@@ -584,32 +584,19 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
     float *prob = y ? ir_leaf_scratch(l, s->experts) : NULL;
     float *gate = prob ? ir_leaf_scratch(l, s->dff) : NULL, *up = gate ? ir_leaf_scratch(l, s->dff) : NULL;
     float *down = up ? ir_leaf_scratch(l, s->d) : NULL;
-    int64_t *sel = down ? calloc((size_t)(s->k > 0 ? s->k : 1), sizeof *sel) : NULL;
+    float *wts = down ? ir_leaf_scratch(l, s->k) : NULL;
+    int64_t *sel = wts ? calloc((size_t)(s->k > 0 ? s->k : 1), sizeof *sel) : NULL;
     if (!sel)
-        return down ? ir_leaf_fail(l, "out of memory") : -1;
+        return wts ? ir_leaf_fail(l, "out of memory") : -1;
     const struct side *xq = quantized_operand(L, l, 0);
     struct product router = {x, s->d, NULL, &R, s->d, 0, 0, KERNELS_FAULT_NONE};
     product_run(&router, 1, s->experts, 1, prob, s->experts);
-    ka_softmax_inplace(prob, s->experts);
-    for (int64_t r = 0; r < s->k; r++) { /* a selection by rank: the k best in order */
-        int64_t best = -1;
-        for (int64_t e = 0; e < s->experts; e++) {
-            bool taken = false;
-            for (int64_t u = 0; u < r; u++)
-                taken = taken || sel[u] == e;
-            if (!taken && (best < 0 || ka_ranks_before(prob[e], e, prob[best], best)))
-                best = e;
-        }
-        sel[r] = best;
-    }
-    float wsum = 0.0f;
-    for (int64_t r = 0; r < s->k; r++)
-        wsum = ka_acc(wsum, prob[sel[r]]);
+    ka_route(prob, s->experts, s->k, sel, wts);
     for (int64_t i = 0; i < s->d; i++)
         y[i] = 0.0f;
     for (int64_t r = 0; r < s->k; r++) {
         int64_t ex = sel[r];
-        float wr = ka_ew(IR_EW_DIV, prob[ex], wsum);
+        float wr = wts[r];
         struct product pg = {x, s->d, xq, &G, s->d, 0, ex * s->dff, L->fault};
         struct product pu = {x, s->d, xq, &U, s->d, 0, ex * s->dff, L->fault};
         product_run(&pg, 1, s->dff, 1, gate, s->dff);

@@ -343,23 +343,7 @@ __global__ void kc_moe_route(kc_product router, int64_t experts, int64_t k, floa
     __syncthreads();
     if (threadIdx.x != 0)
         return;
-    ka_softmax_inplace(prob, experts);
-    for (int64_t r = 0; r < k; r++) { /* a selection by rank: the k best in order */
-        int64_t best = -1;
-        for (int64_t e = 0; e < experts; e++) {
-            bool taken = false;
-            for (int64_t u = 0; u < r; u++)
-                taken = taken || sel[u] == e;
-            if (!taken && (best < 0 || ka_ranks_before(prob[e], e, prob[best], best)))
-                best = e;
-        }
-        sel[r] = best;
-    }
-    float wsum = 0.0f;
-    for (int64_t r = 0; r < k; r++)
-        wsum = ka_acc(wsum, prob[sel[r]]);
-    for (int64_t r = 0; r < k; r++)
-        wts[r] = ka_ew(IR_EW_DIV, prob[sel[r]], wsum);
+    ka_route(prob, experts, k, sel, wts);
 }
 
 /* moe's gate and up: rank r = blockIdx.y, a warp an output j of its expert sel[r] (gate: x, xs = k = d, the

@@ -210,6 +210,9 @@ bool kernels_lane_has_stage(enum ir_kind k);
 /* The kernel a top-level op launches: its class or kind name. */
 const char *kernels_launch_kernel(const struct ir_op *op);
 
+/* The quantize op of g (top-level, or a part of a fused op) whose result is tensor t, or NULL. */
+const struct ir_op *kernels_quantize_of(const struct ir_graph *g, ir_tid t);
+
 /* A launch's signature: "kernel: stage stage ...", each stage with the variant its numerics take at point p
  * (matmul[q8_0,i8], attention[f16-tiles], quantize[x2], ...). Whether the host lane has a stage for every leaf. */
 bool kernels_launch_signature(const struct kernels_point *p, const struct ir_graph *g, int32_t op, char *out,
@@ -288,6 +291,7 @@ struct kernels_tol_input {
     uint64_t seed;
     int32_t steps;
     enum kernels_fault fault;
+    bool chain_only;  /* only the steps end to end (no launch by launch comparison): what a benchmark times */
 };
 /* Run every launch of every step on the host lane, each fed its reference inputs and held to its bounds, and the
  * chained steps end to end. 0 (failures are rows with pass false), or -1 with err when a run cannot be made. */

@@ -6,18 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The int8 words op's operand t is read in: those of the quantize (top-level or a part) that made it, else 0. */
-static int words_of(const struct ir_graph *g, ir_tid t)
+const struct ir_op *kernels_quantize_of(const struct ir_graph *g, ir_tid t)
 {
-    for (int32_t i = 0; i < g->nops; i++) {
+    for (int32_t i = 0; t != IR_NONE && i < g->nops; i++) {
         const struct ir_op *op = &g->ops[i];
         if (op->sym == IR_SYM_QUANT && op->out == t)
-            return op->quant_words;
+            return op;
         for (int32_t k = 0; op->sym == IR_SYM_FUSED && k < op->nparts; k++)
             if (op->parts[k].sym == IR_SYM_QUANT && op->parts[k].out == t)
-                return op->parts[k].quant_words;
+                return &op->parts[k];
     }
-    return 0;
+    return NULL;
+}
+
+/* The int8 words tensor t of g is read in: those of the quantize that made it, else 0. */
+static int words_of(const struct ir_graph *g, ir_tid t)
+{
+    const struct ir_op *q = kernels_quantize_of(g, t);
+    return q ? q->quant_words : 0;
 }
 
 /* The format a weight operand is stored in ("f32" for plain values). */

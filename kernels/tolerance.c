@@ -37,19 +37,10 @@ static void copy_by_name(const struct ir_graph *gt, struct ir_values *to, const 
     }
 }
 
-/* The quantize op of g (top-level or a part) whose result is the tensor named `name`, or NULL. */
+/* The quantize op of g whose result is the tensor named `name`, or NULL. */
 static const struct ir_op *quantize_of(const struct ir_graph *g, const char *name)
 {
-    ir_tid t = ir_tensor_find(g, name, strlen(name));
-    for (int32_t i = 0; t != IR_NONE && i < g->nops; i++) {
-        const struct ir_op *op = &g->ops[i];
-        if (op->sym == IR_SYM_QUANT && op->out == t)
-            return op;
-        for (int32_t k = 0; op->sym == IR_SYM_FUSED && k < op->nparts; k++)
-            if (op->parts[k].sym == IR_SYM_QUANT && op->parts[k].out == t)
-                return &op->parts[k];
-    }
-    return NULL;
+    return kernels_quantize_of(g, ir_tensor_find(g, name, strlen(name)));
 }
 
 /* Whether op (or a leaf within it) writes rows of t: a row set's table, or a result placed at rows of t. */
@@ -513,7 +504,7 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
         copy_by_name(g, v[LIFTRW], F, v[LIFTV]);
         for (int32_t i = 0; i < g->nops; i++)
             unquantize_results(g, &g->ops[i], v[LIFTRW]);
-        for (int32_t i = 0; !rc && i < g->nops; i++) {
+        for (int32_t i = 0; !rc && !in->chain_only && i < g->nops; i++) {
             kernels_lane_forget(lane);
             rc = check_launch(&r, i, v[REFRW], R, v[REFV], false);
             if (!rc && in->point->acts != KERNELS_ACTS_DEQUANT) {

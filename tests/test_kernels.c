@@ -264,7 +264,7 @@ static int tolerance_of(const struct ir_graph *g, const char *name, enum kernels
         return -1;
     }
     struct ir_graph *ref = rules_quantized_lifted(g, shim);
-    struct kernels_tol_input in = {o.graph, ref, g, &p, 7, steps, fault};
+    struct kernels_tol_input in = {o.graph, ref, g, &p, 7, steps, fault, false};
     int rc = kernels_tolerance(&in, res, err);
     if (rc)
         fprintf(stderr, "%s on %s: %s\n", name, g->name, err);
@@ -506,6 +506,56 @@ static void test_launch_list(void)
     free(text);
 }
 
+/* FNV-1a over n bytes, continuing h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The same inputs give the same bytes with gcc and clang at any level: a digest of every row's figures and worst
+ * values and every step's logits figures, over a few graphs and points, equals the one tests/data/kernels/
+ * lane_digests.expected keeps (made by one compiler, checked by the other preset). */
+static void test_digests(void)
+{
+    static const char *const runs[][3] = {
+        {"tiny-qwen3", "decode", "cuda-lane:h200:int8"},      {"tiny-gemma2", "prefill:16", "cuda-lane:a100:int8"},
+        {"tiny-qwen3-moe", "batch:4", "cuda-lane:l40s:int8x2"}, {"tiny-llama", "prefill:16", "cuda-lane:h100:int8x2"},
+        {"tiny-gemma2", "decode", "cuda-lane:rtx4090:dequant:cache=f32"}};
+    size_t len;
+    char *want = ir_read_file("tests/data/kernels/lane_digests.expected", &len);
+    CHECK(want != NULL);
+    for (int i = 0; i < 5; i++) {
+        char err[IR_ERR_LEN];
+        struct models_options o = models_default_options();
+        models_parse_mode(runs[i][1], &o.mode, err);
+        struct ir_graph *g = models_lift(models_find(runs[i][0]), &o, err);
+        struct kernels_tol_result r;
+        uint64_t h = 1469598103934665603ull;
+        if (g && tolerance_of(g, runs[i][2], KERNELS_FAULT_NONE, 2, &r) == 0) {
+            for (int32_t k = 0; k < r.nrows; k++) {
+                const struct kernels_tol_row *w = &r.rows[k];
+                double f[5] = {w->max_abs, w->max_rel, w->nmse, w->bound, w->ratio};
+                h = fnv(h, f, sizeof f);
+                h = fnv(h, &w->lane, sizeof w->lane);
+                h = fnv(h, &w->worst, sizeof w->worst);
+            }
+            for (int32_t k = 0; k < r.nsteps; k++) {
+                double f[3] = {r.steps[k].nmse, r.steps[k].kl, r.steps[k].max_abs};
+                h = fnv(h, f, sizeof f);
+            }
+        }
+        kernels_tol_result_free(&r);
+        ir_graph_free(g);
+        char line[256];
+        snprintf(line, sizeof line, "%s %s %s %016llx\n", runs[i][0], runs[i][1], runs[i][2], (unsigned long long)h);
+        CHECKF(want && strstr(want, line), "not in lane_digests.expected: %s", line);
+    }
+    free(want);
+}
+
 int main(void)
 {
     test_chips();
@@ -521,5 +571,6 @@ int main(void)
     test_planted_faults();
     test_zoo_tolerance();
     test_launch_list();
+    test_digests();
     return check_done("test_kernels");
 }
