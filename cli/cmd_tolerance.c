@@ -32,7 +32,8 @@ static int log_tolerance(struct db *db, int64_t run, int64_t graph, int64_t shim
         else
             snprintf(tensor, sizeof tensor, "%s", r->tensor);
         struct db_tolerance t = {run, graph, shim, backend_of(r), op, tensor, r->elements, r->max_abs, r->max_rel,
-                                 r->nmse, isfinite(r->bound) ? r->bound : 1e308, r->pass};
+                                 r->nmse, isfinite(r->bound) ? r->bound : 1e308, r->pass,
+                                 isfinite(r->ratio) ? r->ratio : 1e308, r->worst, r->lane, r->ref};
         rc = db_tolerance(db, &t, err);
     }
     for (int32_t i = 0; !rc && i < res->nsteps; i++) {

@@ -28,7 +28,8 @@
     X(DIFF_PUT, "INSERT INTO diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, " \
                 "rewritten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(TOLERANCE_PUT, "INSERT INTO tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, " \
-                     "max_rel, nmse, bound, pass) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+                     "max_rel, nmse, bound, pass, ratio, worst, lane, reference) " \
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(TOLERANCE_STEP_PUT, "INSERT INTO tolerance_steps (run_id, graph_id, shim_id, backend, step, tensor, rows, " \
                           "nmse, kl, top1_agree, max_abs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(PROOF_PUT, "INSERT INTO proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample) " \
@@ -446,6 +447,10 @@ int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LE
     sqlite3_bind_double(st, 10, t->nmse);
     sqlite3_bind_double(st, 11, t->bound);
     sqlite3_bind_int(st, 12, t->pass);
+    sqlite3_bind_double(st, 13, t->ratio);
+    sqlite3_bind_int64(st, 14, t->worst);
+    sqlite3_bind_double(st, 15, t->lane);
+    sqlite3_bind_double(st, 16, t->reference);
     return done(db, st, "recording a tolerance result", err);
 }
 
@@ -614,11 +619,6 @@ static const char merge_rows_sql[] =
     "  SELECT r.new, g.new, sh.new, d.identical, d.compared, d.tensor, d.first_index, d.lifted, d.rewritten"
     "  FROM src.diffs d JOIN map_run r ON r.old = d.run_id JOIN map_graph g ON g.old = d.graph_id"
     "  JOIN map_shim sh ON sh.old = d.shim_id ORDER BY d.id;"
-    "INSERT INTO main.tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, max_rel, nmse,"
-    "  bound, pass)"
-    "  SELECT r.new, g.new, sh.new, t.backend, t.op, t.tensor, t.elements, t.max_abs, t.max_rel, t.nmse, t.bound,"
-    "  t.pass FROM src.tolerances t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
-    "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;"
     "INSERT INTO main.proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample)"
     "  SELECT r.new, p.rule, p.obligation, p.bound, p.verdict, p.reason, p.ms, p.counterexample"
     "  FROM src.proofs p JOIN map_run r ON r.old = p.run_id ORDER BY p.id;"
@@ -631,6 +631,21 @@ static const char merge_rows_sql[] =
     "  ON CONFLICT (harness, signature) DO UPDATE SET count = count + excluded.count,"
     "  first_run = min(first_run, excluded.first_run), last_run = max(last_run, excluded.last_run);";
 
+/* A source's tolerance rows: from a version-1 file (without their worst elements), or from a version-2 one. */
+static const char merge_tolerances_v1_sql[] =
+    "INSERT INTO main.tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, max_rel, nmse,"
+    "  bound, pass)"
+    "  SELECT r.new, g.new, sh.new, t.backend, t.op, t.tensor, t.elements, t.max_abs, t.max_rel, t.nmse, t.bound,"
+    "  t.pass FROM src.tolerances t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
+    "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;";
+static const char merge_tolerances_v2_sql[] =
+    "INSERT INTO main.tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, max_rel, nmse,"
+    "  bound, pass, ratio, worst, lane, reference)"
+    "  SELECT r.new, g.new, sh.new, t.backend, t.op, t.tensor, t.elements, t.max_abs, t.max_rel, t.nmse, t.bound,"
+    "  t.pass, t.ratio, t.worst, t.lane, t.reference"
+    "  FROM src.tolerances t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
+    "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;";
+
 /* The end-to-end tolerance steps of a source that has them (a file from before schema version 2 has none). */
 static const char merge_steps_sql[] =
     "INSERT INTO main.tolerance_steps (run_id, graph_id, shim_id, backend, step, tensor, rows, nmse, kl, top1_agree,"
@@ -639,16 +654,18 @@ static const char merge_steps_sql[] =
     "  FROM src.tolerance_steps t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
     "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;";
 
-/* Copy the source's tolerance steps when it has the table. */
-static int merge_steps(struct db *out, const char *input, char err[DB_ERR_LEN])
+/* Copy the source's tolerance rows, and its tolerance steps when it has them (version 2). */
+static int merge_tolerances(struct db *out, const char *input, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM src.sqlite_master WHERE name = 'tolerance_steps'", -1,
                            &q, NULL) != SQLITE_OK)
         return fail(out, "merging tolerance steps", err);
-    bool has = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    bool v2 = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
     sqlite3_finalize(q);
-    return has ? exec(out, merge_steps_sql, input, err) : 0;
+    if (!v2)
+        return exec(out, merge_tolerances_v1_sql, input, err);
+    return exec(out, merge_tolerances_v2_sql, input, err) || exec(out, merge_steps_sql, input, err);
 }
 
 /* Copy reports and their decisions. */
@@ -703,7 +720,7 @@ static int merge_one(struct db *out, const char *input, char err[DB_ERR_LEN])
         return 1;
     }
     rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, err) ||
-         merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_steps(out, input, err);
+         merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_tolerances(out, input, err);
     if (rc)
         db_rollback(out);
     else

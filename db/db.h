@@ -96,6 +96,10 @@ struct db_tolerance {
     int64_t elements;
     double max_abs, max_rel, nmse, bound;
     bool pass;
+    /* the worst element (largest error over its bound): that ratio (1e308 past any bound), its index, both values */
+    double ratio;
+    int64_t worst;
+    double lane, reference;
 };
 int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LEN]);
 /* One step of a tolerance run end to end: a backend's own chain of launches against the evaluator, on the step's

@@ -154,8 +154,13 @@ static const char migration_1[] =
     "CREATE VIEW fuzz_new_findings AS"
     "  SELECT first_run AS run, harness, signature, input_sha256, last_run, count FROM fuzz_findings;";
 
-/* Version 1 → 2: the end-to-end figures of tolerance runs, a row per step, and their regression view. */
+/* Version 1 → 2: each tolerance row's worst element (its index, its error over its bound, both values; NULL in rows
+ * from version 1), the end-to-end figures of tolerance runs, a row per step, and their regression view. */
 static const char migration_2[] =
+    "ALTER TABLE tolerances ADD COLUMN ratio REAL;"
+    "ALTER TABLE tolerances ADD COLUMN worst INTEGER;"
+    "ALTER TABLE tolerances ADD COLUMN lane REAL;"
+    "ALTER TABLE tolerances ADD COLUMN reference REAL;"
     "CREATE TABLE tolerance_steps ("
     "  id INTEGER PRIMARY KEY,"
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"

@@ -81,7 +81,8 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     struct db_diff diff = {run, graph, shim, strcmp(digest, "d2") != 0, 3, "x", 4, 1.0, 2.0};
     CHECK(db_diff(db, &diff, err) == 0);
     struct db_tolerance t = {run, graph, shim, "host-lane", "matmul", "y", 64, 0.1, 0.01,
-                             strcmp(digest, "d2") == 0 ? 0.5 : 0.1, 0.3, strcmp(digest, "d2") != 0};
+                             strcmp(digest, "d2") == 0 ? 0.5 : 0.1, 0.3, strcmp(digest, "d2") != 0,
+                             strcmp(digest, "d2") == 0 ? 1.5 : 0.2, 7, 1.25, 1.0};
     CHECK(db_tolerance(db, &t, err) == 0);
     struct db_tolerance_step ts = {run, graph, shim, "host", "logits", 0, 4, strcmp(digest, "d2") == 0 ? 3 : 4,
                                    1e-4, strcmp(digest, "d2") == 0 ? 2e-5 : 1e-5, 0.03};
@@ -361,21 +362,36 @@ static void test_merge(void)
     CHECK(sql_int(out, "SELECT count(*) FROM runs WHERE origin IS NOT NULL") == 3);
     CHECK(sql_int(out, "SELECT count FROM fuzz_findings") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM tolerance_steps") == 3);
+    CHECK(sql_int(out, "SELECT count(*) FROM tolerances WHERE worst = 7 AND ratio > 0 AND lane = 1.25") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2") == 1);
-    /* a shard from before schema version 2 (no tolerance_steps) merges too */
+    /* a shard made at schema version 1 merges as it is (its tolerance rows without worst elements), and opening it
+     * for writing upgrades it with its rows kept */
     const char *old = path_in("shard_v1.db");
-    CHECK(db_open(old, &db, err) == 0);
-    write_run(db, "tiny-gemma2", "fired", "fired", "d1");
-    db_close(db);
+    const char *const *m;
+    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION);
     sqlite3 *c;
     CHECK(sqlite3_open(old, &c) == SQLITE_OK);
-    CHECK(sqlite3_exec(c, "DROP VIEW tolerance_step_regressions; DROP TABLE tolerance_steps; PRAGMA user_version = 1;",
+    CHECK(sqlite3_exec(c, m[0], NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "PRAGMA user_version = 1;"
+                          "INSERT INTO runs (kind, started, status, version, command) VALUES ('tolerance', 'now', "
+                          "'complete', '0.1', 'fusecheck tolerance');"
+                          "INSERT INTO graphs (name, ops, sha256) VALUES ('g', 1, 'aa');"
+                          "INSERT INTO shims (name) VALUES ('cuda-lane:h200:int8');"
+                          "INSERT INTO tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs,"
+                          "  max_rel, nmse, bound, pass) VALUES (1, 1, 1, 'host', '0 matmul', 'y', 4, 0, 0, 0, 1, 1);",
                        NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(c);
     const char *with_old[2] = {out, old};
     const char *out2 = path_in("merged2.db");
     CHECKF(db_merge(with_old, 2, out2, err) == 0, "%s", err);
     CHECK(sql_int(out2, "SELECT count(*) FROM runs") == 4 && sql_int(out2, "SELECT count(*) FROM tolerance_steps") == 3);
+    CHECK(sql_int(out2, "SELECT count(*) FROM tolerances") == 4 &&
+          sql_int(out2, "SELECT count(*) FROM tolerances WHERE ratio IS NULL") == 1);
+    CHECK(sql_int(old, "PRAGMA user_version") == 1); /* merging read it, did not upgrade it */
+    CHECK(db_open(old, &db, err) == 0 && db_schema_version(db) == DB_SCHEMA_VERSION);
+    db_close(db);
+    CHECK(sql_int(old, "SELECT count(*) FROM tolerances WHERE ratio IS NULL AND elements = 4") == 1);
+    CHECK(sql_int(old, "SELECT count(*) FROM tolerance_steps") == 0);
     const char *bad[2] = {a, path_in("junk.db")};
     CHECK(db_merge(bad, 2, path_in("never.db"), err) != 0);
     CHECK(access(path_in("never.db"), F_OK) != 0);
