@@ -9,47 +9,44 @@
 #include "rules/rules.h"
 #include "shim/shim.h"
 
-/* The distinct signatures seen, each with how often and one graph and shim it came from. */
+/* One kind of launch: its signature, the first graph and shim it came from, whether the host lane runs it. */
+struct kind {
+    char *sig, *where;
+    bool hosted;
+};
+
+/* The distinct kinds seen. */
 struct seen {
-    char **sig, **where;
-    int *count;
-    bool *hosted;
+    struct kind *k;
     int n, cap;
 };
 
-/* Count one signature (a new one copied in). */
+/* Note one launch's signature (a new kind copied in). 0, or -1 when memory is short. */
 static int seen_add(struct seen *s, const char *sig, bool hosted, const char *where)
 {
     for (int i = 0; i < s->n; i++)
-        if (strcmp(s->sig[i], sig) == 0) {
-            s->count[i]++;
+        if (strcmp(s->k[i].sig, sig) == 0)
             return 0;
-        }
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 64;
-        char **a = realloc(s->sig, sizeof *a * (size_t)cap), **b = a ? realloc(s->where, sizeof *b * (size_t)cap) : NULL;
-        if (a)
-            s->sig = a;
-        if (b)
-            s->where = b;
-        int *c = b ? realloc(s->count, sizeof *c * (size_t)cap) : NULL;
-        if (c)
-            s->count = c;
-        bool *h = c ? realloc(s->hosted, sizeof *h * (size_t)cap) : NULL;
-        if (!h)
+        struct kind *grown = realloc(s->k, sizeof *grown * (size_t)cap);
+        if (!grown)
             return -1;
-        s->hosted = h;
+        s->k = grown;
         s->cap = cap;
     }
-    s->sig[s->n] = strdup(sig);
-    s->where[s->n] = strdup(where);
-    s->count[s->n] = 1;
-    s->hosted[s->n] = hosted;
-    return s->sig[s->n] && s->where[s->n++] ? 0 : -1;
+    struct kind *k = &s->k[s->n++];
+    k->sig = strdup(sig);
+    k->where = strdup(where);
+    k->hosted = hosted;
+    return k->sig && k->where ? 0 : -1;
 }
 
-/* Sort order of signatures: by text. */
-static int by_sig(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* Kinds in the order of their signatures' text. */
+static int by_sig(const void *a, const void *b)
+{
+    return strcmp(((const struct kind *)a)->sig, ((const struct kind *)b)->sig);
+}
 
 /* The lane points `launches` walks by default: every chip × activation mode × cache × state × fold. */
 static int default_shims(char names[][96], int cap)
@@ -162,37 +159,25 @@ int cli_cmd_launches(int argc, char **argv)
     }
     for (int i = 0; i < looked; i++)
         shim_free(shims[i]);
-    int *order = rc == CLI_OK ? malloc(sizeof *order * (size_t)(s.n ? s.n : 1)) : NULL;
-    if (order) {
-        char **sorted = malloc(sizeof *sorted * (size_t)(s.n ? s.n : 1));
-        for (int i = 0; sorted && i < s.n; i++)
-            sorted[i] = s.sig[i];
-        if (sorted)
-            qsort(sorted, (size_t)s.n, sizeof *sorted, by_sig);
+    if (rc == CLI_OK) {
+        qsort(s.k, (size_t)s.n, sizeof *s.k, by_sig);
         int unhosted = 0;
         printf("# every kind of launch the CUDA lane makes on the zoo (fusecheck launches: %d shims, %d modes): %d kinds; "
                "each with the first graph it came from\n", nshims, nmodes, s.n);
         fprintf(stderr, "launches: %lld launches of %d kinds\n", (long long)launches, s.n);
-        for (int i = 0; sorted && i < s.n; i++)
-            for (int j = 0; j < s.n; j++)
-                if (s.sig[j] == sorted[i]) {
-                    printf("%s   # %s%s\n", s.sig[j], s.where[j], s.hosted[j] ? "" : "; NO HOST KERNEL");
-                    unhosted += !s.hosted[j];
-                }
+        for (int i = 0; i < s.n; i++) {
+            printf("%s   # %s%s\n", s.k[i].sig, s.k[i].where, s.k[i].hosted ? "" : "; NO HOST KERNEL");
+            unhosted += !s.k[i].hosted;
+        }
         if (unhosted)
             fprintf(stderr, "fusecheck launches: %d kinds of launch have a stage the host lane cannot run\n",
                     unhosted);
-        rc = !sorted ? CLI_USAGE : unhosted ? CLI_FAILED : CLI_OK;
-        free(sorted);
+        rc = unhosted ? CLI_FAILED : CLI_OK;
     }
-    free(order);
     for (int i = 0; i < s.n; i++) {
-        free(s.sig[i]);
-        free(s.where[i]);
+        free(s.k[i].sig);
+        free(s.k[i].where);
     }
-    free(s.sig);
-    free(s.where);
-    free(s.count);
-    free(s.hosted);
+    free(s.k);
     return rc;
 }

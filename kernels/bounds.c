@@ -302,7 +302,7 @@ static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
     }
     float *y = ir_leaf_result(l, n);
     for (int64_t row = 0; y && row < s->rows; row++) {
-        double ss = 0.0, dss = 0.0, any = 0.0;
+        double ss = 0.0, dss = 0.0;
         for (int64_t j = 0; j < s->cols; j++) {
             int64_t i = row * s->cols + j;
             double v = x[i] + (r ? r[i] : 0.0), ev = ex[i] + (er ? er[i] : 0.0);
@@ -310,7 +310,6 @@ static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
                 ev += U32 * (fabs(v) + ev); /* the residual add's rounding */
             ss += v * v;
             dss += 2.0 * fabs(v) * ev + ev * ev;
-            any += ev;
         }
         int64_t threads = kernels_norm_threads(s->cols);
         double order = (kernels_gamma((double)s->cols) +
@@ -325,7 +324,6 @@ static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
             double prop = f * inv * (ev + (fabs(v) + ev) * rho);
             y[i] = (float)(prop + 4.0 * U32 * f * inv * (fabs(v) + ev));
         }
-        (void)any;
     }
     free(x);
     free(ex);
@@ -338,15 +336,12 @@ static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
 static int b_rope(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_rope *s = &ir_leaf_op(l)->spec.u.rope;
-    int64_t n = s->h * s->hd, clen = 0, slen = 0, p = 0;
+    int64_t n = s->h * s->hd;
     const float *x = ir_leaf_arg_of(l, c->ref, 0, n);
     const float *e = x ? ir_leaf_arg(l, 0, n) : NULL;
-    const float *ct = e ? ir_leaf_arg_all(l, 1, &clen) : NULL; /* bounds of the tables: zero, but sized */
-    (void)ct;
-    float *y = e ? ir_leaf_result(l, n) : NULL;
-    if (!y || ir_leaf_row(l, &s->pos, 3, IR_MAX_DIM, "position", &p))
+    float *y = e ? ir_leaf_result(l, n) : NULL; /* the tables are exact, the position only picks their row */
+    if (!y)
         return -1;
-    (void)slen;
     for (int64_t g = 0; g < s->h; g++)
         for (int64_t i = 0; i < s->hd; i++) {
             int64_t at = g * s->hd + i;

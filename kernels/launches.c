@@ -101,7 +101,6 @@ bool kernels_launch_signature(const struct kernels_point *p, const struct ir_gra
     const struct ir_op *o = &g->ops[op];
     snprintf(out, cap, "%s:", kernels_launch_kernel(o));
     size_t n = strlen(out);
-    out[n] = 0;
     char stages[1024] = "";
     stages_of(p, g, o, stages, sizeof stages);
     snprintf(out + n, cap - n, " %s", stages);
