@@ -58,33 +58,15 @@ struct bctx {
     int64_t ambiguous;
 };
 
-/* A matrix operand of the reference, read for magnitudes (decoded in double from its checkpoint rows). */
-struct rmat {
-    struct ir_ckpt_rows ck;
-    bool ckpt;
-    const float *plain;
-    int64_t rows, cols;
-};
-
-/* Operand i of the leaf as a reference matrix. */
-static int rmat_get(struct bctx *c, struct ir_leaf *l, int i, int64_t rows, int64_t cols, struct rmat *w)
+/* Operand i of the leaf as the reference's matrix, read for magnitudes (decoded in double where it is read). */
+static int rmat_get(struct bctx *c, struct ir_leaf *l, int i, int64_t rows, int64_t cols,
+                    struct kernels_weights *w)
 {
-    memset(w, 0, sizeof *w);
-    w->rows = rows;
-    w->cols = cols;
-    ir_tid t = ir_leaf_operand(l, i);
-    if (t == IR_NONE)
-        return -1;
-    if (!ir_leaf_op(l)->access[i].strided && ir_values_checkpoint(c->ref, t, &w->ck)) {
-        w->ckpt = true;
-        return 0;
-    }
-    w->plain = ir_leaf_arg_of(l, c->ref, i, rows * cols);
-    return w->plain ? 0 : -1;
+    return kernels_weights_get(l, c->ref, i, rows, cols, w);
 }
 
 /* W[t][j] of a reference matrix (a checkpoint's block decoded by the format's own dequantizer). */
-static double rmat_at(const struct rmat *w, int64_t t, int64_t j)
+static double rmat_at(const struct kernels_weights *w, int64_t t, int64_t j)
 {
     if (!w->ckpt)
         return w->plain[t * w->cols + j];
@@ -97,7 +79,7 @@ static double rmat_at(const struct rmat *w, int64_t t, int64_t j)
 }
 
 /* A reference matrix's column j over rows [r0, r0 + k) into out (doubles), a block decoded once. */
-static void rmat_col(const struct rmat *w, int64_t r0, int64_t k, int64_t j, double *out)
+static void rmat_col(const struct kernels_weights *w, int64_t r0, int64_t k, int64_t j, double *out)
 {
     if (!w->ckpt || !w->ck.transposed) {
         for (int64_t t = 0; t < k; t++)
@@ -124,7 +106,7 @@ static int operand_words(const struct ir_graph *g, ir_tid t)
 /* ── Products ────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Bounds of y[m×n] = x[m×k]·W[r0.., c0..]: Σ|W|·e_x + the product's rounding over Σ(|x| + e_x)|W|. */
-static void product_bounds(const double *x, const double *ex, int64_t xs, const struct rmat *w, int64_t r0,
+static void product_bounds(const double *x, const double *ex, int64_t xs, const struct kernels_weights *w, int64_t r0,
                            int64_t c0, int64_t m, int64_t k, int64_t n, int words, double *ey, int64_t ys)
 {
     double *col = malloc(sizeof(double) * (size_t)(k > 0 ? k : 1));
@@ -174,7 +156,7 @@ static int operand_pair(struct bctx *c, struct ir_leaf *l, int i, int64_t need, 
 static int b_matmul(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_matmul *s = &ir_leaf_op(l)->spec.u.matmul;
-    struct rmat w;
+    struct kernels_weights w;
     double *x, *ex;
     if (rmat_get(c, l, 1, s->k, s->n, &w) || operand_pair(c, l, 0, s->m * s->k, &x, &ex))
         return -1;
@@ -467,7 +449,7 @@ static int b_attention(struct bctx *c, struct ir_leaf *l)
 static int b_moe(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_moe *s = &ir_leaf_op(l)->spec.u.moe;
-    struct rmat R, G, U, D;
+    struct kernels_weights R, G, U, D;
     int64_t wide = s->experts * s->dff;
     double *x, *ex;
     if (rmat_get(c, l, 1, s->d, s->experts, &R) || rmat_get(c, l, 2, s->d, wide, &G) ||

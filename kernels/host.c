@@ -158,16 +158,8 @@ int kernels_lane_load_quantized(struct kernels_lane *L, ir_tid t, const float *s
 
 /* ── Weights ─────────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* A k × n matrix operand: checkpoint rows decoded in the kernel, or plain f32 values. */
-struct wmat {
-    struct ir_ckpt_rows ck;
-    bool ckpt;
-    const float *plain;
-    int64_t rows, cols;
-};
-
-/* Operand i of the stage as a rows × cols matrix; 0, or -1 with the failure written. */
-static int wmat_get(struct kernels_lane *L, struct ir_leaf *l, int i, int64_t rows, int64_t cols, struct wmat *w)
+int kernels_weights_get(struct ir_leaf *l, const struct ir_values *values, int i, int64_t rows, int64_t cols,
+                        struct kernels_weights *w)
 {
     memset(w, 0, sizeof *w);
     w->rows = rows;
@@ -175,8 +167,7 @@ static int wmat_get(struct kernels_lane *L, struct ir_leaf *l, int i, int64_t ro
     ir_tid t = ir_leaf_operand(l, i);
     if (t == IR_NONE)
         return -1;
-    const struct ir_op *op = ir_leaf_op(l);
-    if (!op->access[i].strided && ir_values_checkpoint(L->v, t, &w->ck)) {
+    if (!ir_leaf_op(l)->access[i].strided && ir_values_checkpoint(values, t, &w->ck)) {
         const struct ir_tensor *T = &ir_leaf_graph(l)->tensors[t];
         if (T->rows != rows || T->cols != cols)
             return ir_leaf_fail(l, "weights %s are %lld x %lld, the kernel reads %lld x %lld", T->name,
@@ -184,12 +175,19 @@ static int wmat_get(struct kernels_lane *L, struct ir_leaf *l, int i, int64_t ro
         w->ckpt = true;
         return 0;
     }
-    w->plain = ir_leaf_arg(l, i, rows * cols);
+    w->plain = ir_leaf_arg_of(l, values, i, rows * cols);
     return w->plain ? 0 : -1;
 }
 
+/* Operand i of the stage, from the lane's buffers, as a rows × cols matrix. */
+static int wmat_get(struct kernels_lane *L, struct ir_leaf *l, int i, int64_t rows, int64_t cols,
+                    struct kernels_weights *w)
+{
+    return kernels_weights_get(l, L->v, i, rows, cols, w);
+}
+
 /* W[t][j]: decoded from its block where the checkpoint keeps it. */
-static float wmat_at(const struct wmat *w, int64_t t, int64_t j)
+static float wmat_at(const struct kernels_weights *w, int64_t t, int64_t j)
 {
     if (!w->ckpt)
         return w->plain[t * w->cols + j];
@@ -200,7 +198,7 @@ static float wmat_at(const struct wmat *w, int64_t t, int64_t j)
 
 /* W[t0 .. t0 + n)[j] into w: a chunk of a stored row decoded at once where the checkpoint keeps the column as a row
  * (t0 a multiple of 32), else value by value. */
-static void wmat_chunk(const struct wmat *w, int64_t t0, int64_t n, int64_t j, float *out)
+static void wmat_chunk(const struct kernels_weights *w, int64_t t0, int64_t n, int64_t j, float *out)
 {
     if (w->ckpt && w->ck.transposed && t0 % KA_QBLOCK == 0) {
         ka_decode_chunk((int)w->ck.format, w->ck.bytes + j * w->ck.row_bytes, t0, (int)n, out);
@@ -211,7 +209,7 @@ static void wmat_chunk(const struct wmat *w, int64_t t0, int64_t n, int64_t j, f
 }
 
 /* Whether output j's weights over k are whole integer-coded blocks of one row (the int8 dot product's case). */
-static bool wmat_codes(const struct wmat *w) { return w->ckpt && w->ck.transposed && ka_integer_codes((int)w->ck.format); }
+static bool wmat_codes(const struct kernels_weights *w) { return w->ckpt && w->ck.transposed && ka_integer_codes((int)w->ck.format); }
 
 /* ── Products: the GEMV's lanes and warps ────────────────────────────────────────────────────────────────── */
 
@@ -221,7 +219,7 @@ struct product {
     const float *x;            /* m rows of xs values */
     int64_t xs;
     const struct side *q;      /* the activation's words, or NULL */
-    const struct wmat *w;
+    const struct kernels_weights *w;
     int64_t k, r0, c0;         /* contract W rows [r0, r0 + k); output j reads W column c0 + j */
     enum kernels_fault fault;
 };
@@ -299,7 +297,7 @@ static const struct side *quantized_operand(struct kernels_lane *L, struct ir_le
 static int st_matmul(struct kernels_lane *L, struct ir_leaf *l)
 {
     const struct ir_matmul *s = &ir_leaf_op(l)->spec.u.matmul;
-    struct wmat w;
+    struct kernels_weights w;
     const float *x = ir_leaf_arg(l, 0, s->m * s->k);
     if (!x || wmat_get(L, l, 1, s->k, s->n, &w))
         return -1;
@@ -319,7 +317,7 @@ static int st_matmul(struct kernels_lane *L, struct ir_leaf *l)
 static int st_head_matmul(struct kernels_lane *L, struct ir_leaf *l)
 {
     const struct ir_head_matmul *s = &ir_leaf_op(l)->spec.u.head_matmul;
-    struct wmat w;
+    struct kernels_weights w;
     int64_t xa = s->heads * s->a, yb = s->heads * s->b;
     const float *x = ir_leaf_arg(l, 0, s->m * xa);
     if (!x || wmat_get(L, l, 1, xa, s->b, &w))
@@ -574,7 +572,7 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
     const struct ir_moe *s = &ir_leaf_op(l)->spec.u.moe;
     if (s->experts < 1 || s->k > s->experts || s->k < 0)
         return ir_leaf_fail(l, "top-%lld of %lld experts", (long long)s->k, (long long)s->experts);
-    struct wmat R, G, U, D;
+    struct kernels_weights R, G, U, D;
     int64_t wide = s->experts * s->dff;
     const float *x = ir_leaf_arg(l, 0, s->d);
     if (!x || wmat_get(L, l, 1, s->d, s->experts, &R) || wmat_get(L, l, 2, s->d, wide, &G) ||
@@ -732,7 +730,7 @@ static int st_argmax(struct kernels_lane *L, struct ir_leaf *l)
 static int st_row_gather(struct kernels_lane *L, struct ir_leaf *l)
 {
     const struct ir_row_gather *s = &ir_leaf_op(l)->spec.u.row_gather;
-    struct wmat w;
+    struct kernels_weights w;
     int64_t r = 0;
     if (wmat_get(L, l, 0, s->rows, s->cols, &w) || ir_leaf_row(l, &s->index, 1, s->rows - 1, "row", &r))
         return -1;
@@ -748,7 +746,7 @@ static int st_row_gather(struct kernels_lane *L, struct ir_leaf *l)
 static int st_rows_gather(struct kernels_lane *L, struct ir_leaf *l)
 {
     const struct ir_rows_gather *s = &ir_leaf_op(l)->spec.u.rows_gather;
-    struct wmat w;
+    struct kernels_weights w;
     if (wmat_get(L, l, 0, s->rows, s->cols, &w))
         return -1;
     const float *idx = ir_leaf_arg(l, 1, s->count);

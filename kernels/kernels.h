@@ -193,6 +193,19 @@ struct kernels_lane;
 /* A lane at point p (NULL when memory is short), and its release. */
 struct kernels_lane *kernels_lane_new(const struct kernels_point *p);
 void kernels_lane_free(struct kernels_lane *L);
+/* A matrix operand of a leaf, as a kernel reads it: checkpoint rows in their block format (decoded where they are
+ * read), or plain f32 values (a strided read gathered). */
+struct kernels_weights {
+    struct ir_ckpt_rows ck;
+    bool ckpt;
+    const float *plain;
+    int64_t rows, cols;
+};
+/* Operand i of leaf l, taken from `values` (made for the leaf's graph), as a rows × cols matrix; 0, or -1 with the
+ * failure written (checkpoint rows of another shape among them). */
+int kernels_weights_get(struct ir_leaf *l, const struct ir_values *values, int i, int64_t rows, int64_t cols,
+                        struct kernels_weights *w);
+
 /* Plant fault f in every later launch (tests only). */
 void kernels_lane_plant_fault(struct kernels_lane *L, enum kernels_fault f);
 /* Run top-level op `op` of g as one launch over the buffers v (made for g): every stage in order, each stage's grid

@@ -169,6 +169,20 @@ struct run {
 /* The words a value is quantized in under the point's activation mode. */
 static int mode_words(const struct kernels_point *p) { return kernels_acts_words(p->acts); }
 
+/* A new row for launch i's kernel at the run's step; NULL with the run's error written when memory is short. */
+static struct kernels_tol_row *launch_row(struct run *r, int32_t i, const char *kernel)
+{
+    struct kernels_tol_row *row = row_new(r->out);
+    if (!row) {
+        snprintf(r->err, IR_ERR_LEN, "out of memory");
+        return NULL;
+    }
+    row->launch = i;
+    row->kernel = kernel;
+    row->step = r->step;
+    return row;
+}
+
 /* Against the quantized reference, the lane's quantize of a source must give the evaluator's values bit for bit
  * (the same arithmetic): a failing row when it does not. -1 only when memory is short. */
 static int quantize_differs(struct run *r, int32_t i, ir_tid t, const float *lane, const float *ref, int64_t n)
@@ -176,14 +190,9 @@ static int quantize_differs(struct run *r, int32_t i, ir_tid t, const float *lan
     for (int64_t e = 0; e < n; e++) {
         if (lane[e] == ref[e] || (lane[e] != lane[e] && ref[e] != ref[e]))
             continue;
-        struct kernels_tol_row *row = row_new(r->out);
-        if (!row) {
-            snprintf(r->err, IR_ERR_LEN, "out of memory");
+        struct kernels_tol_row *row = launch_row(r, i, "quantize");
+        if (!row)
             return -1;
-        }
-        row->launch = i;
-        row->kernel = "quantize";
-        row->step = r->step;
         snprintf(row->tensor, sizeof row->tensor, "%s", r->in->rewritten->tensors[t].name);
         row->elements = n;
         row->worst = e;
@@ -333,14 +342,9 @@ static int check_launch(struct run *r, int32_t i, struct ir_values *ref, const s
             if (ir_tensor_find(r->in->lifted, name, strlen(name)) == IR_NONE && !quantize_of(g, name))
                 continue;
         }
-        struct kernels_tol_row *row = row_new(r->out);
-        if (!row) {
-            snprintf(r->err, IR_ERR_LEN, "out of memory");
+        struct kernels_tol_row *row = launch_row(r, i, kernels_launch_kernel(op));
+        if (!row)
             return -1;
-        }
-        row->launch = i;
-        row->kernel = kernels_launch_kernel(op);
-        row->step = r->step;
         row->unquantized = unquantized;
         snprintf(row->tensor, sizeof row->tensor, "%s", g->tensors[t].name);
         compare(row, lv, rv, bv, ir_tensor_len(g, t));
