@@ -66,6 +66,33 @@ struct cli_tol_totals {
 int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *rewritten, const struct shim *shim,
                         const struct cli_tol_options *o, struct cli_tol_totals *t, char err[IR_ERR_LEN]);
 
+/* One comparison a rewritten graph is held to (cli/compare.c): its kind ("valid", "values", "unquantized"), whether
+ * it passed, how much it compared, and where and why it failed. */
+struct cli_comparison {
+    const char *kind;
+    bool pass;
+    int64_t compared;
+    char tensor[IR_MAX_NAME + 1];
+    int64_t index;
+    double lifted, rewritten;
+    char reason[IR_ERR_LEN];
+};
+struct cli_comparisons {
+    struct cli_comparison rows[3];
+    int n;
+};
+/* Hold `rewritten` (lifted's rewriting under shim) to what any optimizer's output must be: valid; its values bit for
+ * bit those of the reference (lifted, or under a quantizing shim shim_quantized_reference of it), evaluated from
+ * `seed`; and under a quantizing shim each quantized value within the mode's bound of the unquantized value it reads.
+ * lifted_values: lifted's evaluation from the same seed (NULL: a graph too large to evaluate, held to its validity
+ * alone). 0 with the rows in out (failing rows are no error), -1 with
+ * err when a reference could not be built or evaluated. */
+int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values *lifted_values,
+                          const struct ir_graph *rewritten, const struct shim *shim, uint64_t seed,
+                          struct cli_comparisons *out, char err[IR_ERR_LEN]);
+/* Whether every comparison passed. */
+bool cli_comparisons_pass(const struct cli_comparisons *c);
+
 /* The commands, each in its own file. */
 int cli_cmd_print(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);

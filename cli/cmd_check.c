@@ -177,9 +177,9 @@ static void covers_text(const struct rules_decision *d, char *buf, size_t cap)
 
 static const char *const outcome_names[] = {"fired", "refused", "held"};
 
-/* Log one report and its decisions (and the diff, when there is one) in one transaction. */
+/* Log one report and its decisions (and its n diff rows) in one transaction. */
 static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, const struct rules_optimized *o,
-                      double ms, const struct db_diff *diff, char err[DB_ERR_LEN])
+                      double ms, const struct db_diff *diffs, int ndiffs, char err[DB_ERR_LEN])
 {
     char digest[65];
     rules_report_digest(&o->report, digest);
@@ -217,8 +217,8 @@ static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, c
         free(covers[i]);
     free(covers);
     free(rows);
-    if (!rc && diff)
-        rc = db_diff(db, diff, err);
+    for (int i = 0; !rc && i < ndiffs; i++)
+        rc = db_diff(db, &diffs[i], err);
     if (rc) {
         db_rollback(db);
         return 1;
@@ -264,8 +264,37 @@ static int lift_one(struct db *db, const struct models_config *c, const char *mo
     return 0;
 }
 
-/* Optimize a lifted graph under one shim, diff it when evaluated, and log it all. 0 on success; *mismatch set when
- * the diff found one. */
+/* A comparison as a diffs row of report `graph`/`shim` in run `run`. */
+static struct db_diff diff_row(int64_t run, int64_t graph, int64_t shim, const struct cli_comparison *c)
+{
+    return (struct db_diff){run,      graph,     shim,         c->pass, c->compared, c->tensor[0] ? c->tensor : NULL,
+                            c->index, c->lifted, c->rewritten, c->kind, c->reason};
+}
+
+/* Say on stderr why a comparison of graph l under shim failed. */
+static void print_failed(const struct lifted *l, const struct shim *shim, const struct cli_comparison *c,
+                         bool progress)
+{
+    fprintf(stderr, "%s%s %s under %s: %s: %s", progress ? "\n" : "", l->g->name, l->g->mode, shim->name, c->kind,
+            c->reason);
+    if (c->tensor[0])
+        fprintf(stderr, " (%s[%lld]: lifted %.9g, rewritten %.9g)", c->tensor, (long long)c->index, c->lifted,
+                c->rewritten);
+    fputc('\n', stderr);
+}
+
+/* Log one report and the comparisons its rewritten graph was held to, in one transaction. */
+static int log_checked(struct db *db, int64_t run, int64_t graph, int64_t shim, const struct rules_optimized *o,
+                       double ms, const struct cli_comparisons *cmp, char err[DB_ERR_LEN])
+{
+    struct db_diff rows[3];
+    for (int i = 0; i < cmp->n; i++)
+        rows[i] = diff_row(run, graph, shim, &cmp->rows[i]);
+    return log_report(db, run, graph, shim, o, ms, rows, cmp->n, err);
+}
+
+/* Optimize a lifted graph under one shim, hold the rewritten graph to its comparisons (validity always; values when
+ * the graph is evaluated), and log it all. 0 on success; *mismatch set when a comparison failed. */
 static int check_one(struct db *db, int64_t run, const struct lifted *l, struct shim *shim, int64_t shim_id,
                      const struct check_args *a, struct check_totals *t, bool *mismatch, char err[DB_ERR_LEN])
 {
@@ -275,60 +304,28 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
         return 1;
     double ms = (now() - t0) * 1e3;
     t->optimize_s += ms / 1e3;
-    struct db_diff diff = {run, l->id, shim_id, true, 0, NULL, 0, 0, 0};
     *mismatch = false;
-    /* Under a chip whose products read quantized activations, the reference side is the lifted graph with those
-     * quantizations inserted (unfolded); else the lifted graph's own evaluation. */
-    struct shim_contract contract;
-    bool quantized = shim->numerics && shim->numerics(shim, &contract) && contract.activation_words > 0;
-    struct ir_graph *ref = NULL;
-    struct ir_values *ref_values = NULL;
+    struct cli_comparisons cmp;
+    t0 = now();
+    if (cli_compare_rewritten(l->g, l->values, o.graph, shim, a->seed, &cmp, err)) {
+        rules_optimized_free(&o);
+        return 1;
+    }
     if (l->values) {
-        t0 = now();
-        if (quantized) {
-            ref = rules_quantized_lifted(l->g, shim);
-            ref_values = ref ? ir_values_new_like(ref, a->seed, l->g, err) : NULL;
-            if (!ref_values || ir_eval(ref, ref_values, err)) {
-                ir_values_free(ref_values);
-                ir_graph_free(ref);
-                rules_optimized_free(&o);
-                return 1;
-            }
-        }
-        struct ir_values *v = ir_values_new_like(o.graph, a->seed, l->g, err);
-        if (!v || ir_eval(o.graph, v, err)) {
-            ir_values_free(v);
-            ir_values_free(ref_values);
-            ir_graph_free(ref);
-            rules_optimized_free(&o);
-            return 1;
-        }
-        const struct ir_graph *rg = quantized ? ref : l->g;
-        struct ir_compare c = ir_values_compare(rg, quantized ? ref_values : l->values, o.graph, v);
-        ir_values_free(v);
         t->eval_s += now() - t0;
-        diff.identical = c.identical;
-        diff.compared = c.compared;
-        if (!c.identical) {
-            diff.tensor = rg->tensors[c.tensor].name;
-            diff.index = c.index;
-            diff.lifted = c.a;
-            diff.rewritten = c.b;
-            *mismatch = true;
-        }
         t->diffs++;
     }
+    *mismatch = !cli_comparisons_pass(&cmp);
     t0 = now();
-    int rc = log_report(db, run, l->id, shim_id, &o, ms, l->values ? &diff : NULL, err);
+    int rc = log_checked(db, run, l->id, shim_id, &o, ms, &cmp, err);
     t->db_s += now() - t0;
     t->reports++;
     t->decisions += o.report.n;
     t->fired += rules_report_count(&o.report, RULES_FIRED, NULL);
-    if (*mismatch)
-        fprintf(stderr, "%s%s %s under %s: %s[%lld] differs: lifted %.9g, rewritten %.9g\n",
-                a->progress ? "\n" : "", l->g->name, l->g->mode, shim->name, diff.tensor, (long long)diff.index,
-                diff.lifted, diff.rewritten);
-    if (!rc && a->tolerance && l->values && strncmp(shim->name, "cuda-lane:", 10) == 0) {
+    for (int i = 0; i < cmp.n; i++)
+        if (!cmp.rows[i].pass)
+            print_failed(l, shim, &cmp.rows[i], a->progress);
+    if (!rc && a->tolerance && l->values && strncmp(shim->name, "cuda-lane:", 10) == 0 && cmp.rows[0].pass) {
         /* the lane's kernels on the host lane, every launch against the evaluator, logged in the same run */
         struct cli_tol_options to = {a->seed, 1, KERNELS_FAULT_NONE, false, false, db, run, l->id, shim_id};
         char why[IR_ERR_LEN];
@@ -340,8 +337,6 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
         }
         t->eval_s += now() - t0;
     }
-    ir_values_free(ref_values);
-    ir_graph_free(ref);
     rules_optimized_free(&o);
     return rc;
 }

@@ -375,10 +375,12 @@ int cli_cmd_validate_run(int argc, char **argv)
     if (rc)
         fprintf(stderr, "fusecheck validate-run: %s\n", err);
     else
-        printf("validate-run: %d rewrites, %d checked, %d failed, %d without a guard binding\n", v.rewrites,
-               v.checked, v.failed, v.unbound);
+        printf("validate-run: %d rewrites, %d checked, %d failed, %d without a guard binding; the rewritten graph %s\n",
+               v.rewrites, v.checked, v.failed, v.unbound, v.invalid ? "is invalid" : "is valid");
+    if (!rc && v.invalid)
+        printf("invalid: %s\n", v.invalid_why);
     ir_graph_free(g);
     shim_free(shim);
     oracle_shutdown();
-    return rc ? CLI_FAILED : v.failed ? CLI_FAILED : CLI_OK;
+    return rc || v.failed || v.invalid ? CLI_FAILED : CLI_OK;
 }

@@ -66,12 +66,34 @@ static void print_failure(const char *graph, const struct kernels_tol_row *r)
             r->why[0] ? "; " : "", r->why);
 }
 
+/* Whether the rewritten graph validates (its launches are only defined then). When it does not: say why, count a
+ * failure, and log it as a diff of kind valid. err set only when logging failed. */
+static bool rewritten_valid(const struct ir_graph *lifted, const struct ir_graph *rewritten,
+                            const struct cli_tol_options *o, struct cli_tol_totals *t, char err[IR_ERR_LEN])
+{
+    char why[IR_ERR_LEN];
+    err[0] = '\0';
+    if (ir_validate(rewritten, why) == 0)
+        return true;
+    fprintf(stderr, "%s: the rewritten graph is invalid: %s\n", lifted->name ? lifted->name : "graph", why);
+    t->failed++;
+    if (o->db) {
+        struct db_diff d = {o->run, o->graph, o->shim, false, rewritten->nops, NULL, 0, 0, 0, "valid", why};
+        char dberr[DB_ERR_LEN];
+        if (db_diff(o->db, &d, dberr))
+            snprintf(err, IR_ERR_LEN, "%s", dberr);
+    }
+    return false;
+}
+
 int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *rewritten, const struct shim *shim,
                         const struct cli_tol_options *o, struct cli_tol_totals *t, char err[IR_ERR_LEN])
 {
     struct kernels_point p;
     if (kernels_point_of(shim, &p, err))
         return -1;
+    if (!rewritten_valid(lifted, rewritten, o, t, err))
+        return err[0] ? -1 : 0;
     struct ir_graph *ref = rules_quantized_lifted(lifted, shim);
     if (!ref) {
         snprintf(err, IR_ERR_LEN, "the quantized reference could not be built");

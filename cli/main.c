@@ -2,6 +2,9 @@
 #include "cli.h"
 
 #include <string.h>
+#include <stdlib.h>
+
+#include "rules/rules.h"
 
 static int cmd_help(int argc, char **argv);
 
@@ -102,6 +105,13 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return cmd_help(1, argv);
+    /* The harness's self-test: FUSECHECK_PLANT=<bug> plants one of the optimizer bugs the checks must catch. */
+    const char *plant = getenv("FUSECHECK_PLANT");
+    if (plant && plant[0] && rules_plant(plant)) {
+        fprintf(stderr, "fusecheck: FUSECHECK_PLANT: no planted bug '%s' (drop_keep, wrong_operand, quant_words)\n",
+                plant);
+        return CLI_USAGE;
+    }
     const struct cli_command *c = find_command(argv[1]);
     if (!c) {
         fprintf(stderr, "fusecheck: unknown command '%s' (fusecheck help lists them)\n", argv[1]);

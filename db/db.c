@@ -26,7 +26,7 @@
     X(DECISIONS_PUT, "INSERT INTO decisions (report_id, seq, rule, class, covers, outcome, reason) VALUES " \
                      ROWS16("(?, ?, ?, ?, ?, ?, ?)")) \
     X(DIFF_PUT, "INSERT INTO diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, " \
-                "rewritten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+                "rewritten, kind, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(TOLERANCE_PUT, "INSERT INTO tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, " \
                      "max_rel, nmse, bound, pass, ratio, worst, lane, reference) " \
                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
@@ -424,11 +424,13 @@ int db_diff(struct db *db, const struct db_diff *d, char err[DB_ERR_LEN])
     bind_text(st, 6, d->identical ? NULL : d->tensor);
     for (int i = 7; i <= 9; i++)
         sqlite3_bind_null(st, i);
-    if (!d->identical) {
+    if (!d->identical && d->tensor) {
         sqlite3_bind_int64(st, 7, d->index);
         sqlite3_bind_double(st, 8, d->lifted);
         sqlite3_bind_double(st, 9, d->rewritten);
     }
+    bind_text(st, 10, d->kind ? d->kind : "values");
+    bind_text(st, 11, d->identical ? NULL : d->reason);
     return done(db, st, "recording a diff", err);
 }
 
@@ -615,10 +617,6 @@ static int merge_runs(struct db *out, const char *label, char err[DB_ERR_LEN])
 static const char merge_rows_sql[] =
     "INSERT INTO main.steps (run_id, seq, name) SELECT r.new, s.seq, s.name FROM src.steps s"
     "  JOIN map_run r ON r.old = s.run_id;"
-    "INSERT INTO main.diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, rewritten)"
-    "  SELECT r.new, g.new, sh.new, d.identical, d.compared, d.tensor, d.first_index, d.lifted, d.rewritten"
-    "  FROM src.diffs d JOIN map_run r ON r.old = d.run_id JOIN map_graph g ON g.old = d.graph_id"
-    "  JOIN map_shim sh ON sh.old = d.shim_id ORDER BY d.id;"
     "INSERT INTO main.proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample)"
     "  SELECT r.new, p.rule, p.obligation, p.bound, p.verdict, p.reason, p.ms, p.counterexample"
     "  FROM src.proofs p JOIN map_run r ON r.old = p.run_id ORDER BY p.id;"
@@ -630,6 +628,33 @@ static const char merge_rows_sql[] =
     "  JOIN map_run a ON a.old = f.first_run JOIN map_run b ON b.old = f.last_run WHERE true"
     "  ON CONFLICT (harness, signature) DO UPDATE SET count = count + excluded.count,"
     "  first_run = min(first_run, excluded.first_run), last_run = max(last_run, excluded.last_run);";
+
+/* A source's diff rows: from a file before version 3 (each a comparison of values, without a reason), or after. */
+static const char merge_diffs_v2_sql[] =
+    "INSERT INTO main.diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, rewritten)"
+    "  SELECT r.new, g.new, sh.new, d.identical, d.compared, d.tensor, d.first_index, d.lifted, d.rewritten"
+    "  FROM src.diffs d JOIN map_run r ON r.old = d.run_id JOIN map_graph g ON g.old = d.graph_id"
+    "  JOIN map_shim sh ON sh.old = d.shim_id ORDER BY d.id;";
+static const char merge_diffs_v3_sql[] =
+    "INSERT INTO main.diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, rewritten,"
+    "  kind, reason)"
+    "  SELECT r.new, g.new, sh.new, d.identical, d.compared, d.tensor, d.first_index, d.lifted, d.rewritten, d.kind,"
+    "  d.reason FROM src.diffs d JOIN map_run r ON r.old = d.run_id JOIN map_graph g ON g.old = d.graph_id"
+    "  JOIN map_shim sh ON sh.old = d.shim_id ORDER BY d.id;";
+
+/* Copy the source's diff rows, with their kinds and reasons when it has them (version 3). */
+static int merge_diffs(struct db *out, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM pragma_table_info('diffs', 'src') WHERE name = 'kind'",
+                           -1, &q, NULL) != SQLITE_OK)
+        return fail(out, "merging diffs", err);
+    bool v3 = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    if (sqlite3_exec(out->conn, v3 ? merge_diffs_v3_sql : merge_diffs_v2_sql, NULL, NULL, NULL) != SQLITE_OK)
+        return fail(out, "merging diffs", err);
+    return 0;
+}
 
 /* A source's tolerance rows: from a version-1 file (without their worst elements), or from a version-2 one. */
 static const char merge_tolerances_v1_sql[] =
@@ -720,7 +745,8 @@ static int merge_one(struct db *out, const char *input, char err[DB_ERR_LEN])
         return 1;
     }
     rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, err) ||
-         merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_tolerances(out, input, err);
+         merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_diffs(out, err) ||
+         merge_tolerances(out, input, err);
     if (rc)
         db_rollback(out);
     else

@@ -16,7 +16,7 @@
 #define DB_ERR_LEN 512
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 struct db;
 
@@ -81,11 +81,13 @@ int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err
 /* One diff check: identical, or the first tensor, index and values that differ. */
 struct db_diff {
     int64_t run, graph, shim;
-    bool identical;
+    bool identical;     /* the comparison passed */
     int64_t compared;
-    const char *tensor; /* NULL when identical */
+    const char *tensor; /* where it failed: NULL when identical, or when no one value is to blame (validity) */
     int64_t index;
     double lifted, rewritten;
+    const char *kind;   /* "values" (NULL too), "valid" or "unquantized": which comparison */
+    const char *reason; /* why it failed (a validator's message, a bound); NULL when it passed */
 };
 int db_diff(struct db *db, const struct db_diff *d, char err[DB_ERR_LEN]);
 

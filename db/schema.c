@@ -181,8 +181,22 @@ static const char migration_2[] =
     "       AND p.tensor = t.tensor AND p.run_id < t.run_id ORDER BY p.run_id DESC LIMIT 1)"
     "  WHERE t.top1_agree < prev.top1_agree OR t.nmse > prev.nmse OR t.kl > prev.kl;";
 
+/* Version 2 → 3: a diff row says which comparison it records — `values` (the rewritten graph's observed and carried
+ * values against the reference, bit for bit: every row before version 3), `valid` (the rewritten graph passes the
+ * validator) or `unquantized` (each quantized activation within its mode's bound of the unquantized lifted value) —
+ * and, when it failed, why. */
+static const char migration_3[] =
+    "ALTER TABLE diffs ADD COLUMN kind TEXT NOT NULL DEFAULT 'values'"
+    "  CHECK (kind IN ('values', 'valid', 'unquantized'));"
+    "ALTER TABLE diffs ADD COLUMN reason TEXT;"
+    "DROP VIEW diff_mismatches;"
+    "CREATE VIEW diff_mismatches AS"
+    "  SELECT d.run_id AS run, g.name AS graph, g.mode AS mode, s.name AS shim, d.kind, d.tensor, d.first_index,"
+    "         d.lifted, d.rewritten, d.reason"
+    "  FROM diffs d JOIN graphs g ON g.id = d.graph_id JOIN shims s ON s.id = d.shim_id WHERE d.identical = 0;";
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
-static const char *const migrations[] = {migration_1, migration_2};
+static const char *const migrations[] = {migration_1, migration_2, migration_3};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)

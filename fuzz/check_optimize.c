@@ -459,7 +459,12 @@ int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, str
     for (int i = 0; i < 2; i++)
         if (plan->hold[i] >= 0 && r.steps.n > 0)
             r.held[r.nheld++] = r.steps.name[plan->hold[i] % r.steps.n];
-    r.ref = rules_quantized_lifted(g, r.shim);
+    /* the reference: under a quantizing chip, built from the chip's activation answers without the optimizer */
+    r.ref = shim_quantized_reference(g, r.shim, err);
+    if (!r.ref) {
+        shim_free(r.shim);
+        return fuzz_fail(f, "reference", fuzz_shim_name(plan->shim), "the quantized reference: %s", err);
+    }
     int bad = check_compile(&r, plan, f);
     ir_values_free(r.lifted);
     ir_graph_free(r.ref);

@@ -645,6 +645,7 @@ struct ev {
     int32_t top;
     char *err;
     const struct ir_eval_hooks *hooks; /* another executor's leaves and placements, or NULL */
+    const struct ir_op *scope;         /* the innermost fused op being run: its parts read only what it gives them */
     float *scratch[EV_SCRATCH];
     int nscratch;
     int64_t scratch_bytes, scratch_cap;
@@ -1921,18 +1922,60 @@ static int compute_leaf(struct ev *e)
     return fail(e, "unknown symbol");
 }
 
+/* Whether op or any of its parts computes t (its result). */
+static bool computes(const struct ir_op *op, ir_tid t)
+{
+    if (op->out == t)
+        return true;
+    for (int32_t i = 0; i < op->nparts; i++)
+        if (computes(&op->parts[i], t))
+            return true;
+    return false;
+}
+
+/* Whether the fused op f gives its parts t to read: one of its operands, or a result computed inside it. (A row a
+ * destination names travels with that destination, as the op's own does.) */
+static bool scope_gives(const struct ir_op *f, ir_tid t)
+{
+    for (int32_t k = 0; k < f->nins; k++)
+        if (f->ins[k] == t)
+            return true;
+    return computes(f, t);
+}
+
+/* Check a part of the innermost fused op reads only what that op gives it: a kernel reads its operands, so an operand
+ * list that misses or misnames a tensor the parts read fails here, naming both. */
+static int check_scope(struct ev *e, const struct ir_op *op)
+{
+    const struct ir_op *f = e->scope;
+    if (!f)
+        return 0;
+    for (int32_t k = 0; k < op->nins; k++)
+        if (!scope_gives(f, op->ins[k]))
+            return fail(e, "reads '%s', which its fused op %s (result '%s') does not take as an operand",
+                        tname(e, op->ins[k]), ir_class_name(f->cls), tname(e, f->out));
+    return 0;
+}
+
 /* Evaluate op (its parts in order when fused) and place its result. */
 static int eval_op(struct ev *e, const struct ir_op *op, int depth)
 {
     e->op = op;
     if (depth > IR_MAX_DEPTH)
         return fail(e, "fused more than %d deep", IR_MAX_DEPTH);
+    if (check_scope(e, op))
+        return -1;
     if (op->sym == IR_SYM_FUSED) {
         if (op->nparts < 1 || !op->parts)
             return fail(e, "a fused op without parts");
+        const struct ir_op *outer = e->scope;
+        e->scope = op;
         for (int32_t i = 0; i < op->nparts; i++)
-            if (eval_op(e, &op->parts[i], depth + 1))
+            if (eval_op(e, &op->parts[i], depth + 1)) {
+                e->scope = outer;
                 return -1;
+            }
+        e->scope = outer;
         e->op = op;
         int rc = placed_by_part(op) ? 0 : place(e);
         scratch_free(e);

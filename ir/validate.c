@@ -894,6 +894,68 @@ static int check_quant(struct vstate *v, const struct ir_op *op)
     return check_len(v, op->ins[0], &op->access[0], len, "ins[0]");
 }
 
+/* Whether two accesses read the same values the same way. */
+static bool same_access(const struct ir_access *a, const struct ir_access *b)
+{
+    if (a->strided != b->strided)
+        return false;
+    return !a->strided ||
+           (a->s.pitch == b->s.pitch && a->s.offset == b->s.offset && a->s.width == b->s.width);
+}
+
+/* How an access reads, as message text: "whole" or "strided pitch P offset O width W". */
+static const char *access_text(const struct ir_access *a, char *buf, size_t n)
+{
+    if (!a->strided)
+        return "whole";
+    snprintf(buf, n, "strided pitch %" PRId64 " offset %" PRId64 " width %" PRId64, a->s.pitch, a->s.offset, a->s.width);
+    return buf;
+}
+
+/* Whether some part of op reads t with access a (a nested fused part by its own operands). */
+static bool part_reads(const struct ir_op *op, ir_tid t, const struct ir_access *a)
+{
+    for (int32_t p = 0; p < op->nparts; p++)
+        for (int32_t k = 0; k < op->parts[p].nins; k++)
+            if (op->parts[p].ins[k] == t && same_access(&op->parts[p].access[k], a))
+                return true;
+    return false;
+}
+
+/* Whether op names t among its operands. */
+static bool is_operand(const struct ir_op *op, ir_tid t)
+{
+    for (int32_t k = 0; k < op->nins; k++)
+        if (op->ins[k] == t)
+            return true;
+    return false;
+}
+
+/* Check a fused op's operands are exactly what its parts read from outside it (a tensor no part computes): each
+ * operand read so by a part with the operand's access, and every such read an operand. The order is the class's
+ * own (later rules match a fused op by it), so it is not checked. Needs v->inside marked with the op's leaves. */
+static int check_operands(struct vstate *v, const struct ir_op *op)
+{
+    char a[32], field[32], ra[64];
+    for (int32_t k = 0; k < op->nins; k++) {
+        snprintf(field, sizeof field, "ins[%d]", (int)k);
+        if (v->inside[op->ins[k]] == v->mark)
+            return fail(v, IR_NONE, field, "'%s' is computed inside the op, so it is no operand",
+                        tname(v, op->ins[k], a, sizeof a));
+        if (!part_reads(op, op->ins[k], &op->access[k]))
+            return fail(v, IR_NONE, field, "no part reads '%s' %s", tname(v, op->ins[k], a, sizeof a),
+                        access_text(&op->access[k], ra, sizeof ra));
+    }
+    for (int32_t p = 0; p < op->nparts; p++)
+        for (int32_t k = 0; k < op->parts[p].nins; k++) {
+            ir_tid t = op->parts[p].ins[k];
+            if (v->inside[t] != v->mark && !is_operand(op, t))
+                return fail(v, IR_NONE, "ins", "part %d reads '%s' from outside the op, which is no operand", (int)p,
+                            tname(v, t, a, sizeof a));
+        }
+    return 0;
+}
+
 /* ir_op_leaves callback: mark each leaf's out with the current mark. */
 static void mark_leaf(const struct ir_op *leaf, void *ctx)
 {
@@ -923,6 +985,25 @@ static int check_fused(struct vstate *v, const struct ir_op *op)
             return 1;
         if (op->access[k].s.offset + op->access[k].s.width > tlen(v, op->ins[k]))
             return fail(v, IR_NONE, buf, "strided read passes its tensor");
+    }
+    return 0;
+}
+
+/* Check the operands of every fused node of op, outermost first (after its reads: a read before a write names the
+ * cause better than the operand it leaves unnamed). */
+static int check_fused_operands(struct vstate *v, const struct ir_op *op)
+{
+    if (op->sym != IR_SYM_FUSED)
+        return 0;
+    v->mark++;
+    ir_op_leaves(op, mark_leaf, v);
+    if (check_operands(v, op))
+        return 1;
+    for (int32_t p = 0; p < op->nparts; p++) {
+        v->path[v->depth++] = (struct frame){p, &op->parts[p]};
+        if (check_fused_operands(v, &op->parts[p]))
+            return 1;
+        v->depth--;
     }
     return 0;
 }
@@ -1255,6 +1336,9 @@ static int check_op(struct vstate *v, int32_t i)
         return 1;
     if (check_shapes(v, op) || check_reads(v, op))
         return 1;
+    v->depth = 0;
+    if (check_fused_operands(v, op))
+        return 1;
     return check_writes(v, op);
 }
 
@@ -1292,6 +1376,21 @@ static void vstate_free(struct vstate *v)
     free(v->w);
 }
 
+/* Check every activation the host reads after the step is written by some op: a fused op that computes one inside
+ * must keep it. */
+static int check_seen_written(struct vstate *v)
+{
+    char buf[32];
+    v->cur = -1;
+    for (ir_tid t = 0; t < v->g->ntensors; t++) {
+        const struct ir_tensor *x = &v->g->tensors[t];
+        if (x->role == IR_ROLE_ACTIVATION && x->observed && !v->defined[t])
+            return fail(v, t, "observed", "the host reads '%s' after the step, but no op writes it",
+                        tname(v, t, buf, sizeof buf));
+    }
+    return 0;
+}
+
 /* Check the tensors, then every op in order, then the unit parts. */
 static int validate(struct vstate *v)
 {
@@ -1306,7 +1405,7 @@ static int validate(struct vstate *v)
     for (int32_t i = 0; i < g->nops; i++)
         if (check_op(v, i))
             return 1;
-    return check_units(v);
+    return check_seen_written(v) || check_units(v);
 }
 
 int ir_validate_where(const struct ir_graph *g, int32_t *op, ir_tid *tensor, char err[IR_ERR_LEN])

@@ -152,10 +152,12 @@ typedef void (*oracle_check_fn)(const struct oracle_check *c, void *ctx);
 /* Totals of a validated run. */
 struct oracle_validation {
     int rewrites, checked, failed, unbound;
+    bool invalid;                  /* the rewritten graph itself does not validate */
+    char invalid_why[IR_ERR_LEN];  /* the validator's message, when invalid */
 };
 
-/* Optimize g under shim, re-checking every firing as it happens; each check to fn. 0 on success (whatever the
- * checks found: see *v), else err. */
+/* Optimize g under shim, re-checking every firing as it happens; each check to fn; then the rewritten graph itself
+ * validated. 0 on success (whatever the checks found: see *v), else err. */
 int oracle_validate_run(const struct ir_graph *g, const struct shim *shim, const struct oracle_options *opt,
                         oracle_check_fn fn, void *ctx, struct oracle_validation *v, char err[IR_ERR_LEN]);
 

@@ -487,7 +487,9 @@ int oracle_validate_run(const struct ir_graph *g, const struct shim *shim, const
     rules_trace(NULL, NULL);
     drop_pending(&st.p);
     forget_access(&st);
-    if (rc == 0)
+    if (rc == 0) {
+        v->invalid = ir_validate(out.graph, v->invalid_why) != 0;
         rules_optimized_free(&out);
+    }
     return rc;
 }

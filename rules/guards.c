@@ -56,6 +56,36 @@ void rules_drop_atom(const char *rule_atom)
     snprintf(dropped_now, sizeof dropped_now, "%s", rule_atom ? rule_atom : "");
 }
 
+/* The bug planted by rules_plant, if any. */
+static enum rules_plant planted;
+static const char *const plant_names[] = {"none",
+#define X(n, m) #n,
+                                          RULES_PLANTS(X)
+#undef X
+};
+static const char *const plant_meanings[] = {"no bug",
+#define X(n, m) m,
+                                             RULES_PLANTS(X)
+#undef X
+};
+
+int rules_plant(const char *name)
+{
+    planted = RULES_PLANT_NONE;
+    if (!name)
+        return 0;
+    for (int p = 1; p < RULES_PLANT_COUNT; p++)
+        if (strcmp(name, plant_names[p]) == 0) {
+            planted = (enum rules_plant)p;
+            return 0;
+        }
+    return -1;
+}
+
+enum rules_plant rules_planted(void) { return planted; }
+const char *rules_plant_name(enum rules_plant p) { return p < RULES_PLANT_COUNT ? plant_names[p] : "?"; }
+const char *rules_plant_meaning(enum rules_plant p) { return p < RULES_PLANT_COUNT ? plant_meanings[p] : "?"; }
+
 struct rules_binding rules_binding_empty(void)
 {
     struct rules_binding b;

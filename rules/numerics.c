@@ -135,6 +135,8 @@ static int quant_words(const struct pass *p, const struct ir_op *leaf, int k, in
     int words = p->shim->activation(p->shim, leaf, k, p->g);
     if ((words != 1 && words != 2) || !read_shape(leaf, k, rows, cols))
         return 0;
+    if (rules_planted() == RULES_PLANT_quant_words)
+        words = 3 - words;
     ir_tid x = leaf->ins[k];
     int64_t len = *rows * *cols;
     if (x < 0 || x >= p->g->ntensors || p->g->tensors[x].elem != IR_ELEM_F32 || p->quantized[x] || len <= 0 ||

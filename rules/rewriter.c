@@ -192,7 +192,8 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
         ir_tid t = inside[i];
         if ((i > 0 && inside[i - 1] == t) || t == out)
             continue;
-        if (ir_facts_observed(r->s, t) || ir_facts_readers(r->s, t, &probe, 1) > 0)
+        if ((ir_facts_observed(r->s, t) || ir_facts_readers(r->s, t, &probe, 1) > 0) &&
+            rules_planted() != RULES_PLANT_drop_keep)
             keeps[nkeeps++] = t;
     }
     /* The operands are what the parts read from outside: a tensor a part computes is no operand of the fold. */
@@ -204,6 +205,10 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
             continue;
         outer[nouter] = ins[k];
         outer_access[nouter++] = access ? access[k] : (struct ir_access){0};
+    }
+    if (rules_planted() == RULES_PLANT_wrong_operand && nouter >= 2) {
+        outer[nouter - 1] = outer[0];
+        outer_access[nouter - 1] = outer_access[0];
     }
     struct ir_op op = ir_op_fused(cls, parts, nslots, outer, outer_access, nouter, out, dst);
     free(outer);

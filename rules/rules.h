@@ -206,6 +206,29 @@ bool rules_atom_active(const struct rules_rule *rule, const char *atom);
 /* Drop the atom `rule:atom` from now on (NULL: back to the build's own choice) — the near-miss tests' hook. */
 void rules_drop_atom(const char *rule_atom);
 
+/* Bugs the harness's own tests plant in the optimizer, each one a mistake a real optimizer makes, so that the product's
+ * checks (check, diff, validate-run, tolerance, fuzz) are shown to catch it: a fused op that forgets to keep an inner
+ * result a later op reads; one whose operand list names its first operand where its last should be; a numerics fold
+ * quantizing in the other number of words than the chip's answer. Name, meaning. */
+#define RULES_PLANTS(X)                                                                                             \
+    X(drop_keep, "a fused op keeps none of its inner results, even those a later op or the host reads")             \
+    X(wrong_operand, "a fused op names its first operand again where its last one belongs")                         \
+    X(quant_words, "the numerics fold quantizes in two words where the chip says one, and in one where it says two")
+enum rules_plant {
+    RULES_PLANT_NONE,
+#define X(n, m) RULES_PLANT_##n,
+    RULES_PLANTS(X)
+#undef X
+    RULES_PLANT_COUNT
+};
+/* Plant the bug named `name` from now on (NULL: none); -1 when no bug has that name. Not thread-safe. */
+int rules_plant(const char *name);
+/* The bug planted now (RULES_PLANT_NONE in every real run). */
+enum rules_plant rules_planted(void);
+/* A planted bug's name and meaning, for listings. */
+const char *rules_plant_name(enum rules_plant p);
+const char *rules_plant_meaning(enum rules_plant p);
+
 /* What the rewriter tells an observer as it works — translation validation's hook (oracle/): GUARDS when a rule's
  * guards hold under binding b on the slots as they stand (before anything is rewritten), FIRED when a firing of cls
  * at slot `at` is about to be reported (the slots already rewritten; b is NULL). */

@@ -78,6 +78,14 @@ void shim_list(void (*line)(const char *name, const char *what, void *ctx), void
 struct shim *shim_reference(void);
 struct shim *shim_none(void);
 
+/* ── The quantized reference (shim/quantized.c) ──────────────────────────────────────────────────────────── */
+
+/* The lifted graph g with, before every op, a quantize of each operand the shim's `activation` says that op reads
+ * quantized (in that many words), the op reading it: what a quantizing chip's rewritten graph must compute, built
+ * without the optimizer. g itself (a copy) when the shim quantizes nothing. NULL with err when g is not lifted or an
+ * answer cannot be built. */
+struct ir_graph *shim_quantized_reference(const struct ir_graph *g, const struct shim *shim, char err[IR_ERR_LEN]);
+
 /* ── The CUDA lane (shim/lane.c) ─────────────────────────────────────────────────────────────────────────── */
 
 /* The CUDA lane under the knobs its name spells: "cuda-lane:<chip>:<activations>[:<knob>...]", knobs

@@ -78,8 +78,12 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
                              strcmp(outcome_b, "refused") == 0 ? "too wide" : NULL};
     CHECK(db_decision(db, &d1, err) == 0);
     CHECK(db_decision(db, &d2, err) == 0);
-    struct db_diff diff = {run, graph, shim, strcmp(digest, "d2") != 0, 3, "x", 4, 1.0, 2.0};
+    struct db_diff diff = {run, graph, shim, strcmp(digest, "d2") != 0, 3, "x", 4, 1.0, 2.0, NULL, "differs"};
     CHECK(db_diff(db, &diff, err) == 0);
+    /* the rewritten graph's validity: no one value to blame, the validator's message */
+    struct db_diff valid = {run, graph, shim, strcmp(digest, "d2") != 0, 9, NULL, 0, 0, 0, "valid",
+                            "op 3 (add_norm): ins[1]: no part reads 'r' whole"};
+    CHECK(db_diff(db, &valid, err) == 0);
     struct db_tolerance t = {run, graph, shim, "host-lane", "matmul", "y", 64, 0.1, 0.01,
                              strcmp(digest, "d2") == 0 ? 0.5 : 0.1, 0.3, strcmp(digest, "d2") != 0,
                              strcmp(digest, "d2") == 0 ? 1.5 : 0.2, 7, 1.25, 1.0};
@@ -149,7 +153,12 @@ static void test_views(void)
     char rule[64];
     sql_text(p, "SELECT group_concat(rule) FROM (SELECT rule FROM rules_never_fired WHERE run = 2 ORDER BY seq)", rule, sizeof rule);
     CHECK_STR(rule, "glu_pair,dual_norm");
-    CHECK(sql_int(p, "SELECT count(*) FROM diff_mismatches") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM diff_mismatches") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM diff_mismatches WHERE kind = 'values' AND tensor = 'x' AND "
+                     "first_index = 4 AND reason = 'differs'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM diff_mismatches WHERE kind = 'valid' AND tensor IS NULL AND "
+                     "first_index IS NULL AND reason LIKE '%no part reads%'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM diffs WHERE identical = 1 AND reason IS NULL") == 2);
     CHECK(sql_int(p, "SELECT count(*) FROM tolerance_regressions WHERE run = 2") == 1);
     CHECK(sql_int(p, "SELECT count(*) FROM tolerance_step_regressions WHERE run = 2 AND top1_after = 3 AND "
                      "top1_before = 4 AND kl_after > kl_before") == 1);
@@ -364,6 +373,8 @@ static void test_merge(void)
     CHECK(sql_int(out, "SELECT count(*) FROM tolerance_steps") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM tolerances WHERE worst = 7 AND ratio > 0 AND lane = 1.25") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2") == 1);
+    CHECK(sql_int(out, "SELECT count(*) FROM diffs WHERE kind = 'valid'") == 3);
+    CHECK(sql_int(out, "SELECT count(*) FROM diff_mismatches WHERE kind = 'valid' AND reason LIKE 'op 3%'") == 1);
     /* a shard made at schema version 1 merges as it is (its tolerance rows without worst elements), and opening it
      * for writing upgrades it with its rows kept */
     const char *old = path_in("shard_v1.db");
@@ -378,7 +389,9 @@ static void test_merge(void)
                           "INSERT INTO graphs (name, ops, sha256) VALUES ('g', 1, 'aa');"
                           "INSERT INTO shims (name) VALUES ('cuda-lane:h200:int8');"
                           "INSERT INTO tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs,"
-                          "  max_rel, nmse, bound, pass) VALUES (1, 1, 1, 'host', '0 matmul', 'y', 4, 0, 0, 0, 1, 1);",
+                          "  max_rel, nmse, bound, pass) VALUES (1, 1, 1, 'host', '0 matmul', 'y', 4, 0, 0, 0, 1, 1);"
+                          "INSERT INTO diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index,"
+                          "  lifted, rewritten) VALUES (1, 1, 1, 0, 5, 'y', 2, 1.0, 3.0);",
                        NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(c);
     const char *with_old[2] = {out, old};
@@ -387,11 +400,14 @@ static void test_merge(void)
     CHECK(sql_int(out2, "SELECT count(*) FROM runs") == 4 && sql_int(out2, "SELECT count(*) FROM tolerance_steps") == 3);
     CHECK(sql_int(out2, "SELECT count(*) FROM tolerances") == 4 &&
           sql_int(out2, "SELECT count(*) FROM tolerances WHERE ratio IS NULL") == 1);
+    CHECK(sql_int(out2, "SELECT count(*) FROM diff_mismatches WHERE kind = 'values' AND tensor = 'y' AND "
+                        "reason IS NULL") == 1);
     CHECK(sql_int(old, "PRAGMA user_version") == 1); /* merging read it, did not upgrade it */
     CHECK(db_open(old, &db, err) == 0 && db_schema_version(db) == DB_SCHEMA_VERSION);
     db_close(db);
     CHECK(sql_int(old, "SELECT count(*) FROM tolerances WHERE ratio IS NULL AND elements = 4") == 1);
     CHECK(sql_int(old, "SELECT count(*) FROM tolerance_steps") == 0);
+    CHECK(sql_int(old, "SELECT count(*) FROM diff_mismatches WHERE kind = 'values' AND tensor = 'y'") == 1);
     const char *bad[2] = {a, path_in("junk.db")};
     CHECK(db_merge(bad, 2, path_in("never.db"), err) != 0);
     CHECK(access(path_in("never.db"), F_OK) != 0);

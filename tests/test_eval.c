@@ -1366,6 +1366,29 @@ static void test_checkpoint_misc(void)
 /* ── Errors ──────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Bad graphs give errors, not crashes: too large, values of another graph, a short operand, a bad symbol. */
+/* A fused op's parts read only its operands and its own results: an operand list naming another tensor where a part
+ * reads one (the router of another row, say) fails evaluation naming the part, the tensor and the fused op. */
+static void test_fused_scope(void)
+{
+    const char *text = "tensor a f32 1x8 input\ntensor b f32 1x8 input\ntensor other f32 1x8 input\n"
+                       "tensor s f32 1x8 activation\ntensor y f32 1x8 activation observed\n"
+                       "fused glu_act_mul y = (b, a) {\n    op s = sigmoid(b) n=8\n"
+                       "    op y = elementwise(a, s) op=mul n=8\n}\n";
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = ir_parse(text, strlen(text), "scope", err);
+    CHECKF(g != NULL, "%s", err);
+    if (!g)
+        return;
+    struct ir_values *v = values(g);
+    CHECKF(ir_eval(g, v, err) == 0, "the faithful operands evaluate: %s", err);
+    ir_values_free(v);
+    g->ops[0].ins[1] = ir_tensor_find(g, "other", 5);
+    v = values(g);
+    run_fails(g, v, "op 0 (elementwise): reads 'a', which its fused op glu_act_mul (result 'y') does not take");
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
 static void test_errors(void)
 {
     struct ir_graph *g = ir_graph_new();
@@ -1703,6 +1726,7 @@ int main(void)
     test_checkpoint_matmul();
     test_checkpoint_misc();
     test_errors();
+    test_fused_scope();
     test_compile_independence();
     return check_done("test_eval");
 }

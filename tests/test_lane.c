@@ -561,9 +561,9 @@ static char *gemv_norm_text(int m, int n, const char *weights, bool plain)
     char *text = fmt("tensor x f32 %dx32 input\ntensor w f32 32x%d constant %s\ntensor res f32 %dx%d input\n"
                      "tensor nw f32 1x%d constant\ntensor p f32 %dx%d activation\ntensor s f32 %dx%d activation\n"
                      "tensor y f32 %dx%d activation observed\n"
-                     "fused gemv_norm_epilogue y = (x, w, res, nw) {\n"
+                     "fused gemv_norm_epilogue y = (x, w, res%s) {\n"
                      "    op p = matmul(x, w) m=%d k=32 n=%d\n%s}\n",
-                     m, n, weights, m, n, n, m, n, m, n, m, n, m, n, body);
+                     m, n, weights, m, n, n, m, n, m, n, m, n, plain ? "" : ", nw", m, n, body);
     free(body);
     return text;
 }
@@ -623,16 +623,16 @@ static void test_fits_moe_deferred_finalize(void)
             0, "a mixture's last step norms the add of the mixture's result");
 }
 
-/* A gather (or `first`) whose rows a norm closes. */
-static char *embed_text(const char *first)
+/* A gather (or `first`, reading `ins` and the norm's weight) whose rows a norm closes. */
+static char *embed_text(const char *first, const char *ins)
 {
     return fmt("tensor tok i32 1x1 param\ntensor emb f32 16x8 constant\ntensor w f32 1x8 constant\n"
                "tensor x f32 1x8 activation\ntensor n f32 1x8 activation observed\n"
-               "fused embed_norm n = (emb, tok, w) {\n"
+               "fused embed_norm n = (%s) {\n"
                "    op x = %s\n"
                "    op n = rms_norm(x, w) rows=1 cols=8 eps=1e-06 weight offset=0\n"
                "}\n",
-               first);
+               ins, first);
 }
 
 /* A projection of one row (or m rows) whose epilogue turns `heads` heads hd wide. */
@@ -666,8 +666,8 @@ static char *conv_l2_text(int chan, int cols)
 
 static void test_fits_epilogues(void)
 {
-    fits("gather", "cuda-lane:h200:int8", embed_text("row_gather(emb, tok) rows=16 cols=8 index=named"), 0);
-    refused("not a gather", "cuda-lane:h200:int8", embed_text("elementwise(w, w) op=add n=8"), 0,
+    fits("gather", "cuda-lane:h200:int8", embed_text("row_gather(emb, tok) rows=16 cols=8 index=named", "emb, tok, w"), 0);
+    refused("not a gather", "cuda-lane:h200:int8", embed_text("elementwise(w, w) op=add n=8", "w"), 0,
             "a gather norms in its own blocks the whole rows it gathers");
     const char *turns = "a projection turns in its epilogue only the heads of the one row it writes whole, a GEMV of "
                         "a step's one row, heads at most 256 wide";
@@ -736,13 +736,18 @@ static char *conv_parts_text(int n, int rows, int taps, bool bare, bool l2, int 
         len += (size_t)snprintf(t + len, cap - len,
                                 "tensor x%d f32 %dx32 input\ntensor w%d f32 32x%d constant\n"
                                 "tensor ring%d f32 %dx32 state carried\ntensor y%d f32 %dx32 activation\n"
-                                "tensor s%d f32 %dx32 activation observed\ntensor q%d f32 %dx32 activation observed\n",
-                                i, r, i, tp, i, tp - 1, i, r, i, r, i, r);
+                                "tensor s%d f32 %dx32 activation%s\ntensor q%d f32 %dx32 activation%s\n",
+                                i, r, i, tp, i, tp - 1, i, r, i, r, l2 ? "" : " observed", i, r, l2 ? " observed" : "");
     }
-    len += (size_t)snprintf(t + len, cap - len, "fused conv_parts %s0 = (", l2 ? "q" : "s");
+    /* each part's result is seen by the host: the op keeps all but its own */
+    const char *res = l2 ? "q" : "s";
+    len += (size_t)snprintf(t + len, cap - len, "fused conv_parts %s0 = (", res);
     for (int i = 0; i < n; i++)
         len += (size_t)snprintf(t + len, cap - len, "%sx%d, w%d, ring%d", i ? ", " : "", i, i, i);
-    len += (size_t)snprintf(t + len, cap - len, ") {\n");
+    len += (size_t)snprintf(t + len, cap - len, ")");
+    for (int i = 1; i < n; i++)
+        len += (size_t)snprintf(t + len, cap - len, "%s%s%d", i == 1 ? " keep " : ", ", res, i);
+    len += (size_t)snprintf(t + len, cap - len, " {\n");
     for (int i = 0; i < n; i++) {
         bool last = i == n - 1;
         int r = last ? rows : 1, tp = last ? taps : 4, cols = last ? last_l2 : 16;
@@ -785,7 +790,10 @@ static char *rope_parts_text(int n, int rows, bool normed)
     for (int i = 0; i < n; i++)
         len += (size_t)snprintf(t + len, cap - len, "%sx%d, cos, sin, pos%s", i ? ", " : "", i,
                                 normed && i == n - 1 ? ", nw" : "");
-    len += (size_t)snprintf(t + len, cap - len, ") {\n");
+    len += (size_t)snprintf(t + len, cap - len, ")");
+    for (int i = 1; i < n; i++) /* the host sees every rotation: the op keeps all but its own */
+        len += (size_t)snprintf(t + len, cap - len, "%sr%d", i == 1 ? " keep " : ", ", i);
+    len += (size_t)snprintf(t + len, cap - len, " {\n");
     for (int i = 0; i < n; i++) {
         bool last = i == n - 1;
         int r = last ? rows : 1;
@@ -869,7 +877,7 @@ static char *gated_attention_text(int rows, int vd, bool quant)
     char *q = quant ? fmt("tensor yq f32 %dx%d activation observed\n", rows, w) : fmt("%s", "");
     char *text = fmt("tensor q f32 %dx8 input\ntensor kc f32 16x4 state carried\ntensor vc f32 16x%d state carried\n"
                      "tensor gz f32 %dx%d input\ntensor att f32 %dx%d activation\ntensor sg f32 %dx%d activation\n"
-                     "tensor y f32 %dx%d activation observed\n%s"
+                     "tensor y f32 %dx%d activation%s\n%s"
                      "%s"
                      "fused attn_output_gate y = (q, kc, vc, gz) {\n"
                      "    op att = attention(q, kc, vc) h=2 kv=1 hd=4 vd=%d l=16 rows=%d\n"
@@ -879,7 +887,7 @@ static char *gated_attention_text(int rows, int vd, bool quant)
                      "    }\n"
                      "}\n"
                      "%s",
-                     rows, vd, rows, w, rows, w, rows, w, rows, w, q,
+                     rows, vd, rows, w, rows, w, rows, w, rows, w, quant ? "" : " observed", q,
                      quant ? "fused glu_act_mul_quant yq = (q, kc, vc, gz) {\n" : "", vd, rows, rows * w, rows * w,
                      quant ? "    op yq = quantize(y) words=1\n}\n" : "");
     free(q);
@@ -911,7 +919,7 @@ static void test_fits_gates(void)
 static char *row_quant_text(int cols)
 {
     return fmt("tensor tab f32 2x%d state\ntensor src f32 1x%d input\ntensor tq f32 2x%d activation observed\n"
-               "fused row_write_quant tq = (tab, src) {\n"
+               "fused row_write_quant tq = (src) {\n"
                "    op tab = set_row(tab, src) rows=2 cols=%d count=1 index=1\n"
                "    op tq = quantize(tab) words=1\n"
                "}\n",
@@ -948,13 +956,13 @@ static char *attention_quant_text(int rows, int vd)
 }
 
 /* `first` (computing y, 1x32) quantized as a norm's result. */
-static char *norm_quant_text(const char *first)
+static char *norm_quant_text(const char *first, const char *ins)
 {
     return fmt("tensor tok i32 1x1 param\ntensor emb f32 16x32 constant\ntensor x f32 1x32 input\n"
                "tensor w f32 1x32 constant\ntensor e f32 1x32 activation\ntensor y f32 1x32 activation\n"
                "tensor yq f32 1x32 activation observed\n"
-               "fused norm_quant yq = (x, w) {\n%s    op yq = quantize(y) words=1\n}\n",
-               first);
+               "fused norm_quant yq = (%s) {\n%s    op yq = quantize(y) words=1\n}\n",
+               ins, first);
 }
 
 /* A product of one row, 32 deep and n wide by `weights`, quantizing its outputs. */
@@ -985,13 +993,14 @@ static void test_fits_quant(void)
     refused("a chunk in tiles", "cuda-lane:h200:int8", attention_quant_text(9, 32), 0, att);
     refused("part of a group", "cuda-lane:h200:int8", attention_quant_text(1, 48), 0, att);
     fits("a norm", "cuda-lane:h200:int8",
-         norm_quant_text("    op y = rms_norm(x, w) rows=1 cols=32 eps=1e-06 weight offset=0\n"), 0);
+         norm_quant_text("    op y = rms_norm(x, w) rows=1 cols=32 eps=1e-06 weight offset=0\n", "x, w"), 0);
     fits("an embedding's norm", "cuda-lane:h200:int8",
          norm_quant_text("    fused embed_norm y = (emb, tok, w) {\n"
                          "        op e = row_gather(emb, tok) rows=16 cols=32 index=named\n"
-                         "        op y = rms_norm(e, w) rows=1 cols=32 eps=1e-06 weight offset=0\n    }\n"),
+                         "        op y = rms_norm(e, w) rows=1 cols=32 eps=1e-06 weight offset=0\n    }\n",
+                         "emb, tok, w"),
          0);
-    refused("not a norm", "cuda-lane:h200:int8", norm_quant_text("    op y = elementwise(x, w) op=add n=32\n"), 0,
+    refused("not a norm", "cuda-lane:h200:int8", norm_quant_text("    op y = elementwise(x, w) op=add n=32\n", "x, w"), 0,
             "the lane's norm quantizes its result only from an RMS norm");
     const char *gq = "a product quantizes its outputs only four rows a warp, in whole 32-value blocks, into its own "
                      "buffer";
@@ -1053,12 +1062,12 @@ static void test_fits_merged(void)
     const char *sandwich = "tensor x f32 1x64 input\ntensor h f32 1x64 input\ntensor w1 f32 1x64 constant\n"
                            "tensor w2 f32 1x64 constant\ntensor m f32 1x64 activation\n"
                            "tensor y f32 1x64 activation observed\n"
-                           "fused norm_then_add y = (x, h, w1, w2) {\n"
+                           "fused norm_then_add y = (x, h, w1%s) {\n"
                            "    op m = rms_norm(h, w1) rows=1 cols=64 eps=1e-06 weight offset=1\n"
                            "    op y = %s\n}\n";
     fits("norm of the sum", "cuda-lane:h200:int8",
-         fmt(sandwich, "rms_norm(x, w2, m) rows=1 cols=64 eps=1e-06 weight offset=0 residual"), 0);
-    refused("add only", "cuda-lane:h200:int8", fmt(sandwich, "elementwise(x, m) op=add n=64"), 0,
+         fmt(sandwich, ", w2", "rms_norm(x, w2, m) rows=1 cols=64 eps=1e-06 weight offset=0 residual"), 0);
+    refused("add only", "cuda-lane:h200:int8", fmt(sandwich, "", "elementwise(x, m) op=add n=64"), 0,
             "the lane's norm-then-add kernel norms the sum it writes");
 }
 

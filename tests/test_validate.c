@@ -364,6 +364,22 @@ static void m_covers_order(struct ir_graph *g)
 static void m_read_early(struct ir_graph *g) { OP(O_Q)->ins[0] = T(g, "att"); }
 static void m_part_reads_later(struct ir_graph *g) { OP(O_ADDNORM)->parts[0].ins[0] = T(g, "ns"); }
 static void m_internal_not_kept(struct ir_graph *g) { OP(O_JR)->ins[0] = T(g, "t2"); }
+/* a fused op's operand list names another tensor where its part reads 'att' (the router of another row, say) */
+static void m_operand_wrong(struct ir_graph *g) { OP(O_ADDNORM)->ins[1] = T(g, "r"); }
+/* an operand no part reads */
+static void m_operand_unread(struct ir_graph *g) { OP(O_ADDNORM)->parts[0].ins[1] = T(g, "x"); }
+/* an operand read strided where its part reads it whole */
+static void m_operand_access(struct ir_graph *g)
+{
+    OP(O_ADDNORM)->access[0] = (struct ir_access){true, {8, 0, 4}};
+}
+/* an inner result the host reads, not kept */
+static void m_observed_not_kept(struct ir_graph *g)
+{
+    ir_op_set_keeps(OP(O_ADDNORM), NULL, 0);
+    OP(O_SS)->ins[0] = T(g, "x");
+    g->tensors[T(g, "s")].observed = true;
+}
 static void m_row_placed_undefined(struct ir_graph *g) { OP(O_UA)->ins[0] = T(g, "kr2"); }
 static void m_unit_placed_undefined(struct ir_graph *g) { OP(O_UB)->parts[0].ins[0] = T(g, "ua"); }
 static void m_writes_input(struct ir_graph *g)
@@ -529,6 +545,12 @@ static const struct violation violations[] = {
     {"part reads later part", m_part_reads_later, "part 0 (elementwise): a: reads 'ns' before it is written",
      O_ADDNORM, NULL},
     {"internal not kept", m_internal_not_kept, "x: reads 't2' before it is written", O_JR, NULL},
+    {"operand wrong", m_operand_wrong, "(add_norm): ins[1]: no part reads 'r' whole", O_ADDNORM, NULL},
+    {"operand unread", m_operand_unread, "(add_norm): ins[1]: no part reads 'att' whole", O_ADDNORM, NULL},
+    {"operand access", m_operand_access,
+     "(add_norm): ins[0]: no part reads 'x' strided pitch 8 offset 0 width 4", O_ADDNORM, NULL},
+    {"observed not kept", m_observed_not_kept,
+     "observed: the host reads 's' after the step, but no op writes it", -1, "s"},
     {"row-placed result", m_row_placed_undefined, "x: reads 'kr2' before it is written", O_UA, NULL},
     {"unit-placed result", m_unit_placed_undefined, "part 0 (relu): x: reads 'ua' before it is written", O_UB,
      NULL},
@@ -599,6 +621,25 @@ static const struct violation violations[] = {
     {"checkpoint block", m_checkpoint_block, "tensor 'wck': format: q4_k rows of 64 values are not a multiple", -1,
      "wck"},
 };
+
+/* A state a part writes in place is computed inside the fused op, so naming it an operand is refused; without it the
+ * op is valid. */
+static void test_operand_in_place(void)
+{
+    const char *text = "tensor tab f32 2x32 state\ntensor src f32 1x32 input\ntensor tq f32 2x32 activation observed\n"
+                       "fused row_write_quant tq = (%s) {\n"
+                       "    op tab = set_row(tab, src) rows=2 cols=32 count=1 index=1\n"
+                       "    op tq = quantize(tab) words=1\n}\n";
+    char buf[512], err[IR_ERR_LEN];
+    snprintf(buf, sizeof buf, text, "tab, src");
+    struct ir_graph *g = ir_parse(buf, strlen(buf), "in-place", err);
+    CHECKF(!g && strstr(err, "ins[0]: 'tab' is computed inside the op, so it is no operand"), "got %s", err);
+    ir_graph_free(g);
+    snprintf(buf, sizeof buf, text, "src");
+    g = ir_parse(buf, strlen(buf), "in-place", err);
+    CHECKF(g != NULL, "%s", err);
+    ir_graph_free(g);
+}
 
 /* Each violation fails with its message, naming the op or tensor; the plain entry point says the same. */
 static void test_violations(void)
@@ -684,6 +725,7 @@ int main(void)
 {
     test_valid();
     test_violations();
+    test_operand_in_place();
     test_depth();
     test_sizes();
     return check_done("validate");

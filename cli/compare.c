@@ -1,0 +1,200 @@
+/* cli/compare.c — what `check`, `diff` and `tolerance` hold a rewritten graph to, whoever's optimizer made it:
+ *
+ *   valid        the validator accepts it (a fused op's operands are its parts' outside reads, every inner result a
+ *                later op or the host reads is kept, ...);
+ *   values       its observed and carried values equal, bit for bit, those of the reference: the lifted graph, or
+ *                under a quantizing chip the lifted graph with the quantizations the chip's `activation` answers
+ *                name (shim_quantized_reference, built without the optimizer);
+ *   unquantized  under a quantizing chip, every value a quantize op makes is within the chip's mode's bound of the
+ *                unquantized value it reads (a/254 a value for one word, a/254² for two, a the block's largest
+ *                magnitude; docs/numerics.md): a fold quantizing in fewer words than the mode's fails here even
+ *                when a reference built the same way would agree. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shim/shim.h"
+
+/* Start a comparison of kind `kind`, passing until told otherwise. */
+static struct cli_comparison *begin(struct cli_comparisons *c, const char *kind)
+{
+    struct cli_comparison *r = &c->rows[c->n++];
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->pass = true;
+    return r;
+}
+
+/* Mark r failed with a reason. */
+static void failed(struct cli_comparison *r, const char *fmt, const char *what)
+{
+    r->pass = false;
+    snprintf(r->reason, sizeof r->reason, fmt, what);
+}
+
+/* The rewritten graph validates. */
+static void compare_valid(const struct ir_graph *rewritten, struct cli_comparisons *c)
+{
+    struct cli_comparison *r = begin(c, "valid");
+    char err[IR_ERR_LEN];
+    r->compared = rewritten->nops;
+    if (ir_validate(rewritten, err))
+        failed(r, "%s", err);
+}
+
+/* The rewritten graph's observed and carried values equal the reference's, bit for bit. */
+static void compare_values(const struct ir_graph *ref, const struct ir_values *ref_values,
+                           const struct ir_graph *rewritten, const struct ir_values *values, const char *eval_err,
+                           struct cli_comparisons *c)
+{
+    struct cli_comparison *r = begin(c, "values");
+    if (!values) {
+        failed(r, "the rewritten graph: %.480s", eval_err);
+        return;
+    }
+    struct ir_compare d = ir_values_compare(ref, ref_values, rewritten, values);
+    r->compared = d.compared;
+    if (d.identical)
+        return;
+    snprintf(r->tensor, sizeof r->tensor, "%s", ref->tensors[d.tensor].name);
+    r->index = d.index;
+    r->lifted = d.a;
+    r->rewritten = d.b;
+    failed(r, "%s", "a value differs bit for bit from the reference");
+}
+
+/* The largest magnitude among n values. */
+static double block_max(const float *x, int64_t n)
+{
+    double a = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        a = fmax(a, fabs((double)x[i]));
+    return a;
+}
+
+/* Value i of what a quantize reads from x through access a (its units gathered when strided). */
+static float gathered(const float *x, const struct ir_access *a, int64_t i)
+{
+    if (!a->strided)
+        return x[i];
+    return x[(i / a->s.width) * a->s.pitch + a->s.offset + i % a->s.width];
+}
+
+/* What the bound walk of the quantizes needs: the rewritten graph and its values, the mode's words, the comparison. */
+struct quant_walk {
+    const struct ir_graph *rewritten;
+    const struct ir_values *values;
+    int words;
+    struct cli_comparison *r;
+};
+
+/* Hold one quantize op's values to the mode's bound of the unquantized values it reads, block by block. */
+static void check_quantize(struct quant_walk *w, const struct ir_op *q)
+{
+    const float *x = ir_values_cdata(w->values, q->ins[0]);
+    const float *y = ir_values_cdata(w->values, q->out);
+    int64_t n = ir_tensor_len(w->rewritten, q->out);
+    if (!x || !y)
+        return;
+    double denom = w->words == 2 ? 254.0 * 254.0 : 254.0;
+    float block[32];
+    for (int64_t b = 0; b < n && w->r->pass; b += 32) {
+        int64_t m = n - b < 32 ? n - b : 32;
+        for (int64_t i = 0; i < m; i++)
+            block[i] = gathered(x, &q->access[0], b + i);
+        double a = block_max(block, m);
+        for (int64_t i = 0; i < m; i++) {
+            /* the mode's bound, and the f32 roundings of the scale, the product and (two words) the sum */
+            double bound = a / denom + a * 0x1p-21 + fabs((double)block[i]) * 0x1p-23;
+            double e = fabs((double)y[b + i] - (double)block[i]);
+            w->r->compared++;
+            if (e <= bound)
+                continue;
+            snprintf(w->r->tensor, sizeof w->r->tensor, "%s", w->rewritten->tensors[q->out].name);
+            w->r->index = b + i;
+            w->r->lifted = block[i];
+            w->r->rewritten = y[b + i];
+            char why[160];
+            snprintf(why, sizeof why, "beyond %s of the unquantized value (bound %.3g, error %.3g)",
+                     w->words == 2 ? "a/254^2" : "a/254", bound, e);
+            failed(w->r, "%s", why);
+            return;
+        }
+    }
+}
+
+/* Walk op and its parts, holding every quantize to the bound. */
+static void walk_quantizes(struct quant_walk *w, const struct ir_op *op)
+{
+    if (op->sym == IR_SYM_QUANT && op->nins == 1)
+        check_quantize(w, op);
+    for (int32_t p = 0; p < op->nparts && w->r->pass; p++)
+        walk_quantizes(w, &op->parts[p]);
+}
+
+/* Every quantized value of the rewritten graph within the mode's bound of the unquantized value it quantizes. */
+static void compare_unquantized(const struct ir_graph *rewritten, const struct ir_values *values, int words,
+                                struct cli_comparisons *c)
+{
+    struct cli_comparison *r = begin(c, "unquantized");
+    if (!values) {
+        failed(r, "%s", "the rewritten graph was not evaluated");
+        return;
+    }
+    struct quant_walk w = {rewritten, values, words, r};
+    for (int32_t i = 0; i < rewritten->nops && r->pass; i++)
+        walk_quantizes(&w, &rewritten->ops[i]);
+}
+
+/* The words a value the shim's products read quantized (0: none). */
+static int mode_words(const struct shim *shim)
+{
+    struct shim_contract contract;
+    return shim->numerics && shim->numerics(shim, &contract) ? contract.activation_words : 0;
+}
+
+int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values *lifted_values,
+                          const struct ir_graph *rewritten, const struct shim *shim, uint64_t seed,
+                          struct cli_comparisons *out, char err[IR_ERR_LEN])
+{
+    out->n = 0;
+    compare_valid(rewritten, out);
+    if (!lifted_values || !out->rows[0].pass)
+        return 0; /* an invalid graph's values mean nothing: its validity is what failed */
+    int words = mode_words(shim);
+    struct ir_graph *ref = words ? shim_quantized_reference(lifted, shim, err) : NULL;
+    if (words && !ref)
+        return -1;
+    struct ir_values *ref_values = NULL;
+    if (ref) {
+        ref_values = ir_values_new_like(ref, seed, lifted, err);
+        if (!ref_values || ir_eval(ref, ref_values, err)) {
+            ir_values_free(ref_values);
+            ir_graph_free(ref);
+            return -1;
+        }
+    }
+    char eval_err[IR_ERR_LEN];
+    struct ir_values *values = ir_values_new_like(rewritten, seed, lifted, eval_err);
+    if (values && ir_eval(rewritten, values, eval_err)) {
+        ir_values_free(values);
+        values = NULL;
+    }
+    compare_values(ref ? ref : lifted, ref ? ref_values : lifted_values, rewritten, values, eval_err, out);
+    if (words)
+        compare_unquantized(rewritten, values, words, out);
+    ir_values_free(values);
+    ir_values_free(ref_values);
+    ir_graph_free(ref);
+    return 0;
+}
+
+bool cli_comparisons_pass(const struct cli_comparisons *c)
+{
+    for (int i = 0; i < c->n; i++)
+        if (!c->rows[i].pass)
+            return false;
+    return true;
+}
