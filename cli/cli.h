@@ -111,5 +111,6 @@ int cli_cmd_prove(int argc, char **argv);
 int cli_cmd_validate_run(int argc, char **argv);
 int cli_cmd_tolerance(int argc, char **argv);
 int cli_cmd_launches(int argc, char **argv);
+int cli_cmd_golden(int argc, char **argv);
 
 #endif

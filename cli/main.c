@@ -54,6 +54,8 @@ static const struct cli_command commands[] = {
      cli_cmd_tolerance},
     {"launches", "every distinct launch the CUDA lane makes on the zoo: kernel, stages, their numerics' variants",
      "fusecheck launches [--shim NAME]... [--mode M]...", cli_cmd_launches},
+    {"golden", "the optimizer's decisions on every zoo graph, pinned in tests/golden/: compare, or --update rewrite",
+     "fusecheck golden [--update] [--dir DIR] [MODEL...]", cli_cmd_golden},
     {"help", "show help for a command", "fusecheck help [COMMAND]", cmd_help},
 };
 
