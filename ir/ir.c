@@ -108,12 +108,14 @@ struct class_writes {
 /* Abbreviations for the rows: what a kernel serves its inner results to. */
 #define W_READ IR_WRITES_READ
 #define W_AFTER IR_WRITES_READ_AFTER
+#define W_NAMED IR_WRITES_READ_NAMED
 #define W_HOST IR_WRITES_OBSERVED
 #define W_KEPT IR_WRITES_CARRIED
 
 /* The classes whose kernels do not write every inner result (docs/oracle.md, "Kernel contracts"); every other class
  * writes each inner result anything needs. Epilogue kernels keep their product (or norm, gate, activation) in
- * registers and store it only as a host tap; grouped kernels whose members feed one consumer store nothing of them;
+ * registers and store it only as a host tap; grouped kernels whose members feed one consumer store their results for
+ * that consumer only (W_NAMED) or nothing of them;
  * the elementwise kernels write inner values into the step's buffers only, never into memory kept across steps. */
 static const struct class_writes class_writes[] = {
     {IR_CLASS_NORM_THEN_ADD, W_READ | W_AFTER | W_HOST},
@@ -127,11 +129,11 @@ static const struct class_writes class_writes[] = {
     {IR_CLASS_QKV_HEAD_EPILOGUE, W_HOST | W_KEPT},
     {IR_CLASS_CONV_BIAS_SILU, W_HOST | W_KEPT},
     {IR_CLASS_CONV_SILU_L2NORM, W_HOST | W_KEPT},
-    {IR_CLASS_GDN_GATING, W_HOST | W_KEPT},
+    {IR_CLASS_GDN_GATING, W_NAMED | W_HOST | W_KEPT},
     {IR_CLASS_GDN_GATE_PROJECTIONS, W_HOST | W_KEPT},
-    {IR_CLASS_GDN_INPUT_EPILOGUE, 0},
-    {IR_CLASS_GDN_POST_CONV_PREP, 0},
-    {IR_CLASS_GDN_DECODE_WHOLE, 0},
+    {IR_CLASS_GDN_INPUT_EPILOGUE, W_NAMED},
+    {IR_CLASS_GDN_POST_CONV_PREP, W_NAMED},
+    {IR_CLASS_GDN_DECODE_WHOLE, W_NAMED},
     {IR_CLASS_GLU_ACT_MUL, W_HOST | W_KEPT},
     {IR_CLASS_ATTN_OUTPUT_GATE, 0},
     {IR_CLASS_GEMV_GATE_UP_GLU, W_HOST | W_KEPT},
@@ -144,9 +146,9 @@ static const struct class_writes class_writes[] = {
     {IR_CLASS_EMBED_SCALE, W_HOST | W_KEPT},
     {IR_CLASS_EMBED_NORM, W_AFTER | W_HOST | W_KEPT},
     {IR_CLASS_MLA_UNABSORB_IN_FOLD, W_HOST | W_KEPT},
-    {IR_CLASS_MLA_PROLOGUE, 0},
-    {IR_CLASS_LAST_LAYER_ROWS, 0},
-    {IR_CLASS_MLA, 0},
+    {IR_CLASS_MLA_PROLOGUE, W_NAMED},
+    {IR_CLASS_LAST_LAYER_ROWS, W_NAMED},
+    {IR_CLASS_MLA, W_NAMED | W_HOST | W_KEPT},
 };
 
 unsigned ir_class_writes(enum ir_class c)

@@ -976,7 +976,7 @@ static int check_kernel_writes(struct vstate *v, const struct ir_op *op)
         const struct ir_tensor *x = &v->g->tensors[t];
         unsigned need = (read_outside(v, op, t) ? IR_WRITES_READ : 0u) | (x->observed ? IR_WRITES_OBSERVED : 0u) |
                         (x->carried ? IR_WRITES_CARRIED : 0u);
-        unsigned serves = writes | ((writes & IR_WRITES_READ_AFTER) ? IR_WRITES_READ : 0u);
+        unsigned serves = writes | ((writes & (IR_WRITES_READ_AFTER | IR_WRITES_READ_NAMED)) ? IR_WRITES_READ : 0u);
         if (need ? (need & ~serves) != 0 : writes == 0)
             return fail(v, IR_NONE, "keeps", "'%s' is an inner result the %s kernel does not write%s", x->name,
                         ir_class_name(op->cls),
