@@ -97,6 +97,68 @@ int ir_kind_lookup(const char *s, size_t n) { return lookup(kind_names, IR_KIND_
 const char *ir_class_name(enum ir_class c) { return name_at(class_names, IR_CLASS_COUNT, (int)c); }
 int ir_class_lookup(const char *s, size_t n) { return lookup(class_names, IR_CLASS_COUNT, s, n); }
 
+/* ── Kernel contracts ────────────────────────────────────────────────────────────────────────────────────── */
+
+/* One class's kernel contract: what its kernel writes of the inner results its own fold computes. */
+struct class_writes {
+    enum ir_class cls;
+    unsigned writes;
+};
+
+/* Abbreviations for the rows: what a kernel serves its inner results to. */
+#define W_READ IR_WRITES_READ
+#define W_AFTER IR_WRITES_READ_AFTER
+#define W_NAMED IR_WRITES_READ_NAMED
+#define W_HOST IR_WRITES_OBSERVED
+#define W_KEPT IR_WRITES_CARRIED
+
+/* The classes whose kernels do not write every inner result (docs/oracle.md, "Kernel contracts"); every other class
+ * writes each inner result anything needs. Epilogue kernels keep their product (or norm, gate, activation) in
+ * registers and store it only as a host tap; grouped kernels whose members feed one consumer store their results for
+ * that consumer only (W_NAMED) or nothing of them;
+ * the elementwise kernels write inner values into the step's buffers only, never into memory kept across steps. */
+static const struct class_writes class_writes[] = {
+    {IR_CLASS_NORM_THEN_ADD, W_READ | W_AFTER | W_HOST},
+    {IR_CLASS_GEMM_BIAS, W_HOST | W_KEPT},
+    {IR_CLASS_GEMM_SCALE, W_HOST | W_KEPT},
+    {IR_CLASS_AFFINE_INPUT_FOLD, W_HOST | W_KEPT},
+    {IR_CLASS_GEMV_NORM_EPILOGUE, W_HOST | W_KEPT},
+    {IR_CLASS_PREFILL_NORM_EPILOGUES, W_HOST | W_KEPT},
+    {IR_CLASS_NORM_SCALE, W_HOST | W_KEPT},
+    {IR_CLASS_QK_NORM_ROPE, W_HOST | W_KEPT},
+    {IR_CLASS_QKV_HEAD_EPILOGUE, W_HOST | W_KEPT},
+    {IR_CLASS_CONV_BIAS_SILU, W_HOST | W_KEPT},
+    {IR_CLASS_CONV_SILU_L2NORM, W_HOST | W_KEPT},
+    {IR_CLASS_GDN_GATING, W_NAMED | W_HOST | W_KEPT},
+    {IR_CLASS_GDN_GATE_PROJECTIONS, W_HOST | W_KEPT},
+    {IR_CLASS_GDN_INPUT_EPILOGUE, W_NAMED},
+    {IR_CLASS_GDN_POST_CONV_PREP, W_NAMED},
+    {IR_CLASS_GDN_DECODE_WHOLE, W_NAMED},
+    {IR_CLASS_GLU_ACT_MUL, W_HOST | W_KEPT},
+    {IR_CLASS_ATTN_OUTPUT_GATE, 0},
+    {IR_CLASS_GEMV_GATE_UP_GLU, W_HOST | W_KEPT},
+    {IR_CLASS_RELU_SQR, W_HOST | W_KEPT},
+    {IR_CLASS_ELEMENTWISE_REGIONS, W_READ | W_AFTER | W_HOST},
+    {IR_CLASS_ELEMENTWISE_CHAINS, W_HOST},
+    {IR_CLASS_SHARED_EXPERT_FUSION, W_HOST | W_KEPT},
+    {IR_CLASS_MOE_TOKEN_SORT, 0},
+    {IR_CLASS_MOE_DEFERRED_FINALIZE, W_HOST | W_KEPT},
+    {IR_CLASS_EMBED_SCALE, W_HOST | W_KEPT},
+    {IR_CLASS_EMBED_NORM, W_AFTER | W_HOST | W_KEPT},
+    {IR_CLASS_MLA_UNABSORB_IN_FOLD, W_HOST | W_KEPT},
+    {IR_CLASS_MLA_PROLOGUE, W_NAMED},
+    {IR_CLASS_LAST_LAYER_ROWS, W_NAMED},
+    {IR_CLASS_MLA, W_NAMED | W_HOST | W_KEPT},
+};
+
+unsigned ir_class_writes(enum ir_class c)
+{
+    for (size_t i = 0; i < sizeof class_writes / sizeof class_writes[0]; i++)
+        if (class_writes[i].cls == c)
+            return class_writes[i].writes;
+    return IR_WRITES_ALL;
+}
+
 /* ── Spec field tables ───────────────────────────────────────────────────────────────────────────────────── */
 
 #define F(member, field, type) {#field, type, offsetof(struct ir_spec, u.member.field)}

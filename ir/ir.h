@@ -251,6 +251,26 @@ enum ir_class {
     IR_CLASS_COUNT
 };
 
+/* The kernel contract of a fused class: what its kernel writes of the inner results its own fold computes (not
+ * those a fused part already keeps, which that part's class answers for), by whom they are needed — a later op
+ * reading them, the host reading them after the step, the host keeping them across steps. A fused op may keep an
+ * inner result only for needs its class's kernel serves. READ_AFTER: for ops after the fold's last stage only (the
+ * kernel stores the value from that stage); READ_NAMED: for the readers the building rule names only (the op the
+ * fold feeds: its guards keep every other reader away) — the oracle holds it to them; the concrete check, which
+ * cannot tell them, counts both as READ. */
+enum ir_writes {
+    IR_WRITES_READ = 1 << 0,
+    IR_WRITES_READ_AFTER = 1 << 1,
+    IR_WRITES_READ_NAMED = 1 << 2,
+    IR_WRITES_OBSERVED = 1 << 3,
+    IR_WRITES_CARRIED = 1 << 4,
+    IR_WRITES_ALL = IR_WRITES_READ | IR_WRITES_READ_AFTER | IR_WRITES_READ_NAMED | IR_WRITES_OBSERVED |
+                    IR_WRITES_CARRIED,
+};
+/* What the kernel of class c writes of its inner results (enum ir_writes bits; IR_WRITES_ALL for a class the
+ * table does not restrict). */
+unsigned ir_class_writes(enum ir_class c);
+
 /* Names of table rows, and lookups by name (-1 when unknown). */
 const char *ir_elem_name(enum ir_elem e);
 int ir_elem_lookup(const char *s, size_t n);

@@ -1008,6 +1008,64 @@ static int check_fused_operands(struct vstate *v, const struct ir_op *op)
     return 0;
 }
 
+/* A tensor and how many leaves read it (check_kernel_writes' counter). */
+struct leaf_reads {
+    ir_tid t;
+    int64_t n;
+};
+
+/* Count leaf if it reads the tensor in ctx. */
+static void count_leaf_read(const struct ir_op *leaf, void *ctx)
+{
+    struct leaf_reads *c = ctx;
+    for (int32_t k = 0; k < leaf->nins; k++)
+        if (leaf->ins[k] == c->t) {
+            c->n++;
+            return;
+        }
+}
+
+/* Whether a leaf outside fused op `op` reads t (another op, or another part of the op op is a part of). */
+static bool read_outside(const struct vstate *v, const struct ir_op *op, ir_tid t)
+{
+    struct leaf_reads all = {t, 0}, own = {t, 0};
+    for (int32_t i = 0; i < v->g->nops; i++)
+        ir_op_leaves(&v->g->ops[i], count_leaf_read, &all);
+    ir_op_leaves(op, count_leaf_read, &own);
+    return all.n > own.n;
+}
+
+/* Whether some fused part of op keeps t (that part's class answers for it). */
+static bool kept_by_part(const struct ir_op *op, ir_tid t)
+{
+    for (int32_t p = 0; p < op->nparts; p++)
+        for (int32_t k = 0; op->parts[p].sym == IR_SYM_FUSED && k < op->parts[p].nkeeps; k++)
+            if (op->parts[p].keeps[k] == t)
+                return true;
+    return false;
+}
+
+/* The kernel contract: every inner result a fused op keeps of its own fold is one its class's kernel writes for
+ * each need it serves (a later op's read, the host's read after the step, the host's keeping it across steps). */
+static int check_kernel_writes(struct vstate *v, const struct ir_op *op)
+{
+    unsigned writes = ir_class_writes(op->cls);
+    for (int32_t k = 0; k < op->nkeeps && writes != IR_WRITES_ALL; k++) {
+        ir_tid t = op->keeps[k];
+        if (kept_by_part(op, t))
+            continue;
+        const struct ir_tensor *x = &v->g->tensors[t];
+        unsigned need = (read_outside(v, op, t) ? IR_WRITES_READ : 0u) | (x->observed ? IR_WRITES_OBSERVED : 0u) |
+                        (x->carried ? IR_WRITES_CARRIED : 0u);
+        unsigned serves = writes | ((writes & (IR_WRITES_READ_AFTER | IR_WRITES_READ_NAMED)) ? IR_WRITES_READ : 0u);
+        if (need ? (need & ~serves) != 0 : writes == 0)
+            return fail(v, IR_NONE, "keeps", "'%s' is an inner result the %s kernel does not write%s", x->name,
+                        ir_class_name(op->cls),
+                        (need & IR_WRITES_READ) ? " for another op" : need ? " for the host" : "");
+    }
+    return 0;
+}
+
 /* Check where a node's result (len(out) values) lands: its own buffer, rows of a table, units of a wider tensor. */
 static int check_dst(struct vstate *v, const struct ir_op *op)
 {
@@ -1070,7 +1128,7 @@ static int check_shapes(struct vstate *v, const struct ir_op *op)
     case IR_SYM_PRIM: bad = check_prim(v, op); break;
     case IR_SYM_VIEW: bad = check_view(v, op); break;
     case IR_SYM_QUANT: bad = check_quant(v, op); break;
-    case IR_SYM_FUSED: bad = check_fused(v, op); break;
+    case IR_SYM_FUSED: bad = check_fused(v, op) || check_kernel_writes(v, op); break;
     }
     if (bad || check_result_role(v, op) || check_dst(v, op))
         return 1;

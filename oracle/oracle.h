@@ -287,6 +287,15 @@ struct oracle_term oracle_violation(struct oracle_builder *b, const struct rules
 /* What a concrete counterexample breaks, in one line (the first broken read, old source and new). */
 void oracle_violation_note(const struct oracle_sched *s, const struct rules_rule *rule, char *buf, size_t n);
 
+/* ── Kernel contracts ────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The formula that the rule's fold breaks the built class's kernel contract (rules_contract_of, ir_class_writes): an
+ * inner result the fused op must keep for a need its kernel does not serve, or an op outside the fold touching an
+ * operand the kernel updates in place. False for a rule without a contract row. */
+struct oracle_term oracle_contract_breach(struct oracle_builder *b, const struct rules_rule *rule);
+/* What a concrete counterexample to the contract breaks, in one line. */
+void oracle_contract_note(const struct oracle_sched *s, const struct rules_rule *rule, char *buf, size_t n);
+
 /* ── Queries ─────────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A fresh Z3 context with the options' timeout and seed, errors recorded rather than fatal. */

@@ -103,13 +103,20 @@ static struct oracle_term guards_term(struct oracle_builder *b, const struct rul
     return f;
 }
 
-/* The dataflow query of rule over builder b: invariants, premises, guards and a broken dependence. */
-static Z3_ast dataflow_query(struct oracle_builder *b, const struct rules_rule *rule, const char *drop)
+/* The two obligations a rule's guards answer for: its motion's dataflow, and its class's kernel contract. */
+enum obligation { OB_DATAFLOW, OB_CONTRACT };
+static const char *const obligation_names[] = {"dataflow", "contract"};
+
+/* The query of obligation ob of rule over builder b: invariants, premises, guards and a broken dependence (or a
+ * breach of the kernel contract). */
+static Z3_ast dataflow_query(struct oracle_builder *b, const struct rules_rule *rule, const char *drop,
+                             enum obligation ob)
 {
     struct oracle_term f = oracle_invariants(b);
     f = oracle_ob_and(b, f, oracle_premises(b, rule));
     f = oracle_ob_and(b, f, guards_term(b, rule, drop));
-    return oracle_ob_and(b, f, oracle_violation(b, rule)).z;
+    struct oracle_term broken = ob == OB_CONTRACT ? oracle_contract_breach(b, rule) : oracle_violation(b, rule);
+    return oracle_ob_and(b, f, broken).z;
 }
 
 /* The query's name for dumps: rule, obligation, mutant and window. */
@@ -225,16 +232,16 @@ static Z3_model minimal_model(struct oracle_builder *b, Z3_ast q, const struct o
 /* Ask the dataflow query over windows of exactly nslots ops (shorter ones embed: ops that touch nothing); a
  * counterexample is made minimal in what it reads, writes and flags when `minimize`. */
 static struct bounded ask_bounded(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
-                                  int nslots, bool minimize)
+                                  int nslots, bool minimize, enum obligation ob)
 {
     struct bounded out = {ORACLE_UNKNOWN, "", NULL};
     Z3_context z = oracle_z3_new(opt);
     struct oracle_builder b;
     oracle_ob_symbolic(&b, z, nslots, tensors_for(rule));
     b.fresh_results = opt->fresh_results;
-    Z3_ast q = dataflow_query(&b, rule, drop);
+    Z3_ast q = dataflow_query(&b, rule, drop, ob);
     char name[256];
-    query_name(name, sizeof name, rule, "dataflow", drop, nslots);
+    query_name(name, sizeof name, rule, obligation_names[ob], drop, nslots);
     Z3_model m = NULL;
     out.v = oracle_check(z, q, opt, name, &m, out.reason);
     if (out.v == ORACLE_REFUTED && minimize) {
@@ -255,15 +262,16 @@ static struct bounded ask_bounded(const struct rules_rule *rule, const char *dro
 
 /* Ask the dataflow query over windows of any length. */
 static enum oracle_verdict ask_unbounded(const struct rules_rule *rule, const char *drop,
-                                         const struct oracle_options *opt, char reason[ORACLE_REASON_LEN])
+                                         const struct oracle_options *opt, char reason[ORACLE_REASON_LEN],
+                                         enum obligation ob)
 {
     Z3_context z = oracle_z3_new(opt);
     struct oracle_builder b;
     oracle_ob_symbolic(&b, z, 0, 0);
     b.fresh_results = opt->fresh_results;
-    Z3_ast q = dataflow_query(&b, rule, drop);
+    Z3_ast q = dataflow_query(&b, rule, drop, ob);
     char name[256];
-    query_name(name, sizeof name, rule, "dataflow", drop, 0);
+    query_name(name, sizeof name, rule, obligation_names[ob], drop, 0);
     enum oracle_verdict v = oracle_check(z, q, opt, name, NULL, reason);
     oracle_z3_free(z);
     return v;
@@ -272,10 +280,10 @@ static enum oracle_verdict ask_unbounded(const struct rules_rule *rule, const ch
 /* The shortest window (2..K ops) with a counterexample, or NULL; the outcome says whether the search was cut short
  * by an unknown answer. */
 static struct oracle_sched *shortest(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
-                                     int upto)
+                                     int upto, enum obligation ob)
 {
     for (int n = 1; n <= upto; n++) {
-        struct bounded r = ask_bounded(rule, drop, opt, n, true);
+        struct bounded r = ask_bounded(rule, drop, opt, n, true, ob);
         if (r.v == ORACLE_REFUTED)
             return r.cex;
         oracle_sched_free(r.cex);
@@ -283,12 +291,14 @@ static struct oracle_sched *shortest(const struct rules_rule *rule, const char *
     return NULL;
 }
 
-/* Describe the first read the counterexample breaks into its note. */
-static void describe(struct oracle_sched *s, const struct rules_rule *rule)
+/* Describe the first read the counterexample breaks (or the contract's first breach) into its note. */
+static void describe(struct oracle_sched *s, const struct rules_rule *rule, enum obligation ob)
 {
     bool premises = false;
     bool legal = oracle_motion_legal(s, rule, &premises);
-    if (!premises)
+    if (premises && ob == OB_CONTRACT)
+        oracle_contract_note(s, rule, s->note, sizeof s->note);
+    else if (!premises)
         snprintf(s->note, sizeof s->note, "(the concrete premises do not hold: a modelling error)");
     else if (legal)
         snprintf(s->note, sizeof s->note, "(the concrete motion is legal: a modelling error)");
@@ -298,11 +308,11 @@ static void describe(struct oracle_sched *s, const struct rules_rule *rule)
 
 /* Record a refutation's counterexample (the shortest window that has one) into o. */
 static void refuted_with(const struct rules_rule *rule, struct oracle_outcome *o, struct oracle_sched *cex,
-                         struct oracle_sched **out)
+                         struct oracle_sched **out, enum obligation ob)
 {
     o->verdict = ORACLE_REFUTED;
     o->bound = cex->nops;
-    describe(cex, rule);
+    describe(cex, rule, ob);
     snprintf(o->reason, sizeof o->reason, "%s", cex->note);
     *out = cex;
 }
@@ -310,21 +320,21 @@ static void refuted_with(const struct rules_rule *rule, struct oracle_outcome *o
 /* The dataflow obligation of rule (atom drop dropped) into o: windows of any length first; when Z3 does not decide
  * them, every window of up to K ops. A refutation is shown on the shortest window that has one. */
 static void dataflow(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
-                     struct oracle_outcome *o, struct oracle_sched **cex)
+                     struct oracle_outcome *o, struct oracle_sched **cex, enum obligation ob)
 {
     int k = opt->bound >= 2 ? opt->bound : 2;
     *cex = NULL;
     if (opt->unbounded) {
-        enum oracle_verdict v = ask_unbounded(rule, drop, opt, o->reason);
+        enum oracle_verdict v = ask_unbounded(rule, drop, opt, o->reason, ob);
         if (v == ORACLE_PROVED) {
             o->verdict = ORACLE_PROVED;
             o->bound = 0;
             return;
         }
         if (v == ORACLE_REFUTED) {
-            struct oracle_sched *small = shortest(rule, drop, opt, k);
+            struct oracle_sched *small = shortest(rule, drop, opt, k, ob);
             if (small) {
-                refuted_with(rule, o, small, cex);
+                refuted_with(rule, o, small, cex, ob);
                 return;
             }
             o->verdict = ORACLE_REFUTED;
@@ -333,7 +343,7 @@ static void dataflow(const struct rules_rule *rule, const char *drop, const stru
             return;
         }
     }
-    struct bounded r = ask_bounded(rule, drop, opt, k, false);
+    struct bounded r = ask_bounded(rule, drop, opt, k, false, ob);
     o->verdict = r.v;
     o->bound = k;
     snprintf(o->reason, sizeof o->reason, "%s", r.reason);
@@ -341,12 +351,12 @@ static void dataflow(const struct rules_rule *rule, const char *drop, const stru
         oracle_sched_free(r.cex);
         return;
     }
-    struct oracle_sched *small = shortest(rule, drop, opt, k);
+    struct oracle_sched *small = shortest(rule, drop, opt, k, ob);
     if (small) {
         oracle_sched_free(r.cex);
         r.cex = small;
     }
-    refuted_with(rule, o, r.cex, cex);
+    refuted_with(rule, o, r.cex, cex, ob);
 }
 
 /* ── Entry points ────────────────────────────────────────────────────────────────────────────────────────── */
@@ -369,7 +379,26 @@ static bool report_dataflow(const struct rules_rule *rule, const char *drop, con
     struct oracle_outcome o = outcome(rule, opt->fresh_results ? "dataflow under A5" : "dataflow", drop);
     struct oracle_sched *cex;
     double t0 = now_ms();
-    dataflow(rule, drop, opt, &o, &cex);
+    dataflow(rule, drop, opt, &o, &cex, OB_DATAFLOW);
+    o.ms = now_ms() - t0;
+    o.cex = cex;
+    if (fn)
+        fn(&o, ctx);
+    oracle_sched_free(cex);
+    return o.verdict == ORACLE_PROVED;
+}
+
+/* Run the kernel-contract obligation of a rule with a contract row and report it; whether it was proved (true for a
+ * rule without one). */
+static bool report_contract(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
+                            oracle_outcome_fn fn, void *ctx)
+{
+    if (!rules_contract_of(rule))
+        return true;
+    struct oracle_outcome o = outcome(rule, "kernel contract", drop);
+    struct oracle_sched *cex;
+    double t0 = now_ms();
+    dataflow(rule, drop, opt, &o, &cex, OB_CONTRACT);
     o.ms = now_ms() - t0;
     o.cex = cex;
     if (fn)
@@ -447,6 +476,7 @@ int oracle_prove(const struct rules_rule *rule, const char *drop, const struct o
         a5.fresh_results = true;
         report_dataflow(rule, drop, &a5, fn, ctx);
     }
+    failed += !report_contract(rule, drop, opt, fn, ctx);
     if (drop)
         return failed;
     const char *names[16];
@@ -465,7 +495,7 @@ static bool mutant_basis(const struct rules_rule *rule, const struct oracle_opti
         struct oracle_outcome o = outcome(rule, "dataflow", NULL);
         struct oracle_sched *cex;
         use->fresh_results = opt->fresh_results || pass == 1;
-        dataflow(rule, NULL, use, &o, &cex);
+        dataflow(rule, NULL, use, &o, &cex, OB_DATAFLOW);
         oracle_sched_free(cex);
         if (o.verdict == ORACLE_PROVED)
             return true;
@@ -493,7 +523,14 @@ int oracle_mutants(const struct rules_rule *rule, const struct oracle_options *o
                 fn(&o, ctx);
             continue;
         }
-        dataflow(rule, rule->guards[i].name, &use, &o, &cex);
+        dataflow(rule, rule->guards[i].name, &use, &o, &cex, OB_DATAFLOW);
+        if (o.verdict == ORACLE_PROVED && rules_contract_of(rule)) {
+            /* Redundant for the dataflow: the kernel contract may still need it. */
+            struct oracle_outcome c = outcome(rule, "kernel contract", rule->guards[i].name);
+            dataflow(rule, rule->guards[i].name, &use, &c, &cex, OB_CONTRACT);
+            if (c.verdict != ORACLE_PROVED)
+                o = c;
+        }
         o.ms = now_ms() - t0;
         o.cex = cex;
         needed += o.verdict == ORACLE_REFUTED;

@@ -223,3 +223,52 @@ bool rules_guards_hold(const struct rules_rewriter *r, const struct rules_rule *
     rules_trace_emit(RULES_TRACE_GUARDS, r, rule, b, IR_CLASS_COUNT, -1);
     return true;
 }
+
+/* ── Kernel contracts in the building rules' roles ─────────────────────────────────────────────────────────── */
+
+#define R(x) RULES_ROLE_##x
+/* One row per class whose kernel does not write every inner result (ir_class_writes): the roles its inner results,
+ * its fold's slots and its in-place operand are bound to by the rule that builds it. */
+static const struct rules_contract contracts[] = {
+    {IR_CLASS_NORM_THEN_ADD, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_GEMM_BIAS, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_GEMM_SCALE, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_AFFINE_INPUT_FOLD, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_GEMV_NORM_EPILOGUE, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_PREFILL_NORM_EPILOGUES, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_NORM_SCALE, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_QK_NORM_ROPE, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_QKV_HEAD_EPILOGUE, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_CONV_BIAS_SILU, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_CONV_SILU_L2NORM, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_GDN_GATING, {R(RESULT), R(OTHER)}, R(NONE), R(MEMBERS), R(NONE)},
+    {IR_CLASS_GDN_GATE_PROJECTIONS, {R(INPUT), R(OTHER)}, R(NONE), R(MEMBERS), R(NONE)},
+    {IR_CLASS_GDN_INPUT_EPILOGUE, {R(NONE)}, R(PRODUCERS), R(WITHIN), R(NONE)},
+    {IR_CLASS_GDN_POST_CONV_PREP, {R(NONE)}, R(PRODUCERS), R(WITHIN), R(NONE)},
+    {IR_CLASS_GDN_DECODE_WHOLE, {R(NONE)}, R(PRODUCERS), R(WITHIN), R(NONE)},
+    {IR_CLASS_GLU_ACT_MUL, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_ATTN_OUTPUT_GATE, {R(RESULT)}, R(PRODUCERS), R(MEMBERS), R(NONE)},
+    {IR_CLASS_GEMV_GATE_UP_GLU, {R(RESULT), R(OTHER)}, R(NONE), R(MEMBERS), R(NONE)},
+    {IR_CLASS_RELU_SQR, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_ELEMENTWISE_REGIONS, {R(RESULT)}, R(NONE), R(MEMBERS), R(NONE)},
+    {IR_CLASS_ELEMENTWISE_CHAINS, {R(RESULT)}, R(NONE), R(MEMBERS), R(NONE)},
+    {IR_CLASS_SHARED_EXPERT_FUSION, {R(SOURCE), R(OTHER), R(INPUT)}, R(NONE), R(MEMBERS), R(NONE)},
+    {IR_CLASS_MOE_TOKEN_SORT, {R(NONE)}, R(PRODUCERS), R(MEMBERS), R(TABLE)},
+    {IR_CLASS_MOE_DEFERRED_FINALIZE, {R(SOURCE), R(RESULT)}, R(NONE), R(MEMBERS), R(NONE)},
+    {IR_CLASS_EMBED_SCALE, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_EMBED_NORM, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_MLA_UNABSORB_IN_FOLD, {R(RESULT)}, R(NONE), R(NONE), R(NONE)},
+    {IR_CLASS_MLA_PROLOGUE, {R(NONE)}, R(PRODUCERS), R(WITHIN), R(NONE)},
+    {IR_CLASS_LAST_LAYER_ROWS, {R(NONE)}, R(PRODUCERS), R(WITHIN), R(NONE)},
+    {IR_CLASS_MLA, {R(NONE)}, R(PRODUCERS), R(WITHIN), R(NONE)},
+};
+#undef R
+
+const struct rules_contract *rules_contract_of(const struct rules_rule *rule)
+{
+    for (int i = 0; rule && i < rule->nbuilds; i++)
+        for (size_t k = 0; k < sizeof contracts / sizeof contracts[0]; k++)
+            if (contracts[k].cls == rule->builds[i])
+                return &contracts[k];
+    return NULL;
+}

@@ -176,6 +176,24 @@ struct rules_rule {
     const char *what;
 };
 
+/* ── Kernel contracts in a rule's roles ─────────────────────────────────────────────────────────────────── */
+
+/* Where a fused class's kernel contract (ir_class_writes) meets the roles of the rule that builds the class: the
+ * inner results its fold computes (tensor roles, and every tensor each slot of a set role writes), the slots that
+ * make up the fold (a set role, besides whichever of producer, consumer, first and anchor the rule binds), and an
+ * operand its kernel updates in place from FIRST to ANCHOR (no op outside the fold reads or writes it between). The
+ * oracle proves that, with the rule's guards, every inner result the fused op must keep is one the kernel writes. */
+struct rules_contract {
+    enum ir_class cls;
+    enum rules_role inner[3]; /* NONE: unused */
+    enum rules_role inner_of; /* a set role, or NONE */
+    enum rules_role fold;     /* a set role, or NONE */
+    enum rules_role in_place; /* a tensor role, or NONE */
+};
+/* The contract row of the class a rule builds (its first class with a row), or NULL when its kernels write every
+ * inner result anything needs. */
+const struct rules_contract *rules_contract_of(const struct rules_rule *rule);
+
 /* The number of atoms in a rule's guard array. */
 #define RULES_NGUARDS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -684,19 +684,81 @@ static void count_mutants(const struct oracle_outcome *o, void *ctx)
 }
 
 /* The mutants of the two norm rules: add_norm's four atoms are all needed (untouched_result among them: a state sum
- * overwritten between the add and the norm); sandwich_norm's not_carried is redundant for dataflow (a fused op keeps
- * what the host sees), its other three needed. A rule's atom that only matters to its shape is reported redundant
- * too: gemv_bias's only_reader. */
+ * overwritten between the add and the norm); sandwich_norm's four too — not_carried, redundant for dataflow (a fused
+ * op keeps what the host sees), by the kernel contract (a norm_then_add kernel never writes memory kept across
+ * steps). gemv_bias's only_reader likewise: the gemm_bias kernel stores no product for another op. */
 static void test_mutants(void)
 {
     struct oracle_options opt = oracle_defaults();
     int counts[3] = {0, 0, 0};
     CHECK(oracle_mutants(oracle_rule_find("add_norm"), &opt, count_mutants, counts) == 4);
-    CHECK(oracle_mutants(oracle_rule_find("sandwich_norm"), &opt, count_mutants, counts) == 3);
-    CHECK(counts[ORACLE_REFUTED] == 7 && counts[ORACLE_PROVED] == 1 && counts[ORACLE_UNKNOWN] == 0);
+    CHECK(oracle_mutants(oracle_rule_find("sandwich_norm"), &opt, count_mutants, counts) == 4);
+    CHECK(counts[ORACLE_REFUTED] == 8 && counts[ORACLE_PROVED] == 0 && counts[ORACLE_UNKNOWN] == 0);
     memset(counts, 0, sizeof counts);
-    CHECK(oracle_mutants(oracle_rule_find("gemv_bias"), &opt, count_mutants, counts) == 1);
-    CHECK(counts[ORACLE_PROVED] == 1 && counts[ORACLE_REFUTED] == 1);
+    CHECK(oracle_mutants(oracle_rule_find("gemv_bias"), &opt, count_mutants, counts) == 2);
+    CHECK(counts[ORACLE_PROVED] == 0 && counts[ORACLE_REFUTED] == 2);
+}
+
+/* The atoms the dataflow does not need, each held by its class's kernel contract. */
+static const char *const contract_atoms[][2] = {
+    {"sandwich_norm", "not_carried"}, {"gemv_bias", "only_reader"}, {"gemm_scale", "only_reader"},
+    {"affine_input_fold", "only_reader"}, {"gemv_norm_epilogue", "only_reader"},
+    {"prefill_norm_epilogues", "only_reader"}, {"norm_scale", "only_reader"}, {"head_norm_rope", "only_reader"},
+    {"qkv_head_epilogue", "only_reader"}, {"conv_silu", "only_reader"}, {"conv_silu_l2", "only_reader"},
+    {"gates", "only_reader_b"}, {"gates", "only_reader_a"}, {"gate_projections", "only_reader_b"},
+    {"gate_projections", "only_reader_a"}, {"gdn_input_epilogue", "made_for"}, {"gdn_post_conv_prep", "made_for"},
+    {"gdn_decode_whole", "made_for"}, {"act_gate", "only_reader"}, {"attn_output_gate", "not_observed"},
+    {"attn_output_gate", "readers_within"}, {"attn_output_gate", "made_for"}, {"glu_pair", "only_reader_gate"},
+    {"glu_pair", "only_reader_up"}, {"relu_sqr", "only_reader"}, {"elementwise_regions", "not_carried"},
+    {"elementwise_chains", "only_reader"}, {"elementwise_chains", "not_carried"},
+    {"shared_expert", "only_reader_mixture"}, {"shared_expert", "only_reader_shared"},
+    {"shared_expert", "only_reader_hidden"}, {"moe_rows", "table_untouched"}, {"moe_rows", "views_read_within"},
+    {"moe_deferred_finalize", "only_reader_mixture"}, {"moe_deferred_finalize", "only_reader_sum"},
+    {"gather_scale", "only_reader"}, {"embed_norm", "first_reader"}, {"mla_unabsorb_in_fold", "only_reader"},
+    {"mla_prologue", "made_for"}, {"last_layer_rows", "made_for"}, {"latent_expanded", "made_for"},
+};
+
+#ifdef SANITIZED
+#define CONTRACT_STEP 4
+#else
+#define CONTRACT_STEP 1
+#endif
+
+/* The verdicts of one dropped atom's obligations: its dataflow, its kernel contract. */
+struct dropped_verdicts {
+    int dataflow, contract;
+};
+
+/* Note a dropped atom's dataflow and kernel-contract verdicts. */
+static void note_dropped(const struct oracle_outcome *o, void *ctx)
+{
+    struct dropped_verdicts *v = ctx;
+    if (strcmp(o->obligation, "dataflow") == 0)
+        v->dataflow = (int)o->verdict;
+    else if (strcmp(o->obligation, "kernel contract") == 0)
+        v->contract = (int)o->verdict;
+}
+
+/* Every atom the dataflow does not need is needed by the kernel contract: dropped, the dataflow is still proved and
+ * the contract refuted (under a sanitizer, every fourth). The faithful rules' contracts are proved. */
+static void test_contract_atoms(void)
+{
+    struct oracle_options opt = oracle_defaults();
+    size_t n = sizeof contract_atoms / sizeof contract_atoms[0];
+    CHECK(n == 41);
+    for (size_t i = 0; i < n; i += CONTRACT_STEP) {
+        const struct rules_rule *rule = oracle_rule_find(contract_atoms[i][0]);
+        CHECK(rule && rules_contract_of(rule));
+        if (!rule)
+            continue;
+        struct dropped_verdicts v = {-1, -1};
+        oracle_prove(rule, contract_atoms[i][1], &opt, note_dropped, &v);
+        CHECKF(v.dataflow == ORACLE_PROVED && v.contract == ORACLE_REFUTED, "%s:%s", contract_atoms[i][0],
+                  contract_atoms[i][1]);
+        v = (struct dropped_verdicts){-1, -1};
+        oracle_prove(rule, NULL, &opt, note_dropped, &v);
+        CHECKF(v.contract == ORACLE_PROVED, "%s", contract_atoms[i][0]);
+    }
 }
 
 /* --smt2: every query of a proof is written as a replayable SMT-LIB 2 file. */
@@ -799,6 +861,7 @@ int main(void)
     part("wrong", test_wrong_rules);
     part("replay", test_replay);
     part("mutants", test_mutants);
+    part("contract atoms", test_contract_atoms);
     part("smt2", test_smt2);
     part("validate", test_validate);
     oracle_shutdown();

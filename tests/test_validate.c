@@ -669,6 +669,58 @@ static void test_violations(void)
     }
 }
 
+/* A product with its bias folded in, keeping the product p; `cls` the class, p's flags and another op reading p
+ * or not. */
+static char *contract_graph(const char *cls, const char *flags, bool read_after)
+{
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "graph contract\n"
+             "tensor x f32 1x8 input\ntensor w f32 8x4 constant\ntensor b f32 1x4 constant\n"
+             "tensor p f32 1x4 activation%s\ntensor y f32 1x4 activation observed\n"
+             "tensor z f32 1x4 activation observed\n"
+             "fused %s y = (x, w, b) keep p {\n"
+             "    op p = matmul(x, w) m=1 k=8 n=4\n"
+             "    op y = elementwise(p, b) op=add n=4\n"
+             "}\n"
+             "op z = elementwise(%s, b) op=mul n=4\n",
+             flags, cls, read_after ? "p" : "y");
+    return text;
+}
+
+/* Whether the contract graph validates; the message into err. */
+static bool contract_valid(const char *cls, const char *flags, bool read_after, char err[IR_ERR_LEN])
+{
+    char *text = contract_graph(cls, flags, read_after);
+    struct ir_graph *g = ir_parse_unchecked(text, strlen(text), "contract.fc", err);
+    if (!g)
+        return false;
+    bool ok = ir_validate(g, err) == 0;
+    ir_graph_free(g);
+    return ok;
+}
+
+/* The kernel contract: a fused op keeps an inner result only for needs its class's kernel serves — a gemm_bias
+ * kernel stores its product for the host (observed, carried) but never for another op; an elementwise_chains kernel
+ * never into memory kept across steps; an add_norm kernel for anything. The rejection names the op and tensor. */
+static void test_kernel_contract(void)
+{
+    char err[IR_ERR_LEN];
+    CHECK(!contract_valid("gemm_bias", "", true, err));
+    CHECK(strstr(err, "op 0 (gemm_bias): keeps: 'p' is an inner result the gemm_bias kernel does not write for "
+                      "another op") != NULL);
+    CHECK(contract_valid("gemm_bias", "", false, err)); /* a keep nothing needs harms nothing */
+    CHECK(contract_valid("gemm_bias", " observed", false, err));
+    CHECK(contract_valid("gemm_bias", " carried", false, err));
+    CHECK(!contract_valid("elementwise_chains", " carried", false, err));
+    CHECK(strstr(err, "'p' is an inner result the elementwise_chains kernel does not write for the host") != NULL);
+    CHECK(contract_valid("elementwise_chains", " observed", false, err));
+    CHECK(contract_valid("add_norm", "", true, err));
+    CHECK(contract_valid("add_norm", " carried", false, err));
+    CHECK(ir_class_writes(IR_CLASS_ADD_NORM) == IR_WRITES_ALL);
+    CHECK(ir_class_writes(IR_CLASS_GEMM_BIAS) == (IR_WRITES_OBSERVED | IR_WRITES_CARRIED));
+}
+
 /* A chain of `levels` fused blocks, each the only part of the one above, around a silu of r. */
 static struct ir_op nest(const struct ir_graph *g, int levels)
 {
@@ -726,6 +778,7 @@ int main(void)
     test_valid();
     test_violations();
     test_operand_in_place();
+    test_kernel_contract();
     test_depth();
     test_sizes();
     return check_done("validate");
