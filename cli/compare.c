@@ -65,76 +65,7 @@ static void compare_values(const struct ir_graph *ref, const struct ir_values *r
     failed(r, "%s", "a value differs bit for bit from the reference");
 }
 
-/* The largest magnitude among n values. */
-static double block_max(const float *x, int64_t n)
-{
-    double a = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        a = fmax(a, fabs((double)x[i]));
-    return a;
-}
-
-/* Value i of what a quantize reads from x through access a (its units gathered when strided). */
-static float gathered(const float *x, const struct ir_access *a, int64_t i)
-{
-    if (!a->strided)
-        return x[i];
-    return x[(i / a->s.width) * a->s.pitch + a->s.offset + i % a->s.width];
-}
-
-/* What the bound walk of the quantizes needs: the rewritten graph and its values, the mode's words, the comparison. */
-struct quant_walk {
-    const struct ir_graph *rewritten;
-    const struct ir_values *values;
-    int words;
-    struct cli_comparison *r;
-};
-
-/* Hold one quantize op's values to the mode's bound of the unquantized values it reads, block by block. */
-static void check_quantize(struct quant_walk *w, const struct ir_op *q)
-{
-    const float *x = ir_values_cdata(w->values, q->ins[0]);
-    const float *y = ir_values_cdata(w->values, q->out);
-    int64_t n = ir_tensor_len(w->rewritten, q->out);
-    if (!x || !y)
-        return;
-    double denom = w->words == 2 ? 254.0 * 254.0 : 254.0;
-    float block[32];
-    for (int64_t b = 0; b < n && w->r->pass; b += 32) {
-        int64_t m = n - b < 32 ? n - b : 32;
-        for (int64_t i = 0; i < m; i++)
-            block[i] = gathered(x, &q->access[0], b + i);
-        double a = block_max(block, m);
-        for (int64_t i = 0; i < m; i++) {
-            /* the mode's bound, and the f32 roundings of the scale, the product and (two words) the sum */
-            double bound = a / denom + a * 0x1p-21 + fabs((double)block[i]) * 0x1p-23;
-            double e = fabs((double)y[b + i] - (double)block[i]);
-            w->r->compared++;
-            if (e <= bound)
-                continue;
-            snprintf(w->r->tensor, sizeof w->r->tensor, "%s", w->rewritten->tensors[q->out].name);
-            w->r->index = b + i;
-            w->r->lifted = block[i];
-            w->r->rewritten = y[b + i];
-            char why[160];
-            snprintf(why, sizeof why, "beyond %s of the unquantized value (bound %.3g, error %.3g)",
-                     w->words == 2 ? "a/254^2" : "a/254", bound, e);
-            failed(w->r, "%s", why);
-            return;
-        }
-    }
-}
-
-/* Walk op and its parts, holding every quantize to the bound. */
-static void walk_quantizes(struct quant_walk *w, const struct ir_op *op)
-{
-    if (op->sym == IR_SYM_QUANT && op->nins == 1)
-        check_quantize(w, op);
-    for (int32_t p = 0; p < op->nparts && w->r->pass; p++)
-        walk_quantizes(w, &op->parts[p]);
-}
-
-/* Every quantized value of the rewritten graph within the mode's bound of the unquantized value it quantizes. */
+/* Every quantized value of the rewritten graph within the mode's bound of the unquantized value it reads. */
 static void compare_unquantized(const struct ir_graph *rewritten, const struct ir_values *values, int words,
                                 struct cli_comparisons *c)
 {
@@ -143,9 +74,17 @@ static void compare_unquantized(const struct ir_graph *rewritten, const struct i
         failed(r, "%s", "the rewritten graph was not evaluated");
         return;
     }
-    struct quant_walk w = {rewritten, values, words, r};
-    for (int32_t i = 0; i < rewritten->nops && r->pass; i++)
-        walk_quantizes(&w, &rewritten->ops[i]);
+    struct shim_quant_excess x;
+    if (shim_quantized_within(rewritten, values, words, &x, &r->compared))
+        return;
+    snprintf(r->tensor, sizeof r->tensor, "%s", rewritten->tensors[x.tensor].name);
+    r->index = x.index;
+    r->lifted = x.source;
+    r->rewritten = x.quantized;
+    char why[160];
+    snprintf(why, sizeof why, "beyond %s of the unquantized value (bound %.3g, error %.3g)",
+             words == 2 ? "a/254^2" : "a/254", x.bound, fabs(x.quantized - x.source));
+    failed(r, "%s", why);
 }
 
 /* The words a value the shim's products read quantized (0: none). */

@@ -97,7 +97,8 @@ static const struct ir_values *lifted_values(struct run *r)
     return r->lifted;
 }
 
-/* The rewritten graph evaluates to the lifted graph's observed and carried values, bit for bit. A rewritten graph
+/* The rewritten graph evaluates to the lifted graph's observed and carried values, bit for bit, and under a
+ * quantizing chip each value a quantize makes is within the mode's bound of what it reads. A rewritten graph
  * that is the reference side's program again (nothing fired, or only what the reference side has too) evaluates
  * alike from the same seed, so neither side is evaluated for it. */
 static int verdict_diff(struct run *r, const struct rules_optimized *o, char check[32], char msg[IR_ERR_LEN])
@@ -115,7 +116,17 @@ static int verdict_diff(struct run *r, const struct rules_optimized *o, char che
         return 1;
     }
     struct ir_compare c = ir_values_compare(r->ref, r->lifted, o->graph, v);
+    struct shim_contract contract;
+    int words = r->shim->numerics && r->shim->numerics(r->shim, &contract) ? contract.activation_words : 0;
+    struct shim_quant_excess x;
+    bool within = !c.identical || !words || shim_quantized_within(o->graph, v, words, &x, NULL);
     ir_values_free(v);
+    if (!within) {
+        snprintf(check, 32, "unquantized");
+        snprintf(msg, IR_ERR_LEN, "%s[%lld] is %.9g, beyond the %d-word bound %.3g of the value it quantizes, %.9g",
+                 o->graph->tensors[x.tensor].name, (long long)x.index, x.quantized, words, x.bound, x.source);
+        return 1;
+    }
     if (c.identical)
         return 0;
     snprintf(check, 32, "diff");

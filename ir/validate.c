@@ -908,7 +908,8 @@ static const char *access_text(const struct ir_access *a, char *buf, size_t n)
 {
     if (!a->strided)
         return "whole";
-    snprintf(buf, n, "strided pitch %" PRId64 " offset %" PRId64 " width %" PRId64, a->s.pitch, a->s.offset, a->s.width);
+    snprintf(buf, n, "strided pitch %" PRId64 " offset %" PRId64 " width %" PRId64, a->s.pitch, a->s.offset,
+             a->s.width);
     return buf;
 }
 

@@ -7,6 +7,7 @@
  * it reads quantized, one quantize of exactly what the op reads goes just before it, and the op reads that. */
 #include "shim.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -103,4 +104,78 @@ struct ir_graph *shim_quantized_reference(const struct ir_graph *g, const struct
             return NULL;
         }
     return c;
+}
+
+/* ── Quantized values against the mode's bound ───────────────────────────────────────────────────────────── */
+
+/* The largest magnitude among n values. */
+static double block_max(const float *x, int64_t n)
+{
+    double a = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        a = fmax(a, fabs((double)x[i]));
+    return a;
+}
+
+/* Value i of what a quantize reads from x through access a (its units gathered when strided). */
+static float gathered(const float *x, const struct ir_access *a, int64_t i)
+{
+    if (!a->strided)
+        return x[i];
+    return x[(i / a->s.width) * a->s.pitch + a->s.offset + i % a->s.width];
+}
+
+/* The walk over a graph's quantize ops: the graph, its values, the mode's bound's divisor, what was compared, the
+ * first excess. */
+struct within {
+    const struct ir_graph *g;
+    const struct ir_values *v;
+    double denom;
+    int64_t compared;
+    bool over;
+    struct shim_quant_excess *x;
+};
+
+/* Hold one quantize op's values to the bound, block by block; the first excess to w->x. */
+static void quantize_within(struct within *w, const struct ir_op *q)
+{
+    const float *x = ir_values_cdata(w->v, q->ins[0]);
+    const float *y = ir_values_cdata(w->v, q->out);
+    int64_t n = ir_tensor_len(w->g, q->out);
+    float block[32];
+    for (int64_t b = 0; x && y && b < n && !w->over; b += 32) {
+        int64_t m = n - b < 32 ? n - b : 32;
+        for (int64_t i = 0; i < m; i++)
+            block[i] = gathered(x, &q->access[0], b + i);
+        double a = block_max(block, m);
+        for (int64_t i = 0; i < m && !w->over; i++) {
+            /* the mode's bound, and the f32 roundings of the scale, the product and (two words) the sum */
+            double bound = a / w->denom + a * 0x1p-21 + fabs((double)block[i]) * 0x1p-23;
+            w->compared++;
+            if (fabs((double)y[b + i] - (double)block[i]) > bound) {
+                w->over = true;
+                *w->x = (struct shim_quant_excess){q->out, b + i, block[i], y[b + i], bound};
+            }
+        }
+    }
+}
+
+/* Walk op and its parts, holding every quantize to the bound. */
+static void walk_within(struct within *w, const struct ir_op *op)
+{
+    if (op->sym == IR_SYM_QUANT && op->nins == 1)
+        quantize_within(w, op);
+    for (int32_t p = 0; p < op->nparts && !w->over; p++)
+        walk_within(w, &op->parts[p]);
+}
+
+bool shim_quantized_within(const struct ir_graph *g, const struct ir_values *v, int words,
+                           struct shim_quant_excess *excess, int64_t *compared)
+{
+    struct within w = {g, v, words == 2 ? 254.0 * 254.0 : 254.0, 0, false, excess};
+    for (int32_t i = 0; i < g->nops && !w.over; i++)
+        walk_within(&w, &g->ops[i]);
+    if (compared)
+        *compared = w.compared;
+    return !w.over;
 }

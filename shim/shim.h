@@ -86,6 +86,20 @@ struct shim *shim_none(void);
  * answer cannot be built. */
 struct ir_graph *shim_quantized_reference(const struct ir_graph *g, const struct shim *shim, char err[IR_ERR_LEN]);
 
+/* Where a quantized value leaves its mode's bound: the quantized tensor, the index, the unquantized value it reads,
+ * the value it holds, the bound. */
+struct shim_quant_excess {
+    ir_tid tensor;
+    int64_t index;
+    double source, quantized, bound;
+};
+/* Whether every value each quantize op of g (top level or inside a fused op) makes in the evaluation v is within
+ * the bound of a chip whose products read `words` int8 words a value (1: a/254, 2: a/254², a the block's largest
+ * magnitude; plus the f32 roundings, docs/numerics.md) of the unquantized value it reads. The first excess to
+ * *excess; the values compared to *compared (may be NULL). */
+bool shim_quantized_within(const struct ir_graph *g, const struct ir_values *v, int words,
+                           struct shim_quant_excess *excess, int64_t *compared);
+
 /* ── The CUDA lane (shim/lane.c) ─────────────────────────────────────────────────────────────────────────── */
 
 /* The CUDA lane under the knobs its name spells: "cuda-lane:<chip>:<activations>[:<knob>...]", knobs

@@ -6,6 +6,7 @@
  * Inputs come from a fixed-seed generator, so the suite is deterministic; it runs in seconds under ASan. */
 #include "check.h"
 #include "fuzz/fuzz.h"
+#include "models/models.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -187,6 +188,49 @@ static struct fuzz_plan plan_ref(int k)
 {
     struct fuzz_plan p = {0, {-1, -1}, 4 * k, 7};
     return p;
+}
+
+/* The index of shim `name` in the fuzz shim list, or -1. */
+static int shim_index(const char *name)
+{
+    for (int i = 0; i < fuzz_shim_count(); i++)
+        if (strcmp(fuzz_shim_name(i), name) == 0)
+            return i;
+    return -1;
+}
+
+/* The harness catches the optimizer bugs planted in it (rules_plant), on a tiny model's one layer under the lane's
+ * two-word numerics: a dropped keep and a wrong operand leave an invalid graph; a fold in the wrong words differs from the
+ * reference built from the chip's answers or leaves its bound. The faithful optimizer passes the same case. */
+static void test_optimize_catches_plants(void)
+{
+    char err[IR_ERR_LEN];
+    struct models_options o = models_default_options();
+    o.layers = 1; /* within the harness's evaluation budget */
+    struct ir_graph *g = models_lift(models_find("tiny-qwen3-moe"), &o, err);
+    int lane = shim_index("cuda-lane:h200:int8x2");
+    CHECKF(g && lane >= 0, "tiny-qwen3-moe under the lane: %s", g ? "no such shim" : err);
+    CHECKF(!g || ir_values_plan_bytes(g) <= ((int64_t)4 << 20), "%lld bytes",
+           g ? (long long)ir_values_plan_bytes(g) : 0LL);
+    if (!g || lane < 0) {
+        ir_graph_free(g);
+        return;
+    }
+    struct fuzz_plan p = {lane, {-1, -1}, 4, 7};
+    struct fuzz_finding f;
+    CHECKF(fuzz_check_graph(g, &p, &f) == 0, "the faithful optimizer fails %s:%s", f.check, f.detail);
+    static const struct {
+        const char *plant, *check;
+    } cases[] = {{"drop_keep", "invalid"}, {"wrong_operand", "invalid"}, {"quant_words", "diff"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK(rules_plant(cases[i].plant) == 0);
+        int bad = fuzz_check_graph(g, &p, &f);
+        rules_plant(NULL);
+        CHECKF(bad && strcmp(f.check, cases[i].check) == 0, "planted %s: expected %s, got %s", cases[i].plant,
+               cases[i].check, bad ? f.check : "no finding");
+    }
+    CHECK(rules_plant("no_such_bug") == -1 && rules_planted() == RULES_PLANT_NONE);
+    ir_graph_free(g);
 }
 
 /* The checks catch a dropped guard atom: on its near-miss case the mutant optimizer is caught, with the rule blamed
@@ -522,6 +566,7 @@ int main(void)
     test_shims();
     test_optimize_passes();
     test_optimize_catches_mutants();
+    test_optimize_catches_plants();
     test_validator_hook();
     test_format();
     test_facts();
