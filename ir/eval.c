@@ -1922,25 +1922,11 @@ static int compute_leaf(struct ev *e)
     return fail(e, "unknown symbol");
 }
 
-/* Whether op or any of its parts computes t (its result). */
-static bool computes(const struct ir_op *op, ir_tid t)
-{
-    if (op->out == t)
-        return true;
-    for (int32_t i = 0; i < op->nparts; i++)
-        if (computes(&op->parts[i], t))
-            return true;
-    return false;
-}
-
 /* Whether the fused op f gives its parts t to read: one of its operands, or a result computed inside it. (A row a
  * destination names travels with that destination, as the op's own does.) */
 static bool scope_gives(const struct ir_op *f, ir_tid t)
 {
-    for (int32_t k = 0; k < f->nins; k++)
-        if (f->ins[k] == t)
-            return true;
-    return computes(f, t);
+    return ir_op_has_operand(f, t) || ir_op_computes(f, t);
 }
 
 /* Check a part of the innermost fused op reads only what that op gives it: a kernel reads its operands, so an operand

@@ -620,6 +620,24 @@ static void *place_array(unsigned char **at, const void *src, size_t n, size_t s
     return p;
 }
 
+bool ir_op_computes(const struct ir_op *op, ir_tid t)
+{
+    if (op->out == t)
+        return true;
+    for (int32_t i = 0; i < op->nparts; i++)
+        if (ir_op_computes(&op->parts[i], t))
+            return true;
+    return false;
+}
+
+bool ir_op_has_operand(const struct ir_op *op, ir_tid t)
+{
+    for (int32_t k = 0; k < op->nins; k++)
+        if (op->ins[k] == t)
+            return true;
+    return false;
+}
+
 struct ir_op ir_op_clone(const struct ir_op *op)
 {
     struct ir_op c = *op;

@@ -510,6 +510,10 @@ struct ir_op ir_op_fused(enum ir_class cls, struct ir_op *parts, int32_t nparts,
                          const struct ir_access *access, int32_t nins, ir_tid out, struct ir_dst dst);
 /* Append op to g (taking ownership); when it covers nothing it is given covers = {its index}. Returns its index. */
 int32_t ir_graph_push(struct ir_graph *g, struct ir_op op);
+/* Whether op computes t: as its result or as any part's (a kept inner result is computed inside the op too). */
+bool ir_op_computes(const struct ir_op *op, ir_tid t);
+/* Whether op names t among its operands. */
+bool ir_op_has_operand(const struct ir_op *op, ir_tid t);
 /* A deep copy of op. */
 struct ir_op ir_op_clone(const struct ir_op *op);
 /* Free what op owns (not op itself). */

@@ -923,15 +923,6 @@ static bool part_reads(const struct ir_op *op, ir_tid t, const struct ir_access 
     return false;
 }
 
-/* Whether op names t among its operands. */
-static bool is_operand(const struct ir_op *op, ir_tid t)
-{
-    for (int32_t k = 0; k < op->nins; k++)
-        if (op->ins[k] == t)
-            return true;
-    return false;
-}
-
 /* Check a fused op's operands are exactly what its parts read from outside it (a tensor no part computes): each
  * operand read so by a part with the operand's access, and every such read an operand. The order is the class's
  * own (later rules match a fused op by it), so it is not checked. Needs v->inside marked with the op's leaves. */
@@ -950,7 +941,7 @@ static int check_operands(struct vstate *v, const struct ir_op *op)
     for (int32_t p = 0; p < op->nparts; p++)
         for (int32_t k = 0; k < op->parts[p].nins; k++) {
             ir_tid t = op->parts[p].ins[k];
-            if (v->inside[t] != v->mark && !is_operand(op, t))
+            if (v->inside[t] != v->mark && !ir_op_has_operand(op, t))
                 return fail(v, IR_NONE, "ins", "part %d reads '%s' from outside the op, which is no operand", (int)p,
                             tname(v, t, a, sizeof a));
         }

@@ -266,17 +266,6 @@ struct ir_op rules_candidate_slots(const struct rules_rewriter *r, enum ir_class
     return op;
 }
 
-/* Whether op computes t: as its result or as any part's (a kept internal result is made inside the group too). */
-static bool computes(const struct ir_op *op, ir_tid t)
-{
-    if (op->out == t)
-        return true;
-    for (int32_t i = 0; i < op->nparts; i++)
-        if (computes(&op->parts[i], t))
-            return true;
-    return false;
-}
-
 int32_t rules_external(const struct rules_rewriter *r, const int32_t *slots, int32_t nslots, ir_tid *ins,
                        struct ir_access *access, int32_t cap)
 {
@@ -287,7 +276,7 @@ int32_t rules_external(const struct rules_rewriter *r, const int32_t *slots, int
             ir_tid t = m->ins[k];
             bool made = false;
             for (int32_t j = 0; j < nslots && !made; j++)
-                made = computes(ir_slots_get(r->s, slots[j]), t);
+                made = ir_op_computes(ir_slots_get(r->s, slots[j]), t);
             if (made || has_tid(ins, n, t) || n >= cap)
                 continue;
             ins[n] = t;
