@@ -181,8 +181,32 @@ static const char migration_2[] =
     "       AND p.tensor = t.tensor AND p.run_id < t.run_id ORDER BY p.run_id DESC LIMIT 1)"
     "  WHERE t.top1_agree < prev.top1_agree OR t.nmse > prev.nmse OR t.kl > prev.kl;";
 
+/* Version 2 → 3, its code-mutant part: each source-level mutant of a code-mutant campaign (fuzz/campaign
+ * --code-mutants, docs/mutants.md) with its fate under the product's checks, and the survivors' view. Other parts of
+ * migration 3 are separate constants, concatenated below. */
+#define MIGRATION_3_CODE_MUTANTS \
+    "CREATE TABLE code_mutants (" \
+    "  id INTEGER PRIMARY KEY," \
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE," \
+    "  mutant TEXT NOT NULL," /* file:line:col:operator (fuzz/code-mutants) */ \
+    "  file TEXT NOT NULL, line INTEGER NOT NULL, operator TEXT NOT NULL," \
+    "  original TEXT NOT NULL, mutated TEXT NOT NULL," \
+    "  outcome TEXT NOT NULL CHECK (outcome IN ('killed', 'survived', 'stillborn', 'timeout'))," \
+    "  killed_by TEXT," /* the first check that failed: check:fail, check:digest, validate-run, prove, ... */ \
+    "  seconds REAL NOT NULL," /* the checks' time up to the kill (all of them for a survivor) */ \
+    "  UNIQUE (run_id, mutant)" \
+    ");" \
+    "CREATE INDEX code_mutants_run ON code_mutants(run_id, outcome);" \
+    /* The mutants no check killed, for a look at the code: equivalent, or a blind spot of the checks. */ \
+    "CREATE VIEW code_mutant_survivors AS" \
+    "  SELECT run_id AS run, mutant, file, line, operator, original, mutated, seconds FROM code_mutants" \
+    "  WHERE outcome = 'survived';"
+
+/* Version 2 → 3: the parts above, in order. */
+static const char migration_3[] = MIGRATION_3_CODE_MUTANTS;
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
-static const char *const migrations[] = {migration_1, migration_2};
+static const char *const migrations[] = {migration_1, migration_2, migration_3};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)
