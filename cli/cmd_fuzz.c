@@ -1,7 +1,8 @@
 /* cli/cmd_fuzz.c — `fusecheck fuzz`: what the fuzz campaign (fuzz/campaign) needs from fusecheck itself. It writes
  * the seed corpora (the zoo's families in every mode, shrunk so one input evaluates in about a millisecond; the
  * rule tests; one generator input per motif), lists the guard atoms the mutant sweep drops, and logs a campaign to
- * results.db: a run of kind `fuzz` with each harness's statistics, each finding, and each mutant's fate. */
+ * results.db: a run of kind `fuzz` with each harness's statistics, each finding, each mutant's fate, and each
+ * source-level mutant's (fuzz/campaign --code-mutants). */
 #include "cli.h"
 #include "db/db.h"
 #include "fuzz/fuzz.h"
@@ -470,6 +471,85 @@ static int cmd_mutant(const struct log_args *a)
     return rc;
 }
 
+/* The options of `fuzz code-mutant`. */
+struct code_mutant_args {
+    const char *db, *id, *outcome, *killed_by, *original, *mutated, *run, *seconds;
+};
+
+/* Parse `fuzz code-mutant`'s options into a; 0 on success. */
+static int code_mutant_args(int argc, char **argv, struct code_mutant_args *a)
+{
+    static const char *const names[] = {"--db", "--run", "--id", "--outcome", "--killed-by", "--original",
+                                        "--mutated", "--seconds"};
+    const char **slots[] = {&a->db, &a->run, &a->id, &a->outcome, &a->killed_by, &a->original, &a->mutated,
+                            &a->seconds};
+    memset(a, 0, sizeof *a);
+    a->db = "results.db";
+    a->seconds = "0";
+    a->original = a->mutated = "";
+    for (int i = 1; i < argc; i++) {
+        size_t k = 0;
+        while (k < sizeof names / sizeof names[0] && strcmp(argv[i], names[k]) != 0)
+            k++;
+        if (k == sizeof names / sizeof names[0] || i + 1 >= argc)
+            return 1;
+        *slots[k] = argv[++i];
+    }
+    return !a->run || !a->id || !a->outcome;
+}
+
+/* Split a mutant id file:line:col:operator into its file (into file), line and operator (pointing into id); 0 on
+ * success. */
+static int split_mutant_id(const char *id, char *file, size_t cap, int64_t *line, const char **op)
+{
+    const char *c1 = strchr(id, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *c3 = c2 ? strchr(c2 + 1, ':') : NULL;
+    if (!c3 || c1 == id || !c3[1] || (size_t)(c1 - id) >= cap)
+        return 1;
+    char num[32];
+    snprintf(num, sizeof num, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+    snprintf(file, cap, "%.*s", (int)(c1 - id), id);
+    *op = c3 + 1;
+    return parse_int(num, line) || *line < 1;
+}
+
+/* Whether s is one of a code mutant's outcomes. */
+static bool code_mutant_outcome(const char *s)
+{
+    return !strcmp(s, "killed") || !strcmp(s, "survived") || !strcmp(s, "stillborn") || !strcmp(s, "timeout");
+}
+
+/* `fuzz code-mutant --run N --id FILE:LINE:COL:OP --outcome killed|survived|stillborn|timeout [--killed-by CHECK]
+ * [--seconds S] [--original TEXT] [--mutated TEXT] [--db FILE]`: a code_mutants row. */
+static int cmd_code_mutant(int argc, char **argv)
+{
+    static const char usage[] = "code-mutant expects --run N --id FILE:LINE:COL:OPERATOR --outcome "
+                                "killed|survived|stillborn|timeout [--killed-by CHECK] [--seconds S] "
+                                "[--original TEXT] [--mutated TEXT] [--db FILE]";
+    struct code_mutant_args a;
+    struct db_code_mutant m = {0};
+    char file[1024];
+    if (code_mutant_args(argc, argv, &a) || parse_int(a.run, &m.run) || parse_secs(a.seconds, &m.seconds) ||
+        split_mutant_id(a.id, file, sizeof file, &m.line, &m.op) || !code_mutant_outcome(a.outcome))
+        return cli_usage_error("fuzz", "%s", usage);
+    bool kills = !strcmp(a.outcome, "killed") || !strcmp(a.outcome, "timeout");
+    if (kills != (a.killed_by != NULL))
+        return cli_usage_error("fuzz", "code-mutant: --killed-by goes with killed and timeout, and only with them");
+    m.mutant = a.id;
+    m.file = file;
+    m.original = a.original;
+    m.mutated = a.mutated;
+    m.outcome = a.outcome;
+    m.killed_by = a.killed_by;
+    struct db *db = open_db(a.db);
+    if (!db)
+        return CLI_USAGE;
+    char err[DB_ERR_LEN];
+    int rc = db_begin(db, err);
+    rc = rc ? (fprintf(stderr, "fusecheck fuzz: %s\n", err), CLI_USAGE) : logged(db, db_code_mutant(db, &m, err), err);
+    db_close(db);
+    return rc;
+}
+
 /* `fuzz end RUN complete|failed`. */
 static int cmd_end(const struct log_args *a)
 {
@@ -500,7 +580,9 @@ static const struct log_cmd log_cmds[] = {
 int cli_cmd_fuzz(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("fuzz", "expected seeds, atoms, begin, stat, finding, mutant or end");
+        return cli_usage_error("fuzz", "expected seeds, atoms, begin, stat, finding, mutant, code-mutant or end");
+    if (strcmp(argv[1], "code-mutant") == 0)
+        return cmd_code_mutant(argc - 1, argv + 1);
     if (strcmp(argv[1], "seeds") == 0)
         return cmd_seeds(argc - 1, argv + 1);
     if (strcmp(argv[1], "atoms") == 0)

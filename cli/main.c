@@ -37,7 +37,9 @@ static const struct cli_command commands[] = {
     {"fuzz", "fuzz campaigns' side: seed corpora, the guard atoms, logging a campaign to results.db",
      "fusecheck fuzz seeds DIR [--rules DIR] | fuzz atoms [--shim NAME] | fuzz begin [--command TEXT] | "
      "fuzz stat RUN HARNESS EXECS SECONDS CORPUS COVERAGE | fuzz finding RUN HARNESS SIGNATURE SHA256 | "
-     "fuzz mutant RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]] | fuzz end RUN complete|failed "
+     "fuzz mutant RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]] | "
+     "fuzz code-mutant --run N --id FILE:LINE:COL:OPERATOR --outcome killed|survived|stillborn|timeout "
+     "[--killed-by CHECK] [--seconds S] [--original TEXT] [--mutated TEXT] | fuzz end RUN complete|failed "
      "(each logging command takes --db FILE)",
      cli_cmd_fuzz},
     {"prove", "prove every rule's dataflow legality with Z3; --mutants: each guard atom's necessity",

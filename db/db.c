@@ -36,6 +36,8 @@
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)") \
     X(FUZZ_STAT_PUT, "INSERT INTO fuzz_stats (run_id, harness, executions, seconds, corpus, coverage) " \
                      "VALUES (?, ?, ?, ?, ?, ?)") \
+    X(CODE_MUTANT_PUT, "INSERT INTO code_mutants (run_id, mutant, file, line, operator, original, mutated, " \
+                       "outcome, killed_by, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(FINDING_SEEN, "UPDATE fuzz_findings SET last_run = ?, count = count + 1 WHERE harness = ? AND signature = ?") \
     X(FINDING_PUT, "INSERT INTO fuzz_findings (harness, signature, input_sha256, first_run, last_run, count) " \
                    "VALUES (?, ?, ?, ?, ?, 1)") \
@@ -519,6 +521,22 @@ int db_fuzz_finding(struct db *db, int64_t run, const char *harness, const char 
     return done(db, st, "recording a finding", err);
 }
 
+int db_code_mutant(struct db *db, const struct db_code_mutant *m, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_CODE_MUTANT_PUT);
+    sqlite3_bind_int64(st, 1, m->run);
+    bind_text(st, 2, m->mutant);
+    bind_text(st, 3, m->file);
+    sqlite3_bind_int64(st, 4, m->line);
+    bind_text(st, 5, m->op);
+    bind_text(st, 6, m->original);
+    bind_text(st, 7, m->mutated);
+    bind_text(st, 8, m->outcome);
+    bind_text(st, 9, m->killed_by);
+    sqlite3_bind_double(st, 10, m->seconds);
+    return done(db, st, "recording a code mutant", err);
+}
+
 /* ── Queries ─────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Column i as text (NULL stays NULL). */
@@ -679,18 +697,44 @@ static const char merge_steps_sql[] =
     "  FROM src.tolerance_steps t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
     "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;";
 
+/* The code mutants of a source that has them (a file from before schema version 3 has none). */
+static const char merge_code_mutants_sql[] =
+    "INSERT INTO main.code_mutants (run_id, mutant, file, line, operator, original, mutated, outcome, killed_by,"
+    "  seconds)"
+    "  SELECT r.new, c.mutant, c.file, c.line, c.operator, c.original, c.mutated, c.outcome, c.killed_by, c.seconds"
+    "  FROM src.code_mutants c JOIN map_run r ON r.old = c.run_id ORDER BY c.id;";
+
+/* Whether the attached source has the table `name`: 1 yes, 0 no, -1 on error (in err). */
+static int src_has(struct db *out, const char *name, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM src.sqlite_master WHERE type = 'table' AND name = ?", -1,
+                           &q, NULL) != SQLITE_OK) {
+        fail(out, "reading a merged file's tables", err);
+        return -1;
+    }
+    bind_text(q, 1, name);
+    int has = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    return has;
+}
+
 /* Copy the source's tolerance rows, and its tolerance steps when it has them (version 2). */
 static int merge_tolerances(struct db *out, const char *input, char err[DB_ERR_LEN])
 {
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM src.sqlite_master WHERE name = 'tolerance_steps'", -1,
-                           &q, NULL) != SQLITE_OK)
-        return fail(out, "merging tolerance steps", err);
-    bool v2 = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
-    sqlite3_finalize(q);
+    int v2 = src_has(out, "tolerance_steps", err);
+    if (v2 < 0)
+        return 1;
     if (!v2)
         return exec(out, merge_tolerances_v1_sql, input, err);
     return exec(out, merge_tolerances_v2_sql, input, err) || exec(out, merge_steps_sql, input, err);
+}
+
+/* Copy the source's code mutants when it has them (version 3). */
+static int merge_code_mutants(struct db *out, const char *input, char err[DB_ERR_LEN])
+{
+    int v3 = src_has(out, "code_mutants", err);
+    return v3 < 0 ? 1 : v3 ? exec(out, merge_code_mutants_sql, input, err) : 0;
 }
 
 /* Copy reports and their decisions. */
@@ -746,7 +790,7 @@ static int merge_one(struct db *out, const char *input, char err[DB_ERR_LEN])
     }
     rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, err) ||
          merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_diffs(out, err) ||
-         merge_tolerances(out, input, err);
+         merge_tolerances(out, input, err) || merge_code_mutants(out, input, err);
     if (rc)
         db_rollback(out);
     else

@@ -138,6 +138,18 @@ int db_fuzz_stat(struct db *db, const struct db_fuzz_stat *s, char err[DB_ERR_LE
 int db_fuzz_finding(struct db *db, int64_t run, const char *harness, const char *signature, const char *input_sha256,
                     char err[DB_ERR_LEN]);
 
+/* One source-level mutant of a code-mutant campaign: its id (file:line:col:operator), where, the line before and
+ * after, its outcome ("killed", "survived", "stillborn", "timeout"), the check that killed it (NULL unless killed
+ * or timed out) and the checks' seconds up to the kill. */
+struct db_code_mutant {
+    int64_t run;
+    const char *mutant, *file;
+    int64_t line;
+    const char *op, *original, *mutated, *outcome, *killed_by;
+    double seconds;
+};
+int db_code_mutant(struct db *db, const struct db_code_mutant *m, char err[DB_ERR_LEN]);
+
 /* ── Queries ─────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Each run, oldest first: id, kind, started, ended (may be NULL), status, command, and its report count. */

@@ -181,19 +181,43 @@ static const char migration_2[] =
     "       AND p.tensor = t.tensor AND p.run_id < t.run_id ORDER BY p.run_id DESC LIMIT 1)"
     "  WHERE t.top1_agree < prev.top1_agree OR t.nmse > prev.nmse OR t.kl > prev.kl;";
 
-/* Version 2 → 3: a diff row says which comparison it records — `values` (the rewritten graph's observed and carried
- * values against the reference, bit for bit: every row before version 3), `valid` (the rewritten graph passes the
- * validator) or `unquantized` (each quantized activation within its mode's bound of the unquantized lifted value) —
- * and, when it failed, why. */
-static const char migration_3[] =
-    "ALTER TABLE diffs ADD COLUMN kind TEXT NOT NULL DEFAULT 'values'"
-    "  CHECK (kind IN ('values', 'valid', 'unquantized'));"
-    "ALTER TABLE diffs ADD COLUMN reason TEXT;"
-    "DROP VIEW diff_mismatches;"
-    "CREATE VIEW diff_mismatches AS"
-    "  SELECT d.run_id AS run, g.name AS graph, g.mode AS mode, s.name AS shim, d.kind, d.tensor, d.first_index,"
-    "         d.lifted, d.rewritten, d.reason"
-    "  FROM diffs d JOIN graphs g ON g.id = d.graph_id JOIN shims s ON s.id = d.shim_id WHERE d.identical = 0;";
+/* Version 2 → 3, its code-mutant part: each source-level mutant of a code-mutant campaign (fuzz/campaign
+ * --code-mutants, docs/mutants.md) with its fate under the product's checks, and the survivors' view. Other parts of
+ * migration 3 are separate constants, concatenated below. */
+#define MIGRATION_3_CODE_MUTANTS \
+    "CREATE TABLE code_mutants (" \
+    "  id INTEGER PRIMARY KEY," \
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE," \
+    "  mutant TEXT NOT NULL," /* file:line:col:operator (fuzz/code-mutants) */ \
+    "  file TEXT NOT NULL, line INTEGER NOT NULL, operator TEXT NOT NULL," \
+    "  original TEXT NOT NULL, mutated TEXT NOT NULL," \
+    "  outcome TEXT NOT NULL CHECK (outcome IN ('killed', 'survived', 'stillborn', 'timeout'))," \
+    "  killed_by TEXT," /* the first check that failed: check:fail, check:digest, validate-run, prove, ... */ \
+    "  seconds REAL NOT NULL," /* the checks' time up to the kill (all of them for a survivor) */ \
+    "  UNIQUE (run_id, mutant)" \
+    ");" \
+    "CREATE INDEX code_mutants_run ON code_mutants(run_id, outcome);" \
+    /* The mutants no check killed, for a look at the code: equivalent, or a blind spot of the checks. */ \
+    "CREATE VIEW code_mutant_survivors AS" \
+    "  SELECT run_id AS run, mutant, file, line, operator, original, mutated, seconds FROM code_mutants" \
+    "  WHERE outcome = 'survived';"
+
+/* Version 2 → 3, its comparison part: a diff row says which comparison it records — `values` (the rewritten graph's
+ * observed and carried values against the reference, bit for bit: every row before version 3), `valid` (the
+ * rewritten graph passes the validator) or `unquantized` (each quantized value within its mode's bound of the value
+ * it quantizes) — and, when it failed, why. */
+#define MIGRATION_3_DIFF_KINDS \
+    "ALTER TABLE diffs ADD COLUMN kind TEXT NOT NULL DEFAULT 'values'" \
+    "  CHECK (kind IN ('values', 'valid', 'unquantized'));" \
+    "ALTER TABLE diffs ADD COLUMN reason TEXT;" \
+    "DROP VIEW diff_mismatches;" \
+    "CREATE VIEW diff_mismatches AS" \
+    "  SELECT d.run_id AS run, g.name AS graph, g.mode AS mode, s.name AS shim, d.kind, d.tensor, d.first_index," \
+    "         d.lifted, d.rewritten, d.reason" \
+    "  FROM diffs d JOIN graphs g ON g.id = d.graph_id JOIN shims s ON s.id = d.shim_id WHERE d.identical = 0;"
+
+/* Version 2 → 3: the parts above, in order. */
+static const char migration_3[] = MIGRATION_3_CODE_MUTANTS MIGRATION_3_DIFF_KINDS;
 
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
 static const char *const migrations[] = {migration_1, migration_2, migration_3};

@@ -1,6 +1,6 @@
 /* tests/test_db.c — results.db: schema and migrations, every row kind, the regression views, merging, and the
  * reliability promises (a killed writer, four writers at once, a file that is not a db, a newer schema, a missing
- * directory, a read-only file, a full disk). */
+ * directory, a read-only file, a full disk); the code mutants' table. */
 #include "check.h"
 #include "db/db.h"
 
@@ -413,6 +413,73 @@ static void test_merge(void)
     CHECK(access(path_in("never.db"), F_OK) != 0);
 }
 
+/* Log one code mutant of run; 0 on success. */
+static int put_mutant(struct db *db, int64_t run, const char *id, const char *outcome, const char *by, double secs)
+{
+    char err[DB_ERR_LEN];
+    struct db_code_mutant m = {run, id, "rules/guards.c", 42, "ror-le", "if (i < n)", "if (i <= n)", outcome, by,
+                               secs};
+    if (db_begin(db, err))
+        return 1;
+    if (db_code_mutant(db, &m, err)) {
+        db_rollback(db);
+        return 1;
+    }
+    return db_commit(db, err);
+}
+
+/* Code mutants: rows in, the survivors' view, an outcome the schema refuses, merging (with a version-2 shard, which
+ * has no code_mutants table), and a version-2 file upgraded with its rows kept. */
+static void test_code_mutants(void)
+{
+    char err[DB_ERR_LEN];
+    struct db *db;
+    const char *a = path_in("cm_a.db"), *v2 = path_in("cm_v2.db"), *out = path_in("cm_merged.db");
+    CHECK(db_open(a, &db, err) == 0);
+    int64_t run = write_run(db, "tiny-llama", "fired", "fired", "d1");
+    CHECK(put_mutant(db, run, "rules/guards.c:42:9:ror-le", "killed", "check:digest", 1.5) == 0);
+    CHECK(put_mutant(db, run, "rules/guards.c:43:9:lit-inc", "survived", NULL, 70) == 0);
+    CHECK(put_mutant(db, run, "rules/guards.c:44:9:swap-args", "stillborn", NULL, 0) == 0);
+    CHECK(put_mutant(db, run, "rules/guards.c:45:9:drop-call", "timeout", "prove", 300) == 0);
+    CHECK(put_mutant(db, run, "rules/guards.c:46:9:drop-call", "maimed", NULL, 0) != 0); /* the CHECK refuses it */
+    CHECK(put_mutant(db, run, "rules/guards.c:42:9:ror-le", "killed", "prove", 1) != 0);  /* once a run */
+    db_close(db);
+    CHECK(sql_int(a, "SELECT count(*) FROM code_mutants") == 4);
+    CHECK(sql_int(a, "SELECT count(*) FROM code_mutant_survivors") == 1);
+    char text[256];
+    sql_text(a, "SELECT mutant || ' ' || mutated FROM code_mutant_survivors", text, sizeof text);
+    CHECKF(strcmp(text, "rules/guards.c:43:9:lit-inc if (i <= n)") == 0, "%s", text);
+    /* a version-2 shard: migrations 1 and 2 only, one run */
+    const char *const *m;
+    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION >= 3);
+    sqlite3 *c;
+    CHECK(sqlite3_open(v2, &c) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, m[0], NULL, NULL, NULL) == SQLITE_OK && sqlite3_exec(c, m[1], NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "PRAGMA user_version = 2;"
+                          "INSERT INTO runs (kind, started, status, version, command) VALUES ('fuzz', 'now', "
+                          "'complete', '0.1', 'fuzz/campaign');",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(c);
+    const char *inputs[2] = {v2, a};
+    CHECKF(db_merge(inputs, 2, out, err) == 0, "%s", err);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs") == 2);
+    CHECK(sql_int(out, "SELECT count(*) FROM code_mutants") == 4);
+    CHECK(sql_int(out, "SELECT count(*) FROM code_mutants c JOIN runs r ON r.id = c.run_id WHERE r.id = 2") == 4);
+    CHECK(sql_int(out, "SELECT count(*) FROM code_mutant_survivors WHERE run = 2") == 1);
+    CHECK(sql_int(out, "SELECT count(*) FROM code_mutants WHERE killed_by = 'check:digest' AND seconds = 1.5") == 1);
+    CHECK(sql_int(v2, "PRAGMA user_version") == 2); /* merging read it, did not upgrade it */
+    CHECK(db_open(v2, &db, err) == 0 && db_schema_version(db) == DB_SCHEMA_VERSION);
+    CHECK(put_mutant(db, 1, "shim/lane.c:1:1:lcr-or", "survived", NULL, 2) == 0);
+    db_close(db);
+    CHECK(sql_int(v2, "SELECT count(*) FROM runs") == 1 && sql_int(v2, "SELECT count(*) FROM code_mutants") == 1);
+    /* deleting a run deletes its mutants */
+    CHECK(sqlite3_open(out, &c) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "PRAGMA foreign_keys = ON; DELETE FROM fuzz_findings; DELETE FROM runs WHERE id = 2;", NULL,
+                       NULL, NULL) == SQLITE_OK);
+    sqlite3_close(c);
+    CHECK(sql_int(out, "SELECT count(*) FROM code_mutants") == 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/fusecheck-test-db-%ld", (long)getpid());
@@ -423,6 +490,7 @@ int main(void)
     test_parallel();
     test_readonly_full();
     test_merge();
+    test_code_mutants();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
