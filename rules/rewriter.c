@@ -192,10 +192,11 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
         ir_tid t = inside[i];
         if ((i > 0 && inside[i - 1] == t) || t == out)
             continue;
-        if ((ir_facts_observed(r->s, t) || ir_facts_readers(r->s, t, &probe, 1) > 0) &&
-            rules_planted() != RULES_PLANT_drop_keep)
+        if (ir_facts_observed(r->s, t) || ir_facts_readers(r->s, t, &probe, 1) > 0)
             keeps[nkeeps++] = t;
     }
+    if (rules_planted() == RULES_PLANT_drop_keep)
+        nkeeps = 0;
     /* The operands are what the parts read from outside: a tensor a part computes is no operand of the fold. */
     ir_tid *outer = xmalloc(sizeof *outer * (size_t)(nins ? nins : 1));
     struct ir_access *outer_access = xmalloc(sizeof *outer_access * (size_t)(nins ? nins : 1));
