@@ -455,6 +455,7 @@ struct vstate {
     int32_t *opw;             /* == stamp: the current op writes it; == -stamp: already counted */
     uint8_t *opwhole;         /* the current op writes it whole */
     int32_t *writer;          /* the first top-level op writing an activation, or -1 */
+    int32_t *first_read;      /* the first top-level op reading an activation from before it runs, or -1 */
     uint8_t *mode;            /* enum wmode of that writing */
     int64_t *inside;          /* == mark: computed by a leaf of the fused node being checked */
     int64_t mark;
@@ -1165,6 +1166,8 @@ static int check_read(struct vstate *v, ir_tid t, const struct ir_op *node, int 
     if (v->local[t] == v->stamp)
         return 0;
     v->external[t] = v->stamp;
+    if (v->first_read[t] < 0)
+        v->first_read[t] = v->cur;
     if (v->defined[t])
         return 0;
     char buf[32], name[32];
@@ -1295,6 +1298,10 @@ static int check_writes(struct vstate *v, const struct ir_op *op)
         v->defined[t] = 1;
         if (v->g->tensors[t].role != IR_ROLE_ACTIVATION)
             continue;
+        if (!v->opwhole[t] && v->first_read[t] >= 0)
+            return fail(v, IR_NONE, v->w[i].field,
+                        "writes a unit part of '%s', which op %d read before: every part is written before a read",
+                        tname(v, t, buf, sizeof buf), (int)v->first_read[t]);
         if (!v->opwhole[t] && add_unit(v, &v->w[i]))
             return 1;
         if (v->opw[t] != v->stamp)
@@ -1402,12 +1409,14 @@ static bool vstate_alloc(struct vstate *v, size_t n)
     v->opw = calloc(n, sizeof *v->opw);
     v->opwhole = calloc(n, 1);
     v->writer = malloc(n * sizeof *v->writer);
+    v->first_read = malloc(n * sizeof *v->first_read);
     v->mode = calloc(n, 1);
     v->inside = calloc(n, sizeof *v->inside);
-    if (!v->defined || !v->local || !v->external || !v->opw || !v->opwhole || !v->writer || !v->mode || !v->inside)
+    if (!v->defined || !v->local || !v->external || !v->opw || !v->opwhole || !v->writer || !v->first_read ||
+        !v->mode || !v->inside)
         return false;
     for (size_t t = 0; t < n; t++)
-        v->writer[t] = -1;
+        v->writer[t] = v->first_read[t] = -1;
     return true;
 }
 
@@ -1420,6 +1429,7 @@ static void vstate_free(struct vstate *v)
     free(v->opw);
     free(v->opwhole);
     free(v->writer);
+    free(v->first_read);
     free(v->mode);
     free(v->inside);
     free(v->units);
