@@ -39,7 +39,7 @@ int main(void)
     db_graph(db, "g", "f", "decode", 1, "s", &graph, err);
     db_shim(db, "reference", "", &shim, err);
     db_commit(db, err);
-    struct db_report r = {run, graph, shim, "d", 0, 0, 0, 0};
+    struct db_report r = {run, graph, shim, "d", 0, 0, 0, 0, NULL};
     enum { ROWS = 200000, ROUNDS = 5 };
     double rates[ROUNDS];
     struct db_decision *rows = malloc(sizeof *rows * ROWS);

@@ -181,8 +181,14 @@ static const char *const outcome_names[] = {"fired", "refused", "held"};
 static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, const struct rules_optimized *o,
                       double ms, const struct db_diff *diffs, int ndiffs, char err[DB_ERR_LEN])
 {
-    char digest[65];
+    char digest[65], rewritten[65];
     rules_report_digest(&o->report, digest);
+    size_t len;
+    char *text = ir_print(o->graph, &len);
+    if (!text)
+        abort();
+    cli_sha256_hex(text, len, rewritten);
+    free(text);
     struct db_report r = {run,
                           graph,
                           shim,
@@ -190,7 +196,8 @@ static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, c
                           rules_report_count(&o->report, RULES_FIRED, NULL),
                           rules_report_count(&o->report, RULES_REFUSED, NULL),
                           rules_report_count(&o->report, RULES_HELD, NULL),
-                          ms};
+                          ms,
+                          rewritten};
     int64_t report;
     if (db_begin(db, err))
         return 1;

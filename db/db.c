@@ -19,8 +19,8 @@
     X(SHIM_GET, "SELECT id FROM shims WHERE name = ?") \
     X(SHIM_PUT, "INSERT INTO shims (name, knobs) VALUES (?, ?)") \
     X(STEP_PUT, "INSERT OR REPLACE INTO steps (run_id, seq, name) VALUES (?, ?, ?)") \
-    X(REPORT_PUT, "INSERT INTO reports (run_id, graph_id, shim_id, digest, fired, refused, held, optimize_ms) " \
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)") \
+    X(REPORT_PUT, "INSERT INTO reports (run_id, graph_id, shim_id, digest, fired, refused, held, optimize_ms, " \
+                  "rewritten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(DECISION_PUT, "INSERT INTO decisions (report_id, seq, rule, class, covers, outcome, reason) " \
                     "VALUES (?, ?, ?, ?, ?, ?, ?)") \
     X(DECISIONS_PUT, "INSERT INTO decisions (report_id, seq, rule, class, covers, outcome, reason) VALUES " \
@@ -373,6 +373,7 @@ int db_report(struct db *db, const struct db_report *r, int64_t *id, char err[DB
     sqlite3_bind_int64(st, 6, r->refused);
     sqlite3_bind_int64(st, 7, r->held);
     sqlite3_bind_double(st, 8, r->optimize_ms);
+    bind_text(st, 9, r->rewritten);
     if (done(db, st, "recording a report", err))
         return 1;
     *id = sqlite3_last_insert_rowid(db->conn);
@@ -647,6 +648,20 @@ static const char merge_rows_sql[] =
     "  ON CONFLICT (harness, signature) DO UPDATE SET count = count + excluded.count,"
     "  first_run = min(first_run, excluded.first_run), last_run = max(last_run, excluded.last_run);";
 
+/* Whether the attached source's table has the column (a file from before the schema version that added it has
+ * not). */
+static bool src_has_column(struct db *out, const char *table, const char *column)
+{
+    sqlite3_stmt *q;
+    char sql[160]; /* the names are this file's own constants */
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM pragma_table_info('%s', 'src') WHERE name = '%s'", table, column);
+    if (sqlite3_prepare_v2(out->conn, sql, -1, &q, NULL) != SQLITE_OK)
+        return false;
+    bool has = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    return has;
+}
+
 /* A source's diff rows: from a file before version 3 (each a comparison of values, without a reason), or after. */
 static const char merge_diffs_v2_sql[] =
     "INSERT INTO main.diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, rewritten)"
@@ -663,12 +678,7 @@ static const char merge_diffs_v3_sql[] =
 /* Copy the source's diff rows, with their kinds and reasons when it has them (version 3). */
 static int merge_diffs(struct db *out, char err[DB_ERR_LEN])
 {
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM pragma_table_info('diffs', 'src') WHERE name = 'kind'",
-                           -1, &q, NULL) != SQLITE_OK)
-        return fail(out, "merging diffs", err);
-    bool v3 = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
-    sqlite3_finalize(q);
+    bool v3 = src_has_column(out, "diffs", "kind");
     if (sqlite3_exec(out->conn, v3 ? merge_diffs_v3_sql : merge_diffs_v2_sql, NULL, NULL, NULL) != SQLITE_OK)
         return fail(out, "merging diffs", err);
     return 0;
@@ -742,13 +752,17 @@ static int merge_reports(struct db *out, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *sel, *ins, *dec;
     sqlite3_prepare_v2(out->conn,
-                       "SELECT p.id, r.new, g.new, s.new, p.digest, p.fired, p.refused, p.held, p.optimize_ms "
-                       "FROM src.reports p JOIN map_run r ON r.old = p.run_id JOIN map_graph g ON g.old = p.graph_id "
-                       "JOIN map_shim s ON s.old = p.shim_id ORDER BY p.id",
+                       src_has_column(out, "reports", "rewritten")
+                           ? "SELECT p.id, r.new, g.new, s.new, p.digest, p.fired, p.refused, p.held, p.optimize_ms, "
+                             "p.rewritten FROM src.reports p JOIN map_run r ON r.old = p.run_id "
+                             "JOIN map_graph g ON g.old = p.graph_id JOIN map_shim s ON s.old = p.shim_id ORDER BY p.id"
+                           : "SELECT p.id, r.new, g.new, s.new, p.digest, p.fired, p.refused, p.held, p.optimize_ms, "
+                             "NULL FROM src.reports p JOIN map_run r ON r.old = p.run_id "
+                             "JOIN map_graph g ON g.old = p.graph_id JOIN map_shim s ON s.old = p.shim_id ORDER BY p.id",
                        -1, &sel, NULL);
     sqlite3_prepare_v2(out->conn,
                        "INSERT INTO main.reports (run_id, graph_id, shim_id, digest, fired, refused, held, "
-                       "optimize_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       "optimize_ms, rewritten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        -1, &ins, NULL);
     sqlite3_prepare_v2(out->conn,
                        "INSERT INTO main.decisions (report_id, seq, rule, class, covers, outcome, reason) "
@@ -757,7 +771,7 @@ static int merge_reports(struct db *out, char err[DB_ERR_LEN])
                        -1, &dec, NULL);
     int rc = !sel || !ins || !dec;
     while (!rc && sqlite3_step(sel) == SQLITE_ROW) {
-        for (int i = 1; i <= 8; i++)
+        for (int i = 1; i <= 9; i++)
             sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
         rc = sqlite3_step(ins) != SQLITE_DONE;
         sqlite3_reset(ins);

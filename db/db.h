@@ -65,6 +65,7 @@ struct db_report {
     const char *digest;
     int64_t fired, refused, held;
     double optimize_ms;
+    const char *rewritten; /* the sha256 of the rewritten graph's canonical text, or NULL */
 };
 int db_report(struct db *db, const struct db_report *r, int64_t *id, char err[DB_ERR_LEN]);
 

@@ -216,8 +216,22 @@ static const char migration_2[] =
     "         d.lifted, d.rewritten, d.reason" \
     "  FROM diffs d JOIN graphs g ON g.id = d.graph_id JOIN shims s ON s.id = d.shim_id WHERE d.identical = 0;"
 
+/* Version 2 → 3, its rewritten-graph part: each report's rewritten graph by the sha256 of its canonical text (NULL
+ * in older rows), and the reports of one lifted graph and shim whose rewritten graph changed between two runs —
+ * with the decisions' digest the same or not: a rewrite that changes the graph without changing a decision (a kept
+ * result more or less, another operand) shows here and nowhere else. */
+#define MIGRATION_3_REWRITTEN \
+    "ALTER TABLE reports ADD COLUMN rewritten TEXT;" \
+    "CREATE VIEW rewritten_changes AS" \
+    "  SELECT p.run_before, p.run_after, g.name AS graph, g.mode AS mode, s.name AS shim," \
+    "         x.rewritten AS rewritten_before, y.rewritten AS rewritten_after, x.digest = y.digest AS same_decisions" \
+    "  FROM run_pairs p JOIN reports x ON x.run_id = p.run_before" \
+    "  JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
+    "  JOIN graphs g ON g.id = x.graph_id JOIN shims s ON s.id = x.shim_id" \
+    "  WHERE x.rewritten <> y.rewritten;"
+
 /* Version 2 → 3: the parts above, in order. */
-static const char migration_3[] = MIGRATION_3_CODE_MUTANTS MIGRATION_3_DIFF_KINDS;
+static const char migration_3[] = MIGRATION_3_CODE_MUTANTS MIGRATION_3_DIFF_KINDS MIGRATION_3_REWRITTEN;
 
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
 static const char *const migrations[] = {migration_1, migration_2, migration_3};

@@ -162,7 +162,7 @@ static int write_rows(struct rows *w, char err[DB_ERR_LEN])
         return 1;
     int rc = db_graph(db, w->gname, w->family[0] ? w->family : NULL, w->mode, (int64_t)w->nd, w->sha, &w->graph, err) ||
              db_shim(db, w->shim, w->knobs, &w->shimid, err);
-    struct db_report rep = {w->run, w->graph, w->shimid, w->sha, w->nd, 0, 0, 1.5};
+    struct db_report rep = {w->run, w->graph, w->shimid, w->sha, w->nd, 0, 0, 1.5, w->sha};
     if (!rc)
         rc = db_report(db, &rep, &w->report, err);
     for (int i = 0; !rc && i < w->nd; i++) {

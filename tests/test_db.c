@@ -71,7 +71,7 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     CHECK(db_step(db, run, 0, "add_norm", err) == 0);
     CHECK(db_step(db, run, 1, "glu_pair", err) == 0);
     CHECK(db_step(db, run, 2, "dual_norm", err) == 0);
-    struct db_report r = {run, graph, shim, digest, 2, 0, 0, 1.5};
+    struct db_report r = {run, graph, shim, digest, 2, 0, 0, 1.5, strcmp(digest, "d2") == 0 ? "rw2" : "rw1"};
     CHECK(db_report(db, &r, &report, err) == 0);
     struct db_decision d1 = {report, 0, "add_norm", "add_norm", "[1, 2]", outcome_a, NULL};
     struct db_decision d2 = {report, 1, "glu_pair", "gemv_gate_up_glu", "[3, 4, 5]", outcome_b,
@@ -149,6 +149,8 @@ static void test_views(void)
     CHECK(sql_int(p, "SELECT run FROM latest_reports") == r2);
     CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2") == 1);
     CHECK(sql_int(p, "SELECT count(*) FROM digest_changes WHERE run_before = 1 AND run_after = 2") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM rewritten_changes WHERE run_before = 1 AND run_after = 2 AND "
+                     "rewritten_before = 'rw1' AND rewritten_after = 'rw2' AND same_decisions = 0") == 1);
     CHECK(sql_int(p, "SELECT count(*) FROM rules_never_fired WHERE run = 2") == 2);
     char rule[64];
     sql_text(p, "SELECT group_concat(rule) FROM (SELECT rule FROM rules_never_fired WHERE run = 2 ORDER BY seq)", rule, sizeof rule);
@@ -219,7 +221,7 @@ static void test_kill(void)
             db_begin(db, err);
             db_graph(db, "g", "f", "decode", 1, "s", &graph, err);
             db_shim(db, "reference", "", &shim, err);
-            struct db_report r = {run, graph, shim, "d", 1, 0, 0, 0.1};
+            struct db_report r = {run, graph, shim, "d", 1, 0, 0, 0.1, NULL};
             db_report(db, &r, &report, err);
             for (int k = 0; k < 50; k++) {
                 struct db_decision d = {report, k, "add_norm", "add_norm", "[1]", "fired", NULL};
@@ -325,7 +327,7 @@ static void test_readonly_full(void)
                 _exit(0);
             }
             int rc = db_graph(db, "g", "f", "decode", 1, "s", &graph, err) || db_shim(db, "s", "", &shim, err);
-            struct db_report r = {run, graph, shim, "d", 1, 0, 0, 0.1};
+            struct db_report r = {run, graph, shim, "d", 1, 0, 0, 0.1, NULL};
             rc = rc || db_report(db, &r, &report, err);
             for (int k = 0; k < 100 && !rc; k++) {
                 struct db_decision d = {report, k, "a_long_rule_name_to_fill_the_disk", "add_norm",
@@ -374,6 +376,7 @@ static void test_merge(void)
     CHECK(sql_int(out, "SELECT count(*) FROM tolerances WHERE worst = 7 AND ratio > 0 AND lane = 1.25") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2") == 1);
     CHECK(sql_int(out, "SELECT count(*) FROM diffs WHERE kind = 'valid'") == 3);
+    CHECK(sql_int(out, "SELECT count(*) FROM reports WHERE rewritten IN ('rw1', 'rw2')") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM diff_mismatches WHERE kind = 'valid' AND reason LIKE 'op 3%'") == 1);
     /* a shard made at schema version 1 merges as it is (its tolerance rows without worst elements), and opening it
      * for writing upgrades it with its rows kept */
