@@ -304,13 +304,15 @@ int cli_cmd_prove(int argc, char **argv)
                pr.redundant[0] ? "; redundant under the stated assumptions: " : "", pr.redundant);
     if (a.replay)
         printf("replays: %d of %d counterexamples fail concretely\n", pr.replayed, pr.replay_tried);
+    /* every atom earns its place: one the oracle shows redundant guards nothing it can name, so it fails the run */
+    bool redundant = a.mutants && pr.needed < pr.atoms;
     if (pr.db) {
         char err[DB_ERR_LEN];
-        db_run_end(pr.db, pr.run, pr.faithful_failed || pr.db_failed ? "failed" : "complete", err);
+        db_run_end(pr.db, pr.run, pr.faithful_failed || pr.db_failed || redundant ? "failed" : "complete", err);
         db_close(pr.db);
     }
     oracle_shutdown();
-    return pr.faithful_failed || pr.db_failed ? CLI_FAILED : CLI_OK;
+    return pr.faithful_failed || pr.db_failed || redundant ? CLI_FAILED : CLI_OK;
 }
 
 /* ── validate-run ────────────────────────────────────────────────────────────────────────────────────────── */
