@@ -64,7 +64,12 @@ static void buf_add(struct buf *b, const char *fmt, ...)
 
 /* ── The graphs and their files ──────────────────────────────────────────────────────────────────────────── */
 
-/* One golden file: the zoo model and mode it pins, and its file name. */
+/* The golden file of the rule table: every step a compile runs under each shim, the classes it builds, whether the
+ * chip links them, and each rule's guard atoms — so a change to the table shows in review even where no zoo decision
+ * changes. */
+#define RULES_FILE "rules.txt"
+
+/* One golden file: the zoo model and mode it pins (model NULL: the rule table), and its file name. */
 struct golden_job {
     const struct models_config *model;
     const char *mode;
@@ -92,10 +97,12 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Whether name is the golden file of some zoo graph. */
+/* Whether name is the golden file of some zoo graph, or of the rule table. */
 static bool golden_known(const char *name)
 {
     char want[128];
+    if (strcmp(name, RULES_FILE) == 0)
+        return true;
     for (int m = 0; m < models_count(); m++)
         for (int k = 0; k < NMODES; k++) {
             golden_name(models_get(m)->name, golden_modes[k], want, sizeof want);
@@ -138,9 +145,55 @@ static int compute_section(const struct ir_graph *g, const struct shim *shim, st
     return 0;
 }
 
+/* The shim whose rule table is being written, and the lines so far. */
+struct table_lines {
+    const struct shim *shim;
+    struct buf *b;
+};
+
+/* One step of the rule table as lines: its name, the classes it builds, whether the chip links them; its atoms. */
+static void rule_lines(const char *name, void *ctx)
+{
+    struct table_lines *c = ctx;
+    const struct rules_rule *rule = rules_find(name);
+    buf_add(c->b, "step %s:", name);
+    for (int i = 0; rule && i < rule->nbuilds; i++)
+        buf_add(c->b, " %s", ir_class_name(rule->builds[i]));
+    for (int i = 0; !rule && i < c->shim->nrules; i++)
+        for (int k = 0; strcmp(c->shim->rules[i].name, name) == 0 && k < c->shim->rules[i].nbuilds; k++)
+            buf_add(c->b, " %s (chip rule)", ir_class_name(c->shim->rules[i].builds[k]));
+    buf_add(c->b, "; %s\n", rules_step_linked(c->shim, name) ? "linked" : "dry run");
+    for (int i = 0; rule && i < rule->nguards; i++) {
+        const struct rules_atom *a = &rule->guards[i];
+        buf_add(c->b, "  atom %s.%s %s(%s, %s, %s, %s) over %s\n", name, a->name, rules_atom_name(a->kind),
+                rules_role_name(a->t), rules_role_name(a->a), rules_role_name(a->b), rules_role_name(a->g),
+                rules_role_name(a->forall));
+    }
+}
+
+/* The golden file of the rule table, a section a shim, as text into out. */
+static void compute_rules_file(struct shim *const *shims, struct buf *out)
+{
+    buf_add(out, "# fusecheck golden: the rule table under each shim (steps, classes, links, guard atoms); "
+                 "`fusecheck golden --update` rewrites this file\n");
+    for (int i = 0; i < NSHIMS; i++) {
+        struct buf lines = {0};
+        struct table_lines ctx = {shims[i], &lines};
+        rules_steps(shims[i], rule_lines, &ctx);
+        char hex[65];
+        cli_sha256_hex(lines.s ? lines.s : "", lines.n, hex);
+        buf_add(out, "== %s  the rule table\n%sdigest %s\n", golden_shims[i], lines.s ? lines.s : "", hex);
+        free(lines.s);
+    }
+}
+
 /* The golden file of one job, as text into out. 0, or -1 with err. */
 static int compute_file(const struct golden_job *j, struct shim *const *shims, struct buf *out, char err[IR_ERR_LEN])
 {
+    if (!j->model) {
+        compute_rules_file(shims, out);
+        return 0;
+    }
     struct models_options opts = models_default_options();
     if (models_parse_mode(j->mode, &opts.mode, err))
         return -1;
@@ -594,10 +647,12 @@ static int parse_golden_args(int argc, char **argv, struct golden_args *a)
 /* The golden files to check: every selected model in every mode, sorted by name; their count into *n. */
 static struct golden_job *golden_jobs(const struct golden_args *a, int *n)
 {
-    struct golden_job *jobs = calloc((size_t)(models_count() * NMODES) + 1, sizeof *jobs);
+    struct golden_job *jobs = calloc((size_t)(models_count() * NMODES) + 2, sizeof *jobs);
     if (!jobs)
         abort();
     *n = 0;
+    if (!a->only) /* the rule table, unless only some models are asked for */
+        snprintf(jobs[(*n)++].name, sizeof jobs->name, "%s", RULES_FILE);
     for (int m = 0; m < models_count(); m++)
         for (int k = 0; (!a->only || a->only[m]) && k < NMODES; k++) {
             struct golden_job *j = &jobs[(*n)++];
@@ -624,7 +679,7 @@ static int golden_one(const struct golden_args *a, const struct golden_job *j, s
     snprintf(path, sizeof path, "%s/%s", a->dir, j->name);
     struct buf now = {0};
     if (compute_file(j, shims, &now, err)) {
-        fprintf(stderr, "fusecheck golden: %s (%s): %s\n", j->model->name, j->mode, err);
+        fprintf(stderr, "fusecheck golden: %s: %s\n", j->name, err);
         free(now.s);
         return CLI_FAILED;
     }
@@ -650,7 +705,7 @@ static int golden_one(const struct golden_args *a, const struct golden_job *j, s
         t->missing++;
         rc = CLI_FAILED;
     } else {
-        printf("%s: the optimizer's decisions changed (- golden, + now):\n", path);
+        printf("%s: %s changed (- golden, + now):\n", path, j->model ? "the optimizer's decisions" : "the rule table");
         print_file_diff(old, old_len, now.s, now.n);
         t->differ++;
         rc = CLI_FAILED;

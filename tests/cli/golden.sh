@@ -25,8 +25,8 @@ same() {
 
 # The committed files are what the optimizer decides now.
 expect 0 "golden" -- "$fc" golden
-contains "$tmp/out" "golden: 30 files" "golden checks every zoo graph in every mode"
-contains "$tmp/out" "30 the same" "every golden file is the same"
+contains "$tmp/out" "golden: 31 files" "golden checks every zoo graph in every mode, and the rule table"
+contains "$tmp/out" "31 the same" "every golden file is the same"
 if [ "$fail" -ne 0 ]; then
   echo "golden: the optimizer's decisions changed; if that is meant, run fusecheck golden --update and commit tests/golden/"
   cat "$tmp/out"
@@ -44,7 +44,15 @@ contains "$tmp/out" "$tmp/g/$name: the optimizer's decisions changed" "the chang
 contains "$tmp/out" "  under reference:" "the change is under its shim"
 contains "$tmp/out" "    - $planted" "the golden decision is printed as removed"
 contains "$tmp/out" "    + $orig" "the decision made now is printed as added"
-contains "$tmp/out" "29 the same, 0 rewritten, 1 differ" "only the one file differs"
+contains "$tmp/out" "30 the same, 0 rewritten, 1 differ" "only the one file differs"
+
+# A guard atom changed in the rule table is found too, though no zoo decision changes.
+cp tests/golden/rules.txt "$tmp/rules.txt"
+sed -i '0,/atom add_norm.first_reader first_reader/s//atom add_norm.first_reader only_reader/' "$tmp/g/rules.txt"
+expect 1 "a changed rule table fails" -- "$fc" golden --dir "$tmp/g"
+contains "$tmp/out" "$tmp/g/rules.txt: the rule table changed" "the rule table's file is named"
+contains "$tmp/out" "    +   atom add_norm.first_reader first_reader" "the atom as it is now is printed"
+cp "$tmp/rules.txt" "$tmp/g/rules.txt"
 
 # --update rewrites that file (and only it) back to the committed bytes.
 expect 0 "update" -- "$fc" golden --update --dir "$tmp/g"
