@@ -65,25 +65,34 @@ static void compare_values(const struct ir_graph *ref, const struct ir_values *r
     failed(r, "%s", "a value differs bit for bit from the reference");
 }
 
-/* Every quantized value of the rewritten graph within the mode's bound of the unquantized value it reads. */
-static void compare_unquantized(const struct ir_graph *rewritten, const struct ir_values *values, int words,
+/* What the evaluation of the rewritten graph found of its quantized values: whether it ran, whether every value was
+ * within the bound, the first excess, how many were compared. */
+struct quantized {
+    bool evaluated, within;
+    struct shim_quant_excess excess;
+    int64_t compared;
+};
+
+/* Every quantized value of the rewritten graph within the mode's bound of the unquantized value it read. */
+static void compare_unquantized(const struct ir_graph *rewritten, const struct quantized *q, int words,
                                 struct cli_comparisons *c)
 {
     struct cli_comparison *r = begin(c, "unquantized");
-    if (!values) {
+    if (!q->evaluated) {
         failed(r, "%s", "the rewritten graph was not evaluated");
         return;
     }
-    struct shim_quant_excess x;
-    if (shim_quantized_within(rewritten, values, words, &x, &r->compared))
+    r->compared = q->compared;
+    if (q->within)
         return;
-    snprintf(r->tensor, sizeof r->tensor, "%s", rewritten->tensors[x.tensor].name);
-    r->index = x.index;
-    r->lifted = x.source;
-    r->rewritten = x.quantized;
+    const struct shim_quant_excess *x = &q->excess;
+    snprintf(r->tensor, sizeof r->tensor, "%s", rewritten->tensors[x->tensor].name);
+    r->index = x->index;
+    r->lifted = x->source;
+    r->rewritten = x->quantized;
     char why[160];
     snprintf(why, sizeof why, "beyond %s of the unquantized value (bound %.3g, error %.3g)",
-             words == 2 ? "a/254^2" : "a/254", x.bound, fabs(x.quantized - x.source));
+             words == 2 ? "a/254^2" : "a/254", x->bound, fabs(x->quantized - x->source));
     failed(r, "%s", why);
 }
 
@@ -117,13 +126,15 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
     }
     char eval_err[IR_ERR_LEN];
     struct ir_values *values = ir_values_new_like(rewritten, seed, lifted, eval_err);
-    if (values && ir_eval(rewritten, values, eval_err)) {
+    struct quantized q = {false, true, {0}, 0};
+    if (values && shim_quantized_eval(rewritten, values, words, &q.within, &q.excess, &q.compared, eval_err)) {
         ir_values_free(values);
         values = NULL;
     }
+    q.evaluated = values != NULL;
     compare_values(ref ? ref : lifted, ref ? ref_values : lifted_values, rewritten, values, eval_err, out);
     if (words)
-        compare_unquantized(rewritten, values, words, out);
+        compare_unquantized(rewritten, &q, words, out);
     ir_values_free(values);
     ir_values_free(ref_values);
     ir_graph_free(ref);

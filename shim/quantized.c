@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* How many values op reads at operand k: a whole read takes its tensor; a strided read what the spec needs there
@@ -117,65 +118,83 @@ static double block_max(const float *x, int64_t n)
     return a;
 }
 
-/* Value i of what a quantize reads from x through access a (its units gathered when strided). */
-static float gathered(const float *x, const struct ir_access *a, int64_t i)
-{
-    if (!a->strided)
-        return x[i];
-    return x[(i / a->s.width) * a->s.pitch + a->s.offset + i % a->s.width];
-}
-
-/* The walk over a graph's quantize ops: the graph, its values, the mode's bound's divisor, what was compared, the
- * first excess. */
-struct within {
-    const struct ir_graph *g;
-    const struct ir_values *v;
-    double denom;
-    int64_t compared;
-    bool over;
-    struct shim_quant_excess *x;
+/* The values each quantize op read when it ran (its source may be written again later: a table's next rows). */
+struct snapshot {
+    const struct ir_op *q;
+    float *x;
+    int64_t n;
+};
+struct snapshots {
+    struct snapshot *s;
+    int32_t n, cap;
 };
 
-/* Hold one quantize op's values to the bound, block by block; the first excess to w->x. */
-static void quantize_within(struct within *w, const struct ir_op *q)
+/* Evaluator hook: before a quantize op runs, keep a copy of the values it reads; every leaf is still the
+ * evaluator's to compute. */
+static int snap_quantize(void *ctx, struct ir_leaf *l)
 {
-    const float *x = ir_values_cdata(w->v, q->ins[0]);
-    const float *y = ir_values_cdata(w->v, q->out);
-    int64_t n = ir_tensor_len(w->g, q->out);
-    float block[32];
-    for (int64_t b = 0; x && y && b < n && !w->over; b += 32) {
-        int64_t m = n - b < 32 ? n - b : 32;
-        for (int64_t i = 0; i < m; i++)
-            block[i] = gathered(x, &q->access[0], b + i);
-        double a = block_max(block, m);
-        for (int64_t i = 0; i < m && !w->over; i++) {
+    const struct ir_op *q = ir_leaf_op(l);
+    if (q->sym != IR_SYM_QUANT || q->nins != 1)
+        return 1;
+    struct snapshots *ss = ctx;
+    int64_t n = ir_tensor_len(ir_leaf_graph(l), q->out);
+    const float *x = ir_leaf_arg(l, 0, n);
+    if (!x)
+        return -1;
+    if (ss->n == ss->cap) {
+        ss->cap = ss->cap ? 2 * ss->cap : 16;
+        struct snapshot *grown = realloc(ss->s, sizeof *grown * (size_t)ss->cap);
+        if (!grown)
+            return ir_leaf_fail(l, "out of memory keeping a quantize's input");
+        ss->s = grown;
+    }
+    float *copy = malloc(sizeof *copy * (size_t)(n ? n : 1));
+    if (!copy)
+        return ir_leaf_fail(l, "out of memory keeping a quantize's input");
+    memcpy(copy, x, sizeof *copy * (size_t)n);
+    ss->s[ss->n++] = (struct snapshot){q, copy, n};
+    return 1;
+}
+
+/* Hold one quantize's values y to the bound of the n values x it read, block by block; the first excess to *e.
+ * False when one is out of bound. */
+static bool quantize_within(const struct snapshot *sn, const float *y, double denom, int64_t *compared,
+                            struct shim_quant_excess *e)
+{
+    for (int64_t b = 0; b < sn->n; b += 32) {
+        int64_t m = sn->n - b < 32 ? sn->n - b : 32;
+        const float *x = sn->x + b;
+        double a = block_max(x, m);
+        for (int64_t i = 0; i < m; i++) {
             /* the mode's bound, and the f32 roundings of the scale, the product and (two words) the sum */
-            double bound = a / w->denom + a * 0x1p-21 + fabs((double)block[i]) * 0x1p-23;
-            w->compared++;
-            if (fabs((double)y[b + i] - (double)block[i]) > bound) {
-                w->over = true;
-                *w->x = (struct shim_quant_excess){q->out, b + i, block[i], y[b + i], bound};
+            double bound = a / denom + a * 0x1p-21 + fabs((double)x[i]) * 0x1p-23;
+            (*compared)++;
+            if (fabs((double)y[b + i] - (double)x[i]) > bound) {
+                *e = (struct shim_quant_excess){sn->q->out, b + i, x[i], y[b + i], bound};
+                return false;
             }
         }
     }
+    return true;
 }
 
-/* Walk op and its parts, holding every quantize to the bound. */
-static void walk_within(struct within *w, const struct ir_op *op)
+int shim_quantized_eval(const struct ir_graph *g, struct ir_values *v, int words, bool *within,
+                        struct shim_quant_excess *excess, int64_t *compared, char err[IR_ERR_LEN])
 {
-    if (op->sym == IR_SYM_QUANT && op->nins == 1)
-        quantize_within(w, op);
-    for (int32_t p = 0; p < op->nparts && !w->over; p++)
-        walk_within(w, &op->parts[p]);
-}
-
-bool shim_quantized_within(const struct ir_graph *g, const struct ir_values *v, int words,
-                           struct shim_quant_excess *excess, int64_t *compared)
-{
-    struct within w = {g, v, words == 2 ? 254.0 * 254.0 : 254.0, 0, false, excess};
-    for (int32_t i = 0; i < g->nops && !w.over; i++)
-        walk_within(&w, &g->ops[i]);
+    struct snapshots ss = {0};
+    struct ir_eval_hooks hooks = {snap_quantize, NULL, &ss};
+    int rc = ir_eval_ops_hooked(g, g->ops, g->nops, v, words ? &hooks : NULL, err);
+    double denom = words == 2 ? 254.0 * 254.0 : 254.0;
+    int64_t count = 0;
+    *within = true;
+    for (int32_t i = 0; rc == 0 && *within && i < ss.n; i++) {
+        const float *y = ir_values_cdata(v, ss.s[i].q->out);
+        *within = !y || quantize_within(&ss.s[i], y, denom, &count, excess);
+    }
+    for (int32_t i = 0; i < ss.n; i++)
+        free(ss.s[i].x);
+    free(ss.s);
     if (compared)
-        *compared = w.compared;
-    return !w.over;
+        *compared = count;
+    return rc;
 }

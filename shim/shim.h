@@ -93,12 +93,13 @@ struct shim_quant_excess {
     int64_t index;
     double source, quantized, bound;
 };
-/* Whether every value each quantize op of g (top level or inside a fused op) makes in the evaluation v is within
- * the bound of a chip whose products read `words` int8 words a value (1: a/254, 2: a/254², a the block's largest
- * magnitude; plus the f32 roundings, docs/numerics.md) of the unquantized value it reads. The first excess to
- * *excess; the values compared to *compared (may be NULL). */
-bool shim_quantized_within(const struct ir_graph *g, const struct ir_values *v, int words,
-                           struct shim_quant_excess *excess, int64_t *compared);
+/* Evaluate g over v (ir_eval's meaning) and, for a chip whose products read `words` int8 words a value (0: none),
+ * hold every value each quantize op (top level or inside a fused op) makes to the mode's bound of the values it read
+ * when it ran (1: a/254, 2: a/254², a the block's largest magnitude; plus the f32 roundings, docs/numerics.md).
+ * *within false with the first excess in *excess when one is out of bound; the values compared to *compared (may be
+ * NULL). 0, or -1 with err when the evaluation failed. */
+int shim_quantized_eval(const struct ir_graph *g, struct ir_values *v, int words, bool *within,
+                        struct shim_quant_excess *excess, int64_t *compared, char err[IR_ERR_LEN]);
 
 /* ── The CUDA lane (shim/lane.c) ─────────────────────────────────────────────────────────────────────────── */
 
