@@ -1,6 +1,7 @@
 /* cli/cmd_graph.c — commands over one graph: print, validate, lift, eval; and the zoo listing. */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,26 +82,27 @@ int cli_cmd_validate(int argc, char **argv)
     if (argc != 2)
         return cli_usage_error("validate", "expected one FILE");
     size_t len;
+    const char *label = strcmp(argv[1], "-") == 0 ? "stdin" : argv[1];
     char *text = ir_read_file(argv[1], &len);
     if (!text) {
-        fprintf(stderr, "%s: cannot open\n", argv[1]);
+        fprintf(stderr, "%s:1:1: cannot open: %s\n", label, strerror(errno));
         return CLI_USAGE;
     }
     char err[IR_ERR_LEN];
-    struct ir_graph *g = ir_parse_unchecked(text, len, argv[1], err);
+    struct ir_graph *g = ir_parse_unchecked(text, len, label, err);
     if (!g) {
         fprintf(stderr, "%s\n", err);
         free(text);
         return CLI_USAGE;
     }
     ir_graph_free(g);
-    g = ir_parse(text, len, argv[1], err);
+    g = ir_parse(text, len, label, err);
     free(text);
     if (!g) {
         fprintf(stderr, "%s\n", err);
         return CLI_FAILED;
     }
-    printf("%s: ok (%d tensors, %d ops)\n", argv[1], g->ntensors, g->nops);
+    printf("%s: ok (%d tensors, %d ops)\n", label, g->ntensors, g->nops);
     ir_graph_free(g);
     return CLI_OK;
 }

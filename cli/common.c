@@ -1,11 +1,14 @@
 /* cli/common.c — loading graphs from files or the zoo, writing outputs whole, usage errors, digests. */
+#define _XOPEN_SOURCE 700 /* realpath: a symbolic link written through names its target */
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct cli_lift cli_lift_defaults(void)
@@ -69,6 +72,65 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
     return g;
 }
 
+/* Write len bytes to fd whole, retrying short writes. 0 on success, else -1 with errno set. */
+static int write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Replace the regular file at path (absent when old is NULL) whole: a new file beside it, given the old one's
+ * permissions (a new one's: 0666 less the umask), renamed over it. 0, or -1 with errno set. */
+static int replace_regular(const char *path, const struct stat *old, const char *data, size_t len)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        abort();
+    snprintf(tmp, n, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    mode_t mode = old ? old->st_mode & 07777 : 0666 & ~mask;
+    int rc = fchmod(fd, mode) || write_all(fd, data, len) || fsync(fd) ? -1 : 0;
+    int e = errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = -1, e = errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1, e = errno;
+    if (rc != 0)
+        unlink(tmp);
+    free(tmp);
+    errno = e;
+    return rc;
+}
+
+/* Write len bytes into what is at path now — a device, a FIFO — without replacing it. 0, or -1 with errno set. */
+static int write_in_place(const char *path, const char *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = write_all(fd, data, len);
+    int e = errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = -1, e = errno;
+    errno = e;
+    return rc;
+}
+
 int cli_write(const char *path, const char *data, size_t len)
 {
     if (!path || strcmp(path, "-") == 0) {
@@ -78,23 +140,32 @@ int cli_write(const char *path, const char *data, size_t len)
         }
         return 0;
     }
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        abort();
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(data, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = false;
-    if (ok && rename(tmp, path) != 0)
-        ok = false;
-    if (!ok) {
-        fprintf(stderr, "fusecheck: writing %s: %s\n", path, strerror(errno));
-        remove(tmp);
+    /* A symbolic link is written through: what it points at is what gets written (and said so). */
+    struct stat st;
+    char *target = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        target = realpath(path, NULL);
+        if (!target) {
+            fprintf(stderr, "fusecheck: writing %s: a symbolic link to nothing that exists (%s); not written\n", path,
+                    strerror(errno));
+            return 1;
+        }
+        fprintf(stderr, "fusecheck: %s is a symbolic link: writing through it to %s\n", path, target);
     }
-    free(tmp);
-    return ok ? 0 : 1;
+    const char *at = target ? target : path;
+    int rc;
+    if (lstat(at, &st) != 0)
+        rc = errno == ENOENT ? replace_regular(at, NULL, data, len) : -1;
+    else if (S_ISREG(st.st_mode))
+        rc = replace_regular(at, &st, data, len);
+    else if (S_ISDIR(st.st_mode))
+        rc = -1, errno = EISDIR;
+    else
+        rc = write_in_place(at, data, len); /* a device or a FIFO: written, never replaced */
+    if (rc != 0)
+        fprintf(stderr, "fusecheck: writing %s: %s\n", at, strerror(errno));
+    free(target);
+    return rc != 0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

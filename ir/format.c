@@ -1568,12 +1568,14 @@ static char *read_all(FILE *f, size_t *len)
 char *ir_read_file(const char *path, size_t *len)
 {
     *len = 0;
-    FILE *f = fopen(path, "rb");
+    bool in = strcmp(path, "-") == 0; /* standard input */
+    FILE *f = in ? stdin : fopen(path, "rb");
     if (!f)
         return NULL;
     char *text = read_all(f, len);
     int e = errno;
-    fclose(f);
+    if (!in)
+        fclose(f);
     errno = e;
     if (text)
         text[*len] = '\0'; /* read_all stops with room to spare */
@@ -1592,20 +1594,16 @@ static void file_error(char *err, const char *path, const char *what, int e)
 
 struct ir_graph *ir_parse_file(const char *path, char err[IR_ERR_LEN])
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        file_error(err, path, "cannot open", errno);
-        return NULL;
-    }
+    const char *label = strcmp(path, "-") == 0 ? "stdin" : path;
+    errno = 0;
     size_t len = 0;
-    char *text = read_all(f, &len);
-    int e = errno;
-    fclose(f);
+    char *text = ir_read_file(path, &len);
     if (!text) {
-        file_error(err, path, "cannot read", e ? e : EIO);
+        file_error(err, label, errno == ENOENT || errno == EACCES ? "cannot open" : "cannot read",
+                   errno ? errno : EIO);
         return NULL;
     }
-    struct ir_graph *g = ir_parse(text, len, path, err);
+    struct ir_graph *g = ir_parse(text, len, label, err);
     free(text);
     return g;
 }

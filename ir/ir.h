@@ -551,10 +551,10 @@ int64_t ir_spec_out_len(const struct ir_spec *s);
 struct ir_graph *ir_parse(const char *text, size_t len, const char *file, char err[IR_ERR_LEN]);
 /* Parse without validating (the fuzzer and format tests use it). */
 struct ir_graph *ir_parse_unchecked(const char *text, size_t len, const char *file, char err[IR_ERR_LEN]);
-/* The whole of a file, malloc'd and NUL-terminated, its length in *len; NULL (errno says why, *len 0) when it
- * cannot be opened or read. */
+/* The whole of a file ("-": standard input), malloc'd and NUL-terminated, its length in *len; NULL (errno says why,
+ * *len 0) when it cannot be opened or read. */
 char *ir_read_file(const char *path, size_t *len);
-/* Read and parse a file (validated). */
+/* Read and parse a file (validated; "-": standard input, called stdin in messages). */
 struct ir_graph *ir_parse_file(const char *path, char err[IR_ERR_LEN]);
 /* The canonical text of g, malloc'd and NUL-terminated (NULL on allocation failure); *len receives its length. */
 char *ir_print(const struct ir_graph *g, size_t *len);
