@@ -550,22 +550,36 @@ static int db_query(int argc, char **argv)
 /* `db merge IN... -o OUT`. */
 static int db_merge_cmd(int argc, char **argv)
 {
+    static const struct option opts[] = {{"append", no_argument, NULL, 'a'}, {"force", no_argument, NULL, 'f'},
+                                         {0, 0, 0, 0}};
     const char *out = NULL;
+    enum db_merge_mode mode = DB_MERGE_NEW;
+    int modes = 0;
     optind = 1;
     opterr = 0;
-    for (int c; (c = getopt(argc, argv, "o:")) != -1;) {
-        if (c != 'o')
-            return cli_usage_error("db", "unknown option '%s'", argv[optind - 1]);
-        out = optarg;
+    for (int c; (c = getopt_long(argc, argv, "o:", opts, NULL)) != -1;) {
+        if (c == 'o')
+            out = optarg;
+        else if (c == 'a' || c == 'f')
+            mode = c == 'a' ? DB_MERGE_APPEND : DB_MERGE_FORCE, modes++;
+        else
+            return cli_usage_error("db", "unknown option, or one without its value: '%s'", argv[optind - 1]);
     }
     if (!out || optind >= argc)
-        return cli_usage_error("db", "merge expects IN... -o OUT");
+        return cli_usage_error("db", "merge expects IN... -o OUT [--append | --force]");
+    if (modes > 1)
+        return cli_usage_error("db", "merge takes one of --append and --force");
     char err[DB_ERR_LEN];
-    if (db_merge((const char *const *)argv + optind, argc - optind, out, err)) {
+    struct db_merge_result res;
+    if (db_merge((const char *const *)argv + optind, argc - optind, out, mode, &res, err)) {
         fprintf(stderr, "fusecheck db merge: %s\n", err);
         return CLI_USAGE;
     }
-    printf("merged %d file%s into %s\n", argc - optind, argc - optind == 1 ? "" : "s", out);
+    printf("merged %d file%s into %s: %d run%s added", argc - optind, argc - optind == 1 ? "" : "s", out, res.runs,
+           res.runs == 1 ? "" : "s");
+    if (res.skipped)
+        printf(", %d skipped (the output holds them already)", res.skipped);
+    printf("\n");
     return CLI_OK;
 }
 

@@ -2,10 +2,12 @@
  * CLI reads, and merging the files of parallel shards. */
 #include "db.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -594,10 +596,11 @@ static const char merge_sql[] =
     "INSERT OR IGNORE INTO main.shims (name, knobs) SELECT name, knobs FROM src.shims;"
     "INSERT INTO map_shim SELECT s.id, m.id FROM src.shims s JOIN main.shims m ON m.name = s.name;";
 
-/* Copy runs one at a time so each new id is known. */
-static int merge_runs(struct db *out, const char *label, char err[DB_ERR_LEN])
+/* Copy runs one at a time so each new id is known; a run the output holds already (the same origin) is skipped, and
+ * so are its rows (they join on map_run). */
+static int merge_runs(struct db *out, const char *label, struct db_merge_result *res, char err[DB_ERR_LEN])
 {
-    sqlite3_stmt *sel, *ins, *map;
+    sqlite3_stmt *sel, *ins, *map, *held;
     if (sqlite3_prepare_v2(out->conn,
                            "SELECT id, kind, started, ended, status, git_rev, host, version, command, origin "
                            "FROM src.runs ORDER BY id",
@@ -608,16 +611,25 @@ static int merge_runs(struct db *out, const char *label, char err[DB_ERR_LEN])
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        -1, &ins, NULL);
     sqlite3_prepare_v2(out->conn, "INSERT INTO map_run VALUES (?, ?)", -1, &map, NULL);
-    int rc = 0;
+    sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM main.runs WHERE origin = ?", -1, &held, NULL);
+    int rc = !ins || !map || !held;
     while (!rc && sqlite3_step(sel) == SQLITE_ROW) {
-        for (int i = 1; i <= 8; i++)
-            sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
         char origin[1024];
         const char *prior = col_text(sel, 9);
         if (prior)
             snprintf(origin, sizeof origin, "%.1000s", prior);
         else
             snprintf(origin, sizeof origin, "%.900s#%lld", label, (long long)sqlite3_column_int64(sel, 0));
+        bind_text(held, 1, origin);
+        bool have = sqlite3_step(held) == SQLITE_ROW && sqlite3_column_int(held, 0) > 0;
+        sqlite3_reset(held);
+        if (have) {
+            res->skipped++;
+            continue;
+        }
+        res->runs++;
+        for (int i = 1; i <= 8; i++)
+            sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
         bind_text(ins, 9, origin);
         rc = sqlite3_step(ins) != SQLITE_DONE;
         sqlite3_reset(ins);
@@ -629,6 +641,7 @@ static int merge_runs(struct db *out, const char *label, char err[DB_ERR_LEN])
     sqlite3_finalize(sel);
     sqlite3_finalize(ins);
     sqlite3_finalize(map);
+    sqlite3_finalize(held);
     return rc ? fail(out, "merging runs", err) : 0;
 }
 
@@ -787,12 +800,21 @@ static int merge_reports(struct db *out, char err[DB_ERR_LEN])
 }
 
 /* Merge one input file into out. */
-static int merge_one(struct db *out, const char *input, char err[DB_ERR_LEN])
+static int merge_one(struct db *out, const char *input, struct db_merge_result *res, char err[DB_ERR_LEN])
 {
     struct db *probe;
     if (db_open_readonly(input, &probe, err))
         return 1;
+    /* an input whose pages are damaged is refused before anything of it is copied */
+    sqlite3_stmt *q;
+    bool sound = sqlite3_prepare_v2(probe->conn, "PRAGMA quick_check", -1, &q, NULL) == SQLITE_OK &&
+                 sqlite3_step(q) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(q, 0), "ok") == 0;
+    sqlite3_finalize(q);
     db_close(probe);
+    if (!sound) {
+        snprintf(err, DB_ERR_LEN, "%.250s: fails its integrity check; not merged", input);
+        return 1;
+    }
     sqlite3_stmt *att;
     sqlite3_prepare_v2(out->conn, "ATTACH DATABASE ? AS src", -1, &att, NULL);
     bind_text(att, 1, input);
@@ -802,7 +824,7 @@ static int merge_one(struct db *out, const char *input, char err[DB_ERR_LEN])
         snprintf(err, DB_ERR_LEN, "%.250s: cannot attach: %.200s", input, sqlite3_errmsg(out->conn));
         return 1;
     }
-    rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, err) ||
+    rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, res, err) ||
          merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_diffs(out, err) ||
          merge_tolerances(out, input, err) || merge_code_mutants(out, input, err);
     if (rc)
@@ -813,32 +835,85 @@ static int merge_one(struct db *out, const char *input, char err[DB_ERR_LEN])
     return rc;
 }
 
-int db_merge(const char *const *inputs, int ninputs, const char *out, char err[DB_ERR_LEN])
+/* Remove path's stale sidecars (`-wal`, `-shm`), so no later open pairs them with a new file at path. */
+static void remove_sidecars(const char *path)
 {
+    char side[1100];
+    snprintf(side, sizeof side, "%.1000s-wal", path);
+    remove(side);
+    snprintf(side, sizeof side, "%.1000s-shm", path);
+    remove(side);
+}
+
+/* Copy the database at path (with what its write-ahead log holds) into db through SQLite's backup. 0, or 1 with err. */
+static int copy_existing(struct db *db, const char *path, char err[DB_ERR_LEN])
+{
+    struct db *src;
+    if (db_open(path, &src, err)) /* brings an older schema forward */
+        return 1;
+    sqlite3_backup *b = sqlite3_backup_init(db->conn, "main", src->conn, "main");
+    int rc = !b || sqlite3_backup_step(b, -1) != SQLITE_DONE;
+    if (b)
+        sqlite3_backup_finish(b);
+    if (rc)
+        snprintf(err, DB_ERR_LEN, "%.250s: cannot copy: %.200s", path, sqlite3_errmsg(db->conn));
+    db_close(src);
+    return rc;
+}
+
+/* Whether the merge may write out under mode: an absent path, or (FORCE, APPEND) a regular file. 0, or 1 with err. */
+static int check_output(const char *out, enum db_merge_mode mode, bool *exists, char err[DB_ERR_LEN])
+{
+    struct stat st;
+    *exists = lstat(out, &st) == 0;
+    if (!*exists)
+        return 0;
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, DB_ERR_LEN, "%.250s: not a regular file; a merge writes only a results.db file", out);
+        return 1;
+    }
+    if (mode == DB_MERGE_NEW) {
+        snprintf(err, DB_ERR_LEN, "%.250s: exists; --append adds to it, --force replaces it", out);
+        return 1;
+    }
+    return 0;
+}
+
+int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_merge_mode mode,
+             struct db_merge_result *result, char err[DB_ERR_LEN])
+{
+    struct db_merge_result res = {0, 0};
+    bool exists;
+    if (check_output(out, mode, &exists, err))
+        return 1;
     size_t n = strlen(out) + 32;
     char *tmp = malloc(n);
     if (!tmp)
         abort();
     snprintf(tmp, n, "%s.merge.%ld", out, (long)getpid());
     remove(tmp);
+    remove_sidecars(tmp);
     struct db *db;
     int rc = db_open(tmp, &db, err);
+    if (!rc && mode == DB_MERGE_APPEND && exists)
+        rc = copy_existing(db, out, err);
     for (int i = 0; !rc && i < ninputs; i++)
-        rc = merge_one(db, inputs[i], err);
+        rc = merge_one(db, inputs[i], &res, err);
     if (!rc)
         rc = exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", "finishing the merge", err);
     db_close(db);
-    if (!rc && rename(tmp, out) != 0) {
-        snprintf(err, DB_ERR_LEN, "%.250s: cannot write", out);
-        rc = 1;
+    if (!rc) {
+        remove_sidecars(out); /* a killed writer's log must not pair with the new file */
+        if (rename(tmp, out) != 0) {
+            snprintf(err, DB_ERR_LEN, "%.250s: cannot write: %.100s", out, strerror(errno));
+            rc = 1;
+        }
     }
     if (rc)
         remove(tmp);
-    char side[1100];
-    snprintf(side, sizeof side, "%s-wal", tmp);
-    remove(side);
-    snprintf(side, sizeof side, "%s-shm", tmp);
-    remove(side);
+    remove_sidecars(tmp);
     free(tmp);
+    if (result)
+        *result = res;
     return rc;
 }

@@ -165,8 +165,18 @@ int db_decision_changes(struct db *db, int64_t a, int64_t b, db_change_fn fn, vo
 /* Whether run id exists. */
 int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]);
 
-/* Combine the runs of the input files into out (written whole: a temporary file renamed into place), each run
- * kept distinct with where it came from. */
-int db_merge(const char *const *inputs, int ninputs, const char *out, char err[DB_ERR_LEN]);
+/* How db_merge treats an output that exists: refuse it, replace it, or add the inputs to what it holds. */
+enum db_merge_mode { DB_MERGE_NEW, DB_MERGE_FORCE, DB_MERGE_APPEND };
+/* What a merge did: runs copied, and runs skipped because the output held them already (the same origin). */
+struct db_merge_result {
+    int runs, skipped;
+};
+/* Merge the runs of the input files into `out`, whole or not at all: every input checked first (its integrity, its
+ * schema); the result built beside `out` (with APPEND from a copy of it) and renamed over it, a stale `-wal`/`-shm`
+ * of `out` removed first, never left to pair with the new file. A run the output already holds (same origin: the
+ * file and id it came from) is skipped. `out` existing is refused under NEW; anything at `out` but a regular file is
+ * refused always. 0, or 1 with err. */
+int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_merge_mode mode,
+             struct db_merge_result *result, char err[DB_ERR_LEN]);
 
 #endif

@@ -351,6 +351,65 @@ static void test_readonly_full(void)
     CHECK(sql_int(full, "SELECT count(*) FROM decisions") == reports * 100);
 }
 
+/* What a merge does to its output: an existing one is refused unless --append (its runs kept, the inputs' added,
+ * a run it holds already skipped) or --force; a stale `-wal` beside the output never pairs with the new file; the
+ * result passes the integrity check; a damaged input is refused with the output untouched. */
+static void test_merge_output(const char *shard_a, const char *shard_b)
+{
+    char err[DB_ERR_LEN], a[512], b[512], out[512], junk[512];
+    snprintf(a, sizeof a, "%s", shard_a); /* path_in's buffers are reused */
+    snprintf(b, sizeof b, "%s", shard_b);
+    snprintf(out, sizeof out, "%s", path_in("out.db"));
+    snprintf(junk, sizeof junk, "%s", path_in("damaged.db"));
+    const char *one[1] = {a}, *two[2] = {a, b};
+    struct db_merge_result r;
+    CHECKF(db_merge(one, 1, out, DB_MERGE_NEW, &r, err) == 0 && r.runs == 1 && r.skipped == 0, "%s", err);
+    CHECK(db_merge(one, 1, out, DB_MERGE_NEW, &r, err) != 0 && strstr(err, "exists; --append"));
+    /* appending the same shard again adds nothing; appending another adds its runs */
+    CHECKF(db_merge(two, 2, out, DB_MERGE_APPEND, &r, err) == 0 && r.runs == 2 && r.skipped == 1, "%s", err);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs") == 3);
+    CHECK(sql_int(out, "SELECT count(DISTINCT origin) FROM runs") == 3);
+    /* a leftover log from a killed writer beside the output (a valid log of the old file, kept aside while a writer
+     * had it open): replaced with --force, the new file is sound, the old log not applied to it */
+    char wal[600], kept[600];
+    snprintf(wal, sizeof wal, "%s-wal", out);
+    snprintf(kept, sizeof kept, "%s-kept", out);
+    sqlite3 *c;
+    CHECK(sqlite3_open(out, &c) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;"
+                          "INSERT INTO runs (kind, started, status, version, command) VALUES ('check', 'x', "
+                          "'complete', '0', 'c'); INSERT INTO runs (kind, started, status, version, command) "
+                          "SELECT kind, started, status, version, command FROM runs;",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", wal, kept);
+    CHECK(system(cmd) == 0);
+    sqlite3_close(c);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", kept, wal);
+    CHECK(system(cmd) == 0 && access(wal, F_OK) == 0);
+    FILE *f;
+    CHECKF(db_merge(one, 1, out, DB_MERGE_FORCE, &r, err) == 0 && r.runs == 1, "%s", err);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs") == 1);
+    char ok[16] = "";
+    sql_text(out, "PRAGMA integrity_check", ok, sizeof ok);
+    CHECK_STR(ok, "ok");
+    /* a damaged input is refused; the output stays as it was */
+    f = fopen(junk, "wb");
+    if (f) {
+        FILE *src = fopen(b, "rb");
+        for (int ch, i = 0; src && (ch = fgetc(src)) != EOF; i++)
+            fputc(i >= 4096 && i < 8192 ? 0x5a : ch, f);
+        if (src)
+            fclose(src);
+        fclose(f);
+    }
+    const char *bad[1] = {junk};
+    CHECK(db_merge(bad, 1, out, DB_MERGE_APPEND, &r, err) != 0);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs") == 1);
+    /* anything but a regular file at the output is refused */
+    CHECK(db_merge(one, 1, dir, DB_MERGE_FORCE, &r, err) != 0 && strstr(err, "not a regular file"));
+}
+
 /* Merging shards keeps every run distinct, remaps ids, and writes the output whole. */
 static void test_merge(void)
 {
@@ -365,7 +424,7 @@ static void test_merge(void)
     write_run(db, "tiny-qwen3", "fired", "fired", "d1");
     db_close(db);
     const char *inputs[2] = {a, b};
-    CHECKF(db_merge(inputs, 2, out, err) == 0, "%s", err);
+    CHECKF(db_merge(inputs, 2, out, DB_MERGE_NEW, NULL, err) == 0, "%s", err);
     CHECK(sql_int(out, "SELECT count(*) FROM runs") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM reports") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM decisions") == 6 + 3 * 37);
@@ -399,7 +458,7 @@ static void test_merge(void)
     sqlite3_close(c);
     const char *with_old[2] = {out, old};
     const char *out2 = path_in("merged2.db");
-    CHECKF(db_merge(with_old, 2, out2, err) == 0, "%s", err);
+    CHECKF(db_merge(with_old, 2, out2, DB_MERGE_NEW, NULL, err) == 0, "%s", err);
     CHECK(sql_int(out2, "SELECT count(*) FROM runs") == 4 && sql_int(out2, "SELECT count(*) FROM tolerance_steps") == 3);
     CHECK(sql_int(out2, "SELECT count(*) FROM tolerances") == 4 &&
           sql_int(out2, "SELECT count(*) FROM tolerances WHERE ratio IS NULL") == 1);
@@ -412,8 +471,9 @@ static void test_merge(void)
     CHECK(sql_int(old, "SELECT count(*) FROM tolerance_steps") == 0);
     CHECK(sql_int(old, "SELECT count(*) FROM diff_mismatches WHERE kind = 'values' AND tensor = 'y'") == 1);
     const char *bad[2] = {a, path_in("junk.db")};
-    CHECK(db_merge(bad, 2, path_in("never.db"), err) != 0);
+    CHECK(db_merge(bad, 2, path_in("never.db"), DB_MERGE_NEW, NULL, err) != 0);
     CHECK(access(path_in("never.db"), F_OK) != 0);
+    test_merge_output(a, b);
 }
 
 /* Log one code mutant of run; 0 on success. */
@@ -464,7 +524,7 @@ static void test_code_mutants(void)
                        NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(c);
     const char *inputs[2] = {v2, a};
-    CHECKF(db_merge(inputs, 2, out, err) == 0, "%s", err);
+    CHECKF(db_merge(inputs, 2, out, DB_MERGE_NEW, NULL, err) == 0, "%s", err);
     CHECK(sql_int(out, "SELECT count(*) FROM runs") == 2);
     CHECK(sql_int(out, "SELECT count(*) FROM code_mutants") == 4);
     CHECK(sql_int(out, "SELECT count(*) FROM code_mutants c JOIN runs r ON r.id = c.run_id WHERE r.id = 2") == 4);
