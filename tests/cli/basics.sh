@@ -80,9 +80,15 @@ contains "$tmp/out" "complete" "runs complete"
 expect 0 "db diff" -- "$fc" db diff 1 2 --db "$tmp/r.db"
 contains "$tmp/out" "0 decision changes" "no changes between identical runs"
 expect 2 "db diff unknown run" -- "$fc" db diff 1 9 --db "$tmp/r.db"
+# the same file twice: its runs once, the second copy's skipped as held already
 expect 0 "db merge" -- "$fc" db merge "$tmp/r.db" "$tmp/r.db" -o "$tmp/m.db"
+contains "$tmp/out" "2 runs added, 2 skipped" "merge skips the runs it holds"
 "$fc" db runs --db "$tmp/m.db" > "$tmp/runs"
-if [ "$(grep -c complete "$tmp/runs")" -eq 4 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: merge keeps 4 runs"; fi
+if [ "$(grep -c complete "$tmp/runs")" -eq 2 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: merge keeps 2 runs"; fi
+expect 2 "db merge onto an existing file" -- "$fc" db merge "$tmp/r.db" -o "$tmp/m.db"
+contains "$tmp/err" "exists; --append adds to it, --force replaces it" "merge refuses an existing output"
+expect 0 "db merge --append" -- "$fc" db merge "$tmp/r.db" -o "$tmp/m.db" --append
+contains "$tmp/out" "0 runs added, 2 skipped" "appending what it holds adds nothing"
 expect 2 "check into a missing directory" -- "$fc" check tiny-llama --db "$tmp/no/such/dir/r.db" --no-progress
 echo "not a database at all, just text that is long enough to be a header......................." > "$tmp/junk.db"
 expect 2 "check into a non-db" -- "$fc" check tiny-llama --db "$tmp/junk.db" --no-progress
