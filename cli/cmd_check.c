@@ -522,6 +522,7 @@ static int db_query(int argc, char **argv)
         return CLI_USAGE;
     }
     int rc = 0;
+    bool changed = false;
     if (runs) {
         printf("%-5s %-9s %-20s %-20s %-10s %7s  %s\n", "run", "kind", "started", "ended", "status", "reports",
                "command");
@@ -535,16 +536,21 @@ static int db_query(int argc, char **argv)
             return CLI_USAGE;
         }
         int n = 0;
+        int64_t common = 0;
         if (!rc)
-            rc = db_decision_changes(db, a, b, print_change, &n, err);
-        if (!rc)
-            printf("%d decision change%s from run %lld to run %lld\n", n, n == 1 ? "" : "s", (long long)a,
-                   (long long)b);
+            rc = db_runs_common(db, a, b, &common, err) || db_decision_changes(db, a, b, print_change, &n, err);
+        if (!rc && common == 0)
+            printf("nothing to compare: runs %lld and %lld share no graph and shim\n", (long long)a, (long long)b);
+        else if (!rc)
+            printf("%d decision change%s from run %lld to run %lld over %lld report%s both made\n", n,
+                   n == 1 ? "" : "s", (long long)a, (long long)b, (long long)common, common == 1 ? "" : "s");
+        changed = n > 0 || common == 0;
     }
     if (rc)
         fprintf(stderr, "fusecheck db: %s\n", err);
     db_close(db);
-    return rc ? CLI_USAGE : CLI_OK;
+    /* a gate for CI: changes, or nothing to compare, is a failed check */
+    return rc ? CLI_USAGE : changed ? CLI_FAILED : CLI_OK;
 }
 
 /* `db merge IN... -o OUT`. */

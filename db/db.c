@@ -46,6 +46,8 @@
     X(RUNS, "SELECT r.id, r.kind, r.started, r.ended, r.status, r.command, " \
             "(SELECT count(*) FROM reports rep WHERE rep.run_id = r.id) FROM runs r ORDER BY r.id") \
     X(RUN_EXISTS, "SELECT 1 FROM runs WHERE id = ?") \
+    X(RUNS_COMMON, "SELECT count(*) FROM reports x JOIN reports y ON y.graph_id = x.graph_id " \
+                   "AND y.shim_id = x.shim_id WHERE x.run_id = ? AND y.run_id = ?") \
     X(CHANGES, "SELECT graph, mode, shim, rule, class, covers, outcome_before, outcome_after FROM decision_changes " \
                "WHERE run_before = ? AND run_after = ? ORDER BY graph, mode, shim, rule, covers")
 
@@ -564,6 +566,17 @@ int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]
     *exists = rc == SQLITE_ROW;
     sqlite3_reset(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(db, "looking up a run", err);
+}
+
+int db_runs_common(struct db *db, int64_t a, int64_t b, int64_t *n, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_RUNS_COMMON);
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? 0 : fail(db, "pairing two runs' reports", err);
 }
 
 int db_decision_changes(struct db *db, int64_t a, int64_t b, db_change_fn fn, void *ctx, char err[DB_ERR_LEN])

@@ -164,6 +164,8 @@ typedef void (*db_change_fn)(const char *graph, const char *mode, const char *sh
 int db_decision_changes(struct db *db, int64_t a, int64_t b, db_change_fn fn, void *ctx, char err[DB_ERR_LEN]);
 /* Whether run id exists. */
 int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]);
+/* How many reports of run a have a report of run b on the same graph and shim (what decision changes compare). */
+int db_runs_common(struct db *db, int64_t a, int64_t b, int64_t *n, char err[DB_ERR_LEN]);
 
 /* How db_merge treats an output that exists: refuse it, replace it, or add the inputs to what it holds. */
 enum db_merge_mode { DB_MERGE_NEW, DB_MERGE_FORCE, DB_MERGE_APPEND };

@@ -80,6 +80,14 @@ contains "$tmp/out" "complete" "runs complete"
 expect 0 "db diff" -- "$fc" db diff 1 2 --db "$tmp/r.db"
 contains "$tmp/out" "0 decision changes" "no changes between identical runs"
 expect 2 "db diff unknown run" -- "$fc" db diff 1 9 --db "$tmp/r.db"
+# a changed decision makes db diff a failing gate (exit 1); so does comparing runs that share nothing
+cp "$tmp/r.db" "$tmp/d.db"
+sqlite3 "$tmp/d.db" "UPDATE decisions SET outcome = 'held' WHERE report_id = (SELECT max(id) FROM reports) AND seq = 0; UPDATE reports SET digest = 'changed' WHERE id = (SELECT max(id) FROM reports)"
+expect 1 "db diff with a change" -- "$fc" db diff 1 2 --db "$tmp/d.db"
+contains "$tmp/out" "1 decision change from run 1 to run 2" "the change is counted"
+"$fc" check tiny-qwen3 --mode decode --shim none --db "$tmp/d.db" --no-progress >/dev/null 2>&1
+expect 1 "db diff of runs sharing nothing" -- "$fc" db diff 1 3 --db "$tmp/d.db"
+contains "$tmp/out" "nothing to compare: runs 1 and 3 share no graph and shim" "nothing in common is said"
 # the same file twice: its runs once, the second copy's skipped as held already
 expect 0 "db merge" -- "$fc" db merge "$tmp/r.db" "$tmp/r.db" -o "$tmp/m.db"
 contains "$tmp/out" "2 runs added, 2 skipped" "merge skips the runs it holds"
