@@ -61,6 +61,15 @@ static char *join_args(int argc, char **argv)
 
 
 /* Parse check's options. 0 on success. */
+/* Whether s is among the n names of list already (a name given twice runs once). */
+static bool listed(const char *const *list, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i], s) == 0)
+            return true;
+    return false;
+}
+
 static int parse_check_args(int argc, char **argv, struct check_args *a)
 {
     static const struct option opts[] = {
@@ -84,12 +93,12 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
             struct models_mode m;
             if (models_parse_mode(optarg, &m, err))
                 return cli_usage_error("check", "--mode: %s", err);
-            if (a->nmodes < MAX_LIST)
+            if (a->nmodes < MAX_LIST && !listed(a->modes, a->nmodes, optarg))
                 a->modes[a->nmodes++] = optarg;
             break;
         }
         case 's':
-            if (a->nshims < MAX_LIST)
+            if (a->nshims < MAX_LIST && !listed(a->shims, a->nshims, optarg))
                 a->shims[a->nshims++] = optarg;
             break;
         case 'd': a->db = optarg; break;
@@ -99,10 +108,8 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 't': a->tolerance = true; break;
         case 'q': a->progress = false; break;
         case 'S': {
-            char *end;
-            a->seed = strtoull(optarg, &end, 10);
-            if (end == optarg || *end || optarg[0] == '-')
-                return cli_usage_error("check", "--seed expects a non-negative integer, got '%s'", optarg);
+            if (cli_parse_seed(optarg, &a->seed))
+                return cli_usage_error("check", "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
             break;
         }
         default: return cli_usage_error("check", "unknown option '%s'", argv[optind - 1]);
@@ -111,7 +118,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
     for (int i = optind; i < argc; i++) {
         if (!models_find(argv[i]))
             return cli_usage_error("check", "unknown model '%s' (fusecheck models lists them)", argv[i]);
-        if (a->nmodels < MAX_LIST)
+        if (a->nmodels < MAX_LIST && !listed(a->models, a->nmodels, argv[i]))
             a->models[a->nmodels++] = argv[i];
     }
     if (!a->nmodes) {

@@ -144,10 +144,8 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
         case 'r': a->report = true; break;
         case 'o': a->out = optarg; break;
         case 'S': {
-            char *end;
-            a->seed = strtoull(optarg, &end, 10);
-            if (end == optarg || *end || optarg[0] == '-')
-                return cli_usage_error(cmd, "--seed expects a non-negative integer, got '%s'", optarg);
+            if (cli_parse_seed(optarg, &a->seed))
+                return cli_usage_error(cmd, "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
             break;
         }
         default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
@@ -159,6 +157,41 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
         return cli_usage_error(cmd, "expected one FILE or MODEL");
     a->arg = argv[optind];
     return 0;
+}
+
+/* The steps a compile under a shim can hold, by name. */
+struct hold_steps {
+    const char *name[256];
+    int n;
+};
+static void add_step_name(const char *name, void *ctx)
+{
+    struct hold_steps *s = ctx; /* rules_steps callback: one more step's name */
+    if (s->n < 256)
+        s->name[s->n++] = name;
+}
+
+/* Split the comma-separated holds in text (changed in place) into held; each must be a step the shim's compile runs.
+ * False with a message on stderr when one is empty or unknown. */
+static bool hold_names_known(const struct shim *shim, char *text, const char **held, int *nheld)
+{
+    struct hold_steps steps = {{0}, 0};
+    rules_steps(shim, add_step_name, &steps);
+    for (char *tok = text, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
+        bool known = false;
+        for (int i = 0; i < steps.n && !known; i++)
+            known = strcmp(steps.name[i], tok) == 0;
+        if (!known || *nheld == 256) {
+            fprintf(stderr, "fusecheck: --hold: %s%s%s is no step under %s (fusecheck rules --shim %s lists them)\n",
+                    tok[0] ? "'" : "an empty name", tok, tok[0] ? "'" : "", shim->name, shim->name);
+            return false;
+        }
+        held[(*nheld)++] = tok;
+    }
+    return true;
 }
 
 /* Optimize g under the named shim with the comma-separated holds. 0 on success, else a message on stderr. */
@@ -173,8 +206,11 @@ static int run_optimizer(const struct ir_graph *g, const char *shim_name, const 
     char *copy = strdup(hold ? hold : "");
     const char *held[256];
     int nheld = 0;
-    for (char *tok = strtok(copy, ","); tok && nheld < 256; tok = strtok(NULL, ","))
-        held[nheld++] = tok;
+    if (hold && !hold_names_known(shim, copy, held, &nheld)) {
+        free(copy);
+        shim_free(shim);
+        return CLI_USAGE;
+    }
     int rc = rules_optimize(g, shim, held, nheld, o, err);
     if (rc)
         fprintf(stderr, "fusecheck: %s\n", err);

@@ -168,6 +168,17 @@ int cli_write(const char *path, const char *data, size_t len)
     return rc != 0;
 }
 
+int cli_parse_seed(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end || s[0] == '-' || s[0] == '+' || errno == ERANGE)
+        return 1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

@@ -102,5 +102,13 @@ echo "not a database at all, just text that is long enough to be a header.......
 expect 2 "check into a non-db" -- "$fc" check tiny-llama --db "$tmp/junk.db" --no-progress
 contains "$tmp/err" "not a database" "non-db message"
 
+# values that cannot be right are refused, never clamped or ignored; a name given twice runs once
+expect 2 "an unknown held step" -- "$fc" optimize tiny-llama --shim reference --hold nonsense
+contains "$tmp/err" "'nonsense' is no step under reference" "the unknown step is named"
+expect 2 "an empty held step" -- "$fc" diff tiny-llama --shim reference --hold ''
+expect 2 "a seed past 2^64" -- "$fc" diff tiny-llama --shim reference --seed 18446744073709551616
+expect 0 "a seed of 2^64-1" -- "$fc" diff tiny-llama --shim reference --seed 18446744073709551615
+expect 0 "duplicates run once" -- "$fc" check tiny-llama tiny-llama --mode decode --mode decode --shim none --shim none --db "$tmp/dup.db" --no-progress
+contains "$tmp/out" "1 graphs, 1 reports" "one graph, one report"
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
