@@ -33,7 +33,8 @@ static const struct cli_command commands[] = {
      "[--weights F] [--seed N] [--no-progress] [--tolerance]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
-     "fusecheck db runs [--db FILE] | db diff RUN_A RUN_B [--db FILE] | db merge IN... -o OUT", cli_cmd_db},
+     "fusecheck db runs [--db FILE] | db diff RUN_A RUN_B [--db FILE] | db merge IN... -o OUT [--append | --force]",
+     cli_cmd_db},
     {"fuzz", "fuzz campaigns' side: seed corpora, the guard atoms, logging a campaign to results.db",
      "fusecheck fuzz seeds DIR [--rules DIR] | fuzz atoms [--shim NAME] | fuzz begin [--command TEXT] | "
      "fuzz stat RUN HARNESS EXECS SECONDS CORPUS COVERAGE | fuzz finding RUN HARNESS SIGNATURE SHA256 | "
@@ -121,5 +122,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "fusecheck: unknown command '%s' (fusecheck help lists them)\n", argv[1]);
         return CLI_USAGE;
     }
+    /* `fusecheck COMMAND --help` (or -h) anywhere among its arguments: that command's help */
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            char *help[2] = {"help", argv[1]};
+            return cmd_help(2, help);
+        }
     return c->run(argc - 1, argv + 1);
 }

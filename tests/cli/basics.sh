@@ -102,6 +102,11 @@ echo "not a database at all, just text that is long enough to be a header.......
 expect 2 "check into a non-db" -- "$fc" check tiny-llama --db "$tmp/junk.db" --no-progress
 contains "$tmp/err" "not a database" "non-db message"
 
+# every command's --help (or -h) shows its usage and exits 0
+expect 0 "check --help" -- "$fc" check --help
+contains "$tmp/out" "fusecheck check [MODEL...]" "check --help shows its usage"
+expect 0 "db merge -h" -- "$fc" db merge -h
+contains "$tmp/out" "[--append | --force]" "db's usage names merge's options"
 # values that cannot be right are refused, never clamped or ignored; a name given twice runs once
 expect 2 "an unknown held step" -- "$fc" optimize tiny-llama --shim reference --hold nonsense
 contains "$tmp/err" "'nonsense' is no step under reference" "the unknown step is named"
