@@ -70,6 +70,28 @@ static bool listed(const char *const *list, int n, const char *s)
     return false;
 }
 
+/* Whether a mode given asks more rows (or sequences) than some checked model's context holds: refused before the run
+ * starts (a usage error naming both), not found half-way through it. */
+static bool modes_past_context(const struct check_args *a)
+{
+    int n = a->nmodels ? a->nmodels : models_count();
+    for (int k = 0; k < a->nmodes; k++) {
+        struct models_mode m;
+        char err[IR_ERR_LEN];
+        if (models_parse_mode(a->modes[k], &m, err) || m.kind == MODELS_DECODE)
+            continue;
+        for (int i = 0; i < n; i++) {
+            const struct models_config *c = a->nmodels ? models_find(a->models[i]) : models_get(i);
+            if (c && m.n > c->ctx) {
+                cli_usage_error("check", "--mode %s: %d %s exceed the context of %s, %lld rows", a->modes[k],
+                                (int)m.n, m.kind == MODELS_BATCH ? "sequences" : "rows", c->name, (long long)c->ctx);
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 static int parse_check_args(int argc, char **argv, struct check_args *a)
 {
     static const struct option opts[] = {
@@ -121,6 +143,8 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         if (a->nmodels < MAX_LIST && !listed(a->models, a->nmodels, argv[i]))
             a->models[a->nmodels++] = argv[i];
     }
+    if (modes_past_context(a))
+        return CLI_USAGE;
     if (!a->nmodes) {
         static const char *const defaults[] = {"decode", "prefill:8", "batch:4"};
         for (int i = 0; i < 3; i++)

@@ -107,6 +107,10 @@ expect 0 "check --help" -- "$fc" check --help
 contains "$tmp/out" "fusecheck check [MODEL...]" "check --help shows its usage"
 expect 0 "db merge -h" -- "$fc" db merge -h
 contains "$tmp/out" "[--append | --force]" "db's usage names merge's options"
+# a mode past a model's context is refused before anything runs, and nothing is written
+expect 2 "a mode past the context" -- "$fc" check tiny-llama --mode prefill:65 --db "$tmp/ctx.db" --no-progress
+contains "$tmp/err" "65 rows exceed the context of tiny-llama, 64 rows" "the context is named"
+if [ ! -e "$tmp/ctx.db" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: a refused check wrote a db"; fi
 # values that cannot be right are refused, never clamped or ignored; a name given twice runs once
 expect 2 "an unknown held step" -- "$fc" optimize tiny-llama --shim reference --hold nonsense
 contains "$tmp/err" "'nonsense' is no step under reference" "the unknown step is named"
