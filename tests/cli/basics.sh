@@ -1,20 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end: the CLI's commands, their outputs and exit codes (0 ok, 1 a check failed, 2 bad usage or input).
-set -u
-fc="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-# expect CODE DESCRIPTION -- COMMAND...: run it, check its exit code.
-expect() {
-  local code=$1 what=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-  if [ "$got" -eq "$code" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $what: exit $got, wanted $code"; cat "$tmp/err"; fi
-}
-# contains FILE TEXT DESCRIPTION: the file holds the text.
-contains() {
-  if grep -qF -- "$2" "$1"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $3: no '$2' in:"; head -5 "$1"; fi
-}
+. "$(dirname "$0")/lib.bash" "$1"
 
 expect 0 version -- "$fc" --version
 contains "$tmp/out" "fusecheck " "version text"

@@ -2,17 +2,7 @@
 # End-to-end: source-level mutants — `fusecheck fuzz code-mutant` logging a mutant's fate to results.db (read back
 # with sqlite3, the survivors' view among it), and the generator fuzz/code-mutants: the same sample for the same
 # seed, spread over the files, never a comment, string or preprocessor line, applied one line at a time.
-set -u
-fc="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-# expect CODE DESCRIPTION -- COMMAND...: run it, check its exit code.
-expect() {
-  local code=$1 what=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-  if [ "$got" -eq "$code" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $what: exit $got, wanted $code"; cat "$tmp/err"; fi
-}
+. "$(dirname "$0")/lib.bash" "$1"
 # same GOT WANT DESCRIPTION: two strings are equal.
 same() {
   if [ "$1" = "$2" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $3: got '$1', wanted '$2'"; fi

@@ -3,21 +3,7 @@
 # and rewritten (fusecheck golden --update), so a review shows it. Then the command's own checks: a planted change
 # is found and printed, --update restores the file byte for byte, a symbolic link, an unknown file, a missing file
 # and bad usage are each answered as they should be.
-set -u
-fc="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-# expect CODE DESCRIPTION -- COMMAND...: run it, check its exit code (output in $tmp/out and $tmp/err).
-expect() {
-  local code=$1 what=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-  if [ "$got" -eq "$code" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $what: exit $got, wanted $code"; head -40 "$tmp/out" "$tmp/err"; fi
-}
-# contains FILE TEXT DESCRIPTION: the file holds the text.
-contains() {
-  if grep -qF -- "$2" "$1"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $3: no '$2' in:"; head -5 "$1"; fi
-}
+. "$(dirname "$0")/lib.bash" "$1"
 # same A B DESCRIPTION: the two files are byte for byte the same.
 same() {
   if cmp -s "$1" "$2"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $3"; fi
