@@ -265,16 +265,29 @@ static double wall_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Whether path is a directory fusecheck can write into (made when absent); else a usage error naming it. */
+static bool output_dir(const char *option, const char *path)
+{
+    struct stat st;
+    mkdir(path, 0777);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0)
+        return true;
+    cli_usage_error("prove", "%s %s: not a directory fusecheck can write into", option, path);
+    return false;
+}
+
 int cli_cmd_prove(int argc, char **argv)
 {
     struct prove_args a;
     int rc = parse_prove_args(argc, argv, &a);
     if (rc)
         return rc;
-    if (a.opt.smt2_dir)
-        mkdir(a.opt.smt2_dir, 0777);
-    if (a.replay)
-        mkdir(a.replay, 0777);
+    struct stat fx;
+    if (a.replay && (stat(a.fixtures, &fx) != 0 || !S_ISDIR(fx.st_mode)))
+        return cli_usage_error("prove", "--fixtures %s: no such directory (the rules' test graphs the replays start "
+                               "from; run from the source tree or name it)", a.fixtures);
+    if ((a.opt.smt2_dir && !output_dir("--smt2", a.opt.smt2_dir)) || (a.replay && !output_dir("--replay", a.replay)))
+        return CLI_USAGE;
     struct prove_run pr;
     memset(&pr, 0, sizeof pr);
     pr.a = &a;

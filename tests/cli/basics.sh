@@ -97,6 +97,11 @@ contains "$tmp/out" "[--append | --force]" "db's usage names merge's options"
 expect 2 "a mode past the context" -- "$fc" check tiny-llama --mode prefill:65 --db "$tmp/ctx.db" --no-progress
 contains "$tmp/err" "65 rows exceed the context of tiny-llama, 64 rows" "the context is named"
 if [ ! -e "$tmp/ctx.db" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: a refused check wrote a db"; fi
+# prove's output directories must be writable, and replays need their fixtures
+expect 2 "prove --smt2 into nowhere" -- "$fc" prove add_norm --smt2 /proc/fusecheck-nowhere
+contains "$tmp/err" "not a directory fusecheck can write into" "the unwritable directory is named"
+expect 2 "prove --replay without fixtures" -- "$fc" prove add_norm --replay "$tmp/rp" --fixtures "$tmp/no-fixtures"
+contains "$tmp/err" "--fixtures $tmp/no-fixtures: no such directory" "the missing fixtures are named"
 # values that cannot be right are refused, never clamped or ignored; a name given twice runs once
 expect 2 "an unknown held step" -- "$fc" optimize tiny-llama --shim reference --hold nonsense
 contains "$tmp/err" "'nonsense' is no step under reference" "the unknown step is named"
