@@ -25,6 +25,7 @@ struct cli_command {
 struct cli_lift {
     struct models_options options;
     bool mode_set;
+    const char *given; /* the last lift option given (--mode, --layers, --weights), or NULL */
 };
 
 /* The default lift options. */

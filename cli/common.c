@@ -16,6 +16,7 @@ struct cli_lift cli_lift_defaults(void)
     struct cli_lift l;
     l.options = models_default_options();
     l.mode_set = false;
+    l.given = NULL;
     return l;
 }
 
@@ -34,6 +35,7 @@ static int parse_count(const char *s, int32_t *out)
 int cli_lift_option(struct cli_lift *l, const char *name, const char *value)
 {
     char err[IR_ERR_LEN];
+    l->given = strcmp(name, "mode") == 0 ? "--mode" : strcmp(name, "layers") == 0 ? "--layers" : "--weights";
     if (strcmp(name, "mode") == 0) {
         if (models_parse_mode(value, &l->options.mode, err)) {
             fprintf(stderr, "fusecheck: --mode: %s\n", err);
@@ -66,6 +68,11 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
 {
     char err[IR_ERR_LEN];
     const struct models_config *c = models_find(arg);
+    if (!c && l->given) {
+        fprintf(stderr, "fusecheck: %s applies to a zoo MODEL, not to the file '%s': a file's graph is as written\n",
+                l->given, arg);
+        return NULL;
+    }
     struct ir_graph *g = c ? models_lift(c, &l->options, err) : ir_parse_file(arg, err);
     if (!g)
         fprintf(stderr, "%s\n", err);

@@ -102,6 +102,10 @@ expect 2 "prove --smt2 into nowhere" -- "$fc" prove add_norm --smt2 /proc/fusech
 contains "$tmp/err" "not a directory fusecheck can write into" "the unwritable directory is named"
 expect 2 "prove --replay without fixtures" -- "$fc" prove add_norm --replay "$tmp/rp" --fixtures "$tmp/no-fixtures"
 contains "$tmp/err" "--fixtures $tmp/no-fixtures: no such directory" "the missing fixtures are named"
+# a lift option with a file is refused, not ignored
+"$fc" lift tiny-llama -o "$tmp/lifted.fc" 2>/dev/null
+expect 2 "--mode with a file" -- "$fc" optimize "$tmp/lifted.fc" --mode decode --shim reference
+contains "$tmp/err" "--mode applies to a zoo MODEL, not to the file" "the option and the file are named"
 # values that cannot be right are refused, never clamped or ignored; a name given twice runs once
 expect 2 "an unknown held step" -- "$fc" optimize tiny-llama --shim reference --hold nonsense
 contains "$tmp/err" "'nonsense' is no step under reference" "the unknown step is named"
