@@ -335,9 +335,10 @@ static void on_check(const struct oracle_check *c, void *ctx)
 {
     bool verbose = *(const bool *)ctx;
     bool ok = c->atoms && c->premises && c->legal && c->positions;
+    bool unknown = c->atoms && c->premises && c->legal && !c->positions && c->unknown;
     if (!ok || verbose)
         printf("%-28s %-28s at slot %-5d %s%s%s\n", c->rule, c->cls < IR_CLASS_COUNT ? ir_class_name(c->cls) : "-",
-               (int)c->at, ok ? "ok" : "FAILED", c->why[0] ? ": " : "", c->why);
+               (int)c->at, ok ? "ok" : unknown ? "UNKNOWN" : "FAILED", c->why[0] ? ": " : "", c->why);
 }
 
 int cli_cmd_validate_run(int argc, char **argv)
@@ -390,12 +391,14 @@ int cli_cmd_validate_run(int argc, char **argv)
     if (rc)
         fprintf(stderr, "fusecheck validate-run: %s\n", err);
     else
-        printf("validate-run: %d rewrites, %d checked, %d failed, %d without a guard binding; the rewritten graph %s\n",
-               v.rewrites, v.checked, v.failed, v.unbound, v.invalid ? "is invalid" : "is valid");
+        printf("validate-run: %d rewrites, %d checked, %d failed, %d unknown, %d without a guard binding; the rewritten "
+               "graph %s\n",
+               v.rewrites, v.checked, v.failed, v.unknown, v.unbound, v.invalid ? "is invalid" : "is valid");
     if (!rc && v.invalid)
         printf("invalid: %s\n", v.invalid_why);
     ir_graph_free(g);
     shim_free(shim);
     oracle_shutdown();
-    return rc || v.failed || v.invalid ? CLI_FAILED : CLI_OK;
+    /* as with prove, an obligation Z3 left unknown is not shown to hold: the run does not pass */
+    return rc || v.failed || v.unknown || v.invalid ? CLI_FAILED : CLI_OK;
 }

@@ -145,13 +145,14 @@ struct oracle_check {
     bool legal;       /* the motion broke no dependence */
     bool positions;   /* a named row position: the written rows fit and miss every row read between, for every
                        * value the position may take (Z3); true when there is none */
+    bool unknown;     /* Z3 gave no answer on the positions (a timeout): neither held nor broken */
     char why[ORACLE_REASON_LEN]; /* the first failure, in words */
 };
 typedef void (*oracle_check_fn)(const struct oracle_check *c, void *ctx);
 
 /* Totals of a validated run. */
 struct oracle_validation {
-    int rewrites, checked, failed, unbound;
+    int rewrites, checked, failed, unbound, unknown;
     bool invalid;                  /* the rewritten graph itself does not validate */
     char invalid_why[IR_ERR_LEN];  /* the validator's message, when invalid */
 };

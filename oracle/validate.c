@@ -219,7 +219,7 @@ static struct oracle_sched *cut(const struct rules_rewriter *r, const struct rul
 /* Whether, for every start row pos in 0..rows-need, the `len` values placed from pos·row_cols lie inside the table of
  * rows·cols values (Z3 over pos). */
 static bool rows_fit(const struct oracle_options *opt, int64_t rows, int64_t cols, int64_t row_cols, int64_t need,
-                     int64_t len, char why[ORACLE_REASON_LEN])
+                     int64_t len, bool *unknown, char why[ORACLE_REASON_LEN])
 {
     Z3_context z = oracle_z3_new(opt);
     Z3_sort s = Z3_mk_int_sort(z);
@@ -240,7 +240,8 @@ static bool rows_fit(const struct oracle_options *opt, int64_t rows, int64_t col
         snprintf(why, ORACLE_REASON_LEN, "at row %lld the placed values leave the table",
                  oracle_model_value(z, m, pos));
     else if (v == ORACLE_UNKNOWN)
-        snprintf(why, ORACLE_REASON_LEN, "named row: z3 %.200s", reason);
+        snprintf(why, ORACLE_REASON_LEN, "named row: unknown (z3: %.200s)", reason);
+    *unknown = v == ORACLE_UNKNOWN;
     if (m)
         Z3_model_dec_ref(z, m);
     oracle_z3_free(z);
@@ -249,20 +250,21 @@ static bool rows_fit(const struct oracle_options *opt, int64_t rows, int64_t col
 
 /* The named-row check of a placement under binding b (true when it names none). */
 static bool positions_ok(const struct rules_rewriter *r, const struct rules_rule *rule, const struct rules_binding *b,
-                         const struct oracle_options *opt, char why[ORACLE_REASON_LEN])
+                         const struct oracle_options *opt, bool *unknown, char why[ORACLE_REASON_LEN])
 {
+    *unknown = false;
     const struct ir_op *c = ir_slots_get(r->s, b->slot[RULES_ROLE_CONSUMER]);
     if (!c || b->tensor[RULES_ROLE_PARAM] < 0)
         return true;
     if (rule->motion == RULES_MOTION_PLACE_ROWS && rules_is(c, IR_KIND_SET_ROW)) {
         const struct ir_set_row *sr = &c->spec.u.set_row;
-        return rows_fit(opt, sr->rows, sr->cols, sr->cols, sr->count, sr->count * sr->cols, why);
+        return rows_fit(opt, sr->rows, sr->cols, sr->cols, sr->count, sr->count * sr->cols, unknown, why);
     }
     if (rule->motion == RULES_MOTION_PLACE_UNITS && c->dst.row == IR_ROWSEL_PARAM && c->dst.row_cols > 0) {
         const struct ir_tensor *t = &r->g->tensors[c->dst.buf];
         int64_t len = ir_tensor_len(r->g, c->out);
         int64_t need = len / c->dst.row_cols + (len % c->dst.row_cols != 0);
-        return rows_fit(opt, t->rows, t->cols, c->dst.row_cols, need, len, why);
+        return rows_fit(opt, t->rows, t->cols, c->dst.row_cols, need, len, unknown, why);
     }
     return true;
 }
@@ -392,7 +394,7 @@ static void on_guards(struct vstate *st, const struct rules_rewriter *r, const s
     else if (!c->legal && !c->why[0])
         snprintf(c->why, sizeof c->why, "%s breaks a dependence", rules_motion_name(rule->motion));
     char why[ORACLE_REASON_LEN] = "";
-    c->positions = positions_ok(r, rule, b, st->opt, why);
+    c->positions = positions_ok(r, rule, b, st->opt, &c->unknown, why);
     if (!c->positions && !c->why[0])
         snprintf(c->why, sizeof c->why, "%s", why);
     p->expect_at = expected_at(rule, b, r->s);
@@ -451,8 +453,10 @@ static void on_fired(struct vstate *st, const struct rules_rewriter *r, enum ir_
             snprintf(c.why, sizeof c.why, "%s", why);
     }
     st->v->checked++;
-    if (!(c.atoms && c.premises && c.legal && c.positions))
+    if (!(c.atoms && c.premises && c.legal) || (!c.positions && !c.unknown))
         st->v->failed++;
+    else if (c.unknown)
+        st->v->unknown++; /* Z3 gave no answer (a timeout): unknown, as prove calls it, not a failure */
     if (st->fn)
         st->fn(&c, st->ctx);
     if (st->p.motion != RULES_MOTION_RECOMPUTE)
