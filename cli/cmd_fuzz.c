@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <stdint.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -303,26 +304,72 @@ static int cmd_atoms(int argc, char **argv)
 
 /* ── Logging a campaign ──────────────────────────────────────────────────────────────────────────────────── */
 
-/* Parse a non-negative integer argument. */
+/* Parse a non-negative integer argument (one past the int64 range is refused, not saturated). */
 static int parse_int(const char *s, int64_t *out)
 {
     char *end;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (end == s || *end || v < 0)
+    if (end == s || *end || v < 0 || errno == ERANGE)
         return 1;
     *out = v;
     return 0;
 }
 
-/* Parse a non-negative number of seconds. */
+/* Parse a non-negative, finite number of seconds. */
 static int parse_secs(const char *s, double *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0))
+    if (end == s || *end || !(v >= 0) || !isfinite(v))
         return 1;
     *out = v;
     return 0;
+}
+
+/* Whether s is a sha256 as fusecheck writes one: 64 lowercase hex digits. */
+static bool sha256_text(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+            return false;
+    return n == 64;
+}
+
+/* Whether rule r has an atom named atom. */
+static bool has_atom(const struct rules_rule *r, const char *rule, const char *atom)
+{
+    if (!r || strcmp(r->name, rule) != 0)
+        return false;
+    for (int i = 0; i < r->nguards; i++)
+        if (strcmp(r->guards[i].name, atom) == 0)
+            return true;
+    return false;
+}
+
+/* Whether rule:atom names a guard atom fusecheck has: of the shared table, the late rules, argmax_advance, or the
+ * CUDA lane's chip rules. */
+static bool atom_known(const char *rule, const char *atom)
+{
+    int n;
+    const struct rules_rule *const *t = rules_table(&n);
+    for (int i = 0; i < n; i++)
+        if (has_atom(t[i], rule, atom))
+            return true;
+    t = rules_late(&n);
+    for (int i = 0; i < n; i++)
+        if (has_atom(t[i], rule, atom))
+            return true;
+    if (has_atom(rules_advance(), rule, atom) || has_atom(&rules_rule_fused_quant, rule, atom))
+        return true;
+    char err[IR_ERR_LEN];
+    struct shim *s = shim_lookup("cuda-lane:h200:int8", err);
+    bool found = false;
+    for (int i = 0; s && i < s->nrules && !found; i++)
+        found = has_atom((const struct rules_rule *)s->rules[i].rule, rule, atom);
+    shim_free(s);
+    return found;
 }
 
 
@@ -356,6 +403,20 @@ static struct db *open_db(const char *path)
     char err[DB_ERR_LEN];
     if (db_open(path, &db, err)) {
         fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        return NULL;
+    }
+    return db;
+}
+
+/* open_db, refusing a run the file does not hold (NULL with a message: nothing is logged against it). */
+static struct db *open_db_run(const char *path, int64_t run)
+{
+    struct db *db = open_db(path);
+    bool exists = false;
+    char err[DB_ERR_LEN];
+    if (db && (db_run_exists(db, run, &exists, err) || !exists)) {
+        fprintf(stderr, "fusecheck fuzz: %s: no run %lld\n", path, (long long)run);
+        db_close(db);
         return NULL;
     }
     return db;
@@ -409,7 +470,7 @@ static int cmd_stat(const struct log_args *a)
         parse_secs(a->arg[3], &s.seconds) || parse_int(a->arg[4], &s.corpus) || parse_int(a->arg[5], &s.coverage))
         return cli_usage_error("fuzz", "stat expects RUN HARNESS EXECUTIONS SECONDS CORPUS COVERAGE");
     s.harness = a->arg[1];
-    struct db *db = open_db(a->db);
+    struct db *db = open_db_run(a->db, s.run);
     if (!db)
         return CLI_USAGE;
     char err[DB_ERR_LEN];
@@ -423,9 +484,9 @@ static int cmd_stat(const struct log_args *a)
 static int cmd_finding(const struct log_args *a)
 {
     int64_t run;
-    if (a->n != 4 || parse_int(a->arg[0], &run))
-        return cli_usage_error("fuzz", "finding expects RUN HARNESS SIGNATURE SHA256");
-    struct db *db = open_db(a->db);
+    if (a->n != 4 || parse_int(a->arg[0], &run) || !sha256_text(a->arg[3]))
+        return cli_usage_error("fuzz", "finding expects RUN HARNESS SIGNATURE SHA256 (64 lowercase hex digits)");
+    struct db *db = open_db_run(a->db, run);
     if (!db)
         return CLI_USAGE;
     char err[DB_ERR_LEN];
@@ -452,6 +513,10 @@ static int cmd_mutant(const struct log_args *a)
                                "mutant expects RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]]");
     char rule[256], obligation[300];
     snprintf(rule, sizeof rule, "%.*s", (int)(colon - a->arg[1]), a->arg[1]);
+    if (!atom_known(rule, colon + 1))
+        return cli_usage_error("fuzz", "mutant: '%s' is no guard atom (fusecheck fuzz atoms lists them)", a->arg[1]);
+    if (a->n > 6 && a->arg[6][0] && !sha256_text(a->arg[6]))
+        return cli_usage_error("fuzz", "mutant: '%s' is no sha256 (64 lowercase hex digits)", a->arg[6]);
     snprintf(obligation, sizeof obligation, "fuzz-kill:%s", colon + 1);
     struct db_proof p = {run,
                          rule,
@@ -459,9 +524,9 @@ static int cmd_mutant(const struct log_args *a)
                          budget,
                          killed ? "proved" : "unknown",
                          killed ? (a->n > 5 ? a->arg[5] : "killed") : "not killed within the budget",
-                         killed && a->n > 6 ? a->arg[6] : NULL,
+                         killed && a->n > 6 && a->arg[6][0] ? a->arg[6] : NULL,
                          secs * 1e3};
-    struct db *db = open_db(a->db);
+    struct db *db = open_db_run(a->db, run);
     if (!db)
         return CLI_USAGE;
     char err[DB_ERR_LEN];
@@ -540,7 +605,7 @@ static int cmd_code_mutant(int argc, char **argv)
     m.mutated = a.mutated;
     m.outcome = a.outcome;
     m.killed_by = a.killed_by;
-    struct db *db = open_db(a.db);
+    struct db *db = open_db_run(a.db, m.run);
     if (!db)
         return CLI_USAGE;
     char err[DB_ERR_LEN];
@@ -556,7 +621,7 @@ static int cmd_end(const struct log_args *a)
     int64_t run;
     if (a->n != 2 || parse_int(a->arg[0], &run) || (strcmp(a->arg[1], "complete") && strcmp(a->arg[1], "failed")))
         return cli_usage_error("fuzz", "end expects RUN complete|failed");
-    struct db *db = open_db(a->db);
+    struct db *db = open_db_run(a->db, run);
     if (!db)
         return CLI_USAGE;
     char err[DB_ERR_LEN];

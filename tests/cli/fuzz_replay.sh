@@ -39,17 +39,23 @@ expect 0 "fuzz stat" -- "$fc" fuzz stat "$run" fuzz_optimize 12345 60.5 210 1700
 same "$(q "SELECT harness, executions, seconds, corpus, coverage FROM fuzz_stats WHERE run_id = $run")" \
   "fuzz_optimize|12345|60.5|210|17000" "the statistics row"
 expect 2 "fuzz stat with a bad count" -- "$fc" fuzz stat "$run" fuzz_optimize lots 60 1 1 --db "$db"
-expect 0 "fuzz finding" -- "$fc" fuzz finding "$run" fuzz_optimize diff:row_write abc123 --db "$db"
-expect 0 "fuzz finding again" -- "$fc" fuzz finding "$run" fuzz_optimize diff:row_write abc123 --db "$db"
+expect 0 "fuzz finding" -- "$fc" fuzz finding "$run" fuzz_optimize diff:row_write abababababababababababababababababababababababababababababababab --db "$db"
+expect 0 "fuzz finding again" -- "$fc" fuzz finding "$run" fuzz_optimize diff:row_write abababababababababababababababababababababababababababababababab --db "$db"
 same "$(q "SELECT harness, signature, input_sha256, count FROM fuzz_new_findings WHERE run = $run")" \
-  "fuzz_optimize|diff:row_write|abc123|2" "a finding seen twice"
-expect 0 "fuzz mutant killed" -- "$fc" fuzz mutant "$run" row_write:not_observed killed 1.5 60 unwritten:row_write ff00 --db "$db"
+  "fuzz_optimize|diff:row_write|abababababababababababababababababababababababababababababababab|2" "a finding seen twice"
+expect 0 "fuzz mutant killed" -- "$fc" fuzz mutant "$run" row_write:not_observed killed 1.5 60 unwritten:row_write f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0 --db "$db"
 expect 0 "fuzz mutant survived" -- "$fc" fuzz mutant "$run" add_norm:first_reader survived 60 60 --db "$db"
 same "$(q "SELECT rule, obligation, verdict, bound, ms, reason, counterexample FROM proofs WHERE run_id = $run ORDER BY id LIMIT 1")" \
-  "row_write|fuzz-kill:not_observed|proved|60|1500.0|unwritten:row_write|ff00" "a killed mutant"
+  "row_write|fuzz-kill:not_observed|proved|60|1500.0|unwritten:row_write|f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0" "a killed mutant"
 same "$(q "SELECT rule || ' ' || obligation FROM proofs_not_proved WHERE run = $run")" \
   "add_norm fuzz-kill:first_reader" "a surviving mutant is not proved"
 expect 2 "fuzz mutant with no atom" -- "$fc" fuzz mutant "$run" row_write killed 1 60 --db "$db"
+# what cannot be right is refused, not logged: an unknown atom, a non-hash, an unknown run, an impossible number
+expect 2 "fuzz mutant of an unknown atom" -- "$fc" fuzz mutant "$run" row_write:no_such_atom killed 1 60 --db "$db"
+expect 2 "fuzz finding with a non-hash" -- "$fc" fuzz finding "$run" fuzz_optimize diff:x abc123 --db "$db"
+expect 2 "fuzz stat of an unknown run" -- "$fc" fuzz stat 999 fuzz_optimize 1 1 1 1 --db "$db"
+expect 2 "fuzz stat past int64" -- "$fc" fuzz stat "$run" fuzz_optimize 99999999999999999999 1 1 1 --db "$db"
+same "$(q "SELECT count(*) FROM proofs WHERE obligation = 'fuzz-kill:no_such_atom'")" "0" "nothing logged for them"
 expect 0 "fuzz end" -- "$fc" fuzz end "$run" complete --db "$db"
 same "$(q "SELECT status FROM runs WHERE id = $run")" "complete" "the run ended"
 expect 2 "fuzz end with a bad status" -- "$fc" fuzz end "$run" sideways --db "$db"
