@@ -302,6 +302,16 @@ static int lift_one(struct db *db, const struct models_config *c, const char *mo
     return 0;
 }
 
+/* Keep why a part of the run could not be checked in results.db (failures), beside what stderr said. */
+static void log_failure(struct db *db, int64_t run, const char *graph, const char *mode, const char *shim,
+                        const char *stage, const char *why)
+{
+    struct db_failure f = {run, graph, mode, shim, stage, why};
+    char err[DB_ERR_LEN];
+    if (db_failure(db, &f, err))
+        fprintf(stderr, "fusecheck check: %s\n", err);
+}
+
 /* A comparison as a diffs row of report `graph`/`shim` in run `run`. */
 static struct db_diff diff_row(int64_t run, int64_t graph, int64_t shim, const struct cli_comparison *c)
 {
@@ -371,6 +381,7 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
         if (cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) {
             fprintf(stderr, "%s%s %s under %s: tolerance: %s\n", a->progress ? "\n" : "", l->g->name, l->g->mode,
                     shim->name, why);
+            log_failure(db, run, l->g->name, l->g->mode, shim->name, "tolerance", why);
             t->failures++;
         }
         t->eval_s += now() - t0;
@@ -409,6 +420,7 @@ static int check_all(struct db *db, int64_t run, const struct check_args *a, str
             char why[IR_ERR_LEN];
             if (lift_one(db, models[m], a->modes[k], a, evaluate, &l, t, why)) {
                 fprintf(stderr, "%s%s %s: %s\n", a->progress ? "\n" : "", models[m]->name, a->modes[k], why);
+                log_failure(db, run, models[m]->name, a->modes[k], NULL, "lift", why);
                 t->failures++;
                 ir_values_free(l.values);
                 ir_graph_free(l.g);
@@ -420,6 +432,7 @@ static int check_all(struct db *db, int64_t run, const struct check_args *a, str
                 if (check_one(db, run, &l, shims[s], shim_ids[s], a, t, &mismatch, why)) {
                     fprintf(stderr, "%s%s %s under %s: %s\n", a->progress ? "\n" : "", models[m]->name,
                             a->modes[k], shims[s]->name, why);
+                    log_failure(db, run, models[m]->name, a->modes[k], shims[s]->name, "optimize", why);
                     t->failures++;
                     if (strstr(why, "recording") || strstr(why, "committing") || strstr(why, "transaction")) {
                         snprintf(err, DB_ERR_LEN, "%s", why);

@@ -38,6 +38,7 @@
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)") \
     X(FUZZ_STAT_PUT, "INSERT INTO fuzz_stats (run_id, harness, executions, seconds, corpus, coverage) " \
                      "VALUES (?, ?, ?, ?, ?, ?)") \
+    X(FAILURE_PUT, "INSERT INTO failures (run_id, graph, mode, shim, stage, reason) VALUES (?, ?, ?, ?, ?, ?)") \
     X(CODE_MUTANT_PUT, "INSERT INTO code_mutants (run_id, mutant, file, line, operator, original, mutated, " \
                        "outcome, killed_by, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(FINDING_SEEN, "UPDATE fuzz_findings SET last_run = ?, count = count + 1 WHERE harness = ? AND signature = ?") \
@@ -420,6 +421,18 @@ int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err
     return 0;
 }
 
+int db_failure(struct db *db, const struct db_failure *f, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_FAILURE_PUT);
+    sqlite3_bind_int64(st, 1, f->run);
+    bind_text(st, 2, f->graph);
+    bind_text(st, 3, f->mode);
+    bind_text(st, 4, f->shim);
+    bind_text(st, 5, f->stage);
+    bind_text(st, 6, f->reason);
+    return done(db, st, "recording a failure", err);
+}
+
 int db_diff(struct db *db, const struct db_diff *d, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_DIFF_PUT);
@@ -767,6 +780,19 @@ static int merge_tolerances(struct db *out, const char *input, char err[DB_ERR_L
 }
 
 /* Copy the source's code mutants when it has them (version 3). */
+/* A source's failure rows (a file from before version 3 has none). */
+static const char merge_failures_sql[] =
+    "INSERT INTO main.failures (run_id, graph, mode, shim, stage, reason)"
+    "  SELECT r.new, f.graph, f.mode, f.shim, f.stage, f.reason FROM src.failures f"
+    "  JOIN map_run r ON r.old = f.run_id ORDER BY f.id;";
+
+/* Copy the source's failures when it has them. */
+static int merge_failures(struct db *out, const char *input, char err[DB_ERR_LEN])
+{
+    int has = src_has(out, "failures", err);
+    return has < 0 ? 1 : has ? exec(out, merge_failures_sql, input, err) : 0;
+}
+
 static int merge_code_mutants(struct db *out, const char *input, char err[DB_ERR_LEN])
 {
     int v3 = src_has(out, "code_mutants", err);
@@ -839,7 +865,8 @@ static int merge_one(struct db *out, const char *input, struct db_merge_result *
     }
     rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, res, err) ||
          merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_diffs(out, err) ||
-         merge_tolerances(out, input, err) || merge_code_mutants(out, input, err);
+         merge_tolerances(out, input, err) || merge_code_mutants(out, input, err) ||
+         merge_failures(out, input, err);
     if (rc)
         db_rollback(out);
     else

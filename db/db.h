@@ -92,6 +92,14 @@ struct db_diff {
 };
 int db_diff(struct db *db, const struct db_diff *d, char err[DB_ERR_LEN]);
 
+/* Why one part of a run could not be checked: the graph, mode and shim it concerns (NULL where none), the stage
+ * (lift, optimize, compare, tolerance) and the reason printed. */
+struct db_failure {
+    int64_t run;
+    const char *graph, *mode, *shim, *stage, *reason;
+};
+int db_failure(struct db *db, const struct db_failure *f, char err[DB_ERR_LEN]);
+
 /* One tolerance result of a backend against the evaluator. */
 struct db_tolerance {
     int64_t run, graph, shim;

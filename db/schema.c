@@ -230,8 +230,20 @@ static const char migration_2[] =
     "  JOIN graphs g ON g.id = x.graph_id JOIN shims s ON s.id = x.shim_id" \
     "  WHERE x.rewritten <> y.rewritten;"
 
+/* Version 2 → 3, its failures part: why a run's check could not be made (a graph that does not lift, a compile that
+ * fails, a tolerance run that cannot be made), kept beside what was printed. */
+#define MIGRATION_3_FAILURES \
+    "CREATE TABLE failures (" \
+    "  id INTEGER PRIMARY KEY," \
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE," \
+    "  graph TEXT, mode TEXT, shim TEXT, stage TEXT NOT NULL, reason TEXT NOT NULL" \
+    ");" \
+    "CREATE INDEX failures_run ON failures(run_id);" \
+    "CREATE VIEW run_failures AS SELECT run_id AS run, graph, mode, shim, stage, reason FROM failures;"
+
 /* Version 2 → 3: the parts above, in order. */
-static const char migration_3[] = MIGRATION_3_CODE_MUTANTS MIGRATION_3_DIFF_KINDS MIGRATION_3_REWRITTEN;
+static const char migration_3[] =
+    MIGRATION_3_CODE_MUTANTS MIGRATION_3_DIFF_KINDS MIGRATION_3_REWRITTEN MIGRATION_3_FAILURES;
 
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
 static const char *const migrations[] = {migration_1, migration_2, migration_3};

@@ -84,6 +84,8 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     struct db_diff valid = {run, graph, shim, strcmp(digest, "d2") != 0, 9, NULL, 0, 0, 0, "valid",
                             "op 3 (add_norm): ins[1]: no part reads 'r' whole"};
     CHECK(db_diff(db, &valid, err) == 0);
+    struct db_failure fl = {run, "tiny-llama", "decode", NULL, "lift", "too large"};
+    CHECK(db_failure(db, &fl, err) == 0);
     struct db_tolerance t = {run, graph, shim, "host-lane", "matmul", "y", 64, 0.1, 0.01,
                              strcmp(digest, "d2") == 0 ? 0.5 : 0.1, 0.3, strcmp(digest, "d2") != 0,
                              strcmp(digest, "d2") == 0 ? 1.5 : 0.2, 7, 1.25, 1.0};
@@ -436,6 +438,7 @@ static void test_merge(void)
     CHECK(sql_int(out, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2") == 1);
     CHECK(sql_int(out, "SELECT count(*) FROM diffs WHERE kind = 'valid'") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM reports WHERE rewritten IN ('rw1', 'rw2')") == 3);
+    CHECK(sql_int(out, "SELECT count(*) FROM run_failures WHERE stage = 'lift' AND shim IS NULL") == 3);
     CHECK(sql_int(out, "SELECT count(*) FROM diff_mismatches WHERE kind = 'valid' AND reason LIKE 'op 3%'") == 1);
     /* a shard made at schema version 1 merges as it is (its tolerance rows without worst elements), and opening it
      * for writing upgrades it with its rows kept */

@@ -114,6 +114,10 @@ if grep -q "UNKNOWN: named row: unknown (z3:" "$tmp/out"; then
   contains "$tmp/out" ": 22 rewrites, 22 checked, 0 failed," "a timeout is not counted as failed"
   if [ "$vr" -eq 1 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: an unknown run exits $vr, wanted 1"; fi
 fi
+# a part of the run that cannot be checked is a failure kept in results.db too, not only printed
+expect 1 "a graph too large to evaluate" -- "$fc" check qwen3-30b-a3b --mode decode --shim none --eval-real --db "$tmp/f.db" --no-progress
+n=$(sqlite3 "$tmp/f.db" "SELECT count(*) FROM run_failures WHERE graph = 'qwen3-30b-a3b' AND stage = 'lift' AND reason LIKE '%evaluator''s limit%'")
+if [ "$n" = 1 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: the failure is not in run_failures ($n)"; fi
 # values that cannot be right are refused, never clamped or ignored; a name given twice runs once
 expect 2 "an unknown held step" -- "$fc" optimize tiny-llama --shim reference --hold nonsense
 contains "$tmp/err" "'nonsense' is no step under reference" "the unknown step is named"
