@@ -525,43 +525,13 @@ static bool replaceable(const char *path)
     return false;
 }
 
-/* Write len bytes to dir/name whole: a new temporary file in dir, renamed over the old one — which must be absent
- * or a regular file. 0, or -1 with a message on stderr. */
+/* Write len bytes to dir/name whole (cli_write: a new file renamed over the old one), the old one absent or a
+ * regular file. 0, or -1 with a message on stderr. */
 static int write_golden(const char *dir, const char *name, const char *data, size_t len)
 {
-    char path[4096], tmp[4096];
+    char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-    if (!replaceable(path))
-        return -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        fprintf(stderr, "fusecheck golden: creating %s: %s\n", tmp, strerror(errno));
-        return -1;
-    }
-    size_t done = 0;
-    bool ok = true;
-    while (ok && done < len) {
-        ssize_t w = write(fd, data + done, len - done);
-        if (w > 0)
-            done += (size_t)w;
-        else if (w < 0 && errno != EINTR)
-            ok = false;
-    }
-    if (ok && fsync(fd) != 0)
-        ok = false;
-    if (close(fd) != 0)
-        ok = false;
-    if (ok && !replaceable(path)) {
-        unlink(tmp);
-        return -1;
-    }
-    if (!ok || rename(tmp, path) != 0) {
-        fprintf(stderr, "fusecheck golden: writing %s: %s\n", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return replaceable(path) && cli_write(path, data, len) == 0 ? 0 : -1;
 }
 
 /* The entries of dir (but . and ..), sorted, into *names; their count, or -1 with a message on stderr. */

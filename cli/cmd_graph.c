@@ -129,17 +129,6 @@ int cli_cmd_models(int argc, char **argv)
     return CLI_OK;
 }
 
-/* Parse a seed: a non-negative integer. 0 on success. */
-static int parse_seed(const char *s, uint64_t *seed)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || *end || s[0] == '-')
-        return 1;
-    *seed = v;
-    return 0;
-}
-
 int cli_cmd_eval(int argc, char **argv)
 {
     static const struct option opts[] = {LIFT_LONG_OPTIONS, {"seed", required_argument, NULL, 's'}, {0, 0, 0, 0}};
@@ -149,8 +138,8 @@ int cli_cmd_eval(int argc, char **argv)
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         if (c == 's') {
-            if (parse_seed(optarg, &seed))
-                return cli_usage_error("eval", "--seed expects a non-negative integer, got '%s'", optarg);
+            if (cli_parse_seed(optarg, &seed))
+                return cli_usage_error("eval", "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
             continue;
         }
         int r = lift_code(&l, c, optarg);

@@ -159,39 +159,48 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
     return 0;
 }
 
-/* The steps a compile under a shim can hold, by name. */
-struct hold_steps {
-    const char *name[256];
+/* The index of step `name` in names, or -1. */
+static int step_index(char **names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Collect step names. */
+struct step_names {
+    char *names[128];
     int n;
 };
-static void add_step_name(const char *name, void *ctx)
+static void collect_step(const char *name, void *ctx)
 {
-    struct hold_steps *s = ctx; /* rules_steps callback: one more step's name */
-    if (s->n < 256)
-        s->name[s->n++] = name;
+    struct step_names *s = ctx;
+    if (s->n < 128)
+        s->names[s->n++] = strdup(name);
 }
 
 /* Split the comma-separated holds in text (changed in place) into held; each must be a step the shim's compile runs.
  * False with a message on stderr when one is empty or unknown. */
 static bool hold_names_known(const struct shim *shim, char *text, const char **held, int *nheld)
 {
-    struct hold_steps steps = {{0}, 0};
-    rules_steps(shim, add_step_name, &steps);
-    for (char *tok = text, *next; tok; tok = next) {
+    struct step_names steps = {{0}, 0};
+    rules_steps(shim, collect_step, &steps);
+    bool ok = true;
+    for (char *tok = text, *next; tok && ok; tok = next) {
         next = strchr(tok, ',');
         if (next)
             *next++ = '\0';
-        bool known = false;
-        for (int i = 0; i < steps.n && !known; i++)
-            known = strcmp(steps.name[i], tok) == 0;
-        if (!known || *nheld == 256) {
+        ok = step_index(steps.names, steps.n, tok) >= 0 && *nheld < 256;
+        if (ok)
+            held[(*nheld)++] = tok;
+        else
             fprintf(stderr, "fusecheck: --hold: %s%s%s is no step under %s (fusecheck rules --shim %s lists them)\n",
                     tok[0] ? "'" : "an empty name", tok, tok[0] ? "'" : "", shim->name, shim->name);
-            return false;
-        }
-        held[(*nheld)++] = tok;
     }
-    return true;
+    for (int i = 0; i < steps.n; i++)
+        free(steps.names[i]);
+    return ok;
 }
 
 /* Optimize g under the named shim with the comma-separated holds. 0 on success, else a message on stderr. */
@@ -337,27 +346,6 @@ static void fired_add(struct fired_on *f, const char *name)
             abort();
     }
     f->graphs[f->n++] = strdup(name);
-}
-
-/* The index of step `name` in names, or -1. */
-static int step_index(char **names, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0)
-            return i;
-    return -1;
-}
-
-/* Collect step names. */
-struct step_names {
-    char *names[128];
-    int n;
-};
-static void collect_step(const char *name, void *ctx)
-{
-    struct step_names *s = ctx;
-    if (s->n < 128)
-        s->names[s->n++] = strdup(name);
 }
 
 int cli_cmd_coverage(int argc, char **argv)

@@ -182,9 +182,9 @@ static int parse_tol_args(int argc, char **argv, struct tol_args *a)
             break;
         }
         case 'S':
-            a->seed = strtoull(optarg, &end, 10);
-            if (end == optarg || *end || optarg[0] == '-')
-                return cli_usage_error("tolerance", "--seed expects a non-negative integer, got '%s'", optarg);
+            if (cli_parse_seed(optarg, &a->seed))
+                return cli_usage_error("tolerance", "--seed expects an integer in 0..18446744073709551615, got '%s'",
+                                       optarg);
             break;
         default: return cli_usage_error("tolerance", "unknown option '%s'", argv[optind - 1]);
         }

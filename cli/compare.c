@@ -96,13 +96,6 @@ static void compare_unquantized(const struct ir_graph *rewritten, const struct q
     failed(r, "%s", why);
 }
 
-/* The words a value the shim's products read quantized (0: none). */
-static int mode_words(const struct shim *shim)
-{
-    struct shim_contract contract;
-    return shim->numerics && shim->numerics(shim, &contract) ? contract.activation_words : 0;
-}
-
 int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values *lifted_values,
                           const struct ir_graph *rewritten, const struct shim *shim, uint64_t seed,
                           struct cli_comparisons *out, char err[IR_ERR_LEN])
@@ -111,7 +104,7 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
     compare_valid(rewritten, out);
     if (!lifted_values || !out->rows[0].pass)
         return 0; /* an invalid graph's values mean nothing: its validity is what failed */
-    int words = mode_words(shim);
+    int words = shim_activation_words(shim);
     struct ir_graph *ref = words ? shim_quantized_reference(lifted, shim, err) : NULL;
     if (words && !ref)
         return -1;

@@ -109,8 +109,7 @@ static int verdict_diff(struct run *r, const struct rules_optimized *o, char che
     /* Filled as the lifted graph uses each tensor: a rewrite that changes a tensor's reader keeps its values. The
      * weights the reference side has alike are copied from its values, not generated again. */
     struct ir_values *v = ir_values_new_shared(o->graph, r->seed, r->g, r->ref, r->lifted, err);
-    struct shim_contract contract;
-    int words = r->shim->numerics && r->shim->numerics(r->shim, &contract) ? contract.activation_words : 0;
+    int words = shim_activation_words(r->shim);
     struct shim_quant_excess x;
     bool within = true;
     if (!v || shim_quantized_eval(o->graph, v, words, &within, &x, NULL, err) != 0) {

@@ -630,6 +630,13 @@ bool ir_op_computes(const struct ir_op *op, ir_tid t)
     return false;
 }
 
+bool ir_access_same(const struct ir_access *a, const struct ir_access *b)
+{
+    if (a->strided != b->strided)
+        return false;
+    return !a->strided || (a->s.pitch == b->s.pitch && a->s.offset == b->s.offset && a->s.width == b->s.width);
+}
+
 bool ir_op_has_operand(const struct ir_op *op, ir_tid t)
 {
     for (int32_t k = 0; k < op->nins; k++)
@@ -677,14 +684,6 @@ void ir_op_free(struct ir_op *op)
     release(op, IR_PACK_COVERS, op->covers);
     free(op->block);
     memset(op, 0, sizeof *op);
-}
-
-/* Whether two accesses are the same. */
-static bool access_equal(const struct ir_access *a, const struct ir_access *b)
-{
-    if (a->strided != b->strided)
-        return false;
-    return !a->strided || (a->s.pitch == b->s.pitch && a->s.offset == b->s.offset && a->s.width == b->s.width);
 }
 
 /* Whether two destinations are the same. */
@@ -773,7 +772,7 @@ bool ir_op_equal(const struct ir_op *a, const struct ir_op *b)
         break;
     }
     for (int32_t i = 0; i < a->nins; i++)
-        if (a->ins[i] != b->ins[i] || !access_equal(&a->access[i], &b->access[i]))
+        if (a->ins[i] != b->ins[i] || !ir_access_same(&a->access[i], &b->access[i]))
             return false;
     for (int32_t i = 0; i < a->nkeeps; i++)
         if (a->keeps[i] != b->keeps[i])

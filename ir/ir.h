@@ -512,6 +512,8 @@ struct ir_op ir_op_fused(enum ir_class cls, struct ir_op *parts, int32_t nparts,
 int32_t ir_graph_push(struct ir_graph *g, struct ir_op op);
 /* Whether op computes t: as its result or as any part's (a kept inner result is computed inside the op too). */
 bool ir_op_computes(const struct ir_op *op, ir_tid t);
+/* Whether two accesses read the same values the same way (both whole, or one strided window). */
+bool ir_access_same(const struct ir_access *a, const struct ir_access *b);
 /* Whether op names t among its operands. */
 bool ir_op_has_operand(const struct ir_op *op, ir_tid t);
 /* A deep copy of op. */

@@ -895,15 +895,6 @@ static int check_quant(struct vstate *v, const struct ir_op *op)
     return check_len(v, op->ins[0], &op->access[0], len, "ins[0]");
 }
 
-/* Whether two accesses read the same values the same way. */
-static bool same_access(const struct ir_access *a, const struct ir_access *b)
-{
-    if (a->strided != b->strided)
-        return false;
-    return !a->strided ||
-           (a->s.pitch == b->s.pitch && a->s.offset == b->s.offset && a->s.width == b->s.width);
-}
-
 /* How an access reads, as message text: "whole" or "strided pitch P offset O width W". */
 static const char *access_text(const struct ir_access *a, char *buf, size_t n)
 {
@@ -919,7 +910,7 @@ static bool part_reads(const struct ir_op *op, ir_tid t, const struct ir_access 
 {
     for (int32_t p = 0; p < op->nparts; p++)
         for (int32_t k = 0; k < op->parts[p].nins; k++)
-            if (op->parts[p].ins[k] == t && same_access(&op->parts[p].access[k], a))
+            if (op->parts[p].ins[k] == t && ir_access_same(&op->parts[p].access[k], a))
                 return true;
     return false;
 }

@@ -174,14 +174,6 @@ static struct ir_op quantize_op(ir_tid x, struct ir_access a, ir_tid q, int word
     return op;
 }
 
-/* Whether two accesses read the same values. */
-static bool same_access(struct ir_access a, struct ir_access b)
-{
-    if (a.strided != b.strided)
-        return false;
-    return !a.strided || (a.s.pitch == b.s.pitch && a.s.offset == b.s.offset && a.s.width == b.s.width);
-}
-
 /* Append op to the new op list (taking ownership). */
 static void emit(struct pass *p, struct ir_op op)
 {
@@ -199,7 +191,7 @@ static ir_tid outer_quantized(struct pass *p, ir_tid x, struct ir_access a, int 
                               const struct ir_op *reader, const struct ir_op *top)
 {
     for (int32_t i = p->latest[x]; i >= 0; i = p->live[i].older)
-        if (p->live[i].words == words && same_access(p->live[i].access, a) &&
+        if (p->live[i].words == words && ir_access_same(&p->live[i].access, &a) &&
             ir_tensor_len(p->g, p->live[i].q) == rows * cols)
             return p->live[i].q;
     ir_tid q = new_quantized(p, x, words, rows, cols);
@@ -340,7 +332,7 @@ static void update_operands(struct ir_op *op, const struct subst *s)
     for (int32_t k = 0; k < op->nins; k++) {
         if (op->ins[k] == s->q)
             return;
-        if (at < 0 && op->ins[k] == s->x && same_access(op->access[k], s->access))
+        if (at < 0 && op->ins[k] == s->x && ir_access_same(&op->access[k], &s->access))
             at = k;
     }
     if (at >= 0 && !leaves_read(op, s->x)) {

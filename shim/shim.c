@@ -130,3 +130,9 @@ void shim_list(void (*line)(const char *name, const char *what, void *ctx), void
     for (size_t i = 0; i < sizeof shim_table / sizeof shim_table[0]; i++)
         line(shim_table[i].name, shim_table[i].what, ctx);
 }
+
+int shim_activation_words(const struct shim *s)
+{
+    struct shim_contract contract;
+    return s->numerics && s->numerics(s, &contract) ? contract.activation_words : 0;
+}

@@ -74,6 +74,10 @@ void shim_free(struct shim *s);
 /* The names (or name patterns) of the shims fusecheck ships, one line each with what it is, into a callback. */
 void shim_list(void (*line)(const char *name, const char *what, void *ctx), void *ctx);
 
+/* The int8 words a value the shim's products read their activations in (its contract's activation_words; 0: none,
+ * or no contract). */
+int shim_activation_words(const struct shim *s);
+
 /* The `reference` shim (every class native, no limits) and the `none` shim (every class decomposed). */
 struct shim *shim_reference(void);
 struct shim *shim_none(void);

@@ -5,6 +5,9 @@ fc="$1"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
+# ok / bad DESCRIPTION: count one check passed, or failed (said so).
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 # expect CODE DESCRIPTION -- COMMAND...: run it (output in $tmp/out and $tmp/err), check its exit code.
 expect() {
   local code=$1 what=$2; shift 3

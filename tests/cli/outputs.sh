@@ -2,14 +2,8 @@
 # What `-o PATH` does to what is at PATH: a regular file is replaced whole and keeps its permissions; a FIFO (like a
 # device) is written in place, never replaced; a symbolic link is written through (and said so), one to nothing is
 # refused; a directory is refused. `-` reads standard input.
-set -uo pipefail
-fc="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.bash" "$1"
+set -o pipefail
 check() { if eval "$1"; then ok; else bad "$2"; fi; }
 
 "$fc" lift tiny-llama -o "$tmp/want.fc" 2>/dev/null

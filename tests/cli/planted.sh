@@ -2,18 +2,11 @@
 # The product's own checks catch the optimizer bugs the harness plants (FUSECHECK_PLANT, rules/rules.h RULES_PLANTS):
 # each of check, diff, validate-run and tolerance fails on each bug it is meant to catch, naming what is wrong, logs
 # the failure to results.db, and passes on the faithful optimizer.
-set -uo pipefail
-fc="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/lib.bash" "$1"
+set -o pipefail
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect RC NEEDLE LABEL -- CMD...: CMD exits RC and its output holds NEEDLE.
-expect() {
+# says RC NEEDLE LABEL -- CMD...: CMD exits RC and its output (stdout and stderr) holds NEEDLE.
+says() {
   local want=$1 needle=$2 label=$3
   shift 4
   "$@" >"$tmp/out" 2>&1
@@ -25,9 +18,9 @@ expect() {
 
 lane=cuda-lane:h200:int8x2
 # The faithful optimizer passes every check.
-expect 0 "0 mismatches" "faithful check" -- "$fc" check tiny-llama tiny-qwen3-moe --shim reference --shim "$lane" --db "$tmp/ok.db"
-expect 0 "identical" "faithful diff" -- "$fc" diff tiny-qwen3-moe --shim "$lane"
-expect 0 "the rewritten graph is valid" "faithful validate-run" -- "$fc" validate-run tiny-qwen3-moe --shim "$lane"
+says 0 "0 mismatches" "faithful check" -- "$fc" check tiny-llama tiny-qwen3-moe --shim reference --shim "$lane" --db "$tmp/ok.db"
+says 0 "identical" "faithful diff" -- "$fc" diff tiny-qwen3-moe --shim "$lane"
+says 0 "the rewritten graph is valid" "faithful validate-run" -- "$fc" validate-run tiny-qwen3-moe --shim "$lane"
 
 # A fused op forgetting a kept result: check, diff, validate-run and tolerance all name the read it breaks.
 for plant in drop_keep wrong_operand; do
@@ -35,23 +28,23 @@ for plant in drop_keep wrong_operand; do
     drop_keep) why="before it is written" ;;
     wrong_operand) why="from outside the op, which is no operand" ;;
   esac
-  expect 1 "$why" "$plant: check" -- env FUSECHECK_PLANT=$plant "$fc" check tiny-llama tiny-qwen3-moe --shim reference --shim "$lane" --db "$tmp/$plant.db"
+  says 1 "$why" "$plant: check" -- env FUSECHECK_PLANT=$plant "$fc" check tiny-llama tiny-qwen3-moe --shim reference --shim "$lane" --db "$tmp/$plant.db"
   n=$(sqlite3 "$tmp/$plant.db" "SELECT count(*) FROM diff_mismatches WHERE kind = 'valid' AND reason LIKE '%$why%'" 2>/dev/null || echo 0)
   if [ "${n:-0}" -gt 0 ]; then ok; else bad "$plant: no valid row in diff_mismatches"; fi
-  expect 1 "$why" "$plant: diff" -- env FUSECHECK_PLANT=$plant "$fc" diff tiny-qwen3-moe --shim "$lane"
-  expect 1 "$why" "$plant: validate-run" -- env FUSECHECK_PLANT=$plant "$fc" validate-run tiny-qwen3-moe --shim "$lane"
-  expect 1 "the rewritten graph is invalid" "$plant: tolerance" -- env FUSECHECK_PLANT=$plant "$fc" tolerance tiny-qwen3-moe --shim "$lane"
+  says 1 "$why" "$plant: diff" -- env FUSECHECK_PLANT=$plant "$fc" diff tiny-qwen3-moe --shim "$lane"
+  says 1 "$why" "$plant: validate-run" -- env FUSECHECK_PLANT=$plant "$fc" validate-run tiny-qwen3-moe --shim "$lane"
+  says 1 "the rewritten graph is invalid" "$plant: tolerance" -- env FUSECHECK_PLANT=$plant "$fc" tolerance tiny-qwen3-moe --shim "$lane"
 done
 
 # A fold quantizing in the wrong words: the reference built from the chip's answers differs bit for bit, and the
 # values leave the mode's bound of what they quantize.
-expect 1 "beyond a/254^2" "quant_words: check" -- env FUSECHECK_PLANT=quant_words "$fc" check tiny-llama --shim "$lane" --db "$tmp/q.db"
+says 1 "beyond a/254^2" "quant_words: check" -- env FUSECHECK_PLANT=quant_words "$fc" check tiny-llama --shim "$lane" --db "$tmp/q.db"
 n=$(sqlite3 "$tmp/q.db" "SELECT count(*) FROM diff_mismatches WHERE kind = 'unquantized'" 2>/dev/null || echo 0)
 if [ "${n:-0}" -gt 0 ]; then ok; else bad "quant_words: no unquantized row in diff_mismatches"; fi
 n=$(sqlite3 "$tmp/q.db" "SELECT count(*) FROM diff_mismatches WHERE kind = 'values'" 2>/dev/null || echo 0)
 if [ "${n:-0}" -gt 0 ]; then ok; else bad "quant_words: no values row in diff_mismatches"; fi
-expect 1 "differs" "quant_words: diff under int8" -- env FUSECHECK_PLANT=quant_words "$fc" diff tiny-llama --shim cuda-lane:h200:int8
+says 1 "differs" "quant_words: diff under int8" -- env FUSECHECK_PLANT=quant_words "$fc" diff tiny-llama --shim cuda-lane:h200:int8
 
-expect 2 "no planted bug" "unknown plant" -- env FUSECHECK_PLANT=nonsense "$fc" models
+says 2 "no planted bug" "unknown plant" -- env FUSECHECK_PLANT=nonsense "$fc" models
 echo "planted: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
