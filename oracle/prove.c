@@ -372,14 +372,15 @@ static struct oracle_outcome outcome(const struct rules_rule *rule, const char *
     return o;
 }
 
-/* Run the dataflow obligation and report it; whether it was proved. */
-static bool report_dataflow(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
-                            oracle_outcome_fn fn, void *ctx)
+/* Run one of a rule's schedule obligations (dataflow, or its class's kernel contract) under the name it reports as,
+ * and report it; whether it was proved. */
+static bool report_schedule(const struct rules_rule *rule, const char *name, enum obligation kind, const char *drop,
+                            const struct oracle_options *opt, oracle_outcome_fn fn, void *ctx)
 {
-    struct oracle_outcome o = outcome(rule, opt->fresh_results ? "dataflow under A5" : "dataflow", drop);
+    struct oracle_outcome o = outcome(rule, name, drop);
     struct oracle_sched *cex;
     double t0 = now_ms();
-    dataflow(rule, drop, opt, &o, &cex, OB_DATAFLOW);
+    dataflow(rule, drop, opt, &o, &cex, kind);
     o.ms = now_ms() - t0;
     o.cex = cex;
     if (fn)
@@ -388,23 +389,20 @@ static bool report_dataflow(const struct rules_rule *rule, const char *drop, con
     return o.verdict == ORACLE_PROVED;
 }
 
+/* Run the dataflow obligation and report it; whether it was proved. */
+static bool report_dataflow(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
+                            oracle_outcome_fn fn, void *ctx)
+{
+    return report_schedule(rule, opt->fresh_results ? "dataflow under A5" : "dataflow", OB_DATAFLOW, drop, opt, fn,
+                           ctx);
+}
+
 /* Run the kernel-contract obligation of a rule with a contract row and report it; whether it was proved (true for a
  * rule without one). */
 static bool report_contract(const struct rules_rule *rule, const char *drop, const struct oracle_options *opt,
                             oracle_outcome_fn fn, void *ctx)
 {
-    if (!rules_contract_of(rule))
-        return true;
-    struct oracle_outcome o = outcome(rule, "kernel contract", drop);
-    struct oracle_sched *cex;
-    double t0 = now_ms();
-    dataflow(rule, drop, opt, &o, &cex, OB_CONTRACT);
-    o.ms = now_ms() - t0;
-    o.cex = cex;
-    if (fn)
-        fn(&o, ctx);
-    oracle_sched_free(cex);
-    return o.verdict == ORACLE_PROVED;
+    return !rules_contract_of(rule) || report_schedule(rule, "kernel contract", OB_CONTRACT, drop, opt, fn, ctx);
 }
 
 /* Run index obligation i and report it; whether it was proved. */
