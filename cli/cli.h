@@ -9,6 +9,7 @@
 #include "ir/ir.h"
 #include "kernels/kernels.h"
 #include "models/models.h"
+#include "shim/shim.h"
 
 /* Exit codes: a check passed, a check failed, bad usage or bad input. */
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
@@ -40,6 +41,21 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);
 int cli_write(const char *path, const char *data, size_t len);
 /* Parse a seed: a decimal integer in 0..2^64-1 (no sign, nothing after it). 0, or 1 when s is not one. */
 int cli_parse_seed(const char *s, uint64_t *out);
+
+/* Holds a compile makes: rule names from `--hold R1,R2` (repeatable), at most CLI_MAX_HOLDS. */
+#define CLI_MAX_HOLDS 64
+struct cli_holds {
+    char *names[CLI_MAX_HOLDS];
+    int n;
+};
+/* Add the comma-separated names of text to h (each non-empty, each once). 0, or 1 with a message on stderr. */
+int cli_holds_add(struct cli_holds *h, const char *text);
+/* Whether a compile under shim can hold name: a step it runs, or what its hold knob holds. */
+bool cli_holdable(const struct shim *shim, const char *name);
+/* Apply h to shim: what its hold knob holds it holds itself (its name says so, as `:hold=` would); the steps are
+ * passed to rules_optimize as h->names. */
+void cli_holds_apply(const struct cli_holds *h, struct shim *shim);
+void cli_holds_free(struct cli_holds *h);
 /* Print a usage error for cmd and return CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...);
 /* The source tree's git revision when fusecheck runs inside one (FUSECHECK_GIT_REV overrides), or "". */

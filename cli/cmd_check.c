@@ -24,6 +24,7 @@ struct check_args {
     struct cli_lift lift;
     bool eval_real, progress, tolerance;
     uint64_t seed;
+    struct cli_holds holds; /* --hold: held in every compile (under a shim that has the step or holds it) */
 };
 
 /* Running totals for the summary. */
@@ -99,7 +100,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"db", required_argument, NULL, 'd'},     {"layers", required_argument, NULL, 'l'},
         {"weights", required_argument, NULL, 'w'}, {"eval-real", no_argument, NULL, 'e'},
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
-        {"tolerance", no_argument, NULL, 't'},
+        {"tolerance", no_argument, NULL, 't'},    {"hold", required_argument, NULL, 'H'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
@@ -129,6 +130,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 'e': a->eval_real = true; break;
         case 't': a->tolerance = true; break;
         case 'q': a->progress = false; break;
+        case 'H': if (cli_holds_add(&a->holds, optarg)) return CLI_USAGE; break;
         case 'S': {
             if (cli_parse_seed(optarg, &a->seed))
                 return cli_usage_error("check", "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
@@ -154,12 +156,19 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         a->shims[a->nshims++] = "reference";
         a->shims[a->nshims++] = "none";
     }
+    bool holdable[CLI_MAX_HOLDS] = {false};
     for (int i = 0; i < a->nshims; i++) {
         struct shim *s = shim_lookup(a->shims[i], err);
         if (!s)
             return cli_usage_error("check", "%s", err);
+        for (int h = 0; h < a->holds.n; h++)
+            holdable[h] = holdable[h] || cli_holdable(s, a->holds.names[h]);
         shim_free(s);
     }
+    for (int h = 0; h < a->holds.n; h++)
+        if (!holdable[h])
+            return cli_usage_error("check", "--hold: '%s' is no step under any shim checked, nor anything one holds "
+                                            "(fusecheck rules --shim NAME lists them)", a->holds.names[h]);
     return 0;
 }
 
@@ -208,7 +217,8 @@ static void covers_text(const struct rules_decision *d, char *buf, size_t cap)
 
 static const char *const outcome_names[] = {"fired", "refused", "held"};
 
-/* Log one report and its decisions (and its n diff rows) in one transaction. */
+/* Log one report, its decisions when results.db holds no report like it, and its n diff rows, in one
+ * transaction. */
 static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, const struct rules_optimized *o,
                       double ms, const struct db_diff *diffs, int ndiffs, char err[DB_ERR_LEN])
 {
@@ -229,12 +239,13 @@ static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, c
                           rules_report_count(&o->report, RULES_HELD, NULL),
                           ms,
                           rewritten};
-    int64_t report;
+    int64_t set;
+    bool fresh = false;
     if (db_begin(db, err))
         return 1;
-    int rc = db_report(db, &r, &report, err);
-    /* Every decision's row, its covers as text, then all of them at once. */
-    int32_t n = o->report.n;
+    int rc = db_report(db, &r, &set, &fresh, err);
+    /* A new decision set: every decision's row, its covers as text, then all of them at once. */
+    int32_t n = rc || !fresh ? 0 : o->report.n;
     struct db_decision *rows = malloc(sizeof *rows * (size_t)(n ? n : 1));
     char **covers = calloc((size_t)(n ? n : 1), sizeof *covers);
     if (!rows || !covers)
@@ -246,7 +257,7 @@ static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, c
         if (!covers[i])
             abort();
         covers_text(d, covers[i], cap);
-        rows[i] = (struct db_decision){report, i, d->rule, ir_class_name(d->cls), covers[i], outcome_names[d->outcome],
+        rows[i] = (struct db_decision){set, i, d->rule, ir_class_name(d->cls), covers[i], outcome_names[d->outcome],
                                        d->outcome == RULES_REFUSED ? d->why : NULL};
     }
     if (!rc)
@@ -309,7 +320,7 @@ static void log_failure(struct db *db, int64_t run, const char *graph, const cha
     struct db_failure f = {run, graph, mode, shim, stage, why};
     char err[DB_ERR_LEN];
     if (db_failure(db, &f, err))
-        fprintf(stderr, "fusecheck check: %s\n", err);
+        fprintf(stderr, "fusecheck: check: %s\n", err);
 }
 
 /* A comparison as a diffs row of report `graph`/`shim` in run `run`. */
@@ -348,7 +359,7 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
 {
     struct rules_optimized o;
     double t0 = now();
-    if (rules_optimize(l->g, shim, NULL, 0, &o, err))
+    if (rules_optimize(l->g, shim, (const char *const *)a->holds.names, a->holds.n, &o, err))
         return 1;
     double ms = (now() - t0) * 1e3;
     t->optimize_s += ms / 1e3;
@@ -456,13 +467,15 @@ int cli_cmd_check(int argc, char **argv)
 {
     struct check_args a;
     int rc = parse_check_args(argc, argv, &a);
-    if (rc)
-        return rc;
     char err[DB_ERR_LEN], rev[64], host[128] = "";
-    struct db *db;
-    if (db_open(a.db, &db, err)) {
-        fprintf(stderr, "fusecheck check: %s\n", err);
-        return CLI_USAGE;
+    struct db *db = NULL;
+    if (!rc && db_open(a.db, &db, err)) {
+        fprintf(stderr, "fusecheck: check: %s\n", err);
+        rc = CLI_USAGE;
+    }
+    if (rc) {
+        cli_holds_free(&a.holds);
+        return rc;
     }
     double t0 = now();
     cli_git_revision(rev, sizeof rev);
@@ -474,9 +487,11 @@ int cli_cmd_check(int argc, char **argv)
     int64_t shim_ids[MAX_LIST];
     int nshims = 0;
     rc = db_run_begin(db, &info, &run, err);
+    bool begun = !rc;
     for (int i = 0; !rc && i < a.nshims; i++) {
         char why[IR_ERR_LEN];
         shims[nshims] = shim_lookup(a.shims[i], why);
+        cli_holds_apply(&a.holds, shims[nshims]); /* a knob hold is in the shim's name, as `:hold=` puts it */
         rc = db_begin(db, err) || db_shim(db, shims[nshims]->name, a.shims[i], &shim_ids[nshims], err) ||
              db_commit(db, err);
         nshims++;
@@ -490,19 +505,21 @@ int cli_cmd_check(int argc, char **argv)
     if (!rc)
         rc = db_run_end(db, run, failed ? "failed" : "complete", err);
     if (rc)
-        fprintf(stderr, "fusecheck check: %s: %s\n", a.db, err);
+        fprintf(stderr, "fusecheck: check: %s: %s\n", a.db, err);
     double secs = now() - t0;
-    printf("check: run %lld: %d graphs, %d reports, %ld decisions (%ld fired), %d diffs, %d mismatches, %d failures "
+    if (begun)
+        printf("check: run %lld: %d graphs, %d reports, %ld decisions (%ld fired), %d diffs, %d mismatches, %d failures "
            "in %.2f s (optimize %.2f s, evaluate %.2f s, db %.2f s) -> %s\n",
            (long long)run, t.graphs, t.reports, t.decisions, t.fired, t.diffs, t.mismatches, t.failures, secs,
            t.optimize_s, t.eval_s, t.db_s, a.db);
-    if (a.tolerance)
+    if (begun && a.tolerance)
         printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
                "%.3g, %lld end-to-end top-1 misses; host lane %.2f s, evaluator %.2f s\n",
                (long long)t.tol.graphs, (long long)t.tol.launches, (long long)t.tol.rows, (long long)t.tol.failed,
                t.tol.worst_ratio, (long long)t.tol.top1_misses, t.tol.lane_s, t.tol.eval_s);
     for (int i = 0; i < nshims; i++)
         shim_free(shims[i]);
+    cli_holds_free(&a.holds);
     free(command);
     db_close(db);
     if (rc)
@@ -519,6 +536,15 @@ static void print_run(int64_t id, const char *kind, const char *started, const c
     (void)ctx;
     printf("%-5lld %-9s %-20s %-20s %-10s %7lld  %s\n", (long long)id, kind, started, ended ? ended : "-", status,
            (long long)reports, command);
+}
+
+/* Print a graph whose content changed between two runs. */
+static void print_graph_change(const char *graph, const char *mode, int64_t ops_before, int64_t ops_after,
+                               const char *sha_before, const char *sha_after, void *ctx)
+{
+    ++*(int *)ctx;
+    printf("%s %s: graph changed: %lld ops (sha256 %.12s) -> %lld ops (sha256 %.12s); its reports are not compared\n",
+           graph, mode ? mode : "-", (long long)ops_before, sha_before, (long long)ops_after, sha_after);
 }
 
 /* Print one decision change. */
@@ -562,7 +588,7 @@ static int db_query(int argc, char **argv)
     char err[DB_ERR_LEN];
     struct db *db;
     if (db_open_readonly(path, &db, err)) {
-        fprintf(stderr, "fusecheck db: %s\n", err);
+        fprintf(stderr, "fusecheck: db: %s\n", err);
         return CLI_USAGE;
     }
     int rc = 0;
@@ -575,23 +601,29 @@ static int db_query(int argc, char **argv)
         bool ea, eb;
         rc = db_run_exists(db, a, &ea, err) || db_run_exists(db, b, &eb, err);
         if (!rc && (!ea || !eb)) {
-            fprintf(stderr, "fusecheck db diff: no run %lld in %s\n", (long long)(ea ? b : a), path);
+            fprintf(stderr, "fusecheck: db diff: no run %lld in %s\n", (long long)(ea ? b : a), path);
             db_close(db);
             return CLI_USAGE;
         }
-        int n = 0;
+        int n = 0, graphs = 0;
         int64_t common = 0;
         if (!rc)
-            rc = db_runs_common(db, a, b, &common, err) || db_decision_changes(db, a, b, print_change, &n, err);
+            rc = db_graph_changes(db, a, b, print_graph_change, &graphs, err) ||
+                 db_runs_common(db, a, b, &common, err) || db_decision_changes(db, a, b, print_change, &n, err);
         if (!rc && common == 0)
-            printf("nothing to compare: runs %lld and %lld share no graph and shim\n", (long long)a, (long long)b);
+            printf("nothing %sto compare: runs %lld and %lld share no graph (by content) and shim\n",
+                   graphs ? "else " : "", (long long)a, (long long)b);
         else if (!rc)
-            printf("%d decision change%s from run %lld to run %lld over %lld report%s both made\n", n,
+            printf("%d decision change%s from run %lld to run %lld over %lld report%s both made", n,
                    n == 1 ? "" : "s", (long long)a, (long long)b, (long long)common, common == 1 ? "" : "s");
-        changed = n > 0 || common == 0;
+        if (!rc && common && graphs)
+            printf("; %d graph%s changed", graphs, graphs == 1 ? "" : "s");
+        if (!rc && common)
+            printf("\n");
+        changed = n > 0 || graphs > 0 || common == 0;
     }
     if (rc)
-        fprintf(stderr, "fusecheck db: %s\n", err);
+        fprintf(stderr, "fusecheck: db: %s\n", err);
     db_close(db);
     /* a gate for CI: changes, or nothing to compare, is a failed check */
     return rc ? CLI_USAGE : changed ? CLI_FAILED : CLI_OK;
@@ -622,7 +654,7 @@ static int db_merge_cmd(int argc, char **argv)
     char err[DB_ERR_LEN];
     struct db_merge_result res;
     if (db_merge((const char *const *)argv + optind, argc - optind, out, mode, &res, err)) {
-        fprintf(stderr, "fusecheck db merge: %s\n", err);
+        fprintf(stderr, "fusecheck: db merge: %s\n", err);
         return CLI_USAGE;
     }
     printf("merged %d file%s into %s: %d run%s added", argc - optind, argc - optind == 1 ? "" : "s", out, res.runs,

@@ -28,7 +28,7 @@ static int make_dir(const char *path)
 {
     if (mkdir(path, 0777) == 0 || errno == EEXIST)
         return 0;
-    fprintf(stderr, "fusecheck fuzz: %s: cannot create: %s\n", path, strerror(errno));
+    fprintf(stderr, "fusecheck: fuzz: %s: cannot create: %s\n", path, strerror(errno));
     return 1;
 }
 
@@ -93,7 +93,7 @@ static int seed_zoo(const char *fmt_dir, const char *opt_dir)
                 continue;
             struct ir_graph *g = models_lift(&s, &o, err);
             if (!g) {
-                fprintf(stderr, "fusecheck fuzz: %s %s: %s\n", c->name, modes[m], err);
+                fprintf(stderr, "fusecheck: fuzz: %s %s: %s\n", c->name, modes[m], err);
                 continue;
             }
             size_t n;
@@ -161,7 +161,7 @@ static int seed_rules(const char *rules_dir, const char *fmt_dir, const char *op
     struct dirent **rules;
     int nrules = scandir(rules_dir, &rules, visible, alphasort);
     if (nrules < 0) {
-        fprintf(stderr, "fusecheck fuzz: %s: cannot read the rule cases\n", rules_dir);
+        fprintf(stderr, "fusecheck: fuzz: %s: cannot read the rule cases\n", rules_dir);
         return -1;
     }
     int written = 0, rc = 0;
@@ -402,20 +402,24 @@ static struct db *open_db(const char *path)
     struct db *db;
     char err[DB_ERR_LEN];
     if (db_open(path, &db, err)) {
-        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        fprintf(stderr, "fusecheck: fuzz: %s\n", err);
         return NULL;
     }
     return db;
 }
 
-/* open_db, refusing a run the file does not hold (NULL with a message: nothing is logged against it). */
+/* open_db, refusing a run the file does not hold or one that ended already (NULL with a message: nothing is logged
+ * against it). */
 static struct db *open_db_run(const char *path, int64_t run)
 {
     struct db *db = open_db(path);
-    bool exists = false;
-    char err[DB_ERR_LEN];
-    if (db && (db_run_exists(db, run, &exists, err) || !exists)) {
-        fprintf(stderr, "fusecheck fuzz: %s: no run %lld\n", path, (long long)run);
+    char status[16] = "", err[DB_ERR_LEN];
+    if (db && (db_run_status(db, run, status, err) || strcmp(status, "incomplete") != 0)) {
+        if (!status[0])
+            fprintf(stderr, "fusecheck: fuzz: %s: no run %lld\n", path, (long long)run);
+        else
+            fprintf(stderr, "fusecheck: fuzz: %s: run %lld ended already (%s): nothing more is logged to it\n", path,
+                    (long long)run, status);
         db_close(db);
         return NULL;
     }
@@ -440,7 +444,7 @@ static int cmd_begin(const struct log_args *a)
     int64_t run;
     int rc = db_run_begin(db, &info, &run, err);
     if (rc)
-        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        fprintf(stderr, "fusecheck: fuzz: %s\n", err);
     else
         printf("%lld\n", (long long)run);
     db_close(db);
@@ -452,11 +456,11 @@ static int logged(struct db *db, int rc, char err[DB_ERR_LEN])
 {
     if (rc) {
         db_rollback(db);
-        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        fprintf(stderr, "fusecheck: fuzz: %s\n", err);
         return CLI_USAGE;
     }
     if (db_commit(db, err)) {
-        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        fprintf(stderr, "fusecheck: fuzz: %s\n", err);
         return CLI_USAGE;
     }
     return CLI_OK;
@@ -475,7 +479,7 @@ static int cmd_stat(const struct log_args *a)
         return CLI_USAGE;
     char err[DB_ERR_LEN];
     int rc = db_begin(db, err);
-    rc = rc ? (fprintf(stderr, "fusecheck fuzz: %s\n", err), CLI_USAGE) : logged(db, db_fuzz_stat(db, &s, err), err);
+    rc = rc ? (fprintf(stderr, "fusecheck: fuzz: %s\n", err), CLI_USAGE) : logged(db, db_fuzz_stat(db, &s, err), err);
     db_close(db);
     return rc;
 }
@@ -491,7 +495,7 @@ static int cmd_finding(const struct log_args *a)
         return CLI_USAGE;
     char err[DB_ERR_LEN];
     int rc = db_begin(db, err);
-    rc = rc ? (fprintf(stderr, "fusecheck fuzz: %s\n", err), CLI_USAGE)
+    rc = rc ? (fprintf(stderr, "fusecheck: fuzz: %s\n", err), CLI_USAGE)
             : logged(db, db_fuzz_finding(db, run, a->arg[1], a->arg[2], a->arg[3], err), err);
     db_close(db);
     return rc;
@@ -531,7 +535,7 @@ static int cmd_mutant(const struct log_args *a)
         return CLI_USAGE;
     char err[DB_ERR_LEN];
     int rc = db_begin(db, err);
-    rc = rc ? (fprintf(stderr, "fusecheck fuzz: %s\n", err), CLI_USAGE) : logged(db, db_proof(db, &p, err), err);
+    rc = rc ? (fprintf(stderr, "fusecheck: fuzz: %s\n", err), CLI_USAGE) : logged(db, db_proof(db, &p, err), err);
     db_close(db);
     return rc;
 }
@@ -610,7 +614,7 @@ static int cmd_code_mutant(int argc, char **argv)
         return CLI_USAGE;
     char err[DB_ERR_LEN];
     int rc = db_begin(db, err);
-    rc = rc ? (fprintf(stderr, "fusecheck fuzz: %s\n", err), CLI_USAGE) : logged(db, db_code_mutant(db, &m, err), err);
+    rc = rc ? (fprintf(stderr, "fusecheck: fuzz: %s\n", err), CLI_USAGE) : logged(db, db_code_mutant(db, &m, err), err);
     db_close(db);
     return rc;
 }
@@ -627,7 +631,7 @@ static int cmd_end(const struct log_args *a)
     char err[DB_ERR_LEN];
     int rc = db_run_end(db, run, a->arg[1], err);
     if (rc)
-        fprintf(stderr, "fusecheck fuzz: %s\n", err);
+        fprintf(stderr, "fusecheck: fuzz: %s\n", err);
     db_close(db);
     return rc ? CLI_USAGE : CLI_OK;
 }

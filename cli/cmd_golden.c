@@ -477,13 +477,13 @@ static enum read_outcome read_golden(const char *path, char **data, size_t *len)
     if (fd < 0 && errno == ENOENT)
         return READ_MISSING;
     if (fd < 0) {
-        fprintf(stderr, "fusecheck golden: %s: %s (refused: a golden file is a regular file)\n", path,
+        fprintf(stderr, "fusecheck: golden: %s: %s (refused: a golden file is a regular file)\n", path,
                 errno == ELOOP ? "a symbolic link" : strerror(errno));
         return READ_REFUSED;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE_BYTES) {
-        fprintf(stderr, "fusecheck golden: %s: not a regular file of at most 64 MiB (refused)\n", path);
+        fprintf(stderr, "fusecheck: golden: %s: not a regular file of at most 64 MiB (refused)\n", path);
         close(fd);
         return READ_REFUSED;
     }
@@ -499,7 +499,7 @@ static enum read_outcome read_golden(const char *path, char **data, size_t *len)
         if (got > 0)
             n += (size_t)got;
         else if (errno != EINTR) {
-            fprintf(stderr, "fusecheck golden: reading %s: %s\n", path, strerror(errno));
+            fprintf(stderr, "fusecheck: golden: reading %s: %s\n", path, strerror(errno));
             free(s);
             close(fd);
             return READ_REFUSED;
@@ -520,7 +520,7 @@ static bool replaceable(const char *path)
         return errno == ENOENT;
     if (S_ISREG(st.st_mode))
         return true;
-    fprintf(stderr, "fusecheck golden: %s: %s (refused: a golden file is a regular file)\n", path,
+    fprintf(stderr, "fusecheck: golden: %s: %s (refused: a golden file is a regular file)\n", path,
             S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
     return false;
 }
@@ -540,7 +540,7 @@ static int list_dir(const char *dir, char ***names)
     *names = NULL;
     DIR *d = opendir(dir);
     if (!d) {
-        fprintf(stderr, "fusecheck golden: %s: %s\n", dir, strerror(errno));
+        fprintf(stderr, "fusecheck: golden: %s: %s\n", dir, strerror(errno));
         return -1;
     }
     int n = 0, cap = 0;
@@ -649,7 +649,7 @@ static int golden_one(const struct golden_args *a, const struct golden_job *j, s
     snprintf(path, sizeof path, "%s/%s", a->dir, j->name);
     struct buf now = {0};
     if (compute_file(j, shims, &now, err)) {
-        fprintf(stderr, "fusecheck golden: %s: %s\n", j->name, err);
+        fprintf(stderr, "fusecheck: golden: %s: %s\n", j->name, err);
         free(now.s);
         return CLI_FAILED;
     }
@@ -719,7 +719,7 @@ static int ensure_dir(const char *dir, bool create)
         return 0;
     if (errno == ENOENT && create && mkdir(dir, 0777) == 0)
         return 0;
-    fprintf(stderr, "fusecheck golden: %s: %s\n", dir, errno ? strerror(errno) : "not a directory");
+    fprintf(stderr, "fusecheck: golden: %s: %s\n", dir, errno ? strerror(errno) : "not a directory");
     return -1;
 }
 
@@ -740,7 +740,7 @@ int cli_cmd_golden(int argc, char **argv)
     char err[IR_ERR_LEN];
     for (int i = 0; rc != CLI_USAGE && i < NSHIMS; i++)
         if (!(shims[i] = shim_lookup(golden_shims[i], err))) {
-            fprintf(stderr, "fusecheck golden: %s\n", err);
+            fprintf(stderr, "fusecheck: golden: %s\n", err);
             rc = CLI_USAGE;
         }
     int njobs = 0;

@@ -156,7 +156,7 @@ int cli_cmd_eval(int argc, char **argv)
     char err[IR_ERR_LEN];
     struct ir_values *v = ir_values_new(g, seed, err);
     if (!v || ir_eval(g, v, err) != 0) {
-        fprintf(stderr, "fusecheck eval: %s\n", err);
+        fprintf(stderr, "fusecheck: eval: %s\n", err);
         ir_values_free(v);
         ir_graph_free(g);
         return CLI_FAILED;

@@ -149,12 +149,12 @@ int cli_cmd_launches(int argc, char **argv)
     for (; rc == CLI_OK && looked < nshims; looked++) {
         shims[looked] = shim_lookup(names[looked], err);
         if (!shims[looked] || kernels_point_of(shims[looked], &points[looked], err)) {
-            fprintf(stderr, "fusecheck launches: %s\n", err);
+            fprintf(stderr, "fusecheck: launches: %s\n", err);
             rc = CLI_USAGE;
         }
     }
     if (rc == CLI_OK && walk_zoo(shims, points, nshims, modes, nmodes, &s, &launches, err)) {
-        fprintf(stderr, "fusecheck launches: %s\n", err);
+        fprintf(stderr, "fusecheck: launches: %s\n", err);
         rc = CLI_FAILED;
     }
     for (int i = 0; i < looked; i++)
@@ -170,7 +170,7 @@ int cli_cmd_launches(int argc, char **argv)
             unhosted += !s.k[i].hosted;
         }
         if (unhosted)
-            fprintf(stderr, "fusecheck launches: %d kinds of launch have a stage the host lane cannot run\n",
+            fprintf(stderr, "fusecheck: launches: %d kinds of launch have a stage the host lane cannot run\n",
                     unhosted);
         rc = unhosted ? CLI_FAILED : CLI_OK;
     }

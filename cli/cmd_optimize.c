@@ -72,13 +72,23 @@ int cli_cmd_rules(int argc, char **argv)
     char err[IR_ERR_LEN];
     struct shim *shim = shim_lookup(shim_name, err);
     if (!shim) {
-        fprintf(stderr, "fusecheck rules: %s\n", err);
+        fprintf(stderr, "fusecheck: rules: %s\n", err);
         return CLI_USAGE;
     }
     if (!guards) {
         rules_steps(shim, print_step, shim);
         printf("%-28s %s (closes the table, before fused_quant)\n", rules_advance()->name,
                ir_class_name(rules_advance()->builds[0]));
+        /* what the chip's hold knob holds that is no step: a kernel fact */
+        for (int i = 0; i < shim->nholdable; i++) {
+            const struct rules_rule *rule = rules_find(shim->holdable[i]);
+            bool chip_rule = false;
+            for (int k = 0; k < shim->nrules; k++)
+                chip_rule = chip_rule || strcmp(shim->rules[k].name, shim->holdable[i]) == 0;
+            if (!rule && !chip_rule)
+                printf("%-28s (a kernel fact the chip can hold: --hold %s, or its hold knob)\n", shim->holdable[i],
+                       shim->holdable[i]);
+        }
     } else {
         int n;
         const struct rules_rule *const *t = rules_table(&n);
@@ -180,30 +190,8 @@ static void collect_step(const char *name, void *ctx)
         s->names[s->n++] = strdup(name);
 }
 
-/* Split the comma-separated holds in text (changed in place) into held; each must be a step the shim's compile runs.
- * False with a message on stderr when one is empty or unknown. */
-static bool hold_names_known(const struct shim *shim, char *text, const char **held, int *nheld)
-{
-    struct step_names steps = {{0}, 0};
-    rules_steps(shim, collect_step, &steps);
-    bool ok = true;
-    for (char *tok = text, *next; tok && ok; tok = next) {
-        next = strchr(tok, ',');
-        if (next)
-            *next++ = '\0';
-        ok = step_index(steps.names, steps.n, tok) >= 0 && *nheld < 256;
-        if (ok)
-            held[(*nheld)++] = tok;
-        else
-            fprintf(stderr, "fusecheck: --hold: %s%s%s is no step under %s (fusecheck rules --shim %s lists them)\n",
-                    tok[0] ? "'" : "an empty name", tok, tok[0] ? "'" : "", shim->name, shim->name);
-    }
-    for (int i = 0; i < steps.n; i++)
-        free(steps.names[i]);
-    return ok;
-}
-
-/* Optimize g under the named shim with the comma-separated holds. 0 on success, else a message on stderr. */
+/* Optimize g under the named shim with the comma-separated holds: each a step the compile runs or what the shim's
+ * hold knob holds. 0 on success, else a message on stderr. */
 static int run_optimizer(const struct ir_graph *g, const char *shim_name, const char *hold, struct rules_optimized *o)
 {
     char err[IR_ERR_LEN];
@@ -212,20 +200,24 @@ static int run_optimizer(const struct ir_graph *g, const char *shim_name, const 
         fprintf(stderr, "fusecheck: %s\n", err);
         return CLI_USAGE;
     }
-    char *copy = strdup(hold ? hold : "");
-    const char *held[256];
-    int nheld = 0;
-    if (hold && !hold_names_known(shim, copy, held, &nheld)) {
-        free(copy);
-        shim_free(shim);
-        return CLI_USAGE;
+    struct cli_holds h = {{0}, 0};
+    int rc = hold && cli_holds_add(&h, hold) ? CLI_USAGE : CLI_OK;
+    for (int i = 0; rc == CLI_OK && i < h.n; i++)
+        if (!cli_holdable(shim, h.names[i])) {
+            fprintf(stderr, "fusecheck: --hold: '%s' is no step under %s, nor anything it holds (fusecheck rules "
+                    "--shim %s lists them)\n", h.names[i], shim->name, shim->name);
+            rc = CLI_USAGE;
+        }
+    if (rc == CLI_OK) {
+        cli_holds_apply(&h, shim);
+        if (rules_optimize(g, shim, (const char *const *)h.names, h.n, o, err)) {
+            fprintf(stderr, "fusecheck: %s\n", err);
+            rc = CLI_FAILED;
+        }
     }
-    int rc = rules_optimize(g, shim, held, nheld, o, err);
-    if (rc)
-        fprintf(stderr, "fusecheck: %s\n", err);
-    free(copy);
+    cli_holds_free(&h);
     shim_free(shim);
-    return rc ? CLI_FAILED : CLI_OK;
+    return rc;
 }
 
 /* Print a report line. */
@@ -288,7 +280,7 @@ static int compare_rewritten(const struct ir_graph *g, const struct rules_optimi
     char err[IR_ERR_LEN];
     struct ir_values *a = ir_values_new(g, seed, err);
     if (!a || ir_eval(g, a, err)) {
-        fprintf(stderr, "fusecheck diff: the lifted graph does not evaluate: %s\n", err);
+        fprintf(stderr, "fusecheck: diff: the lifted graph does not evaluate: %s\n", err);
         ir_values_free(a);
         return CLI_FAILED;
     }
@@ -296,7 +288,7 @@ static int compare_rewritten(const struct ir_graph *g, const struct rules_optimi
     int rc = cli_compare_rewritten(g, a, o->graph, shim, seed, &cmp, err);
     ir_values_free(a);
     if (rc) {
-        fprintf(stderr, "fusecheck diff: the reference could not be made: %s\n", err);
+        fprintf(stderr, "fusecheck: diff: the reference could not be made: %s\n", err);
         return CLI_FAILED;
     }
     for (int i = 0; i < cmp.n; i++)
@@ -364,7 +356,7 @@ int cli_cmd_coverage(int argc, char **argv)
     char err[IR_ERR_LEN];
     struct shim *shim = shim_lookup(shim_name, err);
     if (!shim) {
-        fprintf(stderr, "fusecheck coverage: %s\n", err);
+        fprintf(stderr, "fusecheck: coverage: %s\n", err);
         return CLI_USAGE;
     }
     struct step_names steps = {.n = 0};

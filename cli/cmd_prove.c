@@ -157,7 +157,7 @@ static void log_outcome(struct prove_run *pr, const struct oracle_outcome *o, co
                          oracle_verdict_name(o->verdict), o->reason[0] ? o->reason : NULL, cex, o->ms};
     if (db_begin(pr->db, err) || db_proof(pr->db, &p, err) || db_commit(pr->db, err)) {
         if (!pr->db_failed)
-            fprintf(stderr, "fusecheck prove: %s\n", err);
+            fprintf(stderr, "fusecheck: prove: %s\n", err);
         pr->db_failed = true;
     }
 }
@@ -239,7 +239,7 @@ static int begin_db(struct prove_run *pr, int argc, char **argv)
 {
     char err[DB_ERR_LEN], host[128] = "";
     if (db_open(pr->a->db, &pr->db, err)) {
-        fprintf(stderr, "fusecheck prove: %s\n", err);
+        fprintf(stderr, "fusecheck: prove: %s\n", err);
         return CLI_USAGE;
     }
     gethostname(host, sizeof host - 1);
@@ -249,7 +249,7 @@ static int begin_db(struct prove_run *pr, int argc, char **argv)
     int rc = db_run_begin(pr->db, &info, &pr->run, err);
     free(command);
     if (rc) {
-        fprintf(stderr, "fusecheck prove: %s\n", err);
+        fprintf(stderr, "fusecheck: prove: %s\n", err);
         db_close(pr->db);
         pr->db = NULL;
         return CLI_FAILED;
@@ -378,7 +378,7 @@ int cli_cmd_validate_run(int argc, char **argv)
     char err[IR_ERR_LEN];
     struct shim *shim = shim_lookup(shim_name, err);
     if (!shim) {
-        fprintf(stderr, "fusecheck validate-run: %s\n", err);
+        fprintf(stderr, "fusecheck: validate-run: %s\n", err);
         return CLI_USAGE;
     }
     struct ir_graph *g = cli_load(argv[optind], &lift);
@@ -389,7 +389,7 @@ int cli_cmd_validate_run(int argc, char **argv)
     struct oracle_validation v;
     int rc = oracle_validate_run(g, shim, &opt, on_check, &verbose, &v, err);
     if (rc)
-        fprintf(stderr, "fusecheck validate-run: %s\n", err);
+        fprintf(stderr, "fusecheck: validate-run: %s\n", err);
     else
         printf("validate-run: %d rewrites, %d checked, %d failed, %d unknown, %d without a guard binding; the rewritten "
                "graph %s\n",

@@ -16,29 +16,70 @@
  * unquantized lifted graph. */
 static const char *backend_of(const struct kernels_tol_row *r) { return r->unquantized ? "host:unquantized" : "host"; }
 
-/* Log every row and step of a tolerance run in one transaction. */
+/* The text of one row or step as results.db keeps it: its op and tensor columns. */
+static void row_names(const struct kernels_tol_row *r, char op[96], char tensor[IR_MAX_NAME + 32])
+{
+    snprintf(op, 96, "%d %s", (int)r->launch, r->kernel);
+    if (r->step)
+        snprintf(tensor, IR_MAX_NAME + 32, "%s @step %d", r->tensor, (int)r->step);
+    else
+        snprintf(tensor, IR_MAX_NAME + 32, "%s", r->tensor);
+}
+
+/* A figure as results.db stores it: a value past any bound (an infinity, a NaN) as 1e308. */
+static double stored(double v) { return isfinite(v) ? v : 1e308; }
+
+/* The sha256 naming a tolerance run's results: of one line per row and per step, every stored column in order,
+ * numbers exactly (hexadecimal floating point). Equal results name the same set, so results.db keeps them once. */
+static void tolerance_digest(const struct kernels_tol_result *res, char hex[65])
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        abort();
+    for (int32_t i = 0; i < res->nrows; i++) {
+        const struct kernels_tol_row *r = &res->rows[i];
+        char op[96], tensor[IR_MAX_NAME + 32];
+        row_names(r, op, tensor);
+        fprintf(f, "row %s|%s|%s|%lld|%a|%a|%a|%a|%d|%a|%lld|%a|%a\n", backend_of(r), op, tensor,
+                (long long)r->elements, r->max_abs, r->max_rel, r->nmse, stored(r->bound), (int)r->pass,
+                stored(r->ratio), (long long)r->worst, r->lane, r->ref);
+    }
+    for (int32_t i = 0; i < res->nsteps; i++) {
+        const struct kernels_tol_step *s = &res->steps[i];
+        fprintf(f, "step host|%lld|%s|%lld|%a|%a|%lld|%a\n", (long long)s->step, s->tensor, (long long)s->rows,
+                s->nmse, s->kl, (long long)s->top1_agree, s->max_abs);
+    }
+    if (fclose(f) != 0 || !text)
+        abort();
+    cli_sha256_hex(text, len, hex);
+    free(text);
+}
+
+/* Log a tolerance run in one transaction: which results it found, and every row and step of them when results.db
+ * holds none like them. */
 static int log_tolerance(struct db *db, int64_t run, int64_t graph, int64_t shim, const struct kernels_tol_result *res,
                          char err[DB_ERR_LEN])
 {
+    char digest[65];
+    tolerance_digest(res, digest);
+    int64_t set;
+    bool fresh = false;
     if (db_begin(db, err))
         return 1;
-    int rc = 0;
-    for (int32_t i = 0; !rc && i < res->nrows; i++) {
+    int rc = db_tolerance_set(db, run, graph, shim, digest, &set, &fresh, err);
+    for (int32_t i = 0; !rc && fresh && i < res->nrows; i++) {
         const struct kernels_tol_row *r = &res->rows[i];
         char op[96], tensor[IR_MAX_NAME + 32];
-        snprintf(op, sizeof op, "%d %s", (int)r->launch, r->kernel);
-        if (r->step)
-            snprintf(tensor, sizeof tensor, "%s @step %d", r->tensor, (int)r->step);
-        else
-            snprintf(tensor, sizeof tensor, "%s", r->tensor);
-        struct db_tolerance t = {run, graph, shim, backend_of(r), op, tensor, r->elements, r->max_abs, r->max_rel,
-                                 r->nmse, isfinite(r->bound) ? r->bound : 1e308, r->pass,
-                                 isfinite(r->ratio) ? r->ratio : 1e308, r->worst, r->lane, r->ref};
+        row_names(r, op, tensor);
+        struct db_tolerance t = {set, i, backend_of(r), op, tensor, r->elements, r->max_abs, r->max_rel, r->nmse,
+                                 stored(r->bound), r->pass, stored(r->ratio), r->worst, r->lane, r->ref};
         rc = db_tolerance(db, &t, err);
     }
-    for (int32_t i = 0; !rc && i < res->nsteps; i++) {
+    for (int32_t i = 0; !rc && fresh && i < res->nsteps; i++) {
         const struct kernels_tol_step *s = &res->steps[i];
-        struct db_tolerance_step t = {run, graph, shim, "host", s->tensor, s->step, s->rows, s->top1_agree,
+        struct db_tolerance_step t = {set, i, "host", s->tensor, s->step, s->rows, s->top1_agree,
                                       s->nmse, s->kl, s->max_abs};
         rc = db_tolerance_step(db, &t, err);
     }
@@ -244,7 +285,7 @@ int cli_cmd_tolerance(int argc, char **argv)
     }
     struct rules_optimized o;
     if (rules_optimize(g, shim, NULL, 0, &o, err)) {
-        fprintf(stderr, "fusecheck tolerance: %s\n", err);
+        fprintf(stderr, "fusecheck: tolerance: %s\n", err);
         ir_graph_free(g);
         shim_free(shim);
         return CLI_FAILED;
@@ -253,14 +294,14 @@ int cli_cmd_tolerance(int argc, char **argv)
     struct cli_tol_totals t = {0};
     rc = CLI_OK;
     if (a.db && open_log(&a, g, shim, argc, argv, &to, err)) {
-        fprintf(stderr, "fusecheck tolerance: %s: %s\n", a.db, err);
+        fprintf(stderr, "fusecheck: tolerance: %s: %s\n", a.db, err);
         rc = CLI_USAGE;
     }
     if (rc == CLI_OK) {
         printf("step launch kernel                     reference        tensor                             elements "
                "   max abs    max rel       NMSE err/bnd\n");
         if (cli_tolerance_graph(g, o.graph, shim, &to, &t, err)) {
-            fprintf(stderr, "fusecheck tolerance: %s\n", err);
+            fprintf(stderr, "fusecheck: tolerance: %s\n", err);
             rc = CLI_FAILED;
         } else {
             printf("tolerance: %lld launches, %lld comparisons, %lld outside their bound; worst error/bound %.3g; "
@@ -273,7 +314,7 @@ int cli_cmd_tolerance(int argc, char **argv)
     if (to.db && to.run) {
         char dberr[DB_ERR_LEN];
         if (db_run_end(to.db, to.run, rc == CLI_OK ? "complete" : "failed", dberr))
-            fprintf(stderr, "fusecheck tolerance: %s: %s\n", a.db, dberr);
+            fprintf(stderr, "fusecheck: tolerance: %s: %s\n", a.db, dberr);
     }
     db_close(to.db);
     rules_optimized_free(&o);

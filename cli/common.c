@@ -1,6 +1,7 @@
 /* cli/common.c — loading graphs from files or the zoo, writing outputs whole, usage errors, digests. */
 #define _XOPEN_SOURCE 700 /* realpath: a symbolic link written through names its target */
 #include "cli.h"
+#include "rules/rules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -190,7 +191,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "fusecheck %s: ", cmd);
+    fprintf(stderr, "fusecheck: %s: ", cmd);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, " (fusecheck help %s)\n", cmd);
@@ -220,4 +221,64 @@ void cli_git_revision(char *out, size_t cap)
     if (fgets(out, (int)cap, p))
         out[strcspn(out, "\n")] = '\0';
     pclose(p);
+}
+
+int cli_holds_add(struct cli_holds *h, const char *text)
+{
+    const char *at = text;
+    for (;;) {
+        size_t len = strcspn(at, ",");
+        if (len == 0) {
+            fprintf(stderr, "fusecheck: --hold: an empty rule name in '%s'\n", text);
+            return 1;
+        }
+        bool seen = false;
+        for (int i = 0; i < h->n && !seen; i++)
+            seen = strlen(h->names[i]) == len && strncmp(h->names[i], at, len) == 0;
+        if (!seen && h->n == CLI_MAX_HOLDS) {
+            fprintf(stderr, "fusecheck: --hold: more than %d rules\n", CLI_MAX_HOLDS);
+            return 1;
+        }
+        if (!seen) {
+            h->names[h->n] = strndup(at, len);
+            if (!h->names[h->n++])
+                abort();
+        }
+        if (!at[len])
+            return 0;
+        at += len + 1;
+    }
+}
+
+/* Whether a step's name is the one sought (rules_steps' callback). */
+struct step_seek {
+    const char *name;
+    bool found;
+};
+static void seek_step(const char *name, void *ctx)
+{
+    struct step_seek *s = ctx;
+    s->found = s->found || strcmp(s->name, name) == 0;
+}
+
+bool cli_holdable(const struct shim *shim, const char *name)
+{
+    struct step_seek s = {name, false};
+    rules_steps(shim, seek_step, &s);
+    for (int i = 0; i < shim->nholdable && !s.found; i++)
+        s.found = strcmp(shim->holdable[i], name) == 0;
+    return s.found;
+}
+
+void cli_holds_apply(const struct cli_holds *h, struct shim *shim)
+{
+    for (int i = 0; shim->hold && i < h->n; i++)
+        shim->hold(shim, h->names[i]);
+}
+
+void cli_holds_free(struct cli_holds *h)
+{
+    for (int i = 0; i < h->n; i++)
+        free(h->names[i]);
+    h->n = 0;
 }

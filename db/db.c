@@ -15,25 +15,31 @@
 #define DB_STATEMENTS(X) \
     X(RUN_BEGIN, "INSERT INTO runs (kind, started, status, git_rev, host, version, command) " \
                  "VALUES (?, ?, 'incomplete', ?, ?, ?, ?)") \
-    X(RUN_END, "UPDATE runs SET ended = ?, status = ? WHERE id = ?") \
+    X(RUN_END, "UPDATE runs SET ended = ?, status = ? WHERE id = ? AND status = 'incomplete'") \
+    X(RUN_STATUS, "SELECT status FROM runs WHERE id = ?") \
     X(GRAPH_GET, "SELECT id FROM graphs WHERE name = ? AND mode IS ? AND sha256 = ?") \
     X(GRAPH_PUT, "INSERT INTO graphs (name, family, mode, ops, sha256) VALUES (?, ?, ?, ?, ?)") \
     X(SHIM_GET, "SELECT id FROM shims WHERE name = ?") \
     X(SHIM_PUT, "INSERT INTO shims (name, knobs) VALUES (?, ?)") \
     X(STEP_PUT, "INSERT OR REPLACE INTO steps (run_id, seq, name) VALUES (?, ?, ?)") \
-    X(REPORT_PUT, "INSERT INTO reports (run_id, graph_id, shim_id, digest, fired, refused, held, optimize_ms, " \
-                  "rewritten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)") \
-    X(DECISION_PUT, "INSERT INTO decisions (report_id, seq, rule, class, covers, outcome, reason) " \
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)") \
-    X(DECISIONS_PUT, "INSERT INTO decisions (report_id, seq, rule, class, covers, outcome, reason) VALUES " \
-                     ROWS16("(?, ?, ?, ?, ?, ?, ?)")) \
+    X(SET_GET, "SELECT id FROM decision_sets WHERE digest = ?") \
+    X(SET_PUT, "INSERT INTO decision_sets (digest, fired, refused, held) VALUES (?, ?, ?, ?)") \
+    X(REPORT_PUT, "INSERT INTO reports (run_id, graph_id, shim_id, set_id, optimize_ms, rewritten) " \
+                  "VALUES (?, ?, ?, ?, ?, ?)") \
+    X(DECISION_PUT, "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line) " \
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)") \
+    X(DECISIONS_PUT, "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line) VALUES " \
+                     ROWS16("(?, ?, ?, ?, ?, ?, ?, ?)")) \
     X(DIFF_PUT, "INSERT INTO diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, " \
                 "rewritten, kind, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
-    X(TOLERANCE_PUT, "INSERT INTO tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, " \
-                     "max_rel, nmse, bound, pass, ratio, worst, lane, reference) " \
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
-    X(TOLERANCE_STEP_PUT, "INSERT INTO tolerance_steps (run_id, graph_id, shim_id, backend, step, tensor, rows, " \
-                          "nmse, kl, top1_agree, max_abs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+    X(TSET_GET, "SELECT id FROM tolerance_sets WHERE digest = ?") \
+    X(TSET_PUT, "INSERT INTO tolerance_sets (digest) VALUES (?)") \
+    X(RUN_TOLERANCE_PUT, "INSERT INTO run_tolerances (run_id, graph_id, shim_id, set_id) VALUES (?, ?, ?, ?)") \
+    X(TOLERANCE_PUT, "INSERT INTO set_tolerances (set_id, seq, backend, op, tensor, elements, max_abs, max_rel, " \
+                     "nmse, bound, pass, ratio, worst, lane, reference) " \
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+    X(TOLERANCE_STEP_PUT, "INSERT INTO set_tolerance_steps (set_id, seq, backend, step, tensor, rows, nmse, kl, " \
+                          "top1_agree, max_abs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(PROOF_PUT, "INSERT INTO proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample) " \
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)") \
     X(FUZZ_STAT_PUT, "INSERT INTO fuzz_stats (run_id, harness, executions, seconds, corpus, coverage) " \
@@ -49,6 +55,8 @@
     X(RUN_EXISTS, "SELECT 1 FROM runs WHERE id = ?") \
     X(RUNS_COMMON, "SELECT count(*) FROM reports x JOIN reports y ON y.graph_id = x.graph_id " \
                    "AND y.shim_id = x.shim_id WHERE x.run_id = ? AND y.run_id = ?") \
+    X(GRAPH_CHANGES, "SELECT graph, mode, ops_before, ops_after, sha256_before, sha256_after FROM graph_changes " \
+                     "WHERE run_before = ? AND run_after = ? ORDER BY graph, mode, sha256_before, sha256_after") \
     X(CHANGES, "SELECT graph, mode, shim, rule, class, covers, outcome_before, outcome_after FROM decision_changes " \
                "WHERE run_before = ? AND run_after = ? ORDER BY graph, mode, shim, rule, covers")
 
@@ -75,6 +83,8 @@ struct db {
     sqlite3_stmt *stmt[DB_STMT_COUNT];
     bool readonly;
 };
+
+static void sql_decision_line(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 /* Write SQLite's message for the connection, prefixed by what was being done. */
 static int fail(struct db *db, const char *what, char err[DB_ERR_LEN])
@@ -174,7 +184,9 @@ static int open_with(const char *path, int flags, bool readonly, struct db **out
         db_close(db);
         return 1;
     }
-    bool bad = exec(db, "PRAGMA foreign_keys = ON", what, err);
+    bool bad = exec(db, "PRAGMA foreign_keys = ON", what, err) ||
+               sqlite3_create_function(db->conn, "fusecheck_decision_line", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                       NULL, sql_decision_line, NULL, NULL) != SQLITE_OK;
     if (!bad && !readonly)
         bad = exec(db, "PRAGMA journal_mode = WAL", what, err) || exec(db, "PRAGMA synchronous = NORMAL", what, err) ||
               migrate(db, err);
@@ -193,18 +205,41 @@ static int open_with(const char *path, int flags, bool readonly, struct db **out
     return 0;
 }
 
+/* Refuse a directory given as a results file, with its name: SQLite would say only "disk I/O error". */
+static int not_a_directory(const char *path, char err[DB_ERR_LEN])
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, DB_ERR_LEN, "%.250s: is a directory, not a results file", path);
+        return 1;
+    }
+    return 0;
+}
+
 int db_open(const char *path, struct db **out, char err[DB_ERR_LEN])
 {
+    *out = NULL;
+    if (not_a_directory(path, err))
+        return 1;
     return open_with(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, false, out, err);
 }
 
 int db_open_readonly(const char *path, struct db **out, char err[DB_ERR_LEN])
 {
+    *out = NULL;
     if (access(path, F_OK) != 0) {
         snprintf(err, DB_ERR_LEN, "%.250s: no such file", path);
         return 1;
     }
-    return open_with(path, SQLITE_OPEN_READONLY, true, out, err);
+    if (not_a_directory(path, err) || open_with(path, SQLITE_OPEN_READONLY, true, out, err))
+        return 1;
+    if (db_schema_version(*out) < 1) { /* an empty file, or another program's database */
+        snprintf(err, DB_ERR_LEN, "%.250s: holds no fusecheck results (no schema version)", path);
+        db_close(*out);
+        *out = NULL;
+        return 1;
+    }
+    return 0;
 }
 
 void db_close(struct db *db)
@@ -311,6 +346,11 @@ int db_run_end(struct db *db, int64_t run, const char *status, char err[DB_ERR_L
         db_rollback(db);
         return 1;
     }
+    if (sqlite3_changes(db->conn) != 1) {
+        snprintf(err, DB_ERR_LEN, "run %lld is not in progress: it ended already, or there is none", (long long)run);
+        db_rollback(db);
+        return 1;
+    }
     return db_commit(db, err);
 }
 
@@ -367,35 +407,111 @@ int db_step(struct db *db, int64_t run, int seq, const char *name, char err[DB_E
     return done(db, st, "recording a step", err);
 }
 
-int db_report(struct db *db, const struct db_report *r, int64_t *id, char err[DB_ERR_LEN])
+/* The id of the set named digest through the lookup statement `get`, made through `put` (digest bound first, then
+ * what bind_rest adds) when new; *fresh says which. 0, or 1 with err. */
+static int content_set(struct db *db, enum db_stmt get, enum db_stmt put, const char *digest,
+                       void (*bind_rest)(sqlite3_stmt *st, const void *ctx), const void *ctx, int64_t *set,
+                       bool *fresh, char err[DB_ERR_LEN])
 {
+    sqlite3_stmt *st = use(db, get);
+    bind_text(st, 1, digest);
+    *fresh = false;
+    if ((*set = lookup_id(st)) != 0)
+        return 0;
+    st = use(db, put);
+    bind_text(st, 1, digest);
+    if (bind_rest)
+        bind_rest(st, ctx);
+    if (done(db, st, "recording a set of results", err))
+        return 1;
+    *set = sqlite3_last_insert_rowid(db->conn);
+    *fresh = true;
+    return 0;
+}
+
+/* Bind a decision set's counts after its digest. */
+static void bind_counts(sqlite3_stmt *st, const void *ctx)
+{
+    const struct db_report *r = ctx;
+    sqlite3_bind_int64(st, 2, r->fired);
+    sqlite3_bind_int64(st, 3, r->refused);
+    sqlite3_bind_int64(st, 4, r->held);
+}
+
+int db_report(struct db *db, const struct db_report *r, int64_t *set, bool *fresh, char err[DB_ERR_LEN])
+{
+    if (!r->digest || !*r->digest) {
+        snprintf(err, DB_ERR_LEN, "recording a report: no digest names its decisions");
+        return 1;
+    }
+    if (content_set(db, DB_STMT_SET_GET, DB_STMT_SET_PUT, r->digest, bind_counts, r, set, fresh, err))
+        return 1;
     sqlite3_stmt *st = use(db, DB_STMT_REPORT_PUT);
     sqlite3_bind_int64(st, 1, r->run);
     sqlite3_bind_int64(st, 2, r->graph);
     sqlite3_bind_int64(st, 3, r->shim);
-    bind_text(st, 4, r->digest);
-    sqlite3_bind_int64(st, 5, r->fired);
-    sqlite3_bind_int64(st, 6, r->refused);
-    sqlite3_bind_int64(st, 7, r->held);
-    sqlite3_bind_double(st, 8, r->optimize_ms);
-    bind_text(st, 9, r->rewritten);
-    if (done(db, st, "recording a report", err))
+    sqlite3_bind_int64(st, 4, *set);
+    sqlite3_bind_double(st, 5, r->optimize_ms);
+    bind_text(st, 6, r->rewritten);
+    return done(db, st, "recording a report", err);
+}
+
+int db_tolerance_set(struct db *db, int64_t run, int64_t graph, int64_t shim, const char *digest, int64_t *set,
+                     bool *fresh, char err[DB_ERR_LEN])
+{
+    if (!digest || !*digest) {
+        snprintf(err, DB_ERR_LEN, "recording tolerance results: no digest names them");
         return 1;
-    *id = sqlite3_last_insert_rowid(db->conn);
-    return 0;
+    }
+    if (content_set(db, DB_STMT_TSET_GET, DB_STMT_TSET_PUT, digest, NULL, NULL, set, fresh, err))
+        return 1;
+    sqlite3_stmt *st = use(db, DB_STMT_RUN_TOLERANCE_PUT);
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, graph);
+    sqlite3_bind_int64(st, 3, shim);
+    sqlite3_bind_int64(st, 4, *set);
+    return done(db, st, "recording a tolerance run", err);
 }
 
 
-/* Bind one decision's seven values at parameter `base` + 1 onwards. */
+/* Add the text s and a separator (NULL: a byte no text has) to a 64-bit FNV-1a hash. */
+static uint64_t hash_text(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+    return (h ^ (s ? 0x00u : 0xffu)) * 0x100000001b3u;
+}
+
+/* A decision's line hash: of its rule, class, covers, outcome and reason (NULL apart from empty). */
+static int64_t decision_line(const char *rule, const char *cls, const char *covers, const char *outcome,
+                             const char *reason)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    h = hash_text(hash_text(hash_text(hash_text(hash_text(h, rule), cls), covers), outcome), reason);
+    return (int64_t)(h >> 1); /* non-negative: the same integer in every SQLite build */
+}
+
+/* decision_line as an SQL function, for the migration that adds the column. */
+static void sql_decision_line(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *t[5];
+    for (int i = 0; i < 5; i++)
+        t[i] = (const char *)sqlite3_value_text(argv[i]);
+    sqlite3_result_int64(ctx, decision_line(t[0], t[1], t[2], t[3], t[4]));
+}
+
+/* Bind one decision's eight values (its line hash last) at parameter `base` + 1 onwards. */
 static void bind_decision(sqlite3_stmt *st, int base, const struct db_decision *d)
 {
-    sqlite3_bind_int64(st, base + 1, d->report);
+    sqlite3_bind_int64(st, base + 1, d->set);
     sqlite3_bind_int64(st, base + 2, d->seq);
     bind_text(st, base + 3, d->rule);
     bind_text(st, base + 4, d->cls);
     bind_text(st, base + 5, d->covers);
     bind_text(st, base + 6, d->outcome);
     bind_text(st, base + 7, d->reason);
+    sqlite3_bind_int64(st, base + 8, decision_line(d->rule, d->cls, d->covers, d->outcome, d->reason));
 }
 
 int db_decision(struct db *db, const struct db_decision *d, char err[DB_ERR_LEN])
@@ -411,7 +527,7 @@ int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err
     for (; i + DB_DECISION_BATCH <= n; i += DB_DECISION_BATCH) {
         sqlite3_stmt *st = use(db, DB_STMT_DECISIONS_PUT);
         for (int k = 0; k < DB_DECISION_BATCH; k++)
-            bind_decision(st, 7 * k, &d[i + k]);
+            bind_decision(st, 8 * k, &d[i + k]);
         if (done(db, st, "recording decisions", err))
             return 1;
     }
@@ -457,39 +573,37 @@ int db_diff(struct db *db, const struct db_diff *d, char err[DB_ERR_LEN])
 int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_TOLERANCE_PUT);
-    sqlite3_bind_int64(st, 1, t->run);
-    sqlite3_bind_int64(st, 2, t->graph);
-    sqlite3_bind_int64(st, 3, t->shim);
-    bind_text(st, 4, t->backend);
-    bind_text(st, 5, t->op);
-    bind_text(st, 6, t->tensor);
-    sqlite3_bind_int64(st, 7, t->elements);
-    sqlite3_bind_double(st, 8, t->max_abs);
-    sqlite3_bind_double(st, 9, t->max_rel);
-    sqlite3_bind_double(st, 10, t->nmse);
-    sqlite3_bind_double(st, 11, t->bound);
-    sqlite3_bind_int(st, 12, t->pass);
-    sqlite3_bind_double(st, 13, t->ratio);
-    sqlite3_bind_int64(st, 14, t->worst);
-    sqlite3_bind_double(st, 15, t->lane);
-    sqlite3_bind_double(st, 16, t->reference);
+    sqlite3_bind_int64(st, 1, t->set);
+    sqlite3_bind_int64(st, 2, t->seq);
+    bind_text(st, 3, t->backend);
+    bind_text(st, 4, t->op);
+    bind_text(st, 5, t->tensor);
+    sqlite3_bind_int64(st, 6, t->elements);
+    sqlite3_bind_double(st, 7, t->max_abs);
+    sqlite3_bind_double(st, 8, t->max_rel);
+    sqlite3_bind_double(st, 9, t->nmse);
+    sqlite3_bind_double(st, 10, t->bound);
+    sqlite3_bind_int(st, 11, t->pass);
+    sqlite3_bind_double(st, 12, t->ratio);
+    sqlite3_bind_int64(st, 13, t->worst);
+    sqlite3_bind_double(st, 14, t->lane);
+    sqlite3_bind_double(st, 15, t->reference);
     return done(db, st, "recording a tolerance result", err);
 }
 
 int db_tolerance_step(struct db *db, const struct db_tolerance_step *t, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_TOLERANCE_STEP_PUT);
-    sqlite3_bind_int64(st, 1, t->run);
-    sqlite3_bind_int64(st, 2, t->graph);
-    sqlite3_bind_int64(st, 3, t->shim);
-    bind_text(st, 4, t->backend);
-    sqlite3_bind_int64(st, 5, t->step);
-    bind_text(st, 6, t->tensor);
-    sqlite3_bind_int64(st, 7, t->rows);
-    sqlite3_bind_double(st, 8, t->nmse);
-    sqlite3_bind_double(st, 9, t->kl);
-    sqlite3_bind_int64(st, 10, t->top1_agree);
-    sqlite3_bind_double(st, 11, t->max_abs);
+    sqlite3_bind_int64(st, 1, t->set);
+    sqlite3_bind_int64(st, 2, t->seq);
+    bind_text(st, 3, t->backend);
+    sqlite3_bind_int64(st, 4, t->step);
+    bind_text(st, 5, t->tensor);
+    sqlite3_bind_int64(st, 6, t->rows);
+    sqlite3_bind_double(st, 7, t->nmse);
+    sqlite3_bind_double(st, 8, t->kl);
+    sqlite3_bind_int64(st, 9, t->top1_agree);
+    sqlite3_bind_double(st, 10, t->max_abs);
     return done(db, st, "recording a tolerance step", err);
 }
 
@@ -581,6 +695,16 @@ int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(db, "looking up a run", err);
 }
 
+int db_run_status(struct db *db, int64_t run, char status[16], char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_RUN_STATUS);
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    snprintf(status, 16, "%s", rc == SQLITE_ROW && col_text(st, 0) ? col_text(st, 0) : "");
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(db, "looking up a run", err);
+}
+
 int db_runs_common(struct db *db, int64_t a, int64_t b, int64_t *n, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_RUNS_COMMON);
@@ -605,6 +729,19 @@ int db_decision_changes(struct db *db, int64_t a, int64_t b, db_change_fn fn, vo
     return rc == SQLITE_DONE ? 0 : fail(db, "comparing runs", err);
 }
 
+int db_graph_changes(struct db *db, int64_t a, int64_t b, db_graph_change_fn fn, void *ctx, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_GRAPH_CHANGES);
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        fn(col_text(st, 0), col_text(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+           col_text(st, 4), col_text(st, 5), ctx);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : fail(db, "comparing two runs' graphs", err);
+}
+
 /* ── Merge ───────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Copy every run of the attached file `src` (named `label` in origins) into the main file, ids remapped through
@@ -613,8 +750,9 @@ static const char merge_sql[] =
     "CREATE TEMP TABLE IF NOT EXISTS map_run (old INTEGER PRIMARY KEY, new INTEGER);"
     "CREATE TEMP TABLE IF NOT EXISTS map_graph (old INTEGER PRIMARY KEY, new INTEGER);"
     "CREATE TEMP TABLE IF NOT EXISTS map_shim (old INTEGER PRIMARY KEY, new INTEGER);"
-    "CREATE TEMP TABLE IF NOT EXISTS map_report (old INTEGER PRIMARY KEY, new INTEGER);"
-    "DELETE FROM map_run; DELETE FROM map_graph; DELETE FROM map_shim; DELETE FROM map_report;"
+    "CREATE TEMP TABLE IF NOT EXISTS map_set (old INTEGER PRIMARY KEY, new INTEGER);"
+    "CREATE TEMP TABLE IF NOT EXISTS map_tset (old INTEGER PRIMARY KEY, new INTEGER);"
+    "DELETE FROM map_run; DELETE FROM map_graph; DELETE FROM map_shim; DELETE FROM map_set; DELETE FROM map_tset;"
     "INSERT OR IGNORE INTO main.graphs (name, family, mode, ops, sha256)"
     "  SELECT name, family, mode, ops, sha256 FROM src.graphs;"
     "INSERT INTO map_graph SELECT s.id, m.id FROM src.graphs s JOIN main.graphs m"
@@ -671,10 +809,24 @@ static int merge_runs(struct db *out, const char *label, struct db_merge_result 
     return rc ? fail(out, "merging runs", err) : 0;
 }
 
-/* The rest of a source's rows, remapped. Reports are copied one at a time to learn their new ids. */
+/* The rest of a source's rows, remapped (the source is at this build's schema version: merge_one brings an older one
+ * forward first). */
 static const char merge_rows_sql[] =
     "INSERT INTO main.steps (run_id, seq, name) SELECT r.new, s.seq, s.name FROM src.steps s"
     "  JOIN map_run r ON r.old = s.run_id;"
+    "INSERT INTO main.reports (run_id, graph_id, shim_id, set_id, optimize_ms, rewritten)"
+    "  SELECT r.new, g.new, sh.new, m.new, p.optimize_ms, p.rewritten FROM src.reports p"
+    "  JOIN map_run r ON r.old = p.run_id JOIN map_graph g ON g.old = p.graph_id JOIN map_shim sh ON sh.old = p.shim_id"
+    "  JOIN map_set m ON m.old = p.set_id ORDER BY p.id;"
+    "INSERT INTO main.run_tolerances (run_id, graph_id, shim_id, set_id)"
+    "  SELECT r.new, g.new, sh.new, m.new FROM src.run_tolerances t"
+    "  JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id JOIN map_shim sh ON sh.old = t.shim_id"
+    "  JOIN map_tset m ON m.old = t.set_id ORDER BY t.id;"
+    "INSERT INTO main.diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, rewritten,"
+    "  kind, reason)"
+    "  SELECT r.new, g.new, sh.new, d.identical, d.compared, d.tensor, d.first_index, d.lifted, d.rewritten, d.kind,"
+    "  d.reason FROM src.diffs d JOIN map_run r ON r.old = d.run_id JOIN map_graph g ON g.old = d.graph_id"
+    "  JOIN map_shim sh ON sh.old = d.shim_id ORDER BY d.id;"
     "INSERT INTO main.proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample)"
     "  SELECT r.new, p.rule, p.obligation, p.bound, p.verdict, p.reason, p.ms, p.counterexample"
     "  FROM src.proofs p JOIN map_run r ON r.old = p.run_id ORDER BY p.id;"
@@ -685,193 +837,150 @@ static const char merge_rows_sql[] =
     "  SELECT f.harness, f.signature, f.input_sha256, a.new, b.new, f.count FROM src.fuzz_findings f"
     "  JOIN map_run a ON a.old = f.first_run JOIN map_run b ON b.old = f.last_run WHERE true"
     "  ON CONFLICT (harness, signature) DO UPDATE SET count = count + excluded.count,"
-    "  first_run = min(first_run, excluded.first_run), last_run = max(last_run, excluded.last_run);";
-
-/* Whether the attached source's table has the column (a file from before the schema version that added it has
- * not). */
-static bool src_has_column(struct db *out, const char *table, const char *column)
-{
-    sqlite3_stmt *q;
-    char sql[160]; /* the names are this file's own constants */
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM pragma_table_info('%s', 'src') WHERE name = '%s'", table, column);
-    if (sqlite3_prepare_v2(out->conn, sql, -1, &q, NULL) != SQLITE_OK)
-        return false;
-    bool has = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
-    sqlite3_finalize(q);
-    return has;
-}
-
-/* A source's diff rows: from a file before version 3 (each a comparison of values, without a reason), or after. */
-static const char merge_diffs_v2_sql[] =
-    "INSERT INTO main.diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, rewritten)"
-    "  SELECT r.new, g.new, sh.new, d.identical, d.compared, d.tensor, d.first_index, d.lifted, d.rewritten"
-    "  FROM src.diffs d JOIN map_run r ON r.old = d.run_id JOIN map_graph g ON g.old = d.graph_id"
-    "  JOIN map_shim sh ON sh.old = d.shim_id ORDER BY d.id;";
-static const char merge_diffs_v3_sql[] =
-    "INSERT INTO main.diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, rewritten,"
-    "  kind, reason)"
-    "  SELECT r.new, g.new, sh.new, d.identical, d.compared, d.tensor, d.first_index, d.lifted, d.rewritten, d.kind,"
-    "  d.reason FROM src.diffs d JOIN map_run r ON r.old = d.run_id JOIN map_graph g ON g.old = d.graph_id"
-    "  JOIN map_shim sh ON sh.old = d.shim_id ORDER BY d.id;";
-
-/* Copy the source's diff rows, with their kinds and reasons when it has them (version 3). */
-static int merge_diffs(struct db *out, char err[DB_ERR_LEN])
-{
-    bool v3 = src_has_column(out, "diffs", "kind");
-    if (sqlite3_exec(out->conn, v3 ? merge_diffs_v3_sql : merge_diffs_v2_sql, NULL, NULL, NULL) != SQLITE_OK)
-        return fail(out, "merging diffs", err);
-    return 0;
-}
-
-/* A source's tolerance rows: from a version-1 file (without their worst elements), or from a version-2 one. */
-static const char merge_tolerances_v1_sql[] =
-    "INSERT INTO main.tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, max_rel, nmse,"
-    "  bound, pass)"
-    "  SELECT r.new, g.new, sh.new, t.backend, t.op, t.tensor, t.elements, t.max_abs, t.max_rel, t.nmse, t.bound,"
-    "  t.pass FROM src.tolerances t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
-    "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;";
-static const char merge_tolerances_v2_sql[] =
-    "INSERT INTO main.tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, max_rel, nmse,"
-    "  bound, pass, ratio, worst, lane, reference)"
-    "  SELECT r.new, g.new, sh.new, t.backend, t.op, t.tensor, t.elements, t.max_abs, t.max_rel, t.nmse, t.bound,"
-    "  t.pass, t.ratio, t.worst, t.lane, t.reference"
-    "  FROM src.tolerances t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
-    "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;";
-
-/* The end-to-end tolerance steps of a source that has them (a file from before schema version 2 has none). */
-static const char merge_steps_sql[] =
-    "INSERT INTO main.tolerance_steps (run_id, graph_id, shim_id, backend, step, tensor, rows, nmse, kl, top1_agree,"
-    "  max_abs)"
-    "  SELECT r.new, g.new, sh.new, t.backend, t.step, t.tensor, t.rows, t.nmse, t.kl, t.top1_agree, t.max_abs"
-    "  FROM src.tolerance_steps t JOIN map_run r ON r.old = t.run_id JOIN map_graph g ON g.old = t.graph_id"
-    "  JOIN map_shim sh ON sh.old = t.shim_id ORDER BY t.id;";
-
-/* The code mutants of a source that has them (a file from before schema version 3 has none). */
-static const char merge_code_mutants_sql[] =
+    "  first_run = min(first_run, excluded.first_run), last_run = max(last_run, excluded.last_run);"
     "INSERT INTO main.code_mutants (run_id, mutant, file, line, operator, original, mutated, outcome, killed_by,"
     "  seconds)"
     "  SELECT r.new, c.mutant, c.file, c.line, c.operator, c.original, c.mutated, c.outcome, c.killed_by, c.seconds"
-    "  FROM src.code_mutants c JOIN map_run r ON r.old = c.run_id ORDER BY c.id;";
-
-/* Whether the attached source has the table `name`: 1 yes, 0 no, -1 on error (in err). */
-static int src_has(struct db *out, const char *name, char err[DB_ERR_LEN])
-{
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM src.sqlite_master WHERE type = 'table' AND name = ?", -1,
-                           &q, NULL) != SQLITE_OK) {
-        fail(out, "reading a merged file's tables", err);
-        return -1;
-    }
-    bind_text(q, 1, name);
-    int has = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
-    sqlite3_finalize(q);
-    return has;
-}
-
-/* Copy the source's tolerance rows, and its tolerance steps when it has them (version 2). */
-static int merge_tolerances(struct db *out, const char *input, char err[DB_ERR_LEN])
-{
-    int v2 = src_has(out, "tolerance_steps", err);
-    if (v2 < 0)
-        return 1;
-    if (!v2)
-        return exec(out, merge_tolerances_v1_sql, input, err);
-    return exec(out, merge_tolerances_v2_sql, input, err) || exec(out, merge_steps_sql, input, err);
-}
-
-/* Copy the source's code mutants when it has them (version 3). */
-/* A source's failure rows (a file from before version 3 has none). */
-static const char merge_failures_sql[] =
+    "  FROM src.code_mutants c JOIN map_run r ON r.old = c.run_id ORDER BY c.id;"
     "INSERT INTO main.failures (run_id, graph, mode, shim, stage, reason)"
     "  SELECT r.new, f.graph, f.mode, f.shim, f.stage, f.reason FROM src.failures f"
     "  JOIN map_run r ON r.old = f.run_id ORDER BY f.id;";
 
-/* Copy the source's failures when it has them. */
-static int merge_failures(struct db *out, const char *input, char err[DB_ERR_LEN])
+/* How one kind of content-stored set is merged: the source's sets the merged runs use (id, digest, then `extra`
+ * more columns), the output's set of a digest, a new set (digest and the extra columns), the map of ids, and the
+ * statements copying a new set's rows (bound: new id, old id). */
+struct merge_set_kind {
+    const char *what, *select, *find, *insert, *map;
+    int extra;
+    const char *rows[2];
+};
+
+static const struct merge_set_kind merge_set_kinds[] = {
+    {"merging decision sets",
+     "SELECT id, digest, fired, refused, held FROM src.decision_sets WHERE id IN"
+     " (SELECT p.set_id FROM src.reports p JOIN map_run r ON r.old = p.run_id) ORDER BY id",
+     "SELECT id FROM main.decision_sets WHERE digest = ?",
+     "INSERT INTO main.decision_sets (digest, fired, refused, held) VALUES (?, ?, ?, ?)",
+     "INSERT INTO map_set VALUES (?, ?)", 3,
+     {"INSERT INTO main.set_decisions (set_id, seq, rule, class, covers, outcome, reason, line)"
+      " SELECT ?, seq, rule, class, covers, outcome, reason, line FROM src.set_decisions WHERE set_id = ? ORDER BY seq",
+      NULL}},
+    {"merging tolerance sets",
+     "SELECT id, digest FROM src.tolerance_sets WHERE id IN"
+     " (SELECT t.set_id FROM src.run_tolerances t JOIN map_run r ON r.old = t.run_id) ORDER BY id",
+     "SELECT id FROM main.tolerance_sets WHERE digest = ?", /* a set without a digest is never found: copied */
+     "INSERT INTO main.tolerance_sets (digest) VALUES (?)", "INSERT INTO map_tset VALUES (?, ?)", 0,
+     {"INSERT INTO main.set_tolerances (set_id, seq, backend, op, tensor, elements, max_abs, max_rel, nmse, bound,"
+      " pass, ratio, worst, lane, reference) SELECT ?, seq, backend, op, tensor, elements, max_abs, max_rel, nmse,"
+      " bound, pass, ratio, worst, lane, reference FROM src.set_tolerances WHERE set_id = ? ORDER BY seq",
+      "INSERT INTO main.set_tolerance_steps (set_id, seq, backend, step, tensor, rows, nmse, kl, top1_agree, max_abs)"
+      " SELECT ?, seq, backend, step, tensor, rows, nmse, kl, top1_agree, max_abs FROM src.set_tolerance_steps"
+      " WHERE set_id = ? ORDER BY seq"}},
+};
+
+/* Step a statement with two integers bound; true when it ran to completion. */
+static bool step_pair(sqlite3_stmt *st, int64_t a, int64_t b)
 {
-    int has = src_has(out, "failures", err);
-    return has < 0 ? 1 : has ? exec(out, merge_failures_sql, input, err) : 0;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    bool ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_reset(st);
+    return ok;
 }
 
-static int merge_code_mutants(struct db *out, const char *input, char err[DB_ERR_LEN])
+/* Map each set the merged runs use to the output's set of the same digest, copying the set and its rows when the
+ * output has none. */
+static int merge_sets(struct db *out, const struct merge_set_kind *k, char err[DB_ERR_LEN])
 {
-    int v3 = src_has(out, "code_mutants", err);
-    return v3 < 0 ? 1 : v3 ? exec(out, merge_code_mutants_sql, input, err) : 0;
-}
-
-/* Copy reports and their decisions. */
-static int merge_reports(struct db *out, char err[DB_ERR_LEN])
-{
-    sqlite3_stmt *sel, *ins, *dec;
-    sqlite3_prepare_v2(out->conn,
-                       src_has_column(out, "reports", "rewritten")
-                           ? "SELECT p.id, r.new, g.new, s.new, p.digest, p.fired, p.refused, p.held, p.optimize_ms, "
-                             "p.rewritten FROM src.reports p JOIN map_run r ON r.old = p.run_id "
-                             "JOIN map_graph g ON g.old = p.graph_id JOIN map_shim s ON s.old = p.shim_id ORDER BY p.id"
-                           : "SELECT p.id, r.new, g.new, s.new, p.digest, p.fired, p.refused, p.held, p.optimize_ms, "
-                             "NULL FROM src.reports p JOIN map_run r ON r.old = p.run_id "
-                             "JOIN map_graph g ON g.old = p.graph_id JOIN map_shim s ON s.old = p.shim_id ORDER BY p.id",
-                       -1, &sel, NULL);
-    sqlite3_prepare_v2(out->conn,
-                       "INSERT INTO main.reports (run_id, graph_id, shim_id, digest, fired, refused, held, "
-                       "optimize_ms, rewritten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       -1, &ins, NULL);
-    sqlite3_prepare_v2(out->conn,
-                       "INSERT INTO main.decisions (report_id, seq, rule, class, covers, outcome, reason) "
-                       "SELECT ?, seq, rule, class, covers, outcome, reason FROM src.decisions WHERE report_id = ? "
-                       "ORDER BY seq",
-                       -1, &dec, NULL);
-    int rc = !sel || !ins || !dec;
+    sqlite3_stmt *sel = NULL, *find = NULL, *ins = NULL, *map = NULL, *rows[2] = {NULL, NULL};
+    int rc = sqlite3_prepare_v2(out->conn, k->select, -1, &sel, NULL) != SQLITE_OK ||
+             sqlite3_prepare_v2(out->conn, k->find, -1, &find, NULL) != SQLITE_OK ||
+             sqlite3_prepare_v2(out->conn, k->insert, -1, &ins, NULL) != SQLITE_OK ||
+             sqlite3_prepare_v2(out->conn, k->map, -1, &map, NULL) != SQLITE_OK;
+    for (int i = 0; i < 2 && !rc && k->rows[i]; i++)
+        rc = sqlite3_prepare_v2(out->conn, k->rows[i], -1, &rows[i], NULL) != SQLITE_OK;
     while (!rc && sqlite3_step(sel) == SQLITE_ROW) {
-        for (int i = 1; i <= 9; i++)
-            sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
-        rc = sqlite3_step(ins) != SQLITE_DONE;
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(dec, 1, sqlite3_last_insert_rowid(out->conn));
-        sqlite3_bind_int64(dec, 2, sqlite3_column_int64(sel, 0));
-        rc = rc || sqlite3_step(dec) != SQLITE_DONE;
-        sqlite3_reset(dec);
+        sqlite3_bind_value(find, 1, sqlite3_column_value(sel, 1));
+        int64_t id = lookup_id(find);
+        if (id == 0) {
+            for (int i = 0; i <= k->extra; i++)
+                sqlite3_bind_value(ins, i + 1, sqlite3_column_value(sel, i + 1));
+            rc = sqlite3_step(ins) != SQLITE_DONE;
+            sqlite3_reset(ins);
+            id = sqlite3_last_insert_rowid(out->conn);
+            for (int i = 0; i < 2 && !rc && rows[i]; i++)
+                rc = !step_pair(rows[i], id, sqlite3_column_int64(sel, 0));
+        }
+        rc = rc || !step_pair(map, sqlite3_column_int64(sel, 0), id);
     }
     sqlite3_finalize(sel);
+    sqlite3_finalize(find);
     sqlite3_finalize(ins);
-    sqlite3_finalize(dec);
-    return rc ? fail(out, "merging reports", err) : 0;
+    sqlite3_finalize(map);
+    sqlite3_finalize(rows[0]);
+    sqlite3_finalize(rows[1]);
+    return rc ? fail(out, k->what, err) : 0;
 }
 
-/* Merge one input file into out. */
-static int merge_one(struct db *out, const char *input, struct db_merge_result *res, char err[DB_ERR_LEN])
+/* Whether the file at path passes SQLite's quick check, and its schema version. 0, or 1 with err. */
+static int probe_input(const char *path, int *version, char err[DB_ERR_LEN])
 {
     struct db *probe;
-    if (db_open_readonly(input, &probe, err))
+    if (db_open_readonly(path, &probe, err))
         return 1;
-    /* an input whose pages are damaged is refused before anything of it is copied */
     sqlite3_stmt *q;
     bool sound = sqlite3_prepare_v2(probe->conn, "PRAGMA quick_check", -1, &q, NULL) == SQLITE_OK &&
                  sqlite3_step(q) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(q, 0), "ok") == 0;
     sqlite3_finalize(q);
+    *version = db_schema_version(probe);
     db_close(probe);
     if (!sound) {
-        snprintf(err, DB_ERR_LEN, "%.250s: fails its integrity check; not merged", input);
+        snprintf(err, DB_ERR_LEN, "%.250s: fails its integrity check; not merged", path);
         return 1;
+    }
+    return 0;
+}
+
+static int copy_forward(const char *path, const char *copy, char err[DB_ERR_LEN]);
+static void remove_sidecars(const char *path);
+
+/* Merge one input file into out: checked, brought forward in a copy when older, attached, copied in one
+ * transaction. */
+static int merge_one(struct db *out, const char *input, struct db_merge_result *res, char err[DB_ERR_LEN])
+{
+    int version;
+    if (probe_input(input, &version, err))
+        return 1;
+    char upgraded[1100] = "";
+    if (version < DB_SCHEMA_VERSION) {
+        snprintf(upgraded, sizeof upgraded, "%.1000s.upgrade.%ld", input, (long)getpid());
+        if (copy_forward(input, upgraded, err)) {
+            remove(upgraded);
+            remove_sidecars(upgraded);
+            return 1;
+        }
     }
     sqlite3_stmt *att;
     sqlite3_prepare_v2(out->conn, "ATTACH DATABASE ? AS src", -1, &att, NULL);
-    bind_text(att, 1, input);
+    bind_text(att, 1, *upgraded ? upgraded : input);
     int rc = sqlite3_step(att) != SQLITE_DONE;
     sqlite3_finalize(att);
     if (rc) {
         snprintf(err, DB_ERR_LEN, "%.250s: cannot attach: %.200s", input, sqlite3_errmsg(out->conn));
-        return 1;
+    } else {
+        rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, res, err) ||
+             merge_sets(out, &merge_set_kinds[0], err) || merge_sets(out, &merge_set_kinds[1], err) ||
+             exec(out, merge_rows_sql, input, err);
+        if (rc)
+            db_rollback(out);
+        else
+            rc = db_commit(out, err);
+        sqlite3_exec(out->conn, "DETACH DATABASE src", NULL, NULL, NULL);
     }
-    rc = db_begin(out, err) || exec(out, merge_sql, input, err) || merge_runs(out, input, res, err) ||
-         merge_reports(out, err) || exec(out, merge_rows_sql, input, err) || merge_diffs(out, err) ||
-         merge_tolerances(out, input, err) || merge_code_mutants(out, input, err) ||
-         merge_failures(out, input, err);
-    if (rc)
-        db_rollback(out);
-    else
-        rc = db_commit(out, err);
-    sqlite3_exec(out->conn, "DETACH DATABASE src", NULL, NULL, NULL);
+    if (*upgraded) {
+        remove(upgraded);
+        remove_sidecars(upgraded);
+    }
     return rc;
 }
 
@@ -885,19 +994,27 @@ static void remove_sidecars(const char *path)
     remove(side);
 }
 
-/* Copy the database at path (with what its write-ahead log holds) into db through SQLite's backup. 0, or 1 with err. */
-static int copy_existing(struct db *db, const char *path, char err[DB_ERR_LEN])
+/* Copy the database at path (with what its write-ahead log holds, read only) to the new file `copy` through SQLite's
+ * backup, then bring the copy's schema forward. 0, or 1 with err. */
+static int copy_forward(const char *path, const char *copy, char err[DB_ERR_LEN])
 {
-    struct db *src;
-    if (db_open(path, &src, err)) /* brings an older schema forward */
+    struct db *src, *dst;
+    if (db_open_readonly(path, &src, err))
         return 1;
-    sqlite3_backup *b = sqlite3_backup_init(db->conn, "main", src->conn, "main");
+    if (db_open(copy, &dst, err)) {
+        db_close(src);
+        return 1;
+    }
+    sqlite3_backup *b = sqlite3_backup_init(dst->conn, "main", src->conn, "main");
     int rc = !b || sqlite3_backup_step(b, -1) != SQLITE_DONE;
     if (b)
         sqlite3_backup_finish(b);
     if (rc)
-        snprintf(err, DB_ERR_LEN, "%.250s: cannot copy: %.200s", path, sqlite3_errmsg(db->conn));
+        snprintf(err, DB_ERR_LEN, "%.250s: cannot copy: %.200s", path, sqlite3_errmsg(dst->conn));
+    db_close(dst);
     db_close(src);
+    if (!rc && !(rc = db_open(copy, &dst, err))) /* the copy has the source's version: upgraded on this open */
+        db_close(dst);
     return rc;
 }
 
@@ -933,15 +1050,15 @@ int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_me
     snprintf(tmp, n, "%s.merge.%ld", out, (long)getpid());
     remove(tmp);
     remove_sidecars(tmp);
-    struct db *db;
-    int rc = db_open(tmp, &db, err);
-    if (!rc && mode == DB_MERGE_APPEND && exists)
-        rc = copy_existing(db, out, err);
+    struct db *db = NULL;
+    int rc = mode == DB_MERGE_APPEND && exists ? copy_forward(out, tmp, err) : 0;
+    rc = rc || db_open(tmp, &db, err);
     for (int i = 0; !rc && i < ninputs; i++)
         rc = merge_one(db, inputs[i], &res, err);
     if (!rc)
         rc = exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", "finishing the merge", err);
-    db_close(db);
+    if (db)
+        db_close(db);
     if (!rc) {
         remove_sidecars(out); /* a killed writer's log must not pair with the new file */
         if (rename(tmp, out) != 0) {

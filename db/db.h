@@ -16,7 +16,7 @@
 #define DB_ERR_LEN 512
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 struct db;
 
@@ -48,7 +48,8 @@ struct db_run_info {
 
 /* Record a new run (status incomplete, started now) in its own transaction; *run receives its id. */
 int db_run_begin(struct db *db, const struct db_run_info *info, int64_t *run, char err[DB_ERR_LEN]);
-/* Mark a run ended with status "complete" or "failed", in its own transaction. */
+/* Mark a run in progress ended with status "complete" or "failed", in its own transaction; a run that ended already
+ * is refused (its status never flips). */
 int db_run_end(struct db *db, int64_t run, const char *status, char err[DB_ERR_LEN]);
 
 /* The id of the graph (name, family, mode, op count, sha256 of its canonical text), inserted if new. */
@@ -59,7 +60,7 @@ int db_shim(struct db *db, const char *name, const char *knobs, int64_t *id, cha
 /* Record that the step `name` is at position seq in the table of `run` (for the rules-that-never-fired view). */
 int db_step(struct db *db, int64_t run, int seq, const char *name, char err[DB_ERR_LEN]);
 
-/* A report's summary. */
+/* A report's summary: run, graph, shim, the digest naming its decisions (rules_report_digest), their counts. */
 struct db_report {
     int64_t run, graph, shim;
     const char *digest;
@@ -67,11 +68,15 @@ struct db_report {
     double optimize_ms;
     const char *rewritten; /* the sha256 of the rewritten graph's canonical text, or NULL */
 };
-int db_report(struct db *db, const struct db_report *r, int64_t *id, char err[DB_ERR_LEN]);
+/* Record a report. Its decisions are stored once per digest: *set receives the id of the decision set the digest
+ * names, and *fresh says whether this report made it — then, and only then, its decisions follow (db_decisions with
+ * .set = *set, in the same transaction). A report identical to one stored before adds one `reports` row. */
+int db_report(struct db *db, const struct db_report *r, int64_t *set, bool *fresh, char err[DB_ERR_LEN]);
 
-/* One decision of a report. outcome is "fired", "refused" or "held"; reason is NULL unless refused. */
+/* One decision of a decision set (its seq-th). outcome is "fired", "refused" or "held"; reason is NULL unless
+ * refused. */
 struct db_decision {
-    int64_t report;
+    int64_t set;
     int64_t seq;
     const char *rule, *cls, *covers, *outcome, *reason;
 };
@@ -100,9 +105,16 @@ struct db_failure {
 };
 int db_failure(struct db *db, const struct db_failure *f, char err[DB_ERR_LEN]);
 
-/* One tolerance result of a backend against the evaluator. */
+/* Record that a run held a graph's launches under a shim to their tolerances, finding the results the digest names
+ * (the sha256 of their canonical text, as its writer computes it): *set receives that tolerance set's id, and *fresh
+ * says whether this record made it — then, and only then, its rows and steps follow (db_tolerance and
+ * db_tolerance_step with .set = *set, seq counting from 0, in the same transaction). */
+int db_tolerance_set(struct db *db, int64_t run, int64_t graph, int64_t shim, const char *digest, int64_t *set,
+                     bool *fresh, char err[DB_ERR_LEN]);
+
+/* One tolerance result of a backend against the evaluator: the seq-th row of a tolerance set. */
 struct db_tolerance {
-    int64_t run, graph, shim;
+    int64_t set, seq;
     const char *backend, *op, *tensor;
     int64_t elements;
     double max_abs, max_rel, nmse, bound;
@@ -117,7 +129,7 @@ int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LE
  * logits (`tensor`, `rows` rows): their NMSE, the largest KL divergence of a row's softmax, the rows whose top-1
  * agrees, the largest difference. */
 struct db_tolerance_step {
-    int64_t run, graph, shim;
+    int64_t set, seq;
     const char *backend, *tensor;
     int64_t step, rows, top1_agree;
     double nmse, kl, max_abs;
@@ -166,13 +178,21 @@ typedef void (*db_run_fn)(int64_t id, const char *kind, const char *started, con
                           const char *command, int64_t reports, void *ctx);
 int db_runs(struct db *db, db_run_fn fn, void *ctx, char err[DB_ERR_LEN]);
 
-/* The decision changes from run a to run b (over the graphs and shims both runs reported on). */
+/* The decision changes from run a to run b, over the reports both made of one graph (its name, mode and content)
+ * under one shim. */
 typedef void (*db_change_fn)(const char *graph, const char *mode, const char *shim, const char *rule,
                              const char *cls, const char *covers, const char *before, const char *after, void *ctx);
 int db_decision_changes(struct db *db, int64_t a, int64_t b, db_change_fn fn, void *ctx, char err[DB_ERR_LEN]);
+/* The graphs (by name and mode) whose content differs between run a and run b: their reports are not paired. */
+typedef void (*db_graph_change_fn)(const char *graph, const char *mode, int64_t ops_before, int64_t ops_after,
+                                   const char *sha_before, const char *sha_after, void *ctx);
+int db_graph_changes(struct db *db, int64_t a, int64_t b, db_graph_change_fn fn, void *ctx, char err[DB_ERR_LEN]);
+/* A run's status ("complete", "incomplete", "failed"), or "" when there is no such run. */
+int db_run_status(struct db *db, int64_t run, char status[16], char err[DB_ERR_LEN]);
 /* Whether run id exists. */
 int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]);
-/* How many reports of run a have a report of run b on the same graph and shim (what decision changes compare). */
+/* How many reports of run a have a report of run b on the same graph (by content) and shim (what decision changes
+ * compare). */
 int db_runs_common(struct db *db, int64_t a, int64_t b, int64_t *n, char err[DB_ERR_LEN]);
 
 /* How db_merge treats an output that exists: refuse it, replace it, or add the inputs to what it holds. */

@@ -245,8 +245,232 @@ static const char migration_2[] =
 static const char migration_3[] =
     MIGRATION_3_CODE_MUTANTS MIGRATION_3_DIFF_KINDS MIGRATION_3_REWRITTEN MIGRATION_3_FAILURES;
 
+/* Version 3 → 4, its decisions part: a report's decisions are stored once per distinct content. A decision set is
+ * named by its report's digest (the sha256 of its decision lines), so a report identical to one already stored adds
+ * a `reports` row and nothing else. Every existing report's set is the decisions of the first report with its digest;
+ * `decisions` becomes a view with its former columns, and the views built on it are rebuilt over the sets: a run's
+ * reports pair with another run's by graph (name, mode and content: one `graphs` row) and shim. */
+#define MIGRATION_4_DECISION_SETS \
+    "CREATE INDEX temp_reports_digest ON reports(digest, id);" \
+    "CREATE TABLE decision_sets (" \
+    "  id INTEGER PRIMARY KEY," \
+    "  digest TEXT NOT NULL UNIQUE," \
+    "  fired INTEGER NOT NULL, refused INTEGER NOT NULL, held INTEGER NOT NULL" \
+    ");" \
+    "INSERT INTO decision_sets (digest, fired, refused, held)" \
+    "  SELECT r.digest, r.fired, r.refused, r.held FROM reports r" \
+    "  WHERE r.id = (SELECT min(x.id) FROM reports x WHERE x.digest = r.digest) ORDER BY r.id;" \
+    "CREATE TABLE set_decisions (" \
+    "  set_id INTEGER NOT NULL REFERENCES decision_sets(id) ON DELETE CASCADE," \
+    "  seq INTEGER NOT NULL, rule TEXT NOT NULL, class TEXT NOT NULL, covers TEXT NOT NULL," \
+    "  outcome TEXT NOT NULL CHECK (outcome IN ('fired', 'refused', 'held')), reason TEXT," \
+    "  line INTEGER NOT NULL," /* a 64-bit hash of the five columns above (db.c's decision_line) */ \
+    "  PRIMARY KEY (set_id, seq)" \
+    ") WITHOUT ROWID;" \
+    "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line)" \
+    "  SELECT s.id, d.seq, d.rule, d.class, d.covers, d.outcome, d.reason," \
+    "         fusecheck_decision_line(d.rule, d.class, d.covers, d.outcome, d.reason) FROM decision_sets s" \
+    "  JOIN decisions d ON d.report_id = (SELECT min(x.id) FROM reports x WHERE x.digest = s.digest)" \
+    "  ORDER BY s.id, d.seq;" \
+    /* the sets in which a rule fired: what rules_never_fired asks */ \
+    "CREATE INDEX set_decisions_fired ON set_decisions(rule, set_id) WHERE outcome = 'fired';" \
+    /* a decision by its hash: whether another set holds the same decision, found without reading its text */ \
+    "CREATE INDEX set_decisions_line ON set_decisions(set_id, line);" \
+    "CREATE TABLE reports_v4 (" \
+    "  id INTEGER PRIMARY KEY," \
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE," \
+    "  graph_id INTEGER NOT NULL REFERENCES graphs(id)," \
+    "  shim_id INTEGER NOT NULL REFERENCES shims(id)," \
+    "  set_id INTEGER NOT NULL REFERENCES decision_sets(id)," \
+    "  optimize_ms REAL NOT NULL," \
+    "  rewritten TEXT" \
+    ");" \
+    "INSERT INTO reports_v4 (id, run_id, graph_id, shim_id, set_id, optimize_ms, rewritten)" \
+    "  SELECT r.id, r.run_id, r.graph_id, r.shim_id, s.id, r.optimize_ms, r.rewritten FROM reports r" \
+    "  JOIN decision_sets s ON s.digest = r.digest ORDER BY r.id;" \
+    "DROP VIEW decision_rows; DROP VIEW latest_reports; DROP VIEW report_rows; DROP VIEW decision_changes;" \
+    "DROP VIEW changed_report_pairs; DROP VIEW digest_changes; DROP VIEW rules_never_fired;" \
+    "DROP VIEW rewritten_changes;" \
+    "DROP TABLE decisions; DROP TABLE reports;" \
+    "ALTER TABLE reports_v4 RENAME TO reports;" \
+    "CREATE INDEX reports_run ON reports(run_id, graph_id, shim_id);" \
+    "CREATE INDEX reports_graph_shim ON reports(graph_id, shim_id);" \
+    "CREATE INDEX reports_set ON reports(set_id, run_id);" \
+    /* Every report's decisions, with the columns the table had before version 4. */ \
+    "CREATE VIEW decisions AS" \
+    "  SELECT rep.id AS report_id, d.seq, d.rule, d.class, d.covers, d.outcome, d.reason" \
+    "  FROM reports rep JOIN set_decisions d ON d.set_id = rep.set_id;" \
+    /* Every decision with its run, graph and shim by name. */ \
+    "CREATE VIEW decision_rows AS" \
+    "  SELECT rep.run_id AS run, g.name AS graph, g.mode AS mode, s.name AS shim, d.seq, d.rule, d.class," \
+    "         d.covers, d.outcome, d.reason," \
+    "         d.outcome || CASE WHEN d.reason IS NULL THEN '' ELSE ': ' || d.reason END AS outcome_text" \
+    "  FROM reports rep JOIN set_decisions d ON d.set_id = rep.set_id" \
+    "  JOIN graphs g ON g.id = rep.graph_id JOIN shims s ON s.id = rep.shim_id;" \
+    /* Every report with its run, graph and shim by name, and its decisions' digest and counts. */ \
+    "CREATE VIEW report_rows AS" \
+    "  SELECT rep.id AS report, rep.run_id AS run, g.name AS graph, g.mode AS mode, s.name AS shim, ds.digest," \
+    "         ds.fired, ds.refused, ds.held, rep.optimize_ms, rep.rewritten, g.sha256 AS graph_sha256" \
+    "  FROM reports rep JOIN decision_sets ds ON ds.id = rep.set_id" \
+    "  JOIN graphs g ON g.id = rep.graph_id JOIN shims s ON s.id = rep.shim_id;" \
+    /* The latest report per graph name, mode and shim. */ \
+    "CREATE VIEW latest_reports AS" \
+    "  SELECT r.* FROM report_rows r" \
+    "  WHERE r.report = (SELECT max(x.report) FROM report_rows x" \
+    "                    WHERE x.graph = r.graph AND x.mode IS r.mode AND x.shim = r.shim);" \
+    /* The reports two runs made of the same graph (its content too) and shim whose decision sets differ: the only \
+     * ones whose decisions can. */ \
+    "CREATE VIEW changed_report_pairs AS" \
+    "  SELECT p.run_before, p.run_after, x.graph_id, x.shim_id, x.set_id AS set_before, y.set_id AS set_after" \
+    "  FROM run_pairs p JOIN reports x ON x.run_id = p.run_before" \
+    "  JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
+    "  WHERE x.set_id <> y.set_id;" \
+    /* Decision changes between two runs, over the graphs (by content) and shims both reported on. Only a decision whose
+ * line hash the other set lacks is looked at further: the same hash is taken for the same decision (64-bit). */ \
+    "CREATE VIEW decision_changes AS" \
+    "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim, x.rule, x.class, x.covers," \
+    "         x.outcome || CASE WHEN x.reason IS NULL THEN '' ELSE ': ' || x.reason END AS outcome_before," \
+    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END AS outcome_after" \
+    "  FROM changed_report_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id" \
+    "  JOIN set_decisions x ON x.set_id = c.set_before" \
+    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z INDEXED BY set_decisions_line" \
+    "                       WHERE z.set_id = c.set_after AND z.line = x.line)" \
+    "  LEFT JOIN set_decisions y ON y.set_id = c.set_after AND y.rule = x.rule AND y.class = x.class" \
+    "       AND y.covers = x.covers" \
+    "  WHERE y.outcome IS NULL OR y.outcome <> x.outcome OR y.reason IS NOT x.reason" \
+    "  UNION ALL" \
+    "  SELECT c.run_before, c.run_after, g.name, g.mode, s.name, y.rule, y.class, y.covers, NULL," \
+    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END" \
+    "  FROM changed_report_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id" \
+    "  JOIN set_decisions y ON y.set_id = c.set_after" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z INDEXED BY set_decisions_line" \
+    "                    WHERE z.set_id = c.set_before AND z.line = y.line)" \
+    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x WHERE x.set_id = c.set_before AND x.rule = y.rule" \
+    "                    AND x.class = y.class AND x.covers = y.covers);" \
+    /* Report digests that changed between two runs, on the same graph (by content) and shim. */ \
+    "CREATE VIEW digest_changes AS" \
+    "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim," \
+    "         x.digest AS digest_before, y.digest AS digest_after" \
+    "  FROM changed_report_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id" \
+    "  JOIN decision_sets x ON x.id = c.set_before JOIN decision_sets y ON y.id = c.set_after;" \
+    /* Graphs (by name and mode) whose content changed between two runs: their reports are not compared. */ \
+    "CREATE VIEW graph_changes AS" \
+    "  SELECT p.run_before, p.run_after, gx.name AS graph, gx.mode AS mode, gx.ops AS ops_before," \
+    "         gy.ops AS ops_after, gx.sha256 AS sha256_before, gy.sha256 AS sha256_after" \
+    "  FROM run_pairs p JOIN graphs gx JOIN graphs gy ON gy.name = gx.name AND gy.mode IS gx.mode" \
+    "       AND gy.id <> gx.id" \
+    "  WHERE EXISTS (SELECT 1 FROM reports x WHERE x.run_id = p.run_before AND x.graph_id = gx.id)" \
+    "    AND EXISTS (SELECT 1 FROM reports y WHERE y.run_id = p.run_after AND y.graph_id = gy.id)" \
+    "    AND NOT EXISTS (SELECT 1 FROM reports y WHERE y.run_id = p.run_after AND y.graph_id = gx.id);" \
+    /* Steps of a run's table that fired on no graph in that run. */ \
+    "CREATE VIEW rules_never_fired AS" \
+    "  SELECT st.run_id AS run, st.seq, st.name AS rule FROM steps st" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions d JOIN reports rep ON rep.set_id = d.set_id" \
+    "                    WHERE d.rule = st.name AND d.outcome = 'fired' AND rep.run_id = st.run_id);" \
+    /* Reports of one graph and shim whose rewritten graph changed between two runs. */ \
+    "CREATE VIEW rewritten_changes AS" \
+    "  SELECT p.run_before, p.run_after, g.name AS graph, g.mode AS mode, s.name AS shim," \
+    "         x.rewritten AS rewritten_before, y.rewritten AS rewritten_after, x.set_id = y.set_id AS same_decisions" \
+    "  FROM run_pairs p JOIN reports x ON x.run_id = p.run_before" \
+    "  JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
+    "  JOIN graphs g ON g.id = x.graph_id JOIN shims s ON s.id = x.shim_id" \
+    "  WHERE x.rewritten <> y.rewritten;"
+
+/* Version 3 → 4, its tolerance part: a tolerance run's rows and steps for one graph and shim are stored once per
+ * distinct content (a set named by the sha256 its writer computes over them); `run_tolerances` says which set each
+ * run found. Rows from before version 4 keep a set of their own each, named by no digest (NULL: never shared, never
+ * merged with another). `tolerances`
+ * and `tolerance_steps` become views with their former columns (`id` now the set row's position), and the
+ * regression views compare a run's set with the latest earlier run's of the same graph and shim. */
+#define MIGRATION_4_TOLERANCE_SETS \
+    "CREATE TABLE tolerance_sets (id INTEGER PRIMARY KEY, digest TEXT UNIQUE);" \
+    "CREATE TABLE run_tolerances (" \
+    "  id INTEGER PRIMARY KEY," \
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE," \
+    "  graph_id INTEGER NOT NULL REFERENCES graphs(id), shim_id INTEGER NOT NULL REFERENCES shims(id)," \
+    "  set_id INTEGER NOT NULL REFERENCES tolerance_sets(id)" \
+    ");" \
+    "CREATE INDEX run_tolerances_key ON run_tolerances(graph_id, shim_id, run_id);" \
+    "CREATE INDEX run_tolerances_run ON run_tolerances(run_id);" \
+    "CREATE TABLE set_tolerances (" \
+    "  set_id INTEGER NOT NULL REFERENCES tolerance_sets(id) ON DELETE CASCADE, seq INTEGER NOT NULL," \
+    "  backend TEXT NOT NULL, op TEXT NOT NULL, tensor TEXT NOT NULL, elements INTEGER NOT NULL," \
+    "  max_abs REAL NOT NULL, max_rel REAL NOT NULL, nmse REAL NOT NULL, bound REAL NOT NULL, pass INTEGER NOT NULL," \
+    "  ratio REAL, worst INTEGER, lane REAL, reference REAL," \
+    "  PRIMARY KEY (set_id, seq)" \
+    ") WITHOUT ROWID;" \
+    "CREATE TABLE set_tolerance_steps (" \
+    "  set_id INTEGER NOT NULL REFERENCES tolerance_sets(id) ON DELETE CASCADE, seq INTEGER NOT NULL," \
+    "  backend TEXT NOT NULL, step INTEGER NOT NULL, tensor TEXT NOT NULL, rows INTEGER NOT NULL," \
+    "  nmse REAL NOT NULL, kl REAL NOT NULL, top1_agree INTEGER NOT NULL, max_abs REAL NOT NULL," \
+    "  PRIMARY KEY (set_id, seq)" \
+    ") WITHOUT ROWID;" \
+    "INSERT INTO tolerance_sets (digest)" \
+    "  SELECT printf('v3 run %d graph %d shim %d', run_id, graph_id, shim_id) FROM" \
+    "  (SELECT run_id, graph_id, shim_id FROM tolerances UNION SELECT run_id, graph_id, shim_id FROM tolerance_steps)" \
+    "  ORDER BY run_id, graph_id, shim_id;" \
+    "INSERT INTO run_tolerances (run_id, graph_id, shim_id, set_id)" \
+    "  SELECT k.run_id, k.graph_id, k.shim_id, s.id FROM" \
+    "  (SELECT run_id, graph_id, shim_id FROM tolerances UNION SELECT run_id, graph_id, shim_id FROM tolerance_steps) k" \
+    "  JOIN tolerance_sets s ON s.digest = printf('v3 run %d graph %d shim %d', k.run_id, k.graph_id, k.shim_id)" \
+    "  ORDER BY s.id;" \
+    "INSERT INTO set_tolerances (set_id, seq, backend, op, tensor, elements, max_abs, max_rel, nmse, bound, pass," \
+    "  ratio, worst, lane, reference)" \
+    "  SELECT rt.set_id, row_number() OVER (PARTITION BY rt.set_id ORDER BY t.id) - 1, t.backend, t.op, t.tensor," \
+    "         t.elements, t.max_abs, t.max_rel, t.nmse, t.bound, t.pass, t.ratio, t.worst, t.lane, t.reference" \
+    "  FROM tolerances t JOIN run_tolerances rt ON rt.run_id = t.run_id AND rt.graph_id = t.graph_id" \
+    "       AND rt.shim_id = t.shim_id;" \
+    "INSERT INTO set_tolerance_steps (set_id, seq, backend, step, tensor, rows, nmse, kl, top1_agree, max_abs)" \
+    "  SELECT rt.set_id, row_number() OVER (PARTITION BY rt.set_id ORDER BY t.id) - 1, t.backend, t.step, t.tensor," \
+    "         t.rows, t.nmse, t.kl, t.top1_agree, t.max_abs" \
+    "  FROM tolerance_steps t JOIN run_tolerances rt ON rt.run_id = t.run_id AND rt.graph_id = t.graph_id" \
+    "       AND rt.shim_id = t.shim_id;" \
+    "UPDATE tolerance_sets SET digest = NULL;" /* only the sets carried over exist yet: none named by content */ \
+    "DROP VIEW tolerance_regressions; DROP VIEW tolerance_step_regressions;" \
+    "DROP TABLE tolerances; DROP TABLE tolerance_steps;" \
+    /* Every tolerance row of every run, with the columns the table had before version 4. */ \
+    "CREATE VIEW tolerances AS" \
+    "  SELECT t.seq AS id, rt.run_id, rt.graph_id, rt.shim_id, t.backend, t.op, t.tensor, t.elements, t.max_abs," \
+    "         t.max_rel, t.nmse, t.bound, t.pass, t.ratio, t.worst, t.lane, t.reference" \
+    "  FROM run_tolerances rt JOIN set_tolerances t ON t.set_id = rt.set_id;" \
+    "CREATE VIEW tolerance_steps AS" \
+    "  SELECT t.seq AS id, rt.run_id, rt.graph_id, rt.shim_id, t.backend, t.step, t.tensor, t.rows, t.nmse, t.kl," \
+    "         t.top1_agree, t.max_abs" \
+    "  FROM run_tolerances rt JOIN set_tolerance_steps t ON t.set_id = rt.set_id;" \
+    /* A run's tolerance set for a graph and shim beside the latest earlier run's, when they differ. */ \
+    "CREATE VIEW tolerance_set_pairs AS" \
+    "  SELECT rt.run_id AS run, prev.run_id AS previous_run, rt.graph_id, rt.shim_id, rt.set_id AS set_after," \
+    "         prev.set_id AS set_before" \
+    "  FROM run_tolerances rt JOIN run_tolerances prev ON prev.id = (SELECT x.id FROM run_tolerances x" \
+    "       WHERE x.graph_id = rt.graph_id AND x.shim_id = rt.shim_id AND x.run_id < rt.run_id" \
+    "       ORDER BY x.run_id DESC, x.id DESC LIMIT 1)" \
+    "  WHERE prev.set_id <> rt.set_id;" \
+    /* Tolerance results worse than the same launch's in the latest earlier run of that graph and shim: failing now, \
+     * or a larger NMSE. */ \
+    "CREATE VIEW tolerance_regressions AS" \
+    "  SELECT c.run, c.previous_run, g.name AS graph, g.mode AS mode, s.name AS shim, t.backend, t.op, t.tensor," \
+    "         p.nmse AS nmse_before, t.nmse AS nmse_after, p.pass AS pass_before, t.pass AS pass_after" \
+    "  FROM tolerance_set_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id" \
+    "  JOIN set_tolerances t ON t.set_id = c.set_after" \
+    "  JOIN set_tolerances p ON p.set_id = c.set_before AND p.backend = t.backend AND p.op = t.op" \
+    "       AND p.tensor = t.tensor" \
+    "  WHERE (p.pass = 1 AND t.pass = 0) OR t.nmse > p.nmse;" \
+    /* End-to-end figures worse than the same step's in the latest earlier run of that graph and shim. */ \
+    "CREATE VIEW tolerance_step_regressions AS" \
+    "  SELECT c.run, c.previous_run, g.name AS graph, g.mode AS mode, s.name AS shim, t.backend, t.step, t.tensor," \
+    "         p.nmse AS nmse_before, t.nmse AS nmse_after, p.kl AS kl_before, t.kl AS kl_after," \
+    "         p.top1_agree AS top1_before, t.top1_agree AS top1_after, t.rows" \
+    "  FROM tolerance_set_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id" \
+    "  JOIN set_tolerance_steps t ON t.set_id = c.set_after" \
+    "  JOIN set_tolerance_steps p ON p.set_id = c.set_before AND p.backend = t.backend AND p.step = t.step" \
+    "       AND p.tensor = t.tensor" \
+    "  WHERE t.top1_agree < p.top1_agree OR t.nmse > p.nmse OR t.kl > p.kl;"
+
+/* Version 3 → 4: the parts above, in order. */
+static const char migration_4[] = MIGRATION_4_DECISION_SETS MIGRATION_4_TOLERANCE_SETS;
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
-static const char *const migrations[] = {migration_1, migration_2, migration_3};
+static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)

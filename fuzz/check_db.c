@@ -4,7 +4,8 @@
  * leaves nothing behind; a finding seen twice counts two.
  *
  * The db is a scratch file under $TMPDIR (or /tmp), named by the process id, started afresh every few hundred
- * inputs so it stays small, and removed by fuzz_db_cleanup. */
+ * inputs so it stays small, and removed by fuzz_db_cleanup. Every INPUTS_A_MERGE inputs it is also merged into a
+ * second file over a stale write-ahead log, checked, and opened read-only. */
 #include "fuzz.h"
 
 #include "db/db.h"
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #define INPUTS_A_FILE 256
+#define INPUTS_A_MERGE 32 /* every this many inputs, the scratch db is merged into a second file and checked */
 #define MAX_FIELD 300
 #define MAX_DECISIONS 16
 
@@ -124,7 +126,7 @@ struct rows {
         int outcome;
     } d[MAX_DECISIONS];
     int nd;
-    int64_t run, graph, shimid, report;
+    int64_t run, graph, shimid, set;
 };
 
 static const char *const outcomes[] = {"fired", "refused", "held"};
@@ -162,11 +164,18 @@ static int write_rows(struct rows *w, char err[DB_ERR_LEN])
         return 1;
     int rc = db_graph(db, w->gname, w->family[0] ? w->family : NULL, w->mode, (int64_t)w->nd, w->sha, &w->graph, err) ||
              db_shim(db, w->shim, w->knobs, &w->shimid, err);
+    /* the report twice: the first makes its decision set, the second (same digest) adds a report row only */
     struct db_report rep = {w->run, w->graph, w->shimid, w->sha, w->nd, 0, 0, 1.5, w->sha};
+    bool fresh = false, again = true;
+    int64_t set2 = 0;
     if (!rc)
-        rc = db_report(db, &rep, &w->report, err);
+        rc = db_report(db, &rep, &w->set, &fresh, err);
+    if (!rc && !fresh) {
+        snprintf(err, DB_ERR_LEN, "a new digest did not make a new decision set");
+        rc = 1;
+    }
     for (int i = 0; !rc && i < w->nd; i++) {
-        struct db_decision d = {w->report,
+        struct db_decision d = {w->set,
                                 i,
                                 w->d[i].rule,
                                 w->d[i].cls,
@@ -174,6 +183,12 @@ static int write_rows(struct rows *w, char err[DB_ERR_LEN])
                                 outcomes[w->d[i].outcome],
                                 w->d[i].outcome == RULES_REFUSED ? w->d[i].reason : NULL};
         rc = db_decision(db, &d, err);
+    }
+    if (!rc)
+        rc = db_report(db, &rep, &set2, &again, err);
+    if (!rc && (again || set2 != w->set)) {
+        snprintf(err, DB_ERR_LEN, "a digest stored already made another decision set");
+        rc = 1;
     }
     struct db_fuzz_stat stat = {w->run, w->harness, 7, 0.25, 3, 11};
     if (!rc)
@@ -186,7 +201,7 @@ static int write_rows(struct rows *w, char err[DB_ERR_LEN])
     if (db_commit(db, err))
         return 1;
     /* A transaction rolled back leaves nothing: a decision past the last, then rolled back. */
-    struct db_decision extra = {w->report, w->nd, "rolled-back", "x", "[]", "held", NULL};
+    struct db_decision extra = {w->set, w->nd, "rolled-back", "x", "[]", "held", NULL};
     if (db_begin(db, err) || db_decision(db, &extra, err))
         return 1;
     db_rollback(db);
@@ -215,22 +230,24 @@ static int read_back(const struct rows *w, struct fuzz_finding *f)
         return fuzz_fail(f, "db", "shim", "the shim's row does not read back as written");
     st = NULL;
     if (sqlite3_prepare_v2(scratch.conn,
-                           "SELECT seq, rule, class, covers, outcome, reason FROM decisions WHERE report_id = ? "
-                           "ORDER BY seq",
+                           "SELECT d.seq, d.rule, d.class, d.covers, d.outcome, d.reason FROM decisions d "
+                           "JOIN reports r ON r.id = d.report_id WHERE r.run_id = ? ORDER BY r.id, d.seq",
                            -1, &st, NULL) != SQLITE_OK)
         return fuzz_fail(f, "db", "prepare", "cannot read the decisions back");
-    sqlite3_bind_int64(st, 1, w->report);
+    sqlite3_bind_int64(st, 1, w->run);
     int n = 0;
     ok = true;
+    /* both reports read back the same decisions, in order */
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
-        ok = n < w->nd && sqlite3_column_int64(st, 0) == n && column_is(st, 1, w->d[n].rule) &&
-             column_is(st, 2, w->d[n].cls) && column_is(st, 3, w->d[n].covers) &&
-             column_is(st, 4, outcomes[w->d[n].outcome]) &&
-             column_is(st, 5, w->d[n].outcome == RULES_REFUSED ? w->d[n].reason : NULL);
+        int k = w->nd ? n % w->nd : 0;
+        ok = n < 2 * w->nd && sqlite3_column_int64(st, 0) == k && column_is(st, 1, w->d[k].rule) &&
+             column_is(st, 2, w->d[k].cls) && column_is(st, 3, w->d[k].covers) &&
+             column_is(st, 4, outcomes[w->d[k].outcome]) &&
+             column_is(st, 5, w->d[k].outcome == RULES_REFUSED ? w->d[k].reason : NULL);
         n++;
     }
     sqlite3_finalize(st);
-    if (!ok || n != w->nd)
+    if (!ok || n != 2 * w->nd)
         return fuzz_fail(f, "db", "decision", "decision %d of %d does not read back as written", n - 1, w->nd);
     sqlite3_stmt *q = NULL;
     ok = sqlite3_prepare_v2(scratch.conn,
@@ -255,6 +272,63 @@ static int read_back(const struct rows *w, struct fuzz_finding *f)
     return 0;
 }
 
+/* One value of a query on the file at path (opened read-only by plain SQLite), or -1. */
+static long long count_in(const char *path, const char *sql)
+{
+    sqlite3 *c;
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_type(st, 0) == SQLITE_TEXT
+                ? strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0
+                : sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+    return v;
+}
+
+/* The scratch db merged into a second file, over a stale write-ahead log of garbage left beside it: the result
+ * passes the integrity check and holds every run and decision the scratch db does; opened read-only it reads and
+ * refuses a write. 0, or a finding. */
+static int check_merge(struct fuzz_finding *f)
+{
+    char out[600], wal[620], err[DB_ERR_LEN];
+    snprintf(out, sizeof out, "%s.merged", scratch.path);
+    snprintf(wal, sizeof wal, "%s-wal", out);
+    FILE *w = fopen(wal, "wb");
+    if (w) {
+        for (int i = 0; i < 4096; i++)
+            fputc((i * 131) & 0xff, w);
+        fclose(w);
+    }
+    const char *in[1] = {scratch.path};
+    int bad = 0;
+    if (db_merge(in, 1, out, DB_MERGE_FORCE, NULL, err))
+        bad = fuzz_fail(f, "db", "merge", "merging the scratch db failed: %s", err);
+    else if (count_in(out, "PRAGMA integrity_check") != 1)
+        bad = fuzz_fail(f, "db", "merge", "a merged file fails its integrity check");
+    else if (count_in(out, "SELECT count(*) FROM runs") != count_in(scratch.path, "SELECT count(*) FROM runs") ||
+             count_in(out, "SELECT count(*) FROM decisions") != count_in(scratch.path, "SELECT count(*) FROM decisions"))
+        bad = fuzz_fail(f, "db", "merge", "a merge lost or added runs or decisions");
+    struct db *ro;
+    if (!bad && db_open_readonly(out, &ro, err) == 0) {
+        int64_t run;
+        const struct db_run_info info = {"fuzz", "read-only", NULL, NULL, "fuzz"};
+        bool wrote = db_run_begin(ro, &info, &run, err) == 0;
+        db_close(ro);
+        if (wrote)
+            bad = fuzz_fail(f, "db", "readonly", "a file opened read-only took a write");
+    } else if (!bad) {
+        bad = fuzz_fail(f, "db", "readonly", "a merged file does not open read-only: %s", err);
+    }
+    remove(out);
+    remove(wal);
+    snprintf(wal, sizeof wal, "%s-shm", out);
+    remove(wal);
+    return bad;
+}
+
 int fuzz_check_db(const uint8_t *data, size_t size, struct fuzz_finding *f)
 {
     char err[DB_ERR_LEN];
@@ -268,5 +342,7 @@ int fuzz_check_db(const uint8_t *data, size_t size, struct fuzz_finding *f)
     decode(&b, w);
     int bad = write_rows(w, err) ? fuzz_fail(f, "db", "write", "writing failed: %s", err) : read_back(w, f);
     free(w);
+    if (!bad && scratch.serial % INPUTS_A_MERGE == 0)
+        bad = check_merge(f);
     return bad;
 }

@@ -184,7 +184,7 @@ static void run_step(struct rules_rewriter *r, const struct step *st, const char
     r->step = st->name;
     r->rule = st->chip ? (const struct rules_rule *)st->chip->rule : st->rule;
     r->building = st->nbuilds ? st->builds[0] : IR_CLASS_GEMV_QUANT;
-    if (is_held(held, nheld, st->name))
+    if (is_held(held, nheld, st->name) || (r->shim->holds && r->shim->holds(r->shim, st->name)))
         dry(r, st, NULL, 0, RULES_HELD, NULL);
     else if (unlinked(r->shim, st->builds, st->nbuilds, why))
         dry(r, st, st->builds, st->nbuilds, RULES_REFUSED, why);

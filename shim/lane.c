@@ -1334,7 +1334,7 @@ static void apply_latent_expanded(struct rules_rewriter *r, const struct shim *s
 {
     const struct lane *l = lane_of(s);
     r->rule = &rule_latent_expanded;
-    if (l->acts == KERNELS_ACTS_DEQUANT || l->batch || l->held[LANE_HOLD_LATENT_EXPANDED])
+    if (l->acts == KERNELS_ACTS_DEQUANT || l->batch)
         return;
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
         struct latent m;
@@ -1399,8 +1399,6 @@ static void apply_gemv_parts(struct rules_rewriter *r, const struct shim *s)
 {
     const struct lane *l = lane_of(s);
     r->rule = &rule_gemv_parts;
-    if (l->held[LANE_HOLD_GEMV_PARTS])
-        return;
     int32_t len = ir_slots_len(r->s);
     int32_t *readers = malloc(sizeof *readers * (size_t)(len + 1));
     if (!readers)
@@ -1425,6 +1423,34 @@ static void apply_gemv_parts(struct rules_rewriter *r, const struct shim *s)
             fold_gemv_parts(r, group, n, first.x);
     }
     free(readers);
+}
+
+/* The index of the lane hold named `name`, or -1. */
+static int hold_index(const char *name)
+{
+    for (int h = 0; h < LANE_HOLD_COUNT; h++)
+        if (strcmp(hold_names[h], name) == 0)
+            return h;
+    return -1;
+}
+
+/* Whether the lane holds `name` back (a step held so runs dry, reporting held). */
+static bool lane_holds(const struct shim *s, const char *name)
+{
+    int h = hold_index(name);
+    return h >= 0 && lane_of(s)->held[h];
+}
+
+/* Hold `name` back, as the knob would: the canonical name says so. */
+static bool lane_hold(struct shim *s, const char *name)
+{
+    int h = hold_index(name);
+    if (h < 0)
+        return false;
+    struct lane *l = s->self;
+    l->held[h] = true;
+    canonical_name(l, s->name, sizeof s->name);
+    return true;
 }
 
 /* The lane's rules and where they link into the shared table. */
@@ -1461,6 +1487,10 @@ struct shim *shim_lane(const char *name, char err[IR_ERR_LEN])
     s->numerics = lane_numerics;
     s->rules = lane_rules;
     s->nrules = (int)(sizeof lane_rules / sizeof lane_rules[0]);
+    s->holdable = hold_names;
+    s->nholdable = LANE_HOLD_COUNT;
+    s->holds = lane_holds;
+    s->hold = lane_hold;
     s->self = l;
     s->free_self = free;
     return s;

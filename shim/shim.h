@@ -63,6 +63,14 @@ struct shim {
     int (*numerics)(const struct shim *s, struct shim_contract *out);
     const struct shim_chip_rule *rules;
     int nrules;
+    /* What the chip's hold knob can hold back (its own rules, a kernel fact), NULL-free, and whether it holds one
+     * (NULL when it has no such knob). A compile holds a step the chip holds as it holds one named by the caller:
+     * `hold=gemv_parts` and `--hold gemv_parts` mean the same. */
+    const char *const *holdable;
+    int nholdable;
+    bool (*holds)(const struct shim *s, const char *name);
+    /* Hold back one of `holdable` (its canonical name gains it); false when the chip cannot hold `name`. */
+    bool (*hold)(struct shim *s, const char *name);
     void *self; /* a shim's own state (knobs); freed by free_self */
     void (*free_self)(void *self);
 };

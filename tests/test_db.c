@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[256];
@@ -63,7 +64,8 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
                          const char *digest)
 {
     char err[DB_ERR_LEN];
-    int64_t run, graph, shim, report;
+    int64_t run, graph, shim, report, tset;
+    bool fresh, tfresh;
     CHECK(db_run_begin(db, &info, &run, err) == 0);
     CHECK(db_begin(db, err) == 0);
     CHECK(db_graph(db, g, "llama", "decode", 10, "aa", &graph, err) == 0);
@@ -72,12 +74,12 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     CHECK(db_step(db, run, 1, "glu_pair", err) == 0);
     CHECK(db_step(db, run, 2, "dual_norm", err) == 0);
     struct db_report r = {run, graph, shim, digest, 2, 0, 0, 1.5, strcmp(digest, "d2") == 0 ? "rw2" : "rw1"};
-    CHECK(db_report(db, &r, &report, err) == 0);
+    CHECKF(db_report(db, &r, &report, &fresh, err) == 0, "%s", err);
     struct db_decision d1 = {report, 0, "add_norm", "add_norm", "[1, 2]", outcome_a, NULL};
     struct db_decision d2 = {report, 1, "glu_pair", "gemv_gate_up_glu", "[3, 4, 5]", outcome_b,
                              strcmp(outcome_b, "refused") == 0 ? "too wide" : NULL};
-    CHECK(db_decision(db, &d1, err) == 0);
-    CHECK(db_decision(db, &d2, err) == 0);
+    CHECK(!fresh || db_decision(db, &d1, err) == 0);
+    CHECK(!fresh || db_decision(db, &d2, err) == 0);
     struct db_diff diff = {run, graph, shim, strcmp(digest, "d2") != 0, 3, "x", 4, 1.0, 2.0, NULL, "differs"};
     CHECK(db_diff(db, &diff, err) == 0);
     /* the rewritten graph's validity: no one value to blame, the validator's message */
@@ -86,13 +88,14 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     CHECK(db_diff(db, &valid, err) == 0);
     struct db_failure fl = {run, "tiny-llama", "decode", NULL, "lift", "too large"};
     CHECK(db_failure(db, &fl, err) == 0);
-    struct db_tolerance t = {run, graph, shim, "host-lane", "matmul", "y", 64, 0.1, 0.01,
+    CHECK(db_tolerance_set(db, run, graph, shim, strcmp(digest, "d2") == 0 ? "t2" : "t1", &tset, &tfresh, err) == 0);
+    struct db_tolerance t = {tset, 0, "host-lane", "matmul", "y", 64, 0.1, 0.01,
                              strcmp(digest, "d2") == 0 ? 0.5 : 0.1, 0.3, strcmp(digest, "d2") != 0,
                              strcmp(digest, "d2") == 0 ? 1.5 : 0.2, 7, 1.25, 1.0};
-    CHECK(db_tolerance(db, &t, err) == 0);
-    struct db_tolerance_step ts = {run, graph, shim, "host", "logits", 0, 4, strcmp(digest, "d2") == 0 ? 3 : 4,
+    CHECK(!tfresh || db_tolerance(db, &t, err) == 0);
+    struct db_tolerance_step ts = {tset, 0, "host", "logits", 0, 4, strcmp(digest, "d2") == 0 ? 3 : 4,
                                    1e-4, strcmp(digest, "d2") == 0 ? 2e-5 : 1e-5, 0.03};
-    CHECK(db_tolerance_step(db, &ts, err) == 0);
+    CHECK(!tfresh || db_tolerance_step(db, &ts, err) == 0);
     struct db_proof p = {run, "add_norm", "motion", 8, strcmp(digest, "d2") == 0 ? "unknown" : "proved", "timeout",
                          NULL, 3.0};
     CHECK(db_proof(db, &p, err) == 0);
@@ -107,7 +110,7 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
         batch[i] = (struct db_decision){report, 2 + i, "dual_norm", "dual_norm", texts[i],
                                         i % 2 ? "held" : "refused", i % 2 ? NULL : "a reason"};
     }
-    CHECK(db_decisions(db, batch, 37, err) == 0);
+    CHECK(!fresh || db_decisions(db, batch, 37, err) == 0);
     CHECK(db_commit(db, err) == 0);
     CHECK(db_run_end(db, run, "complete", err) == 0);
     return run;
@@ -146,6 +149,10 @@ static void test_views(void)
     bool exists;
     CHECK(db_run_exists(db, r2, &exists, err) == 0 && exists);
     CHECK(db_run_exists(db, 999, &exists, err) == 0 && !exists);
+    CHECK(db_run_end(db, r1, "failed", err) != 0 && strstr(err, "not in progress")); /* a status never flips */
+    char status[16];
+    CHECK(db_run_status(db, r1, status, err) == 0 && strcmp(status, "complete") == 0);
+    CHECK(db_run_status(db, 999, status, err) == 0 && status[0] == '\0');
     db_close(db);
     CHECK(sql_int(p, "SELECT count(*) FROM latest_reports") == 1);
     CHECK(sql_int(p, "SELECT run FROM latest_reports") == r2);
@@ -174,6 +181,165 @@ static void test_views(void)
     char mode[16];
     sql_text(p, "PRAGMA journal_mode", mode, sizeof mode);
     CHECK_STR(mode, "wal");
+}
+
+/* One report of graph (name g, content sha) under shim "reference" in a run of its own, its decisions the given
+ * outcomes of three fixed candidates (written only when its digest is new); returns the run, sets *fresh. */
+static int64_t content_run(struct db *db, const char *g, const char *sha, const char *digest, const char *outcomes[3],
+                           bool *fresh)
+{
+    char err[DB_ERR_LEN];
+    int64_t run, graph, shim, set;
+    CHECK(db_run_begin(db, &info, &run, err) == 0);
+    CHECK(db_begin(db, err) == 0);
+    CHECK(db_graph(db, g, "llama", "decode", 10, sha, &graph, err) == 0);
+    CHECK(db_shim(db, "reference", "", &shim, err) == 0);
+    struct db_report r = {run, graph, shim, digest, 3, 0, 0, 1.0, NULL};
+    CHECKF(db_report(db, &r, &set, fresh, err) == 0, "%s", err);
+    static const char *const covers[3] = {"[1, 2]", "[3, 4]", "[5]"};
+    for (int i = 0; *fresh && i < 3; i++) {
+        struct db_decision d = {set, i, "add_norm", "add_norm", covers[i], outcomes[i],
+                                strcmp(outcomes[i], "refused") == 0 ? "too wide" : NULL};
+        CHECK(db_decision(db, &d, err) == 0);
+    }
+    CHECK(db_commit(db, err) == 0);
+    CHECK(db_run_end(db, run, "complete", err) == 0);
+    return run;
+}
+
+/* Count graph changes. */
+static void on_graph_change(const char *graph, const char *mode, int64_t ops_before, int64_t ops_after,
+                            const char *sha_before, const char *sha_after, void *ctx)
+{
+    (void)graph, (void)mode, (void)ops_before, (void)ops_after, (void)sha_before, (void)sha_after;
+    ++*(int *)ctx;
+}
+
+/* Reports stored by content: an identical report adds a report row and no decisions; reports pair by graph content,
+ * a graph whose content changed is reported as such; tolerance results likewise stored once. */
+static void test_content(void)
+{
+    char err[DB_ERR_LEN];
+    struct db *db;
+    const char *p = path_in("content.db");
+    CHECK(db_open(p, &db, err) == 0);
+    const char *all_fired[3] = {"fired", "fired", "fired"}, *one_refused[3] = {"fired", "refused", "fired"};
+    bool fresh;
+    int64_t r1 = content_run(db, "m", "aa", "dA", all_fired, &fresh);
+    CHECK(fresh);
+    int64_t r2 = content_run(db, "m", "aa", "dA", all_fired, &fresh);
+    CHECK(!fresh); /* the same digest: the set stored already */
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_sets") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM set_decisions") == 3);
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions") == 6);
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_rows WHERE run = 2 AND outcome = 'fired'") == 3);
+    CHECK(sql_int(p, "SELECT count(*) FROM report_rows WHERE digest = 'dA' AND fired = 3") == 2);
+    struct changes c = {0};
+    int64_t common = -1;
+    CHECK(db_decision_changes(db, r1, r2, on_change, &c, err) == 0 && c.n == 0);
+    CHECK(db_runs_common(db, r1, r2, &common, err) == 0 && common == 1);
+    /* the graph's content changes: its reports are not paired, the change is reported */
+    int64_t r3 = content_run(db, "m", "bb", "dB", one_refused, &fresh);
+    CHECK(fresh);
+    int graphs = 0;
+    CHECK(db_decision_changes(db, r2, r3, on_change, &c, err) == 0 && c.n == 0);
+    CHECK(db_runs_common(db, r2, r3, &common, err) == 0 && common == 0);
+    CHECK(db_graph_changes(db, r2, r3, on_graph_change, &graphs, err) == 0 && graphs == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM graph_changes WHERE run_before = 2 AND run_after = 3 AND "
+                     "sha256_before = 'aa' AND sha256_after = 'bb'") == 1);
+    /* the same content, decisions changed: one decision change */
+    int64_t r4 = content_run(db, "m", "bb", "dC", all_fired, &fresh);
+    graphs = 0;
+    CHECK(db_decision_changes(db, r3, r4, on_change, &c, err) == 0 && c.n == 1);
+    CHECK_STR(c.last, "m decode reference add_norm add_norm [3, 4] refused: too wide -> fired");
+    CHECK(db_graph_changes(db, r3, r4, on_graph_change, &graphs, err) == 0 && graphs == 0);
+    CHECK(sql_int(p, "SELECT count(*) FROM rules_never_fired") == 0);
+    /* tolerance results: the same digest twice is one set, read back under both runs */
+    int64_t graph, shim, set;
+    bool tf;
+    CHECK(db_graph(db, "m", "llama", "decode", 10, "bb", &graph, err) == 0 && db_shim(db, "reference", "", &shim, err) == 0);
+    for (int k = 0; k < 2; k++) {
+        CHECK(db_begin(db, err) == 0);
+        CHECK(db_tolerance_set(db, k ? r4 : r3, graph, shim, "t-same", &set, &tf, err) == 0 && tf == (k == 0));
+        struct db_tolerance t = {set, 0, "host", "0 matmul", "y", 4, 0, 0, 0, 1, true, 0, 0, 0, 0};
+        CHECK(!tf || db_tolerance(db, &t, err) == 0);
+        CHECK(db_commit(db, err) == 0);
+    }
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerance_sets") == 1 && sql_int(p, "SELECT count(*) FROM tolerances") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerance_regressions") == 0);
+    struct db_report bad = {r4, graph, shim, "", 0, 0, 0, 0, NULL};
+    CHECK(db_begin(db, err) == 0);
+    CHECK(db_report(db, &bad, &set, &fresh, err) != 0 && strstr(err, "digest")); /* a report names its decisions */
+    db_rollback(db);
+    db_close(db);
+}
+
+/* A version-3 file upgraded to content storage keeps every row: decisions by their first report of each digest,
+ * tolerance rows in sets of their own (no digest), and the views read what they read before. */
+static void test_migrate_v3(void)
+{
+    char err[DB_ERR_LEN];
+    const char *p = path_in("v3.db");
+    const char *const *m;
+    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION == 4);
+    sqlite3 *c;
+    CHECK(sqlite3_open(p, &c) == SQLITE_OK);
+    for (int k = 0; k < 3; k++)
+        CHECK(sqlite3_exec(c, m[k], NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(
+              c,
+              "PRAGMA user_version = 3;"
+              "INSERT INTO runs (kind, started, status, version, command) VALUES ('check', 'a', 'complete', '0', 'c');"
+              "INSERT INTO runs (kind, started, status, version, command) VALUES ('check', 'b', 'complete', '0', 'c');"
+              "INSERT INTO graphs (name, mode, ops, sha256) VALUES ('g', 'decode', 3, 'aa');"
+              "INSERT INTO shims (name) VALUES ('reference'), ('none');"
+              "INSERT INTO reports (run_id, graph_id, shim_id, digest, fired, refused, held, optimize_ms, rewritten)"
+              "  VALUES (1, 1, 1, 'x1', 2, 0, 0, 1, 'w1'), (1, 1, 2, 'x2', 1, 1, 0, 1, 'w2'),"
+              "         (2, 1, 1, 'x1', 2, 0, 0, 2, 'w1'), (2, 1, 2, 'x3', 2, 0, 0, 2, 'w3');"
+              "INSERT INTO decisions VALUES (1, 0, 'r', 'c', '[1]', 'fired', NULL), (1, 1, 'q', 'c', '[2]', 'fired', NULL),"
+              "  (2, 0, 'r', 'c', '[1]', 'fired', NULL), (2, 1, 'q', 'c', '[2]', 'refused', 'no'),"
+              "  (3, 0, 'r', 'c', '[1]', 'fired', NULL), (3, 1, 'q', 'c', '[2]', 'fired', NULL),"
+              "  (4, 0, 'r', 'c', '[1]', 'fired', NULL), (4, 1, 'q', 'c', '[2]', 'fired', NULL);"
+              "INSERT INTO tolerances (run_id, graph_id, shim_id, backend, op, tensor, elements, max_abs, max_rel, nmse,"
+              "  bound, pass) VALUES (1, 1, 2, 'host', '0 m', 'y', 4, 0, 0, 0.1, 1, 1), (1, 1, 2, 'host', '1 m', 'z', 4,"
+              "  0, 0, 0, 1, 1), (2, 1, 2, 'host', '0 m', 'y', 4, 0, 0, 0.2, 1, 1), (2, 1, 2, 'host', '1 m', 'z', 4, 0,"
+              "  0, 0, 1, 1);"
+              "INSERT INTO tolerance_steps (run_id, graph_id, shim_id, backend, step, tensor, rows, nmse, kl,"
+              "  top1_agree, max_abs) VALUES (2, 1, 2, 'host', 0, 'logits', 1, 0, 0, 1, 0);",
+              NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(c);
+    struct db *db;
+    CHECKF(db_open(p, &db, err) == 0, "%s", err);
+    CHECK(db_schema_version(db) == 4);
+    struct changes ch = {0};
+    CHECK(db_decision_changes(db, 1, 2, on_change, &ch, err) == 0 && ch.n == 1);
+    CHECK_STR(ch.last, "g decode none q c [2] refused: no -> fired");
+    db_close(db);
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_sets") == 3);
+    CHECK(sql_int(p, "SELECT count(*) FROM set_decisions") == 6);
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions") == 8);
+    CHECK(sql_int(p, "SELECT count(*) FROM report_rows WHERE digest = 'x1'") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM report_rows WHERE report = 4 AND digest = 'x3' AND rewritten = 'w3'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions WHERE report_id = 2 AND seq = 1 AND reason = 'no'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerances") == 4 && sql_int(p, "SELECT count(*) FROM tolerance_steps") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerance_sets WHERE digest IS NULL") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerance_regressions WHERE run = 2 AND op = '0 m'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM set_decisions WHERE line = 0") == 0);
+    char ok[16] = "";
+    sql_text(p, "PRAGMA integrity_check", ok, sizeof ok);
+    CHECK_STR(ok, "ok");
+    CHECK(sql_int(p, "PRAGMA foreign_key_check") == -1);
+    /* a decision written now hashes as the migration hashed the carried ones */
+    CHECK(db_open(p, &db, err) == 0);
+    bool fresh;
+    int64_t run, set;
+    CHECK(db_run_begin(db, &info, &run, err) == 0 && db_begin(db, err) == 0);
+    struct db_report r = {run, 1, 2, "x4", 2, 0, 0, 1, NULL};
+    CHECK(db_report(db, &r, &set, &fresh, err) == 0 && fresh);
+    struct db_decision d[2] = {{set, 0, "r", "c", "[1]", "fired", NULL}, {set, 1, "q", "c", "[2]", "refused", "no"}};
+    CHECK(db_decisions(db, d, 2, err) == 0 && db_commit(db, err) == 0);
+    db_close(db);
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 3") == 0);
 }
 
 /* Opening: an old (version 0) file upgrades; a newer one is refused; garbage and missing directories error. */
@@ -217,15 +383,18 @@ static void test_kill(void)
         char err[DB_ERR_LEN];
         struct db *db;
         int64_t run, graph, shim, report;
+        bool fresh;
         if (db_open(p, &db, err) || db_run_begin(db, &info, &run, err))
             _exit(3);
         for (int i = 0;; i++) {
             db_begin(db, err);
             db_graph(db, "g", "f", "decode", 1, "s", &graph, err);
             db_shim(db, "reference", "", &shim, err);
-            struct db_report r = {run, graph, shim, "d", 1, 0, 0, 0.1, NULL};
-            db_report(db, &r, &report, err);
-            for (int k = 0; k < 50; k++) {
+            char digest[32]; /* a new decision set each time: every transaction writes decisions */
+            snprintf(digest, sizeof digest, "d%d", i);
+            struct db_report r = {run, graph, shim, digest, 1, 0, 0, 0.1, NULL};
+            db_report(db, &r, &report, &fresh, err);
+            for (int k = 0; k < 50 && fresh; k++) {
                 struct db_decision d = {report, k, "add_norm", "add_norm", "[1]", "fired", NULL};
                 db_decision(db, &d, err);
             }
@@ -321,6 +490,7 @@ static void test_readonly_full(void)
         if (db_open(full, &db, err))
             _exit(8);
         int64_t run, graph, shim, report;
+        bool fresh = false;
         if (db_run_begin(db, &info, &run, err))
             _exit(9);
         for (int i = 0; i < 10000; i++) {
@@ -329,9 +499,11 @@ static void test_readonly_full(void)
                 _exit(0);
             }
             int rc = db_graph(db, "g", "f", "decode", 1, "s", &graph, err) || db_shim(db, "s", "", &shim, err);
-            struct db_report r = {run, graph, shim, "d", 1, 0, 0, 0.1, NULL};
-            rc = rc || db_report(db, &r, &report, err);
-            for (int k = 0; k < 100 && !rc; k++) {
+            char digest[32]; /* a new decision set each time: the disk fills */
+            snprintf(digest, sizeof digest, "d%d", i);
+            struct db_report r = {run, graph, shim, digest, 1, 0, 0, 0.1, NULL};
+            rc = rc || db_report(db, &r, &report, &fresh, err);
+            for (int k = 0; k < 100 && !rc && fresh; k++) {
                 struct db_decision d = {report, k, "a_long_rule_name_to_fill_the_disk", "add_norm",
                                         "[1, 2, 3, 4, 5, 6, 7, 8]", "fired", NULL};
                 rc = db_decision(db, &d, err);
@@ -479,6 +651,65 @@ static void test_merge(void)
     test_merge_output(a, b);
 }
 
+/* A merge killed with SIGKILL at any moment leaves its output as it was or as merged, never between: it passes the
+ * integrity check and holds either its old runs or all of them; a later merge into it succeeds. */
+static void test_merge_killed(void)
+{
+    char err[DB_ERR_LEN], big[512], out[512];
+    snprintf(big, sizeof big, "%s", path_in("kill_big.db"));
+    snprintf(out, sizeof out, "%s", path_in("kill_out.db"));
+    struct db *db;
+    CHECK(db_open(big, &db, err) == 0);
+    int64_t run, graph, shim, set;
+    bool fresh;
+    CHECK(db_run_begin(db, &info, &run, err) == 0 && db_begin(db, err) == 0);
+    CHECK(db_graph(db, "g", "f", "decode", 1, "s", &graph, err) == 0 && db_shim(db, "s", "", &shim, err) == 0);
+    bool written = true;
+    for (int i = 0; i < 3000 && written; i++) { /* 3,000 decision sets of 40: a merge that takes a while */
+        char digest[32];
+        snprintf(digest, sizeof digest, "k%d", i);
+        struct db_report r = {run, graph, shim, digest, 40, 0, 0, 0.1, NULL};
+        written = db_report(db, &r, &set, &fresh, err) == 0 && fresh;
+        struct db_decision d[40];
+        for (int k = 0; k < 40; k++)
+            d[k] = (struct db_decision){set, k, "add_norm", "add_norm", "[1, 2, 3]", "fired", NULL};
+        written = written && db_decisions(db, d, 40, err) == 0;
+    }
+    CHECKF(written, "%s", err);
+    CHECK(db_commit(db, err) == 0 && db_run_end(db, run, "complete", err) == 0);
+    db_close(db);
+    const char *first[1] = {path_in("shard_a.db")}, *in[1] = {big};
+    CHECKF(db_merge(first, 1, out, DB_MERGE_NEW, NULL, err) == 0, "%s", err);
+    static const int delays_us[] = {2000, 20000, 60000, 150000, 400000};
+    int killed = 0;
+    for (size_t k = 0; k < sizeof delays_us / sizeof delays_us[0]; k++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            char e[DB_ERR_LEN];
+            _exit(db_merge(in, 1, out, DB_MERGE_APPEND, NULL, e) ? 3 : 0);
+        }
+        struct timespec wait = {0, delays_us[k] * 1000L};
+        nanosleep(&wait, NULL);
+        kill(pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        killed += WIFSIGNALED(st);
+        char ok[16] = "";
+        sql_text(out, "PRAGMA integrity_check", ok, sizeof ok);
+        CHECK_STR(ok, "ok");
+        long long runs = sql_int(out, "SELECT count(*) FROM runs");
+        CHECKF(runs == 1 || runs == 2, "runs after a killed merge: %lld", runs);
+        if (runs == 2) /* the merge finished before the kill: all of it is there */
+            CHECK(sql_int(out, "SELECT count(*) FROM decisions") == 3000 * 40 + 39);
+    }
+    CHECK(killed > 0); /* at least one kill landed mid-merge */
+    CHECKF(db_merge(in, 1, out, DB_MERGE_APPEND, NULL, err) == 0, "%s", err);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs") == 2);
+    char ok[16] = "";
+    sql_text(out, "PRAGMA integrity_check", ok, sizeof ok);
+    CHECK_STR(ok, "ok");
+}
+
 /* Log one code mutant of run; 0 on success. */
 static int put_mutant(struct db *db, int64_t run, const char *id, const char *outcome, const char *by, double secs)
 {
@@ -551,11 +782,14 @@ int main(void)
     snprintf(dir, sizeof dir, "/tmp/fusecheck-test-db-%ld", (long)getpid());
     mkdir(dir, 0777);
     test_views();
+    test_content();
+    test_migrate_v3();
     test_open_errors();
     test_kill();
     test_parallel();
     test_readonly_full();
     test_merge();
+    test_merge_killed();
     test_code_mutants();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -68,12 +68,22 @@ contains "$tmp/out" "0 decision changes" "no changes between identical runs"
 expect 2 "db diff unknown run" -- "$fc" db diff 1 9 --db "$tmp/r.db"
 # a changed decision makes db diff a failing gate (exit 1); so does comparing runs that share nothing
 cp "$tmp/r.db" "$tmp/d.db"
-sqlite3 "$tmp/d.db" "UPDATE decisions SET outcome = 'held' WHERE report_id = (SELECT max(id) FROM reports) AND seq = 0; UPDATE reports SET digest = 'changed' WHERE id = (SELECT max(id) FROM reports)"
+sqlite3 "$tmp/d.db" "INSERT INTO decision_sets (digest, fired, refused, held) VALUES ('changed', 0, 0, 0);
+  INSERT INTO set_decisions SELECT (SELECT max(id) FROM decision_sets), seq, rule, class, covers,
+    CASE seq WHEN 0 THEN 'held' ELSE outcome END, reason, CASE seq WHEN 0 THEN line + 1 ELSE line END
+    FROM set_decisions WHERE set_id = (SELECT set_id FROM reports WHERE id = (SELECT max(id) FROM reports));
+  UPDATE reports SET set_id = (SELECT max(id) FROM decision_sets) WHERE id = (SELECT max(id) FROM reports)"
 expect 1 "db diff with a change" -- "$fc" db diff 1 2 --db "$tmp/d.db"
 contains "$tmp/out" "1 decision change from run 1 to run 2" "the change is counted"
 "$fc" check tiny-qwen3 --mode decode --shim none --db "$tmp/d.db" --no-progress >/dev/null 2>&1
 expect 1 "db diff of runs sharing nothing" -- "$fc" db diff 1 3 --db "$tmp/d.db"
-contains "$tmp/out" "nothing to compare: runs 1 and 3 share no graph and shim" "nothing in common is said"
+contains "$tmp/out" "nothing to compare: runs 1 and 3 share no graph (by content) and shim" "nothing in common is said"
+# a graph whose content changed (fewer layers) is reported as changed, its reports not compared decision by decision
+"$fc" check tiny-llama --mode decode --layers 1 --db "$tmp/d.db" --no-progress >/dev/null 2>&1
+expect 1 "db diff of a changed graph" -- "$fc" db diff 1 4 --db "$tmp/d.db"
+contains "$tmp/out" "tiny-llama decode: graph changed:" "the changed graph is named"
+contains "$tmp/out" "nothing else to compare" "no decision changes claimed for a changed graph"
+if grep -q "fired ->" "$tmp/out"; then fail=$((fail+1)); echo "FAIL: decisions of a changed graph compared"; else pass=$((pass+1)); fi
 # the same file twice: its runs once, the second copy's skipped as held already
 expect 0 "db merge" -- "$fc" db merge "$tmp/r.db" "$tmp/r.db" -o "$tmp/m.db"
 contains "$tmp/out" "2 runs added, 2 skipped" "merge skips the runs it holds"
@@ -126,5 +136,35 @@ expect 2 "a seed past 2^64" -- "$fc" diff tiny-llama --shim reference --seed 184
 expect 0 "a seed of 2^64-1" -- "$fc" diff tiny-llama --shim reference --seed 18446744073709551615
 expect 0 "duplicates run once" -- "$fc" check tiny-llama tiny-llama --mode decode --mode decode --shim none --shim none --db "$tmp/dup.db" --no-progress
 contains "$tmp/out" "1 graphs, 1 reports" "one graph, one report"
+# a regression staged on purpose: the same check with a rule held shows in decision_changes and fails db diff
+expect 0 "check, nothing held" -- "$fc" check tiny-llama --mode decode --shim reference --db "$tmp/h.db" --no-progress
+expect 0 "check, add_norm held" -- "$fc" check tiny-llama --mode decode --shim reference --hold add_norm --db "$tmp/h.db" --no-progress
+expect 1 "db diff of the staged regression" -- "$fc" db diff 1 2 --db "$tmp/h.db"
+contains "$tmp/out" "add_norm add_norm" "the held rule's decisions are listed"
+contains "$tmp/out" "fired -> held" "as held"
+n=$(sqlite3 "$tmp/h.db" "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2 AND rule = 'add_norm' AND outcome_after = 'held'")
+if [ "$n" -gt 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: decision_changes lacks the held rule"; fi
+expect 2 "check --hold of no step" -- "$fc" check tiny-llama --mode decode --shim reference --hold nonsense --db "$tmp/h2.db" --no-progress
+contains "$tmp/err" "fusecheck: check: --hold: 'nonsense' is no step" "the unknown hold is named"
+if [ -e "$tmp/h2.db" ]; then fail=$((fail+1)); echo "FAIL: a refused check wrote a db"; else pass=$((pass+1)); fi
+# the lane's hold knob and --hold mean the same: the same report, the same shim name
+lane=cuda-lane:h100:int8
+expect 0 "knob hold" -- "$fc" optimize tiny-llama --shim "$lane:hold=gemv_parts" --report
+cp "$tmp/out" "$tmp/knob"
+expect 0 "--hold of a lane rule" -- "$fc" optimize tiny-llama --shim "$lane" --hold gemv_parts --report
+if cmp -s "$tmp/out" "$tmp/knob"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: hold=gemv_parts and --hold gemv_parts differ"; fi
+expect 0 "check --hold of a lane rule" -- "$fc" check tiny-llama --mode decode --shim "$lane" --hold gemv_parts --db "$tmp/k.db" --no-progress
+n=$(sqlite3 "$tmp/k.db" "SELECT count(*) FROM shims WHERE name = '$lane:hold=gemv_parts'")
+if [ "$n" = 1 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: the held lane's shim name lacks :hold="; fi
+# every holdable thing is listed, the kernel fact rows_a_warp too, and holds
+expect 0 "rules under the lane" -- "$fc" rules --shim "$lane"
+contains "$tmp/out" "rows_a_warp" "rows_a_warp listed"
+expect 0 "--hold rows_a_warp" -- "$fc" optimize tiny-llama --shim "$lane" --hold rows_a_warp
+# one message form, fusecheck: <what>: <why>; a directory or an empty file is no results file
+expect 2 "a directory as a db" -- "$fc" db runs --db "$tmp"
+contains "$tmp/err" "fusecheck: db: $tmp: is a directory, not a results file" "a directory is named as such"
+: > "$tmp/empty.db"
+expect 2 "an empty file as a db" -- "$fc" db runs --db "$tmp/empty.db"
+contains "$tmp/err" "holds no fusecheck results" "an empty file is named as such"
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -59,6 +59,12 @@ same "$(q "SELECT count(*) FROM proofs WHERE obligation = 'fuzz-kill:no_such_ato
 expect 0 "fuzz end" -- "$fc" fuzz end "$run" complete --db "$db"
 same "$(q "SELECT status FROM runs WHERE id = $run")" "complete" "the run ended"
 expect 2 "fuzz end with a bad status" -- "$fc" fuzz end "$run" sideways --db "$db"
+# a run's status never flips, and nothing is logged to a run that ended
+expect 2 "fuzz end of an ended run" -- "$fc" fuzz end "$run" failed --db "$db"
+same "$(q "SELECT status FROM runs WHERE id = $run")" "complete" "the status stays"
+expect 2 "fuzz stat to an ended run" -- "$fc" fuzz stat "$run" fuzz_optimize 1 1 1 1 --db "$db"
+contains "$tmp/err" "ended already (complete)" "the ended run is named as such"
+same "$(q "SELECT count(*) FROM fuzz_stats WHERE run_id = $run")" "1" "nothing logged after the end"
 expect 2 "fuzz begin on a directory that is missing" -- "$fc" fuzz begin --db "$tmp/no/such/dir/r.db"
 
 echo "fuzz_replay: $pass passed, $fail failed"
