@@ -252,7 +252,7 @@ static int begin_db(struct prove_run *pr, int argc, char **argv)
         fprintf(stderr, "fusecheck: prove: %s\n", err);
         db_close(pr->db);
         pr->db = NULL;
-        return CLI_FAILED;
+        return CLI_USAGE; /* the results cannot be kept (a read-only file): nothing was checked */
     }
     return 0;
 }

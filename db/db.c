@@ -224,6 +224,48 @@ int db_open(const char *path, struct db **out, char err[DB_ERR_LEN])
     return open_with(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, false, out, err);
 }
 
+/* Whether path's write-ahead log is absent or empty: nothing but the file itself holds its content. */
+static bool no_pending_log(const char *path)
+{
+    char wal[1100];
+    snprintf(wal, sizeof wal, "%.1000s-wal", path);
+    struct stat st;
+    return stat(wal, &st) != 0 || st.st_size == 0;
+}
+
+/* Whether the directory holding path can be written (where SQLite makes a reader's shared-memory file). */
+static bool dir_writable(const char *path)
+{
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%.1000s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        slash[slash == dir] = '\0'; /* "/x" keeps "/" */
+    return access(dir, W_OK) == 0;
+}
+
+/* Open path read-only as an immutable file (a URI, its special characters escaped): what a reader in a directory it
+ * cannot write does, where SQLite cannot make the shared-memory file a WAL-mode reader needs. */
+static int open_immutable(const char *path, struct db **out, char err[DB_ERR_LEN])
+{
+    size_t n = strlen(path);
+    char *uri = malloc(3 * n + 32);
+    if (!uri)
+        abort();
+    size_t k = (size_t)sprintf(uri, "file:");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)path[i];
+        k += (size_t)(c == '%' || c == '?' || c == '#' || c < 0x20 ? sprintf(uri + k, "%%%02X", c)
+                                                                   : sprintf(uri + k, "%c", c));
+    }
+    sprintf(uri + k, "?immutable=1");
+    int rc = open_with(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, true, out, err);
+    free(uri);
+    return rc;
+}
+
 int db_open_readonly(const char *path, struct db **out, char err[DB_ERR_LEN])
 {
     *out = NULL;
@@ -231,8 +273,17 @@ int db_open_readonly(const char *path, struct db **out, char err[DB_ERR_LEN])
         snprintf(err, DB_ERR_LEN, "%.250s: no such file", path);
         return 1;
     }
-    if (not_a_directory(path, err) || open_with(path, SQLITE_OPEN_READONLY, true, out, err))
+    if (not_a_directory(path, err))
         return 1;
+    if (open_with(path, SQLITE_OPEN_READONLY, true, out, err)) {
+        /* a file in a directory the reader cannot write, with no log pending: read as it stands */
+        char first[DB_ERR_LEN];
+        snprintf(first, sizeof first, "%s", err);
+        if (dir_writable(path) || !no_pending_log(path) || open_immutable(path, out, err)) {
+            snprintf(err, DB_ERR_LEN, "%s", first);
+            return 1;
+        }
+    }
     if (db_schema_version(*out) < 1) { /* an empty file, or another program's database */
         snprintf(err, DB_ERR_LEN, "%.250s: holds no fusecheck results (no schema version)", path);
         db_close(*out);

@@ -50,5 +50,26 @@ printf 'tensor x f32 1x8 inptu\n' | "$fc" validate - >"$tmp/out" 2>&1
 check '[ $? -eq 2 ] && grep -q "^stdin:1:18: unknown role" "$tmp/out"' "an error in standard input is stdin:line:col"
 "$fc" print - <"$tmp/want.fc" >"$tmp/out" 2>&1
 check 'cmp -s "$tmp/out" "$tmp/want.fc"' "print - prints standard input canonically"
+# a results file in a directory the user cannot write: the reading commands read it, the writing ones refuse it
+# (exit 2, nothing printed as if a run were made). As root, the commands run as nobody (root writes anywhere).
+ro="$tmp/ro"
+mkdir "$ro" && chmod 755 "$tmp"
+"$fc" check tiny-llama --mode decode --shim reference --db "$ro/r.db" --no-progress >/dev/null 2>&1
+chmod 555 "$ro" && chmod 444 "$ro/r.db"
+as_reader() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi; }
+if [ "$(id -u)" != 0 ] || command -v setpriv >/dev/null; then
+  as_reader "$fc" db runs --db "$ro/r.db" >"$tmp/out" 2>&1
+  check '[ $? -eq 0 ] && grep -q "complete" "$tmp/out"' "db runs reads a file in a read-only directory"
+  as_reader "$fc" db diff 1 1 --db "$ro/r.db" >"$tmp/out" 2>&1
+  check '[ $? -eq 0 ] && grep -q "0 decision changes" "$tmp/out"' "db diff reads it too"
+  as_reader "$fc" check tiny-llama --mode decode --shim reference --db "$ro/r.db" --no-progress >"$tmp/out" 2>"$tmp/err"
+  check '[ $? -eq 2 ] && ! grep -q "check: run" "$tmp/out" && grep -q "^fusecheck: check: " "$tmp/err"' \
+    "check on a read-only results file: exit 2, no run summary"
+  as_reader "$fc" prove add_norm --db "$ro/r.db" >"$tmp/out" 2>"$tmp/err"
+  check '[ $? -eq 2 ] && grep -q "^fusecheck: prove: " "$tmp/err"' "prove on a read-only results file: exit 2"
+else
+  echo "outputs: skipping the read-only directory checks (running as root without setpriv)"
+fi
+chmod 755 "$ro"
 echo "outputs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
