@@ -45,7 +45,7 @@ static double median(double *v, int n)
 }
 
 /* Stop the bench with the db's message. */
-static void die(const char *what, const char *err)
+_Noreturn static void die(const char *what, const char *err)
 {
     fprintf(stderr, "bench_db: %s: %s\n", what, err);
     exit(2);

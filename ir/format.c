@@ -702,8 +702,8 @@ static int scan_name(struct parser *P, bool word, const char *what, const char *
 /* Scan the name of a declared tensor; `what` says what was expected. */
 static int scan_tensor(struct parser *P, const char *what, ir_tid *t)
 {
-    const char *s;
-    size_t n;
+    const char *s = NULL;
+    size_t n = 0;
     if (scan_name(P, false, what, &s, &n))
         return -1;
     *t = ir_tensor_find(P->g, s, n);

@@ -250,7 +250,7 @@ void rules_absorb(struct rules_rewriter *r, enum ir_class cls, int32_t at, const
 struct ir_op rules_candidate(enum ir_class cls, const struct ir_op *const *parts, int32_t nparts, const ir_tid *ins,
                              int32_t nins, ir_tid out, struct ir_dst dst)
 {
-    struct ir_op *copies = xmalloc(sizeof *copies * (size_t)(nparts ? nparts : 1));
+    struct ir_op *copies = xmalloc(sizeof *copies * (size_t)(nparts > 0 ? nparts : 1));
     for (int32_t i = 0; i < nparts; i++)
         copies[i] = ir_op_clone(parts[i]);
     return ir_op_fused(cls, copies, nparts, ins, NULL, nins, out, dst);
@@ -259,7 +259,7 @@ struct ir_op rules_candidate(enum ir_class cls, const struct ir_op *const *parts
 struct ir_op rules_candidate_slots(const struct rules_rewriter *r, enum ir_class cls, const int32_t *slots,
                                    int32_t nslots, const ir_tid *ins, int32_t nins, ir_tid out, struct ir_dst dst)
 {
-    const struct ir_op **parts = xmalloc(sizeof *parts * (size_t)(nslots ? nslots : 1));
+    const struct ir_op **parts = xmalloc(sizeof *parts * (size_t)(nslots > 0 ? nslots : 1));
     for (int32_t i = 0; i < nslots; i++)
         parts[i] = ir_slots_get(r->s, slots[i]);
     struct ir_op op = rules_candidate(cls, parts, nslots, ins, nins, out, dst);
