@@ -21,6 +21,10 @@
  *   qwen3-moe  qwen3's attention; the FFN a `moe` (act swiglu). Decode: one op on the row. Prefill and batch: per row
  *              r a literal `row_gather` of the normed rows, the `moe`, and a `set_row` of its result into row r+1 of
  *              `blk.<l>.ffn_moe_rows`; then the residual add reads that table.
+ *   qwen3-next layers l with (l+1) % full_every == 0 are gated attention: qwen3's per-head q/k norms, a partial
+ *              rotation (rotary_dim of each head), and the attention's result times sigmoid(x·W_gate) before the output
+ *              projection. The other layers are Gated DeltaNet (below). Every norm but the DeltaNet's gated one is (1+w)
+ *              (offset 1). The FFN a `moe` plus a shared SwiGLU expert gated by sigmoid(x·W_shexp_gate), one per row.
  *   gemma2     the embedding scaled by √hidden; (1+w) norms (offset 1): the attention norm, the post-attention norm,
  *              the FFN norm, the post-FFN norm and the final norm; the FFN gelu(gate) times up; a sliding window on
  *              even layers; the attention logits' soft cap and the output logits through `softcap`.
@@ -76,6 +80,18 @@ struct models_config {
     double query_scale;     /* the attention's logit scale (0: 1/sqrt(head_dim)) */
     bool tied;              /* the LM head is the embedding table (counted once) */
     bool tiny;              /* an evaluation configuration, small enough to evaluate in milliseconds */
+    /* qwen3-next, nemotron, qwen2.5, granite (0 where a family has no such part). */
+    int32_t full_every;     /* qwen3-next: layers l with (l+1) % full_every == 0 attend; the rest are Gated DeltaNet */
+    int64_t lin_k_heads;    /* Gated DeltaNet key heads (each shared by lin_v_heads/lin_k_heads value heads) */
+    int64_t lin_v_heads;    /* Gated DeltaNet value heads */
+    int64_t lin_dk;         /* Gated DeltaNet key head width */
+    int64_t lin_dv;         /* Gated DeltaNet value head width */
+    int64_t conv_taps;      /* the short causal convolution's taps */
+    int64_t rotary_dim;     /* the rotated leading part of a head (0: the whole head) */
+    int64_t shared_ffn;     /* the sigmoid-gated shared expert's inner width (0: none) */
+    double embed_mult;      /* granite: the embedding's multiplier */
+    double residual_mult;   /* granite: each branch's multiplier before its residual add */
+    double logit_scale;     /* granite: the logits are divided by it */
 };
 
 /* Number of models in the zoo. */

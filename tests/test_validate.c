@@ -221,7 +221,7 @@ static void build_front(struct ir_graph *g)
     op.spec.u.decay = (struct ir_decay){2, 1};
     push(g, op, O_DEC);
     op = P(g, IR_KIND_GATED_DELTA, "gd", "q qr r n bb dec st gw");
-    op.spec.u.gated_delta = (struct ir_gated_delta){2, 4, 4, 1, IR_GATE_SILU, 1e-6};
+    op.spec.u.gated_delta = (struct ir_gated_delta){2, 4, 4, 1, IR_GATE_SILU, 1e-6, 0};
     push(g, op, O_GD);
     op = P(g, IR_KIND_CAUSAL_CONV, "cc", "x cw ring");
     op.spec.u.causal_conv = (struct ir_causal_conv){8, 3, 1};
