@@ -348,22 +348,46 @@ static ir_tid attend_batch(struct models_lift *l, int layer, ir_tid q, ir_tid k,
     return rows;
 }
 
-/* The attention half of a layer over the stream x: the stream after its residual add. */
-static ir_tid attention_block(struct models_lift *l, int layer, ir_tid x)
+/* The product of the normed rows xn by a layer's projection `what` (n wide), plus the layer's bias row when biased. */
+static ir_tid project(struct models_lift *l, int layer, ir_tid xn, const char *what, int64_t n, bool biased)
+{
+    char w[32], b[32];
+    snprintf(w, sizeof w, "attn_%s.weight", what);
+    snprintf(b, sizeof b, "%s.raw", what);
+    ir_tid p = matmul(l, xn, matrix(l, blk(l, layer, w, -1), cols_of(l, xn), n), blk(l, layer, biased ? b : what, -1));
+    if (!biased)
+        return p;
+    snprintf(b, sizeof b, "attn_%s.bias", what);
+    ir_tid bias = tensor(l, blk(l, layer, b, -1), IR_ELEM_F32, 1, n, IR_ROLE_CONSTANT);
+    ir_tid out = act(l, blk(l, layer, what, -1), rows_of(l, p), n);
+    struct ir_spec s = spec_of(IR_KIND_ELEMENTWISE);
+    s.u.elementwise.op = IR_EW_ADD;
+    s.u.elementwise.n = rows_of(l, p) * n;
+    s.u.elementwise.row = n;
+    ir_tid ins[2] = {p, bias};
+    return push(l, s, ins, 2, out);
+}
+
+/* The attention half of a layer over the stream x, its q, k and v products biased or not: the stream after its
+ * residual add. */
+static ir_tid attention_half(struct models_lift *l, int layer, ir_tid x, bool biased)
 {
     const struct models_config *c = l->c;
     int64_t d = c->hidden, hq = c->heads * c->head_dim, hk = c->kv_heads * c->head_dim;
     ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
                          blk(l, layer, "attn_norm", -1));
-    ir_tid q = matmul(l, xn, matrix(l, blk(l, layer, "attn_q.weight", -1), d, hq), blk(l, layer, "q", -1));
-    ir_tid k = matmul(l, xn, matrix(l, blk(l, layer, "attn_k.weight", -1), d, hk), blk(l, layer, "k", -1));
-    ir_tid v = matmul(l, xn, matrix(l, blk(l, layer, "attn_v.weight", -1), d, hk), blk(l, layer, "v", -1));
+    ir_tid q = project(l, layer, xn, "q", hq, biased);
+    ir_tid k = project(l, layer, xn, "k", hk, biased);
+    ir_tid v = project(l, layer, xn, "v", hk, biased);
     ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v) : attend(l, layer, q, k, v, l->pos[0], -1);
     ir_tid o = matmul(l, a, matrix(l, blk(l, layer, "attn_output.weight", -1), hq, d), blk(l, layer, "attn_out", -1));
     if (l->f->post)
         o = l->f->post(l, layer, o, "post_attention_norm");
     return elementwise(l, IR_EW_ADD, x, o, blk(l, layer, "attn_res", -1));
 }
+
+/* The attention half of a layer over the stream x: the stream after its residual add. */
+static ir_tid attention_block(struct models_lift *l, int layer, ir_tid x) { return attention_half(l, layer, x, false); }
 
 /* The FFN half of a layer over the stream h: the layer's output stream. */
 static ir_tid ffn_block(struct models_lift *l, int layer, ir_tid h)
@@ -833,6 +857,59 @@ static int64_t params_qwen3_next(const struct models_config *c)
     return size_add(outer, size_add(layers, size_mul(c->layers, common)));
 }
 
+/* ── nemotron: a squared-ReLU FFN ────────────────────────────────────────────────────────────────────────── */
+
+/* nemotron: down(relu(x·W_up)²), the square the ReLU's product with itself. */
+static ir_tid ffn_relu2(struct models_lift *l, int layer, ir_tid x)
+{
+    int64_t d = l->c->hidden, ff = l->c->ffn;
+    ir_tid u = matmul(l, x, matrix(l, blk(l, layer, "ffn_up.weight", -1), d, ff), blk(l, layer, "ffn_up", -1));
+    ir_tid r = unary(l, IR_KIND_RELU, u, blk(l, layer, "ffn_relu", -1));
+    return down(l, layer, elementwise(l, IR_EW_MUL, r, r, blk(l, layer, "ffn_act", -1)));
+}
+
+/* Parameters of a nemotron layer beyond the common block: the up and down products. */
+static int64_t params_relu2(const struct models_config *c) { return size_mul(2, size_mul(c->hidden, c->ffn)); }
+
+/* ── qwen2.5: biases on the q, k and v products ──────────────────────────────────────────────────────────── */
+
+/* qwen2.5: the common attention half, each of q, k and v its product plus a bias row. */
+static ir_tid attention_qkv_bias(struct models_lift *l, int layer, ir_tid x) { return attention_half(l, layer, x, true); }
+
+/* Parameters of a qwen2.5 layer beyond the common block: the q, k and v biases and the dense FFN. */
+static int64_t params_qwen2(const struct models_config *c)
+{
+    int64_t bias = size_add(size_mul(c->heads, c->head_dim), size_mul(2, size_mul(c->kv_heads, c->head_dim)));
+    return size_add(bias, params_dense(c));
+}
+
+/* ── granite: embedding, residual and logit multipliers ──────────────────────────────────────────────────── */
+
+/* A scale of every value of x by factor. */
+static ir_tid scaled(struct models_lift *l, ir_tid x, double factor, const char *name)
+{
+    struct ir_spec s = spec_of(IR_KIND_SCALE);
+    s.u.scale.n = rows_of(l, x) * cols_of(l, x);
+    s.u.scale.factor = factor;
+    return pointwise(l, s, x, name);
+}
+
+/* granite: the embedding times its multiplier. */
+static ir_tid embed_mult(struct models_lift *l, ir_tid x) { return scaled(l, x, l->c->embed_mult, "embd.scaled"); }
+
+/* granite: a branch's output times the residual multiplier before its residual add. */
+static ir_tid residual_scaled(struct models_lift *l, int layer, ir_tid t, const char *tag)
+{
+    bool attn = strcmp(tag, "post_attention_norm") == 0;
+    return scaled(l, t, l->c->residual_mult, blk(l, layer, attn ? "attn_out.scaled" : "ffn_down.scaled", -1));
+}
+
+/* granite: the logits divided by the logit scale (0: by 1). */
+static ir_tid logits_scaled(struct models_lift *l, ir_tid t)
+{
+    return scaled(l, t, l->c->logit_scale > 0 ? 1.0 / l->c->logit_scale : 1.0, "logits");
+}
+
 /* The families: name, norm offset, mixture, embed, head, post, ffn, attention, logits, window, layer params. */
 static const struct models_family families[] = {
     {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, NULL, params_dense},
@@ -843,6 +920,9 @@ static const struct models_family families[] = {
     /* qwen3-next, nemotron, qwen2.5, granite */
     {"qwen3-next", 1, true, NULL, head_norm, NULL, ffn_moe_shared, attention_qwen3_next, NULL, NULL,
      params_moe_shared},
+    {"nemotron", 1, false, NULL, NULL, NULL, ffn_relu2, NULL, NULL, NULL, params_relu2},
+    {"qwen2.5", 0, false, NULL, NULL, NULL, ffn_swiglu, attention_qkv_bias, NULL, NULL, params_qwen2},
+    {"granite", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense},
 };
 
 /* The families whose layers differ (their parameters counted whole, not as a common block a layer). */

@@ -37,6 +37,26 @@ static const struct models_config zoo[] = {
      .head_dim = 64, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .eps = 1e-6,
      .rope_base = 1e7, .full_every = 4, .lin_k_heads = 2, .lin_v_heads = 4, .lin_dk = 64, .lin_dv = 64,
      .conv_taps = 4, .rotary_dim = 16, .shared_ffn = 256, .tiny = true},
+    /* nemotron (nvidia/Minitron-4B-Base, pruned from Nemotron-4 15B: 24 heads of 128, 8 kv heads, half of each head
+     * rotated, a squared-ReLU FFN of 9216, (1+w) norms). */
+    {.name = "minitron-4b", .family = "nemotron", .layers = 32, .hidden = 3072, .heads = 24, .kv_heads = 8,
+     .head_dim = 128, .ffn = 9216, .vocab = 256000, .ctx = 4096, .eps = 1e-5, .rope_base = 10000, .rotary_dim = 64},
+    {.name = "tiny-nemotron", .family = "nemotron", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 10000, .rotary_dim = 32,
+     .tiny = true},
+    /* qwen2.5 (Qwen/Qwen2.5-7B: biases on the q, k and v products). */
+    {.name = "qwen2.5-7b", .family = "qwen2.5", .layers = 28, .hidden = 3584, .heads = 28, .kv_heads = 4,
+     .head_dim = 128, .ffn = 18944, .vocab = 152064, .ctx = 4096, .eps = 1e-6, .rope_base = 1e6},
+    {.name = "tiny-qwen2.5", .family = "qwen2.5", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-6, .rope_base = 1e6, .tiny = true},
+    /* granite (ibm-granite/granite-3.1-8b-instruct: embedding ×12, attention logits ×1/128, each branch ×0.22
+     * before its residual add, logits ÷16, a tied LM head). */
+    {.name = "granite-3.1-8b", .family = "granite", .layers = 40, .hidden = 4096, .heads = 32, .kv_heads = 8,
+     .head_dim = 128, .ffn = 12800, .vocab = 49155, .ctx = 4096, .eps = 1e-5, .rope_base = 1e7,
+     .query_scale = 0.0078125, .tied = true, .embed_mult = 12, .residual_mult = 0.22, .logit_scale = 16},
+    {.name = "tiny-granite", .family = "granite", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 1e7, .query_scale = 0.015625,
+     .tied = true, .tiny = true, .embed_mult = 12, .residual_mult = 0.22, .logit_scale = 8},
 };
 #pragma GCC diagnostic pop
 

@@ -77,7 +77,7 @@ static struct ir_graph *lift(const char *model, const char *mode, int layers, en
 static void test_table(void)
 {
     CHECK(models_count() >= 10);
-    CHECK(models_family_count() == 5);
+    CHECK(models_family_count() == 8);
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
         CHECK(c != NULL && models_find(c->name) == c);
@@ -116,7 +116,8 @@ static void test_params(void)
     } sizes[] = {
         {"llama3.2-1b", 1.24e9}, {"llama3-8b", 8.03e9},      {"qwen3-0.6b", 0.6e9},
         {"qwen3-8b", 8.2e9},     {"qwen3-30b-a3b", 30.5e9}, {"gemma2-2b", 2.6e9},
-        {"qwen3-next-80b-a3b", 80e9},
+        {"qwen3-next-80b-a3b", 80e9}, {"minitron-4b", 4.19e9},    {"qwen2.5-7b", 7.61e9},
+        {"granite-3.1-8b", 8.17e9},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         const struct models_config *c = models_find(sizes[i].name);
