@@ -1129,6 +1129,137 @@ static void test_gdn_reference(void)
     check_gdn_reference("prefill:4", 4, 9, tok2);
 }
 
+/* ── tiny-nemotron, tiny-qwen2.5 and tiny-granite against a plain implementation ─────────────────────────── */
+
+/* y = x / sqrt(mean(x²) + eps) · (w + offset) over n values. */
+static void ref_rms_off(const double *x, const float *w, int n, double eps, double offset, double *y)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    double r = 1 / sqrt(ss / n + eps);
+    for (int i = 0; i < n; i++)
+        y[i] = x[i] * r * (w[i] + offset);
+}
+
+/* Rotate the first 2·half values of each of `heads` heads of x (width HD) in pairs (i, i + half) by the tables' row
+ * pos (tables `half` wide); the rest of each head as it is. */
+static void ref_rope_part(double *x, int heads, int half, const float *cos, const float *sin, int pos)
+{
+    for (int h = 0; h < heads; h++)
+        for (int i = 0; i < half; i++) {
+            double a = x[h * HD + i], b = x[h * HD + i + half];
+            double c = cos[pos * half + i], s = sin[pos * half + i];
+            x[h * HD + i] = a * c - b * s;
+            x[h * HD + i + half] = a * s + b * c;
+        }
+}
+
+/* One decode row of the one-layer `model` (nemotron, qwen2.5 or granite) at position pos, token tok, checked against the plain
+ * implementation: the layer's output stream and the logits. */
+static void check_dense_reference(const char *model, int pos, int tok)
+{
+    const struct models_config *c = models_find(model);
+    struct ir_graph *g = lift(model, "decode", 1, IR_FMT_F32);
+    if (!g || !c)
+        return;
+    bool relu2 = strcmp(c->family, "nemotron") == 0, biased = strcmp(c->family, "qwen2.5") == 0;
+    double off = relu2 ? 1.0 : 0.0, rm = c->residual_mult ? c->residual_mult : 1.0;
+    int half = (int)(c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
+    CHECK(c->hidden == D && c->heads == H && c->kv_heads == KV && c->head_dim == HD && c->ffn == FF &&
+          c->vocab == V && c->ctx == CTX);
+    for (int t = 0; t < g->ntensors; t++)
+        g->tensors[t].checkpoint = false;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, 5, err);
+    CHECKF(v != NULL, "%s", err);
+    if (!v) {
+        ir_graph_free(g);
+        return;
+    }
+    ir_values_data(v, find(g, "token"))[0] = (float)tok;
+    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
+    static double kc[CTX * HK], vc[CTX * HK];
+    for (int i = 0; i < CTX * HK; i++) {
+        kc[i] = lval(g, v, 0, "k_cache", -1)[i];
+        vc[i] = lval(g, v, 0, "v_cache", -1)[i];
+    }
+    CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    static double x[D], xn[D], q[HQ], k[HK], vv[HK], att[HQ], o[D], gate[FF], up[FF], logits[V];
+    for (int i = 0; i < D; i++)
+        x[i] = val(g, v, "token_embd.weight")[tok * D + i] * (c->embed_mult ? c->embed_mult : 1.0);
+    ref_rms_off(x, lval(g, v, 0, "attn_norm.weight", -1), D, c->eps, off, xn);
+    ref_matvec(xn, lval(g, v, 0, "attn_q.weight", -1), D, HQ, q);
+    ref_matvec(xn, lval(g, v, 0, "attn_k.weight", -1), D, HK, k);
+    ref_matvec(xn, lval(g, v, 0, "attn_v.weight", -1), D, HK, vv);
+    for (int i = 0; biased && i < HQ; i++)
+        q[i] += lval(g, v, 0, "attn_q.bias", -1)[i];
+    for (int i = 0; biased && i < HK; i++) {
+        k[i] += lval(g, v, 0, "attn_k.bias", -1)[i];
+        vv[i] += lval(g, v, 0, "attn_v.bias", -1)[i];
+    }
+    ref_rope_part(q, H, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
+    ref_rope_part(k, KV, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
+    for (int i = 0; i < HK; i++) {
+        kc[pos * HK + i] = k[i];
+        vc[pos * HK + i] = vv[i];
+    }
+    double scale = c->query_scale ? c->query_scale : 1 / sqrt((double)HD);
+    for (int h = 0; h < H; h++) {
+        int kvh = h / (H / KV);
+        double logit[CTX], mx = -INFINITY, sum = 0;
+        for (int j = 0; j <= pos; j++) {
+            double s = 0;
+            for (int i = 0; i < HD; i++)
+                s += q[h * HD + i] * kc[j * HK + kvh * HD + i];
+            logit[j] = s * scale;
+            mx = fmax(mx, logit[j]);
+        }
+        for (int j = 0; j <= pos; j++) {
+            logit[j] = exp(logit[j] - mx);
+            sum += logit[j];
+        }
+        for (int i = 0; i < HD; i++) {
+            double s = 0;
+            for (int j = 0; j <= pos; j++)
+                s += logit[j] / sum * vc[j * HK + kvh * HD + i];
+            att[h * HD + i] = s;
+        }
+    }
+    ref_matvec(att, lval(g, v, 0, "attn_output.weight", -1), HQ, D, o);
+    for (int i = 0; i < D; i++)
+        x[i] += rm * o[i];
+    ref_rms_off(x, lval(g, v, 0, "ffn_norm.weight", -1), D, c->eps, off, xn);
+    ref_matvec(xn, lval(g, v, 0, "ffn_up.weight", -1), D, FF, up);
+    if (relu2) {
+        for (int i = 0; i < FF; i++)
+            gate[i] = up[i] > 0 ? up[i] * up[i] : 0;
+    } else {
+        ref_matvec(xn, lval(g, v, 0, "ffn_gate.weight", -1), D, FF, gate);
+        for (int i = 0; i < FF; i++)
+            gate[i] = gate[i] / (1 + exp(-gate[i])) * up[i];
+    }
+    ref_matvec(gate, lval(g, v, 0, "ffn_down.weight", -1), FF, D, o);
+    for (int i = 0; i < D; i++)
+        x[i] += rm * o[i];
+    ref_rms_off(x, val(g, v, "output_norm.weight"), D, c->eps, off, xn);
+    ref_matvec(xn, val(g, v, "output.weight"), D, V, logits);
+    for (int i = 0; c->logit_scale > 0 && i < V; i++)
+        logits[i] /= c->logit_scale;
+    double dx = rel_diff(lval(g, v, 0, "out", -1), x, D), dl = rel_diff(val(g, v, "logits"), logits, V);
+    CHECKF(dx < 1e-5 && dl < 1e-5, "%s decode: the layer's output differs by %g, the logits by %g", model, dx, dl);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* A decode step of each dense family's tiny model against the plain implementation. */
+static void test_dense_reference(void)
+{
+    check_dense_reference("tiny-nemotron", 23, 99);
+    check_dense_reference("tiny-qwen2.5", 40, 401);
+    check_dense_reference("tiny-granite", 5, 17);
+}
+
 int main(void)
 {
     test_table();
@@ -1147,5 +1278,6 @@ int main(void)
     test_eval_deterministic();
     test_reference();
     test_gdn_reference();
+    test_dense_reference();
     return check_done("test_models");
 }
