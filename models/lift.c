@@ -708,7 +708,8 @@ static ir_tid delta_rule(struct models_lift *l, int layer, const ir_tid p[6], in
     struct ir_spec ds = spec_of(IR_KIND_DECAY);
     ds.u.decay.n = rows * vh;
     ds.u.decay.rows = rows;
-    ir_tid dins[3] = {p[5], values(l, blk(l, layer, "ssm_a", -1), 1, vh), values(l, blk(l, layer, "ssm_dt.bias", -1), 1, vh)};
+    ir_tid alog = values(l, blk(l, layer, "ssm_a", -1), 1, vh);
+    ir_tid dins[3] = {p[5], alog, values(l, blk(l, layer, "ssm_dt.bias", -1), 1, vh)};
     g = push(l, ds, dins, 3, g);
     ir_tid state = carried_state(l, blk(l, layer, "ssm_state", seq), vh * dk, dv);
     ir_tid y = act(l, blk(l, layer, "ssm_y", seq), rows, vh * dv);
@@ -766,7 +767,8 @@ static ir_tid gated_attention_block(struct models_lift *l, int layer, ir_tid x)
     ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
                          blk(l, layer, "attn_norm", -1));
     ir_tid q = matmul(l, xn, matrix(l, blk(l, layer, "attn_q.weight", -1), d, hq), blk(l, layer, "q", -1));
-    ir_tid gate = matmul(l, xn, matrix(l, blk(l, layer, "attn_gate.weight", -1), d, hq), blk(l, layer, "attn_gate", -1));
+    ir_tid gate =
+        matmul(l, xn, matrix(l, blk(l, layer, "attn_gate.weight", -1), d, hq), blk(l, layer, "attn_gate", -1));
     ir_tid k = matmul(l, xn, matrix(l, blk(l, layer, "attn_k.weight", -1), d, hk), blk(l, layer, "k", -1));
     ir_tid v = matmul(l, xn, matrix(l, blk(l, layer, "attn_v.weight", -1), d, hk), blk(l, layer, "v", -1));
     ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v) : attend(l, layer, q, k, v, l->pos[0], -1);
@@ -783,19 +785,22 @@ static ir_tid attention_qwen3_next(struct models_lift *l, int layer, ir_tid x)
 }
 
 /* qwen3-next: the shared SwiGLU expert of the normed rows x, each row's result times its own sigmoid gate
- * σ(x·W_shexp_gate): one row gated by a one-value row broadcast; several each gated on their own and set into their row
- * of the layer's shared-expert table (state the step fills and reads). */
+ * σ(x·W_shexp_gate): one row gated by a one-value row broadcast; several each gated on their own and set into their
+ * row of the layer's shared-expert table (state the step fills and reads). */
 static ir_tid shared_expert_gated(struct models_lift *l, int layer, ir_tid x)
 {
     int64_t d = l->c->hidden, sf = l->c->shared_ffn;
-    ir_tid g = matmul(l, x, matrix(l, blk(l, layer, "ffn_gate_shexp.weight", -1), d, sf), blk(l, layer, "ffn_gate_shexp", -1));
-    ir_tid u = matmul(l, x, matrix(l, blk(l, layer, "ffn_up_shexp.weight", -1), d, sf), blk(l, layer, "ffn_up_shexp", -1));
+    ir_tid g =
+        matmul(l, x, matrix(l, blk(l, layer, "ffn_gate_shexp.weight", -1), d, sf), blk(l, layer, "ffn_gate_shexp", -1));
+    ir_tid u =
+        matmul(l, x, matrix(l, blk(l, layer, "ffn_up_shexp.weight", -1), d, sf), blk(l, layer, "ffn_up_shexp", -1));
     ir_tid h = act(l, blk(l, layer, "ffn_act_shexp", -1), rows_of(l, g), sf);
     struct ir_spec s = spec_of(IR_KIND_SWIGLU);
     s.u.swiglu.total = rows_of(l, g) * sf;
     ir_tid ins[2] = {g, u};
     h = push(l, s, ins, 2, h);
-    ir_tid y = matmul(l, h, matrix(l, blk(l, layer, "ffn_down_shexp.weight", -1), sf, d), blk(l, layer, "ffn_down_shexp", -1));
+    ir_tid y =
+        matmul(l, h, matrix(l, blk(l, layer, "ffn_down_shexp.weight", -1), sf, d), blk(l, layer, "ffn_down_shexp", -1));
     ir_tid logit = matmul(l, x, matrix(l, blk(l, layer, "ffn_gate_inp_shexp.weight", -1), d, 1),
                           blk(l, layer, "ffn_gate_inp_shexp", -1));
     ir_tid sg = unary(l, IR_KIND_SIGMOID, logit, blk(l, layer, "ffn_shexp_gate", -1));
@@ -874,7 +879,10 @@ static int64_t params_relu2(const struct models_config *c) { return size_mul(2, 
 /* ── qwen2.5: biases on the q, k and v products ──────────────────────────────────────────────────────────── */
 
 /* qwen2.5: the common attention half, each of q, k and v its product plus a bias row. */
-static ir_tid attention_qkv_bias(struct models_lift *l, int layer, ir_tid x) { return attention_half(l, layer, x, true); }
+static ir_tid attention_qkv_bias(struct models_lift *l, int layer, ir_tid x)
+{
+    return attention_half(l, layer, x, true);
+}
 
 /* Parameters of a qwen2.5 layer beyond the common block: the q, k and v biases and the dense FFN. */
 static int64_t params_qwen2(const struct models_config *c)

@@ -1155,8 +1155,8 @@ static void ref_rope_part(double *x, int heads, int half, const float *cos, cons
         }
 }
 
-/* One decode row of the one-layer `model` (nemotron, qwen2.5 or granite) at position pos, token tok, checked against the plain
- * implementation: the layer's output stream and the logits. */
+/* One decode row of the one-layer `model` (nemotron, qwen2.5 or granite) at position pos, token tok, checked against
+ * the plain implementation: the layer's output stream and the logits. */
 static void check_dense_reference(const char *model, int pos, int tok)
 {
     const struct models_config *c = models_find(model);
