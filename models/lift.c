@@ -446,6 +446,15 @@ static void positions(struct models_lift *l)
     }
 }
 
+/* minicpm: the final norm's output divided by head_divisor before the LM head. */
+static ir_tid head_input_scaled(struct models_lift *l, ir_tid xn)
+{
+    struct ir_spec s = spec_of(IR_KIND_SCALE);
+    s.u.scale.n = rows_of(l, xn) * cols_of(l, xn);
+    s.u.scale.factor = 1.0 / l->c->head_divisor;
+    return pointwise(l, s, xn, "output_norm.scaled");
+}
+
 /* The head of the step over the last layer's stream x: the final norm (of a chunk's last row), the LM head and the
  * arg-max of the next token. */
 static void head(struct models_lift *l, ir_tid x)
@@ -454,6 +463,8 @@ static void head(struct models_lift *l, ir_tid x)
     if (l->kind == MODELS_PREFILL)
         x = row_of(l, x, l->n, "out.last");
     ir_tid xn = rms_norm(l, x, norm_weight(l, "output_norm.weight", c->hidden), c->hidden, "output_norm");
+    if (c->head_divisor > 0)
+        xn = head_input_scaled(l, xn);
     ir_tid w = matrix(l, "output.weight", c->hidden, c->vocab);
     ir_tid logits = matmul(l, xn, w, l->f->logits ? "logits.raw" : "logits");
     if (l->f->logits)
@@ -902,10 +913,10 @@ static ir_tid scaled(struct models_lift *l, ir_tid x, double factor, const char 
     return pointwise(l, s, x, name);
 }
 
-/* granite: the embedding times its multiplier. */
+/* granite, minicpm: the embedding times its multiplier. */
 static ir_tid embed_mult(struct models_lift *l, ir_tid x) { return scaled(l, x, l->c->embed_mult, "embd.scaled"); }
 
-/* granite: a branch's output times the residual multiplier before its residual add. */
+/* granite, minicpm: a branch's output times the residual multiplier before its residual add. */
 static ir_tid residual_scaled(struct models_lift *l, int layer, ir_tid t, const char *tag)
 {
     bool attn = strcmp(tag, "post_attention_norm") == 0;
@@ -925,12 +936,13 @@ static const struct models_family families[] = {
     {"qwen3-moe", 0, true, NULL, head_norm, NULL, ffn_moe, NULL, NULL, NULL, params_qwen3_moe},
     {"gemma2", 1, false, embed_scaled, NULL, post_norm, ffn_geglu, NULL, logits_capped, window_alternate,
      params_gemma2},
-    /* qwen3-next, nemotron, qwen2.5, granite */
+    /* qwen3-next, nemotron, qwen2.5, granite, minicpm */
     {"qwen3-next", 1, true, NULL, head_norm, NULL, ffn_moe_shared, attention_qwen3_next, NULL, NULL,
      params_moe_shared},
     {"nemotron", 1, false, NULL, NULL, NULL, ffn_relu2, NULL, NULL, NULL, params_relu2},
     {"qwen2.5", 0, false, NULL, NULL, NULL, ffn_swiglu, attention_qkv_bias, NULL, NULL, params_qwen2},
     {"granite", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense},
+    {"minicpm", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, NULL, NULL, params_dense},
 };
 
 /* The families whose layers differ (their parameters counted whole, not as a common block a layer). */

@@ -57,6 +57,14 @@ static const struct models_config zoo[] = {
     {.name = "tiny-granite", .family = "granite", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
      .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 1e7, .query_scale = 0.015625,
      .tied = true, .tiny = true, .embed_mult = 12, .residual_mult = 0.22, .logit_scale = 8},
+    /* minicpm (openbmb/MiniCPM-2B-sft-bf16: scale_emb 12, each branch ×scale_depth/√layers = 1.4/√40, the final
+     * norm's output ÷(hidden/dim_model_base) = 2304/256 before the tied LM head). */
+    {.name = "minicpm-2b", .family = "minicpm", .layers = 40, .hidden = 2304, .heads = 36, .kv_heads = 36,
+     .head_dim = 64, .ffn = 5760, .vocab = 122753, .ctx = 4096, .eps = 1e-5, .rope_base = 10000, .tied = true,
+     .embed_mult = 12, .residual_mult = 0.221359436211787, .head_divisor = 9},
+    {.name = "tiny-minicpm", .family = "minicpm", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 4,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 10000, .tied = true,
+     .tiny = true, .embed_mult = 12, .residual_mult = 0.98994949366117, .head_divisor = 4},
 };
 #pragma GCC diagnostic pop
 

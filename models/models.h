@@ -39,6 +39,8 @@
  *   qwen2.5    llama's block with a bias row added to each of the q, k and v products.
  *   granite    the embedding times embed_mult; each branch's output times residual_mult before its residual add; the
  *              attention's logit scale query_scale; the logits divided by logit_scale.
+ *   minicpm    granite's embedding and residual multipliers (muP); no logit divisor, but the final norm's output
+ *              divided by head_divisor (hidden/dim_model_base) before the LM head.
  *   gemma2     the embedding scaled by √hidden; (1+w) norms (offset 1): the attention norm, the post-attention norm,
  *              the FFN norm, the post-FFN norm and the final norm; the FFN gelu(gate) times up; a sliding window on
  *              even layers; the attention logits' soft cap and the output logits through `softcap`.
@@ -96,7 +98,7 @@ struct models_config {
     double query_scale;     /* the attention's logit scale (0: 1/sqrt(head_dim)) */
     bool tied;              /* the LM head is the embedding table (counted once) */
     bool tiny;              /* an evaluation configuration, small enough to evaluate in milliseconds */
-    /* qwen3-next, nemotron, qwen2.5, granite (0 where a family has no such part). */
+    /* qwen3-next, nemotron, qwen2.5, granite, minicpm (0 where a family has no such part). */
     int32_t full_every;     /* qwen3-next: layers l with (l+1) % full_every == 0 attend; the rest are Gated DeltaNet */
     int64_t lin_k_heads;    /* Gated DeltaNet key heads (each shared by lin_v_heads/lin_k_heads value heads) */
     int64_t lin_v_heads;    /* Gated DeltaNet value heads */
@@ -108,6 +110,7 @@ struct models_config {
     double embed_mult;      /* granite: the embedding's multiplier */
     double residual_mult;   /* granite: each branch's multiplier before its residual add */
     double logit_scale;     /* granite: the logits are divided by it */
+    double head_divisor;    /* minicpm: the final norm's output is divided by it before the LM head */
 };
 
 /* Number of models in the zoo. */

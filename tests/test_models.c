@@ -77,7 +77,7 @@ static struct ir_graph *lift(const char *model, const char *mode, int layers, en
 static void test_table(void)
 {
     CHECK(models_count() >= 10);
-    CHECK(models_family_count() == 8);
+    CHECK(models_family_count() == 9);
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
         CHECK(c != NULL && models_find(c->name) == c);
@@ -117,7 +117,7 @@ static void test_params(void)
         {"llama3.2-1b", 1.24e9}, {"llama3-8b", 8.03e9},      {"qwen3-0.6b", 0.6e9},
         {"qwen3-8b", 8.2e9},     {"qwen3-30b-a3b", 30.5e9}, {"gemma2-2b", 2.6e9},
         {"qwen3-next-80b-a3b", 80e9}, {"minitron-4b", 4.19e9},    {"qwen2.5-7b", 7.61e9},
-        {"granite-3.1-8b", 8.17e9},
+        {"granite-3.1-8b", 8.17e9},   {"minicpm-2b", 2.72e9},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         const struct models_config *c = models_find(sizes[i].name);
@@ -1129,7 +1129,7 @@ static void test_gdn_reference(void)
     check_gdn_reference("prefill:4", 4, 9, tok2);
 }
 
-/* ── tiny-nemotron, tiny-qwen2.5 and tiny-granite against a plain implementation ─────────────────────────── */
+/* ── tiny-nemotron, tiny-qwen2.5, tiny-granite and tiny-minicpm against a plain implementation ───────── */
 
 /* y = x / sqrt(mean(x²) + eps) · (w + offset) over n values. */
 static void ref_rms_off(const double *x, const float *w, int n, double eps, double offset, double *y)
@@ -1155,8 +1155,8 @@ static void ref_rope_part(double *x, int heads, int half, const float *cos, cons
         }
 }
 
-/* One decode row of the one-layer `model` (nemotron, qwen2.5 or granite) at position pos, token tok, checked against
- * the plain implementation: the layer's output stream and the logits. */
+/* One decode row of the one-layer `model` (nemotron, qwen2.5, granite or minicpm) at position pos, token tok,
+ * checked against the plain implementation: the layer's output stream and the logits. */
 static void check_dense_reference(const char *model, int pos, int tok)
 {
     const struct models_config *c = models_find(model);
@@ -1166,7 +1166,8 @@ static void check_dense_reference(const char *model, int pos, int tok)
     bool relu2 = strcmp(c->family, "nemotron") == 0, biased = strcmp(c->family, "qwen2.5") == 0;
     double off = relu2 ? 1.0 : 0.0, rm = c->residual_mult ? c->residual_mult : 1.0;
     int half = (int)(c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
-    CHECK(c->hidden == D && c->heads == H && c->kv_heads == KV && c->head_dim == HD && c->ffn == FF &&
+    int kvn = (int)c->kv_heads, hk = kvn * HD;
+    CHECK(c->hidden == D && c->heads == H && (kvn == KV || kvn == H) && c->head_dim == HD && c->ffn == FF &&
           c->vocab == V && c->ctx == CTX);
     for (int t = 0; t < g->ntensors; t++)
         g->tensors[t].checkpoint = false;
@@ -1179,39 +1180,39 @@ static void check_dense_reference(const char *model, int pos, int tok)
     }
     ir_values_data(v, find(g, "token"))[0] = (float)tok;
     ir_values_data(v, find(g, "pos"))[0] = (float)pos;
-    static double kc[CTX * HK], vc[CTX * HK];
-    for (int i = 0; i < CTX * HK; i++) {
+    static double kc[CTX * HQ], vc[CTX * HQ];
+    for (int i = 0; i < CTX * hk; i++) {
         kc[i] = lval(g, v, 0, "k_cache", -1)[i];
         vc[i] = lval(g, v, 0, "v_cache", -1)[i];
     }
     CHECKF(ir_eval(g, v, err) == 0, "%s", err);
-    static double x[D], xn[D], q[HQ], k[HK], vv[HK], att[HQ], o[D], gate[FF], up[FF], logits[V];
+    static double x[D], xn[D], q[HQ], k[HQ], vv[HQ], att[HQ], o[D], gate[FF], up[FF], logits[V];
     for (int i = 0; i < D; i++)
         x[i] = val(g, v, "token_embd.weight")[tok * D + i] * (c->embed_mult ? c->embed_mult : 1.0);
     ref_rms_off(x, lval(g, v, 0, "attn_norm.weight", -1), D, c->eps, off, xn);
     ref_matvec(xn, lval(g, v, 0, "attn_q.weight", -1), D, HQ, q);
-    ref_matvec(xn, lval(g, v, 0, "attn_k.weight", -1), D, HK, k);
-    ref_matvec(xn, lval(g, v, 0, "attn_v.weight", -1), D, HK, vv);
+    ref_matvec(xn, lval(g, v, 0, "attn_k.weight", -1), D, hk, k);
+    ref_matvec(xn, lval(g, v, 0, "attn_v.weight", -1), D, hk, vv);
     for (int i = 0; biased && i < HQ; i++)
         q[i] += lval(g, v, 0, "attn_q.bias", -1)[i];
-    for (int i = 0; biased && i < HK; i++) {
+    for (int i = 0; biased && i < hk; i++) {
         k[i] += lval(g, v, 0, "attn_k.bias", -1)[i];
         vv[i] += lval(g, v, 0, "attn_v.bias", -1)[i];
     }
     ref_rope_part(q, H, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
-    ref_rope_part(k, KV, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
-    for (int i = 0; i < HK; i++) {
-        kc[pos * HK + i] = k[i];
-        vc[pos * HK + i] = vv[i];
+    ref_rope_part(k, kvn, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
+    for (int i = 0; i < hk; i++) {
+        kc[pos * hk + i] = k[i];
+        vc[pos * hk + i] = vv[i];
     }
     double scale = c->query_scale ? c->query_scale : 1 / sqrt((double)HD);
     for (int h = 0; h < H; h++) {
-        int kvh = h / (H / KV);
+        int kvh = h / (H / kvn);
         double logit[CTX], mx = -INFINITY, sum = 0;
         for (int j = 0; j <= pos; j++) {
             double s = 0;
             for (int i = 0; i < HD; i++)
-                s += q[h * HD + i] * kc[j * HK + kvh * HD + i];
+                s += q[h * HD + i] * kc[j * hk + kvh * HD + i];
             logit[j] = s * scale;
             mx = fmax(mx, logit[j]);
         }
@@ -1222,7 +1223,7 @@ static void check_dense_reference(const char *model, int pos, int tok)
         for (int i = 0; i < HD; i++) {
             double s = 0;
             for (int j = 0; j <= pos; j++)
-                s += logit[j] / sum * vc[j * HK + kvh * HD + i];
+                s += logit[j] / sum * vc[j * hk + kvh * HD + i];
             att[h * HD + i] = s;
         }
     }
@@ -1243,6 +1244,8 @@ static void check_dense_reference(const char *model, int pos, int tok)
     for (int i = 0; i < D; i++)
         x[i] += rm * o[i];
     ref_rms_off(x, val(g, v, "output_norm.weight"), D, c->eps, off, xn);
+    for (int i = 0; c->head_divisor > 0 && i < D; i++)
+        xn[i] /= c->head_divisor;
     ref_matvec(xn, val(g, v, "output.weight"), D, V, logits);
     for (int i = 0; c->logit_scale > 0 && i < V; i++)
         logits[i] /= c->logit_scale;
@@ -1258,6 +1261,7 @@ static void test_dense_reference(void)
     check_dense_reference("tiny-nemotron", 23, 99);
     check_dense_reference("tiny-qwen2.5", 40, 401);
     check_dense_reference("tiny-granite", 5, 17);
+    check_dense_reference("tiny-minicpm", 12, 250);
 }
 
 int main(void)
