@@ -1496,7 +1496,10 @@ static int ev_gated_delta(struct ev *e)
     const struct ir_gated_delta *s = &e->op->spec.u.gated_delta;
     if (sizes_ok(e, (const int64_t[]){s->h, s->dk, s->dv, s->rows}, 4))
         return -1;
-    int64_t nk = mulc(s->rows, mulc(s->h, s->dk)), nv = mulc(s->rows, mulc(s->h, s->dv));
+    if (s->kh < 0 || (s->kh > 0 && s->h % s->kh != 0))
+        return fail(e, "kh must divide h");
+    int64_t kh = s->kh ? s->kh : s->h, group = s->h / kh;
+    int64_t nk = mulc(s->rows, mulc(kh, s->dk)), nv = mulc(s->rows, mulc(s->h, s->dv));
     int64_t nh = mulc(s->rows, s->h);
     const float *q = arg(e, 0, nk), *k = q ? arg(e, 1, nk) : NULL;
     const float *v = k ? arg(e, 2, nv) : NULL, *z = v ? arg(e, 3, nv) : NULL;
@@ -1517,10 +1520,10 @@ static int ev_gated_delta(struct ev *e)
     h.sigmoid_gate = s->gate == IR_GATE_SIGMOID;
     for (int64_t t = 0; t < s->rows; t++)
         for (int64_t hh = 0; hh < s->h; hh++) {
-            int64_t u = t * s->h + hh;
+            int64_t u = t * s->h + hh, uk = t * kh + hh / group;
             h.S = S + hh * s->dk * s->dv;
-            h.q = q + u * s->dk;
-            h.k = k + u * s->dk;
+            h.q = q + uk * s->dk;
+            h.k = k + uk * s->dk;
             h.v = v + u * s->dv;
             h.z = z + u * s->dv;
             h.g = a[u];

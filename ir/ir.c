@@ -188,7 +188,8 @@ static const struct ir_field f_moe[] = {F(moe, d, IR_F_INT), F(moe, k, IR_F_INT)
                                         F(moe, experts, IR_F_INT), F(moe, act, IR_F_MOEACT)};
 static const struct ir_field f_gated_delta[] = {F(gated_delta, h, IR_F_INT),   F(gated_delta, dk, IR_F_INT),
                                                 F(gated_delta, dv, IR_F_INT),  F(gated_delta, rows, IR_F_INT),
-                                                F(gated_delta, gate, IR_F_GATEACT), F(gated_delta, eps, IR_F_FLOAT)};
+                                                F(gated_delta, gate, IR_F_GATEACT), F(gated_delta, eps, IR_F_FLOAT),
+                                                F(gated_delta, kh, IR_F_INT_OPT)};
 static const struct ir_field f_causal_conv[] = {F(causal_conv, chan, IR_F_INT), F(causal_conv, taps, IR_F_INT),
                                                 F(causal_conv, rows, IR_F_INT)};
 static const struct ir_field f_unary[] = {F(unary, n, IR_F_INT)};

@@ -328,8 +328,9 @@ struct ir_attention {
  * act(x·gate)⊙(x·up)·down of width dff. ins: x, router[d×experts], gate[d×(experts·dff)], up, down[dff×(experts·d)]. */
 struct ir_moe { int64_t d, k, dff, experts; enum ir_moeact act; };
 /* Gated delta rule over rows of h heads (dk keys, dv values), memory updated in place, output normed and gated.
+ * q and k hold kh key heads (0: h), each read by h/kh consecutive heads.
  * ins: q, k, v, z (output gate), b (write strength), a (forget gate), state, norm weight. */
-struct ir_gated_delta { int64_t h, dk, dv, rows; enum ir_gateact gate; double eps; };
+struct ir_gated_delta { int64_t h, dk, dv, rows; enum ir_gateact gate; double eps; int64_t kh; };
 /* y[t][c] = Σ_j w[c][j] · x'[t+j][c] over the ring (taps-1 rows) then x; the ring updated in place.
  * ins: x[rows×chan], w[chan×taps], ring. */
 struct ir_causal_conv { int64_t chan, taps, rows; };

@@ -255,13 +255,14 @@ static const char *shape_moe(const struct ir_spec *s, struct shape *sh, char *wh
     return NULL;
 }
 
-/* gated_delta: q, k (rows·h·dk), v, z (rows·h·dv), b, a (rows·h), state (h·dk·dv), w (dv); out rows·h·dv. */
+/* gated_delta: q, k (rows·kh·dk, kh = h when absent), v, z (rows·h·dv), b, a (rows·h), state (h·dk·dv), w (dv);
+ * out rows·h·dv. */
 static const char *shape_gated_delta(const struct ir_spec *s, struct shape *sh, char *why, size_t n)
 {
     const struct ir_gated_delta *p = &s->u.gated_delta;
-    (void)why, (void)n;
-    need_len(sh, "q", mul3(p->rows, p->h, p->dk));
-    need_len(sh, "k", mul3(p->rows, p->h, p->dk));
+    int64_t kh = p->kh ? p->kh : p->h;
+    need_len(sh, "q", mul3(p->rows, kh, p->dk));
+    need_len(sh, "k", mul3(p->rows, kh, p->dk));
     need_len(sh, "v", mul3(p->rows, p->h, p->dv));
     need_len(sh, "z", mul3(p->rows, p->h, p->dv));
     need_len(sh, "b", mul(p->rows, p->h));
@@ -269,6 +270,8 @@ static const char *shape_gated_delta(const struct ir_spec *s, struct shape *sh, 
     need_len(sh, "state", mul3(p->h, p->dk, p->dv));
     need_len(sh, "w", p->dv);
     sh->out = mul3(p->rows, p->h, p->dv);
+    if (p->kh < 0 || (p->kh > 0 && p->h % p->kh != 0))
+        return inconsistent(why, n, "kh", "h = %" PRId64 " is not a multiple of kh = %" PRId64, p->h, p->kh);
     return NULL;
 }
 

@@ -44,6 +44,8 @@ struct models_family {
     ir_tid (*post)(struct models_lift *l, int layer, ir_tid t, const char *tag);
     /* The FFN of the normed rows x: its output (rows × hidden). Required. */
     ir_tid (*ffn)(struct models_lift *l, int layer, ir_tid x);
+    /* The attention half of a layer over the stream x, its residual add included (NULL: the common block). */
+    ir_tid (*attention)(struct models_lift *l, int layer, ir_tid x);
     /* The LM head's logits before the arg-max. */
     ir_tid (*logits)(struct models_lift *l, ir_tid t);
     /* The sliding window of a layer (0: attends the whole context). */
@@ -269,6 +271,9 @@ static void set_rows(struct models_lift *l, ir_tid table, ir_tid src, int64_t li
     push(l, s, ins, literal ? 2 : 3, table);
 }
 
+/* Half the rotated part of a head: the rotary tables' width. */
+static int64_t rotary_half(const struct models_config *c) { return (c->rotary_dim ? c->rotary_dim : c->head_dim) / 2; }
+
 /* The rotation of x's heads (`heads` a row, every row of x) at the named position at. */
 static ir_tid rope(struct models_lift *l, ir_tid x, int64_t heads, ir_tid at, const char *name)
 {
@@ -277,7 +282,7 @@ static ir_tid rope(struct models_lift *l, ir_tid x, int64_t heads, ir_tid at, co
     struct ir_spec s = spec_of(IR_KIND_ROPE);
     s.u.rope.h = rows_of(l, x) * heads;
     s.u.rope.hd = hd;
-    s.u.rope.half = hd / 2;
+    s.u.rope.half = rotary_half(l->c);
     s.u.rope.rows = rows_of(l, x);
     s.u.rope.pos.kind = IR_RIDX_NAMED;
     ir_tid ins[4] = {x, l->cos, l->sin, at};
@@ -343,22 +348,46 @@ static ir_tid attend_batch(struct models_lift *l, int layer, ir_tid q, ir_tid k,
     return rows;
 }
 
-/* The attention half of a layer over the stream x: the stream after its residual add. */
-static ir_tid attention_block(struct models_lift *l, int layer, ir_tid x)
+/* The product of the normed rows xn by a layer's projection `what` (n wide), plus the layer's bias row when biased. */
+static ir_tid project(struct models_lift *l, int layer, ir_tid xn, const char *what, int64_t n, bool biased)
+{
+    char w[32], b[32];
+    snprintf(w, sizeof w, "attn_%s.weight", what);
+    snprintf(b, sizeof b, "%s.raw", what);
+    ir_tid p = matmul(l, xn, matrix(l, blk(l, layer, w, -1), cols_of(l, xn), n), blk(l, layer, biased ? b : what, -1));
+    if (!biased)
+        return p;
+    snprintf(b, sizeof b, "attn_%s.bias", what);
+    ir_tid bias = tensor(l, blk(l, layer, b, -1), IR_ELEM_F32, 1, n, IR_ROLE_CONSTANT);
+    ir_tid out = act(l, blk(l, layer, what, -1), rows_of(l, p), n);
+    struct ir_spec s = spec_of(IR_KIND_ELEMENTWISE);
+    s.u.elementwise.op = IR_EW_ADD;
+    s.u.elementwise.n = rows_of(l, p) * n;
+    s.u.elementwise.row = n;
+    ir_tid ins[2] = {p, bias};
+    return push(l, s, ins, 2, out);
+}
+
+/* The attention half of a layer over the stream x, its q, k and v products biased or not: the stream after its
+ * residual add. */
+static ir_tid attention_half(struct models_lift *l, int layer, ir_tid x, bool biased)
 {
     const struct models_config *c = l->c;
     int64_t d = c->hidden, hq = c->heads * c->head_dim, hk = c->kv_heads * c->head_dim;
     ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
                          blk(l, layer, "attn_norm", -1));
-    ir_tid q = matmul(l, xn, matrix(l, blk(l, layer, "attn_q.weight", -1), d, hq), blk(l, layer, "q", -1));
-    ir_tid k = matmul(l, xn, matrix(l, blk(l, layer, "attn_k.weight", -1), d, hk), blk(l, layer, "k", -1));
-    ir_tid v = matmul(l, xn, matrix(l, blk(l, layer, "attn_v.weight", -1), d, hk), blk(l, layer, "v", -1));
+    ir_tid q = project(l, layer, xn, "q", hq, biased);
+    ir_tid k = project(l, layer, xn, "k", hk, biased);
+    ir_tid v = project(l, layer, xn, "v", hk, biased);
     ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v) : attend(l, layer, q, k, v, l->pos[0], -1);
     ir_tid o = matmul(l, a, matrix(l, blk(l, layer, "attn_output.weight", -1), hq, d), blk(l, layer, "attn_out", -1));
     if (l->f->post)
         o = l->f->post(l, layer, o, "post_attention_norm");
     return elementwise(l, IR_EW_ADD, x, o, blk(l, layer, "attn_res", -1));
 }
+
+/* The attention half of a layer over the stream x: the stream after its residual add. */
+static ir_tid attention_block(struct models_lift *l, int layer, ir_tid x) { return attention_half(l, layer, x, false); }
 
 /* The FFN half of a layer over the stream h: the layer's output stream. */
 static ir_tid ffn_block(struct models_lift *l, int layer, ir_tid h)
@@ -417,6 +446,15 @@ static void positions(struct models_lift *l)
     }
 }
 
+/* minicpm: the final norm's output divided by head_divisor before the LM head. */
+static ir_tid head_input_scaled(struct models_lift *l, ir_tid xn)
+{
+    struct ir_spec s = spec_of(IR_KIND_SCALE);
+    s.u.scale.n = rows_of(l, xn) * cols_of(l, xn);
+    s.u.scale.factor = 1.0 / l->c->head_divisor;
+    return pointwise(l, s, xn, "output_norm.scaled");
+}
+
 /* The head of the step over the last layer's stream x: the final norm (of a chunk's last row), the LM head and the
  * arg-max of the next token. */
 static void head(struct models_lift *l, ir_tid x)
@@ -425,6 +463,8 @@ static void head(struct models_lift *l, ir_tid x)
     if (l->kind == MODELS_PREFILL)
         x = row_of(l, x, l->n, "out.last");
     ir_tid xn = rms_norm(l, x, norm_weight(l, "output_norm.weight", c->hidden), c->hidden, "output_norm");
+    if (c->head_divisor > 0)
+        xn = head_input_scaled(l, xn);
     ir_tid w = matrix(l, "output.weight", c->hidden, c->vocab);
     ir_tid logits = matmul(l, xn, w, l->f->logits ? "logits.raw" : "logits");
     if (l->f->logits)
@@ -586,12 +626,331 @@ static int64_t params_gemma2(const struct models_config *c)
     return size_add(size_mul(2, c->hidden), params_dense(c));
 }
 
-/* The families: name, norm offset, mixture, embed, head, post, ffn, logits, window, layer params. */
+/* ── qwen3-next: Gated DeltaNet layers, gated attention layers, a mixture with a gated shared expert ──────── */
+
+/* A one-operand op of kind k (silu, sigmoid, relu) over every value of x. */
+static ir_tid unary(struct models_lift *l, enum ir_kind k, ir_tid x, const char *name)
+{
+    struct ir_spec s = spec_of(k);
+    s.u.unary.n = rows_of(l, x) * cols_of(l, x);
+    return pointwise(l, s, x, name);
+}
+
+/* a ⊙ b with b one row of `row` values broadcast over every row of a. */
+static ir_tid elementwise_row(struct models_lift *l, enum ir_ewop op, ir_tid a, ir_tid b, int64_t row,
+                              const char *name)
+{
+    ir_tid out = act(l, name, rows_of(l, a), cols_of(l, a));
+    struct ir_spec s = spec_of(IR_KIND_ELEMENTWISE);
+    s.u.elementwise.op = op;
+    s.u.elementwise.n = rows_of(l, a) * cols_of(l, a);
+    s.u.elementwise.row = row;
+    ir_tid ins[2] = {a, b};
+    return push(l, s, ins, 2, out);
+}
+
+/* A state tensor of rows × cols the host keeps across steps (a convolution's ring, a recurrent memory). */
+static ir_tid carried_state(struct models_lift *l, const char *name, int64_t rows, int64_t cols)
+{
+    ir_tid t = tensor(l, name, IR_ELEM_F32, rows, cols, IR_ROLE_STATE);
+    if (t != IR_NONE)
+        l->g->tensors[t].carried = true;
+    return t;
+}
+
+/* Plain f32 values (rows × cols), a constant shared by every op that names it. */
+static ir_tid values(struct models_lift *l, const char *name, int64_t rows, int64_t cols)
+{
+    ir_tid t = ir_tensor_find(l->g, name, strlen(name));
+    return t != IR_NONE ? t : tensor(l, name, IR_ELEM_F32, rows, cols, IR_ROLE_CONSTANT);
+}
+
+/* Whether a layer of a qwen3-next model is a gated attention layer (else a Gated DeltaNet one). */
+static bool full_attention_layer(const struct models_config *c, int layer)
+{
+    return c->full_every > 0 && (layer + 1) % c->full_every == 0;
+}
+
+/* The short causal convolution of x's rows (one channel a column) over its ring, then its SiLU; `which` names the
+ * branch (q, k or v), seq the batch's sequence (-1 otherwise: one ring the step's rows run through in order). */
+static ir_tid conv_silu_branch(struct models_lift *l, int layer, ir_tid x, const char *which, int64_t seq)
+{
+    int64_t chan = cols_of(l, x), taps = l->c->conv_taps;
+    char w[48], r[48], y[48], a[48];
+    snprintf(w, sizeof w, "ssm_conv1d_%s.weight", which);
+    snprintf(r, sizeof r, "ssm_conv_%s.ring", which);
+    snprintf(y, sizeof y, "ssm_conv_%s", which);
+    snprintf(a, sizeof a, "ssm_conv_%s_silu", which);
+    ir_tid wt = values(l, blk(l, layer, w, -1), chan, taps);
+    ir_tid ring = carried_state(l, blk(l, layer, r, seq), taps - 1, chan);
+    ir_tid out = act(l, blk(l, layer, y, seq), rows_of(l, x), chan);
+    struct ir_spec s = spec_of(IR_KIND_CAUSAL_CONV);
+    s.u.causal_conv.chan = chan;
+    s.u.causal_conv.taps = taps;
+    s.u.causal_conv.rows = rows_of(l, x);
+    ir_tid ins[3] = {x, wt, ring};
+    return unary(l, IR_KIND_SILU, push(l, s, ins, 3, out), blk(l, layer, a, seq));
+}
+
+/* The L2 norm of each head (`width` values) of x. */
+static ir_tid l2_heads(struct models_lift *l, ir_tid x, int64_t width, const char *name)
+{
+    ir_tid out = act(l, name, rows_of(l, x), cols_of(l, x));
+    struct ir_spec s = spec_of(IR_KIND_L2_NORM);
+    s.u.l2_norm.rows = rows_of(l, x) * cols_of(l, x) / width;
+    s.u.l2_norm.cols = width;
+    s.u.l2_norm.eps = l->c->eps;
+    ir_tid ins[1] = {x};
+    return push(l, s, ins, 1, out);
+}
+
+/* One sequence's Gated DeltaNet over its rows of the six projections p (q, k, v, z, b, a): the convolutions with
+ * their SiLU (and the L2 norms of q and k), the write strength σ(b), the log-decay of a, the delta rule over the
+ * sequence's memory, its output normed and gated by silu(z). seq: the batch's sequence, or -1. */
+static ir_tid delta_rule(struct models_lift *l, int layer, const ir_tid p[6], int64_t seq)
+{
+    const struct models_config *c = l->c;
+    int64_t vh = c->lin_v_heads, dk = c->lin_dk, dv = c->lin_dv, rows = rows_of(l, p[0]);
+    ir_tid q = l2_heads(l, conv_silu_branch(l, layer, p[0], "q", seq), dk, blk(l, layer, "ssm_q_l2", seq));
+    ir_tid k = l2_heads(l, conv_silu_branch(l, layer, p[1], "k", seq), dk, blk(l, layer, "ssm_k_l2", seq));
+    ir_tid v = conv_silu_branch(l, layer, p[2], "v", seq);
+    ir_tid beta = unary(l, IR_KIND_SIGMOID, p[4], blk(l, layer, "ssm_beta", seq));
+    ir_tid g = act(l, blk(l, layer, "ssm_decay", seq), rows, vh);
+    struct ir_spec ds = spec_of(IR_KIND_DECAY);
+    ds.u.decay.n = rows * vh;
+    ds.u.decay.rows = rows;
+    ir_tid alog = values(l, blk(l, layer, "ssm_a", -1), 1, vh);
+    ir_tid dins[3] = {p[5], alog, values(l, blk(l, layer, "ssm_dt.bias", -1), 1, vh)};
+    g = push(l, ds, dins, 3, g);
+    ir_tid state = carried_state(l, blk(l, layer, "ssm_state", seq), vh * dk, dv);
+    ir_tid y = act(l, blk(l, layer, "ssm_y", seq), rows, vh * dv);
+    struct ir_spec s = spec_of(IR_KIND_GATED_DELTA);
+    s.u.gated_delta.h = vh;
+    s.u.gated_delta.kh = c->lin_k_heads == vh ? 0 : c->lin_k_heads;
+    s.u.gated_delta.dk = dk;
+    s.u.gated_delta.dv = dv;
+    s.u.gated_delta.rows = rows;
+    s.u.gated_delta.gate = IR_GATE_SILU;
+    s.u.gated_delta.eps = c->eps;
+    ir_tid ins[8] = {q, k, v, p[3], beta, g, state, norm_weight(l, blk(l, layer, "ssm_norm.weight", -1), dv)};
+    return push(l, s, ins, 8, y);
+}
+
+/* qwen3-next: a Gated DeltaNet layer's half over the stream x: the six products of the normed rows, the delta rule
+ * (a batch: each sequence through its own rings and memory, its result set into its row of the layer's table), the
+ * output product and the residual add. */
+static ir_tid gdn_block(struct models_lift *l, int layer, ir_tid x)
+{
+    const struct models_config *c = l->c;
+    int64_t d = c->hidden, qk = c->lin_k_heads * c->lin_dk, vw = c->lin_v_heads * c->lin_dv, vh = c->lin_v_heads;
+    static const char *const names[6] = {"ssm_q", "ssm_k", "ssm_v", "ssm_z", "ssm_b", "ssm_a_in"};
+    const int64_t widths[6] = {qk, qk, vw, vw, vh, vh};
+    ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
+                         blk(l, layer, "attn_norm", -1));
+    ir_tid p[6];
+    for (int i = 0; i < 6; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "%s.weight", names[i]);
+        p[i] = matmul(l, xn, matrix(l, blk(l, layer, w, -1), d, widths[i]), blk(l, layer, names[i], -1));
+    }
+    ir_tid y;
+    if (l->kind != MODELS_BATCH) {
+        y = delta_rule(l, layer, p, -1);
+    } else {
+        y = tensor(l, blk(l, layer, "ssm_rows", -1), IR_ELEM_F32, l->n, vw, IR_ROLE_STATE);
+        for (int64_t b = 0; b < l->n && !l->failed; b++) {
+            ir_tid pb[6];
+            for (int i = 0; i < 6; i++)
+                pb[i] = row_of(l, p[i], b + 1, blk(l, layer, names[i], b));
+            set_rows(l, y, delta_rule(l, layer, pb, b), b + 1, IR_NONE);
+        }
+    }
+    ir_tid o = matmul(l, y, matrix(l, blk(l, layer, "ssm_out.weight", -1), vw, d), blk(l, layer, "ssm_out", -1));
+    return elementwise(l, IR_EW_ADD, x, o, blk(l, layer, "attn_res", -1));
+}
+
+/* qwen3-next: a gated attention layer's half over the stream x: the common attention (its q/k norms through the
+ * head hook), its result times sigmoid(x·W_gate) before the output product, and the residual add. */
+static ir_tid gated_attention_block(struct models_lift *l, int layer, ir_tid x)
+{
+    const struct models_config *c = l->c;
+    int64_t d = c->hidden, hq = c->heads * c->head_dim, hk = c->kv_heads * c->head_dim;
+    ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
+                         blk(l, layer, "attn_norm", -1));
+    ir_tid q = matmul(l, xn, matrix(l, blk(l, layer, "attn_q.weight", -1), d, hq), blk(l, layer, "q", -1));
+    ir_tid gate =
+        matmul(l, xn, matrix(l, blk(l, layer, "attn_gate.weight", -1), d, hq), blk(l, layer, "attn_gate", -1));
+    ir_tid k = matmul(l, xn, matrix(l, blk(l, layer, "attn_k.weight", -1), d, hk), blk(l, layer, "k", -1));
+    ir_tid v = matmul(l, xn, matrix(l, blk(l, layer, "attn_v.weight", -1), d, hk), blk(l, layer, "v", -1));
+    ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v) : attend(l, layer, q, k, v, l->pos[0], -1);
+    ir_tid sg = unary(l, IR_KIND_SIGMOID, gate, blk(l, layer, "attn_gate_sigmoid", -1));
+    ir_tid ag = elementwise(l, IR_EW_MUL, a, sg, blk(l, layer, "attn_gated", -1));
+    ir_tid o = matmul(l, ag, matrix(l, blk(l, layer, "attn_output.weight", -1), hq, d), blk(l, layer, "attn_out", -1));
+    return elementwise(l, IR_EW_ADD, x, o, blk(l, layer, "attn_res", -1));
+}
+
+/* qwen3-next: the attention half of a layer, by the layer's kind. */
+static ir_tid attention_qwen3_next(struct models_lift *l, int layer, ir_tid x)
+{
+    return full_attention_layer(l->c, layer) ? gated_attention_block(l, layer, x) : gdn_block(l, layer, x);
+}
+
+/* qwen3-next: the shared SwiGLU expert of the normed rows x, each row's result times its own sigmoid gate
+ * σ(x·W_shexp_gate): one row gated by a one-value row broadcast; several each gated on their own and set into their
+ * row of the layer's shared-expert table (state the step fills and reads). */
+static ir_tid shared_expert_gated(struct models_lift *l, int layer, ir_tid x)
+{
+    int64_t d = l->c->hidden, sf = l->c->shared_ffn;
+    ir_tid g =
+        matmul(l, x, matrix(l, blk(l, layer, "ffn_gate_shexp.weight", -1), d, sf), blk(l, layer, "ffn_gate_shexp", -1));
+    ir_tid u =
+        matmul(l, x, matrix(l, blk(l, layer, "ffn_up_shexp.weight", -1), d, sf), blk(l, layer, "ffn_up_shexp", -1));
+    ir_tid h = act(l, blk(l, layer, "ffn_act_shexp", -1), rows_of(l, g), sf);
+    struct ir_spec s = spec_of(IR_KIND_SWIGLU);
+    s.u.swiglu.total = rows_of(l, g) * sf;
+    ir_tid ins[2] = {g, u};
+    h = push(l, s, ins, 2, h);
+    ir_tid y =
+        matmul(l, h, matrix(l, blk(l, layer, "ffn_down_shexp.weight", -1), sf, d), blk(l, layer, "ffn_down_shexp", -1));
+    ir_tid logit = matmul(l, x, matrix(l, blk(l, layer, "ffn_gate_inp_shexp.weight", -1), d, 1),
+                          blk(l, layer, "ffn_gate_inp_shexp", -1));
+    ir_tid sg = unary(l, IR_KIND_SIGMOID, logit, blk(l, layer, "ffn_shexp_gate", -1));
+    if (l->n == 1)
+        return elementwise_row(l, IR_EW_MUL, y, sg, 1, blk(l, layer, "ffn_shexp", -1));
+    ir_tid table = tensor(l, blk(l, layer, "ffn_shexp_rows", -1), IR_ELEM_F32, l->n, d, IR_ROLE_STATE);
+    for (int64_t r = 0; r < l->n && !l->failed; r++) {
+        ir_tid yr = row_of(l, y, r + 1, blk(l, layer, "ffn_down_shexp", r));
+        ir_tid sr = row_of(l, sg, r + 1, blk(l, layer, "ffn_shexp_gate", r));
+        set_rows(l, table, elementwise_row(l, IR_EW_MUL, yr, sr, 1, blk(l, layer, "ffn_shexp", r)), r + 1, IR_NONE);
+    }
+    return table;
+}
+
+/* qwen3-next: the mixture of the normed rows x plus its gated shared expert. */
+static ir_tid ffn_moe_shared(struct models_lift *l, int layer, ir_tid x)
+{
+    ir_tid m = ffn_moe(l, layer, x);
+    ir_tid sh = shared_expert_gated(l, layer, x);
+    return elementwise(l, IR_EW_ADD, m, sh, blk(l, layer, "ffn_moe_sum", -1));
+}
+
+/* Parameters of a qwen3-next gated attention layer: q, gate, k, v and output products, the q/k norms, two norms. */
+static int64_t params_gated_attention(const struct models_config *c)
+{
+    int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
+    int64_t proj = size_add(size_mul(3, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
+    return size_add(proj, size_mul(2, c->head_dim));
+}
+
+/* Parameters of a Gated DeltaNet layer's half: the six products, the convolutions, A_log and dt_bias, the gated norm
+ * and the output product. */
+static int64_t params_gdn(const struct models_config *c)
+{
+    int64_t d = c->hidden, qk = size_mul(c->lin_k_heads, c->lin_dk), vw = size_mul(c->lin_v_heads, c->lin_dv);
+    int64_t in = size_mul(d, size_add(size_add(size_mul(2, qk), size_mul(2, vw)), size_mul(2, c->lin_v_heads)));
+    int64_t conv = size_mul(c->conv_taps, size_add(size_mul(2, qk), vw));
+    int64_t small = size_add(size_mul(2, c->lin_v_heads), c->lin_dv);
+    return size_add(size_add(in, conv), size_add(small, size_mul(vw, d)));
+}
+
+/* Parameters of a qwen3-next mixture: the router, the experts, the shared expert and its gate. */
+static int64_t params_moe_shared(const struct models_config *c)
+{
+    int64_t router = size_mul(c->hidden, c->experts);
+    int64_t experts = size_mul(size_mul(3, c->experts), size_mul(c->hidden, c->expert_ffn));
+    int64_t shared = size_add(size_mul(3, size_mul(c->hidden, c->shared_ffn)), c->hidden);
+    return size_add(size_add(router, experts), shared);
+}
+
+/* The whole of a qwen3-next model: embedding, LM head, final norm, and per layer its two norms, its mixture, and its
+ * attention or DeltaNet half. */
+static int64_t params_qwen3_next(const struct models_config *c)
+{
+    int64_t full = c->full_every > 0 ? c->layers / c->full_every : 0, lin = c->layers - full;
+    int64_t common = size_add(size_mul(2, c->hidden), params_moe_shared(c));
+    int64_t layers = size_add(size_mul(full, params_gated_attention(c)), size_mul(lin, params_gdn(c)));
+    int64_t outer = size_add(size_mul(size_mul(c->vocab, c->hidden), c->tied ? 1 : 2), c->hidden);
+    return size_add(outer, size_add(layers, size_mul(c->layers, common)));
+}
+
+/* ── nemotron: a squared-ReLU FFN ────────────────────────────────────────────────────────────────────────── */
+
+/* nemotron: down(relu(x·W_up)²), the square the ReLU's product with itself. */
+static ir_tid ffn_relu2(struct models_lift *l, int layer, ir_tid x)
+{
+    int64_t d = l->c->hidden, ff = l->c->ffn;
+    ir_tid u = matmul(l, x, matrix(l, blk(l, layer, "ffn_up.weight", -1), d, ff), blk(l, layer, "ffn_up", -1));
+    ir_tid r = unary(l, IR_KIND_RELU, u, blk(l, layer, "ffn_relu", -1));
+    return down(l, layer, elementwise(l, IR_EW_MUL, r, r, blk(l, layer, "ffn_act", -1)));
+}
+
+/* Parameters of a nemotron layer beyond the common block: the up and down products. */
+static int64_t params_relu2(const struct models_config *c) { return size_mul(2, size_mul(c->hidden, c->ffn)); }
+
+/* ── qwen2.5: biases on the q, k and v products ──────────────────────────────────────────────────────────── */
+
+/* qwen2.5: the common attention half, each of q, k and v its product plus a bias row. */
+static ir_tid attention_qkv_bias(struct models_lift *l, int layer, ir_tid x)
+{
+    return attention_half(l, layer, x, true);
+}
+
+/* Parameters of a qwen2.5 layer beyond the common block: the q, k and v biases and the dense FFN. */
+static int64_t params_qwen2(const struct models_config *c)
+{
+    int64_t bias = size_add(size_mul(c->heads, c->head_dim), size_mul(2, size_mul(c->kv_heads, c->head_dim)));
+    return size_add(bias, params_dense(c));
+}
+
+/* ── granite: embedding, residual and logit multipliers ──────────────────────────────────────────────────── */
+
+/* A scale of every value of x by factor. */
+static ir_tid scaled(struct models_lift *l, ir_tid x, double factor, const char *name)
+{
+    struct ir_spec s = spec_of(IR_KIND_SCALE);
+    s.u.scale.n = rows_of(l, x) * cols_of(l, x);
+    s.u.scale.factor = factor;
+    return pointwise(l, s, x, name);
+}
+
+/* granite, minicpm: the embedding times its multiplier. */
+static ir_tid embed_mult(struct models_lift *l, ir_tid x) { return scaled(l, x, l->c->embed_mult, "embd.scaled"); }
+
+/* granite, minicpm: a branch's output times the residual multiplier before its residual add. */
+static ir_tid residual_scaled(struct models_lift *l, int layer, ir_tid t, const char *tag)
+{
+    bool attn = strcmp(tag, "post_attention_norm") == 0;
+    return scaled(l, t, l->c->residual_mult, blk(l, layer, attn ? "attn_out.scaled" : "ffn_down.scaled", -1));
+}
+
+/* granite: the logits divided by the logit scale (0: by 1). */
+static ir_tid logits_scaled(struct models_lift *l, ir_tid t)
+{
+    return scaled(l, t, l->c->logit_scale > 0 ? 1.0 / l->c->logit_scale : 1.0, "logits");
+}
+
+/* The families: name, norm offset, mixture, embed, head, post, ffn, attention, logits, window, layer params. */
 static const struct models_family families[] = {
-    {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, params_dense},
-    {"qwen3", 0, false, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, params_qwen3},
-    {"qwen3-moe", 0, true, NULL, head_norm, NULL, ffn_moe, NULL, NULL, params_qwen3_moe},
-    {"gemma2", 1, false, embed_scaled, NULL, post_norm, ffn_geglu, logits_capped, window_alternate, params_gemma2},
+    {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, NULL, params_dense},
+    {"qwen3", 0, false, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, NULL, params_qwen3},
+    {"qwen3-moe", 0, true, NULL, head_norm, NULL, ffn_moe, NULL, NULL, NULL, params_qwen3_moe},
+    {"gemma2", 1, false, embed_scaled, NULL, post_norm, ffn_geglu, NULL, logits_capped, window_alternate,
+     params_gemma2},
+    /* qwen3-next, nemotron, qwen2.5, granite, minicpm */
+    {"qwen3-next", 1, true, NULL, head_norm, NULL, ffn_moe_shared, attention_qwen3_next, NULL, NULL,
+     params_moe_shared},
+    {"nemotron", 1, false, NULL, NULL, NULL, ffn_relu2, NULL, NULL, NULL, params_relu2},
+    {"qwen2.5", 0, false, NULL, NULL, NULL, ffn_swiglu, attention_qkv_bias, NULL, NULL, params_qwen2},
+    {"granite", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense},
+    {"minicpm", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, NULL, NULL, params_dense},
+};
+
+/* The families whose layers differ (their parameters counted whole, not as a common block a layer). */
+static const struct {
+    const char *family;
+    int64_t (*count)(const struct models_config *c);
+} whole_counts[] = {
+    {"qwen3-next", params_qwen3_next},
 };
 
 #define FAMILY_COUNT ((int)(sizeof families / sizeof families[0]))
@@ -610,6 +969,9 @@ int64_t models_param_count(const struct models_config *c)
     const struct models_family *f = c ? family_find(c->family) : NULL;
     if (!f || c->layers < 0)
         return -1;
+    for (size_t i = 0; i < sizeof whole_counts / sizeof whole_counts[0]; i++)
+        if (strcmp(whole_counts[i].family, f->name) == 0)
+            return whole_counts[i].count(c);
     int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
     /* Every layer: the q, k, v and output projections, the attention norm and the FFN norm. */
     int64_t proj =
@@ -637,6 +999,9 @@ const char *models_family_name(int i)
 #define MAX_LAYERS 1024
 #define MAX_OPS ((int64_t)1 << 22)
 
+/* Whether a family's layers include Gated DeltaNet ones (its DeltaNet dimensions needed). */
+static bool deltanet(const struct models_family *f) { return f->attention == attention_qwen3_next; }
+
 /* Whether a configuration's dimensions make a well-formed block (else err). */
 static bool config_ok(const struct models_config *c, const struct models_family *f, char *err)
 {
@@ -650,6 +1015,9 @@ static bool config_ok(const struct models_config *c, const struct models_family 
         {"kv_heads", c->kv_heads, true}, {"head_dim", c->head_dim, true},     {"vocab", c->vocab, true},
         {"ctx", c->ctx, true},           {"ffn", c->ffn, !f->mixture},  {"experts", c->experts, f->mixture},
         {"top_k", c->top_k, f->mixture}, {"expert_ffn", c->expert_ffn, f->mixture},
+        {"full_every", c->full_every, deltanet(f)}, {"lin_k_heads", c->lin_k_heads, deltanet(f)},
+        {"lin_v_heads", c->lin_v_heads, deltanet(f)}, {"lin_dk", c->lin_dk, deltanet(f)},
+        {"lin_dv", c->lin_dv, deltanet(f)}, {"shared_ffn", c->shared_ffn, deltanet(f)},
     };
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         if (dims[i].needed && (dims[i].v < 1 || dims[i].v > (i == 0 ? MAX_LAYERS : big))) {
@@ -657,6 +1025,14 @@ static bool config_ok(const struct models_config *c, const struct models_family 
                      (long long)dims[i].v, (long long)(i == 0 ? MAX_LAYERS : big));
             return false;
         }
+    bool taps_ok = !deltanet(f) || (c->conv_taps >= 2 && c->conv_taps <= big);
+    bool lin_ok = !deltanet(f) || c->lin_v_heads % c->lin_k_heads == 0;
+    bool rot_ok = c->rotary_dim >= 0 && c->rotary_dim <= c->head_dim && c->rotary_dim % 2 == 0;
+    if (!taps_ok || !lin_ok || !rot_ok) {
+        snprintf(err, IR_ERR_LEN, "model '%s': conv_taps must be 2..%lld, lin_v_heads a multiple of lin_k_heads, "
+                 "rotary_dim even and at most head_dim", c->name, (long long)big);
+        return false;
+    }
     if (c->heads % c->kv_heads || c->head_dim % 2 || (f->mixture && c->top_k > c->experts) ||
         c->window < 0 || !(c->eps > 0)) {
         snprintf(err, IR_ERR_LEN, "model '%s': heads must be a multiple of kv_heads, head_dim even, top_k at most "
@@ -682,6 +1058,8 @@ static bool format_ok(const struct models_config *c, const struct models_family 
         {"heads x head_dim (output projection input)", c->heads * c->head_dim},
         {f->mixture ? "expert_ffn (expert down input)" : "ffn (down input)",
          f->mixture ? c->expert_ffn : c->ffn},
+        {"lin_v_heads x lin_dv (DeltaNet output projection input)", c->lin_v_heads * c->lin_dv},
+        {"shared_ffn (shared expert down input)", c->shared_ffn},
     };
     for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
         if (widths[i].k % block) {
@@ -726,9 +1104,10 @@ static bool options_ok(struct models_lift *l, const struct models_options *o, ch
         snprintf(err, IR_ERR_LEN, "unknown weights format %d", (int)o->weights);
         return false;
     }
-    /* A generous bound on the ops: a layer's common ops, and per row its batch attention and mixture ops. */
+    /* A generous bound on the ops: a layer's common ops, and per row its batch attention or DeltaNet and mixture
+     * ops. */
     int64_t layers = o->layers ? o->layers : c->layers;
-    if (layers * (32 + 16 * n) > MAX_OPS) {
+    if (layers * (32 + 32 * n) > MAX_OPS) {
         snprintf(err, IR_ERR_LEN, "mode %s over %lld layers: the step would pass %lld ops", mode, (long long)layers,
                  (long long)MAX_OPS);
         return false;
@@ -769,12 +1148,12 @@ struct ir_graph *models_lift(const struct models_config *c, const struct models_
     models_mode_name(m, mode);
     ir_graph_set_meta(l.g, c->name, c->family, mode);
     positions(&l);
-    l.cos = tensor(&l, "rope.cos", IR_ELEM_F32, l.ctx, c->head_dim / 2, IR_ROLE_CONSTANT);
-    l.sin = tensor(&l, "rope.sin", IR_ELEM_F32, l.ctx, c->head_dim / 2, IR_ROLE_CONSTANT);
+    l.cos = tensor(&l, "rope.cos", IR_ELEM_F32, l.ctx, rotary_half(c), IR_ROLE_CONSTANT);
+    l.sin = tensor(&l, "rope.sin", IR_ELEM_F32, l.ctx, rotary_half(c), IR_ROLE_CONSTANT);
     ir_tid x = embed(&l);
     int layers = o->layers ? o->layers : c->layers;
     for (int layer = 0; layer < layers && !l.failed; layer++)
-        x = ffn_block(&l, layer, attention_block(&l, layer, x));
+        x = ffn_block(&l, layer, l.f->attention ? l.f->attention(&l, layer, x) : attention_block(&l, layer, x));
     head(&l, x);
     free(l.pos);
     if (l.failed) {

@@ -9,6 +9,9 @@
  * family for evaluation (every contracted width a multiple of 256, so every block format applies). Adding a model is
  * one row. Fields: name, family, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k, expert_ffn,
  * ctx, window, eps, rope_base, attn_softcap, final_softcap, query_scale, tied, tiny. */
+/* The rows before the families' own fields end (full_every on) leave those fields zero: none of their parts. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct models_config zoo[] = {
     {"llama3.2-1b", "llama", 16, 2048, 32, 8, 64, 8192, 128256, 0, 0, 0, 4096, 0, 1e-5, 500000, 0, 0, 0, true, false},
     {"llama3-8b", "llama", 32, 4096, 32, 8, 128, 14336, 128256, 0, 0, 0, 4096, 0, 1e-5, 500000, 0, 0, 0, false,
@@ -23,7 +26,47 @@ static const struct models_config zoo[] = {
     {"tiny-qwen3", "qwen3", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 0, 1e-6, 1e6, 0, 0, 0, false, true},
     {"tiny-qwen3-moe", "qwen3-moe", 2, 256, 4, 2, 64, 0, 512, 8, 2, 256, 64, 0, 1e-6, 1e6, 0, 0, 0, false, true},
     {"tiny-gemma2", "gemma2", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 16, 1e-6, 10000, 50, 30, 0.125, true, true},
+    /* qwen3-next (Qwen/Qwen3-Next-80B-A3B-Instruct's config.json: 48 layers, every 4th gated attention with 16 query
+     * heads, 2 kv heads of 256 and a quarter of each head rotated; the rest Gated DeltaNet with 16 key heads, 32 value
+     * heads of 128 and a 4-tap convolution; 512 experts of 512, 10 a token, one shared expert of 512). */
+    {.name = "qwen3-next-80b-a3b", .family = "qwen3-next", .layers = 48, .hidden = 2048, .heads = 16, .kv_heads = 2,
+     .head_dim = 256, .vocab = 151936, .experts = 512, .top_k = 10, .expert_ffn = 512, .ctx = 4096, .eps = 1e-6,
+     .rope_base = 1e7, .full_every = 4, .lin_k_heads = 16, .lin_v_heads = 32, .lin_dk = 128, .lin_dv = 128,
+     .conv_taps = 4, .rotary_dim = 64, .shared_ffn = 512},
+    {.name = "tiny-qwen3-next", .family = "qwen3-next", .layers = 4, .hidden = 256, .heads = 4, .kv_heads = 2,
+     .head_dim = 64, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .eps = 1e-6,
+     .rope_base = 1e7, .full_every = 4, .lin_k_heads = 2, .lin_v_heads = 4, .lin_dk = 64, .lin_dv = 64,
+     .conv_taps = 4, .rotary_dim = 16, .shared_ffn = 256, .tiny = true},
+    /* nemotron (nvidia/Minitron-4B-Base, pruned from Nemotron-4 15B: 24 heads of 128, 8 kv heads, half of each head
+     * rotated, a squared-ReLU FFN of 9216, (1+w) norms). */
+    {.name = "minitron-4b", .family = "nemotron", .layers = 32, .hidden = 3072, .heads = 24, .kv_heads = 8,
+     .head_dim = 128, .ffn = 9216, .vocab = 256000, .ctx = 4096, .eps = 1e-5, .rope_base = 10000, .rotary_dim = 64},
+    {.name = "tiny-nemotron", .family = "nemotron", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 10000, .rotary_dim = 32,
+     .tiny = true},
+    /* qwen2.5 (Qwen/Qwen2.5-7B: biases on the q, k and v products). */
+    {.name = "qwen2.5-7b", .family = "qwen2.5", .layers = 28, .hidden = 3584, .heads = 28, .kv_heads = 4,
+     .head_dim = 128, .ffn = 18944, .vocab = 152064, .ctx = 4096, .eps = 1e-6, .rope_base = 1e6},
+    {.name = "tiny-qwen2.5", .family = "qwen2.5", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-6, .rope_base = 1e6, .tiny = true},
+    /* granite (ibm-granite/granite-3.1-8b-instruct: embedding ×12, attention logits ×1/128, each branch ×0.22
+     * before its residual add, logits ÷16, a tied LM head). */
+    {.name = "granite-3.1-8b", .family = "granite", .layers = 40, .hidden = 4096, .heads = 32, .kv_heads = 8,
+     .head_dim = 128, .ffn = 12800, .vocab = 49155, .ctx = 4096, .eps = 1e-5, .rope_base = 1e7,
+     .query_scale = 0.0078125, .tied = true, .embed_mult = 12, .residual_mult = 0.22, .logit_scale = 16},
+    {.name = "tiny-granite", .family = "granite", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 1e7, .query_scale = 0.015625,
+     .tied = true, .tiny = true, .embed_mult = 12, .residual_mult = 0.22, .logit_scale = 8},
+    /* minicpm (openbmb/MiniCPM-2B-sft-bf16: scale_emb 12, each branch ×scale_depth/√layers = 1.4/√40, the final
+     * norm's output ÷(hidden/dim_model_base) = 2304/256 before the tied LM head). */
+    {.name = "minicpm-2b", .family = "minicpm", .layers = 40, .hidden = 2304, .heads = 36, .kv_heads = 36,
+     .head_dim = 64, .ffn = 5760, .vocab = 122753, .ctx = 4096, .eps = 1e-5, .rope_base = 10000, .tied = true,
+     .embed_mult = 12, .residual_mult = 0.221359436211787, .head_divisor = 9},
+    {.name = "tiny-minicpm", .family = "minicpm", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 4,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 10000, .tied = true,
+     .tiny = true, .embed_mult = 12, .residual_mult = 0.98994949366117, .head_divisor = 4},
 };
+#pragma GCC diagnostic pop
 
 #define ZOO_COUNT ((int)(sizeof zoo / sizeof zoo[0]))
 

@@ -21,12 +21,33 @@
  *   qwen3-moe  qwen3's attention; the FFN a `moe` (act swiglu). Decode: one op on the row. Prefill and batch: per row
  *              r a literal `row_gather` of the normed rows, the `moe`, and a `set_row` of its result into row r+1 of
  *              `blk.<l>.ffn_moe_rows`; then the residual add reads that table.
+ *   qwen3-next layers l with (l+1) % full_every == 0 are gated attention: qwen3's per-head q/k norms, a partial
+ *              rotation (rotary_dim of each head), and the attention's result times sigmoid(x·W_gate) before the output
+ *              projection. The other layers are Gated DeltaNet (below). Every norm but the DeltaNet's gated one is (1+w)
+ *              (offset 1). The FFN a `moe` plus a shared SwiGLU expert gated by sigmoid(x·W_shexp_gate), one per row.
+ *              A Gated DeltaNet layer: six products of the normed rows (q and k of lin_k_heads heads, v and z of
+ *              lin_v_heads, b and a one value a value head); a short causal convolution of q, of k and of v (each over
+ *              its own carried ring of conv_taps−1 rows: the model's one depthwise convolution over their joined
+ *              channels, split by channel), each through a SiLU; q and k L2-normed per head; β = σ(b); the log-decay of
+ *              a (`decay`, A_log and dt_bias); `gated_delta` (kh = lin_k_heads) over the layer's carried memory; its
+ *              output product. A batch runs each sequence's rows through its own rings and memory and sets its result
+ *              into its row of the layer's `blk.<l>.ssm_rows` table. The gated attention's q and gate are two products
+ *              (the model's one interleaved projection, split by column).
+ *   nemotron   the FFN down(relu(x·W_up)²), the square the ReLU's product with itself; (1+w) norms; rotary_dim of
+ *              each head rotated. (The model's norms are LayerNorms with a bias: lifted as RMS norms, the IR having no
+ *              mean-centred norm.)
+ *   qwen2.5    llama's block with a bias row added to each of the q, k and v products.
+ *   granite    the embedding times embed_mult; each branch's output times residual_mult before its residual add; the
+ *              attention's logit scale query_scale; the logits divided by logit_scale.
+ *   minicpm    granite's embedding and residual multipliers (muP); no logit divisor, but the final norm's output
+ *              divided by head_divisor (hidden/dim_model_base) before the LM head.
  *   gemma2     the embedding scaled by √hidden; (1+w) norms (offset 1): the attention norm, the post-attention norm,
  *              the FFN norm, the post-FFN norm and the final norm; the FFN gelu(gate) times up; a sliding window on
  *              even layers; the attention logits' soft cap and the output logits through `softcap`.
  *
  * What the host sees, as a runtime would:
- *   carried   every key and value cache (role state): the host keeps them across steps.
+ *   carried   every key and value cache, convolution ring and DeltaNet memory (role state): the host keeps them
+ *             across steps.
  *   observed  `next` (i32, the arg-max of the logits, flagged next: the step moves on from it) and `logits` (the host
  *             may sample otherwise or report log-probabilities). Nothing else is observed, so every other result is
  *             free for the optimizer to fuse away.
@@ -35,9 +56,10 @@
  *
  * Weights are constants. The matrices (projections, experts, LM head) and the embedding table are checkpoint rows in
  * the chosen block format (default q8_0); matrices are stored transposed (GGML's layout: a stored row per output),
- * the embedding a stored row per token. A mixture's router is checkpoint f32 (as GGUF files keep it). Norm weights
- * and the rotary tables (`rope.cos`, `rope.sin`: ctx rows × head_dim/2 cols) are plain f32 values. Tensor names
- * follow GGUF's (`token_embd.weight`, `blk.<l>.attn_q.weight`, ...). A tied model (its LM head the embedding
+ * the embedding a stored row per token. A mixture's router is checkpoint f32 (as GGUF files keep it). Norm weights,
+ * biases, convolution weights, A_log and dt_bias, and the rotary tables (`rope.cos`, `rope.sin`: ctx rows ×
+ * rotary_dim/2 cols, rotary_dim the head_dim unless set) are plain f32 values. Tensor names follow GGUF's
+ * (`token_embd.weight`, `blk.<l>.attn_q.weight`, ...). A tied model (its LM head the embedding
  * table's bytes) still has its own `output.weight` tensor, the host binding the same bytes to both; its parameter
  * count counts them once.
  *
@@ -56,7 +78,7 @@
 /* A model's configuration: its published dimensions, the context the zoo allots it, and its family's constants. */
 struct models_config {
     const char *name;       /* e.g. "llama3.2-1b", "tiny-llama" */
-    const char *family;     /* a row of the family table: "llama", "qwen3", "qwen3-moe", "gemma2" */
+    const char *family;     /* a row of the family table: "llama", "qwen3", "qwen3-moe", "gemma2", "qwen3-next", ... */
     int32_t layers;
     int64_t hidden;         /* the residual stream's width */
     int64_t heads;          /* query heads */
@@ -76,6 +98,19 @@ struct models_config {
     double query_scale;     /* the attention's logit scale (0: 1/sqrt(head_dim)) */
     bool tied;              /* the LM head is the embedding table (counted once) */
     bool tiny;              /* an evaluation configuration, small enough to evaluate in milliseconds */
+    /* qwen3-next, nemotron, qwen2.5, granite, minicpm (0 where a family has no such part). */
+    int32_t full_every;     /* qwen3-next: layers l with (l+1) % full_every == 0 attend; the rest are Gated DeltaNet */
+    int64_t lin_k_heads;    /* Gated DeltaNet key heads (each shared by lin_v_heads/lin_k_heads value heads) */
+    int64_t lin_v_heads;    /* Gated DeltaNet value heads */
+    int64_t lin_dk;         /* Gated DeltaNet key head width */
+    int64_t lin_dv;         /* Gated DeltaNet value head width */
+    int64_t conv_taps;      /* the short causal convolution's taps */
+    int64_t rotary_dim;     /* the rotated leading part of a head (0: the whole head) */
+    int64_t shared_ffn;     /* the sigmoid-gated shared expert's inner width (0: none) */
+    double embed_mult;      /* granite: the embedding's multiplier */
+    double residual_mult;   /* granite: each branch's multiplier before its residual add */
+    double logit_scale;     /* granite: the logits are divided by it */
+    double head_divisor;    /* minicpm: the final norm's output is divided by it before the LM head */
 };
 
 /* Number of models in the zoo. */

@@ -563,7 +563,7 @@ static void test_gated_delta(void)
         ir_tid s = F(g, "state", 2, 2, IR_ROLE_STATE), w = F(g, "w", 1, 2, IR_ROLE_CONSTANT);
         ir_tid y = F(g, "y", 2, 2, IR_ROLE_ACTIVATION);
         struct ir_op op = P(IR_KIND_GATED_DELTA, y, 8, q, k, vv, z, b, a, s, w);
-        op.spec.u.gated_delta = (struct ir_gated_delta){1, 2, 2, 2, (enum ir_gateact)gate, 1e-6};
+        op.spec.u.gated_delta = (struct ir_gated_delta){1, 2, 2, 2, (enum ir_gateact)gate, 1e-6, 0};
         ir_graph_push(g, op);
         struct ir_values *v = values(g);
         const float Q[4] = {0.6f, 0.8f, 1, 0}, K[4] = {0.8f, -0.6f, 0, 1}, V[4] = {1, 2, -1, 0.5f};
@@ -1548,7 +1548,7 @@ static struct ir_graph *every_kind_graph(void)
     op.spec.u.decay = (struct ir_decay){12, 4};
     ir_graph_push(g, op);
     op = P(IR_KIND_GATED_DELTA, go, 8, l2, q, cy, sc, gbs, gg, st, gw);
-    op.spec.u.gated_delta = (struct ir_gated_delta){3, 4, 4, 4, IR_GATE_SIGMOID, 1e-6};
+    op.spec.u.gated_delta = (struct ir_gated_delta){3, 4, 4, 4, IR_GATE_SIGMOID, 1e-6, 0};
     ir_graph_push(g, op);
     /* Rope (3 heads a row) at the named position, attention over the cache and a second one. */
     ir_tid cs = F(g, "cos", 16, 2, IR_ROLE_CONSTANT), sn = F(g, "sin", 16, 2, IR_ROLE_CONSTANT);

@@ -77,7 +77,7 @@ static struct ir_graph *lift(const char *model, const char *mode, int layers, en
 static void test_table(void)
 {
     CHECK(models_count() >= 10);
-    CHECK(models_family_count() == 4);
+    CHECK(models_family_count() == 9);
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
         CHECK(c != NULL && models_find(c->name) == c);
@@ -116,6 +116,8 @@ static void test_params(void)
     } sizes[] = {
         {"llama3.2-1b", 1.24e9}, {"llama3-8b", 8.03e9},      {"qwen3-0.6b", 0.6e9},
         {"qwen3-8b", 8.2e9},     {"qwen3-30b-a3b", 30.5e9}, {"gemma2-2b", 2.6e9},
+        {"qwen3-next-80b-a3b", 80e9}, {"minitron-4b", 4.19e9},    {"qwen2.5-7b", 7.61e9},
+        {"granite-3.1-8b", 8.17e9},   {"minicpm-2b", 2.72e9},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         const struct models_config *c = models_find(sizes[i].name);
@@ -617,6 +619,44 @@ static void test_shape_gemma(void)
     }
 }
 
+/* qwen3-next: three DeltaNet layers then a gated attention one; each DeltaNet layer three convolutions over carried
+ * rings, two L2 norms, σ and decay gates, one delta rule over a carried memory sharing each key head between two value
+ * heads; the attention gated by a sigmoid, a quarter of each head rotated; a mixture plus a sigmoid-gated shared
+ * expert. */
+static void test_shape_qwen3_next(void)
+{
+    struct ir_graph *g = lift("tiny-qwen3-next", "decode", 0, IR_FMT_Q8_0);
+    if (!g)
+        return;
+    CHECK(count_kind(g, IR_KIND_CAUSAL_CONV) == 9 && count_kind(g, IR_KIND_L2_NORM) == 6);
+    CHECK(count_kind(g, IR_KIND_GATED_DELTA) == 3 && count_kind(g, IR_KIND_DECAY) == 3);
+    CHECK(count_kind(g, IR_KIND_ATTENTION) == 1 && count_kind(g, IR_KIND_MOE) == 4);
+    CHECK(count_kind(g, IR_KIND_SIGMOID) == 3 + 1 + 4);
+    int d = producer(g, find(g, "blk.0.ssm_y"));
+    CHECK(is_kind(g, d, IR_KIND_GATED_DELTA) && g->ops[d].spec.u.gated_delta.kh == 2 &&
+          g->ops[d].spec.u.gated_delta.h == 4 && g->ops[d].spec.u.gated_delta.gate == IR_GATE_SILU);
+    CHECK(is_kind(g, producer(g, g->ops[d].ins[0]), IR_KIND_L2_NORM));
+    CHECK(is_kind(g, producer(g, g->ops[d].ins[4]), IR_KIND_SIGMOID));
+    CHECK(is_kind(g, producer(g, g->ops[d].ins[5]), IR_KIND_DECAY));
+    CHECK(g->tensors[find(g, "blk.0.ssm_state")].carried && g->tensors[find(g, "blk.0.ssm_conv_q.ring")].carried);
+    CHECK(find(g, "blk.3.ssm_state") == IR_NONE && find(g, "blk.3.k_cache") != IR_NONE);
+    CHECK(find(g, "blk.0.k_cache") == IR_NONE);
+    int q = producer(g, find(g, "blk.3.q_rope"));
+    CHECK(is_kind(g, q, IR_KIND_ROPE) && g->ops[q].spec.u.rope.half == 8 && g->ops[q].spec.u.rope.hd == 64);
+    int gated = producer(g, find(g, "blk.3.attn_gated"));
+    CHECK(is_kind(g, gated, IR_KIND_ELEMENTWISE) && is_kind(g, producer(g, g->ops[gated].ins[0]), IR_KIND_ATTENTION));
+    int sh = producer(g, find(g, "blk.0.ffn_shexp"));
+    CHECK(is_kind(g, sh, IR_KIND_ELEMENTWISE) && g->ops[sh].spec.u.elementwise.row == 1);
+    ir_graph_free(g);
+    /* A batch: each sequence its own rings and memory. */
+    g = lift("tiny-qwen3-next", "batch:2", 0, IR_FMT_Q8_0);
+    if (g) {
+        CHECK(find(g, "blk.0.ssm_state.1") != IR_NONE && find(g, "blk.0.ssm_conv_v.ring.1") != IR_NONE);
+        CHECK(count_kind(g, IR_KIND_GATED_DELTA) == 6);
+    }
+    ir_graph_free(g);
+}
+
 /* ── Evaluation ──────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* The bytes of every tensor of g that v holds as plain values (checkpoint constants aside), one after another. */
@@ -931,6 +971,299 @@ static void test_reference(void)
     check_reference("batch:3", 3, 1, pos3, tok3);
 }
 
+/* ── tiny-qwen3-next's Gated DeltaNet layer against a plain implementation ───────────────────────────────── */
+
+enum { GKH = 2, GVH = 4, GDK = 64, GDV = 64, TAPS = 4, GQK = GKH * GDK, GVW = GVH * GDV };
+
+/* y = x / sqrt(mean(x²) + eps) · (1 + w) over n values: a zero-centred norm. */
+static void ref_rms1(const double *x, const float *w, int n, double eps, double *y)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    double r = 1 / sqrt(ss / n + eps);
+    for (int i = 0; i < n; i++)
+        y[i] = x[i] * r * (1.0 + w[i]);
+}
+
+/* SiLU and the logistic function. */
+static double ref_silu(double x) { return x / (1 + exp(-x)); }
+static double ref_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+
+/* One row's causal convolution of `chan` channels: the ring's TAPS−1 rows (oldest first) then x, the SiLU of the sum;
+ * the ring moves on by one row. */
+static void ref_conv_silu(double *ring, const double *x, const float *w, int chan, double *y)
+{
+    for (int c = 0; c < chan; c++) {
+        double acc = 0;
+        for (int j = 0; j < TAPS; j++)
+            acc += w[c * TAPS + j] * (j < TAPS - 1 ? ring[j * chan + c] : x[c]);
+        y[c] = ref_silu(acc);
+    }
+    for (int j = 0; j + 1 < TAPS - 1; j++)
+        for (int c = 0; c < chan; c++)
+            ring[j * chan + c] = ring[(j + 1) * chan + c];
+    for (int c = 0; c < chan; c++)
+        ring[(TAPS - 2) * chan + c] = x[c];
+}
+
+/* Each of n/width heads of x divided by the root of its sum of squares plus eps. */
+static void ref_l2(double *x, int n, int width, double eps)
+{
+    for (int h = 0; h < n / width; h++) {
+        double ss = 0;
+        for (int i = 0; i < width; i++)
+            ss += x[h * width + i] * x[h * width + i];
+        for (int i = 0; i < width; i++)
+            x[h * width + i] /= sqrt(ss + eps);
+    }
+}
+
+/* One row of the gated delta rule: each value head η reads key head η/(GVH/GKH), decays its memory S (GDK × GDV),
+ * writes β·(v − Sᵀk) along k, reads with q/√GDK, and its output is RMS-normed, weighted and gated by silu(z). */
+static void ref_delta(double *S, const double *q, const double *k, const double *v, const double *z,
+                      const double *beta, const double *g, const float *w, double eps, double *y)
+{
+    for (int h = 0; h < GVH; h++) {
+        double *s = S + (size_t)h * GDK * GDV, kv[GDV], o[GDV], ss = 0;
+        const double *qh = q + h / (GVH / GKH) * GDK, *kh = k + h / (GVH / GKH) * GDK;
+        for (int i = 0; i < GDK * GDV; i++)
+            s[i] *= exp(g[h]);
+        for (int j = 0; j < GDV; j++) {
+            kv[j] = 0;
+            for (int i = 0; i < GDK; i++)
+                kv[j] += s[i * GDV + j] * kh[i];
+        }
+        for (int i = 0; i < GDK; i++)
+            for (int j = 0; j < GDV; j++)
+                s[i * GDV + j] += kh[i] * beta[h] * (v[h * GDV + j] - kv[j]);
+        for (int j = 0; j < GDV; j++) {
+            o[j] = 0;
+            for (int i = 0; i < GDK; i++)
+                o[j] += s[i * GDV + j] * qh[i] / sqrt((double)GDK);
+            ss += o[j] * o[j];
+        }
+        double inv = 1 / sqrt(ss / GDV + eps);
+        for (int j = 0; j < GDV; j++)
+            y[h * GDV + j] = o[j] * inv * w[j] * ref_silu(z[h * GDV + j]);
+    }
+}
+
+/* tiny-qwen3-next's first layer (Gated DeltaNet) lifted in `mode` (one layer) and evaluated matches the plain
+ * implementation: the residual stream after the layer's first half, the recurrent memory and the three rings. */
+static void check_gdn_reference(const char *mode, int rows, int pos, const int *tokens)
+{
+    const struct models_config *c = models_find("tiny-qwen3-next");
+    struct ir_graph *g = lift("tiny-qwen3-next", mode, 1, IR_FMT_F32);
+    if (!g || !c)
+        return;
+    CHECK(c->hidden == D && c->lin_k_heads == GKH && c->lin_v_heads == GVH && c->lin_dk == GDK &&
+          c->lin_dv == GDV && c->conv_taps == TAPS && rows <= ROWS && c->full_every > 1);
+    for (int t = 0; t < g->ntensors; t++)
+        g->tensors[t].checkpoint = false;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, 11, err);
+    CHECKF(v != NULL, "%s", err);
+    if (!v) {
+        ir_graph_free(g);
+        return;
+    }
+    float *tok = ir_values_data(v, find(g, rows > 1 ? "tokens" : "token"));
+    for (int i = 0; i < rows; i++)
+        tok[i] = (float)tokens[i];
+    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
+    static double S[GVH * GDK * GDV], ring[3][(TAPS - 1) * GVW];
+    static const char *const rings[3] = {"ssm_conv_q.ring", "ssm_conv_k.ring", "ssm_conv_v.ring"};
+    static const int chans[3] = {GQK, GQK, GVW};
+    const float *s0 = lval(g, v, 0, "ssm_state", -1);
+    for (int i = 0; i < GVH * GDK * GDV; i++)
+        S[i] = s0[i];
+    for (int b = 0; b < 3; b++)
+        for (int i = 0; i < (TAPS - 1) * chans[b]; i++)
+            ring[b][i] = lval(g, v, 0, rings[b], -1)[i];
+    CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    static double x[D], xn[D], p[6][GVW], cq[GQK], ck[GQK], cv[GVW], beta[GVH], gd[GVH], y[GVW], o[D];
+    static const char *const proj[6] = {"ssm_q.weight", "ssm_k.weight", "ssm_v.weight",
+                                        "ssm_z.weight", "ssm_b.weight", "ssm_a_in.weight"};
+    static const int widths[6] = {GQK, GQK, GVW, GVW, GVH, GVH};
+    const float *alog = lval(g, v, 0, "ssm_a", -1), *dt = lval(g, v, 0, "ssm_dt.bias", -1);
+    double worst = 0;
+    for (int r = 0; r < rows; r++) {
+        for (int i = 0; i < D; i++)
+            x[i] = val(g, v, "token_embd.weight")[tokens[r] * D + i];
+        ref_rms1(x, lval(g, v, 0, "attn_norm.weight", -1), D, c->eps, xn);
+        for (int i = 0; i < 6; i++)
+            ref_matvec(xn, lval(g, v, 0, proj[i], -1), D, widths[i], p[i]);
+        ref_conv_silu(ring[0], p[0], lval(g, v, 0, "ssm_conv1d_q.weight", -1), GQK, cq);
+        ref_conv_silu(ring[1], p[1], lval(g, v, 0, "ssm_conv1d_k.weight", -1), GQK, ck);
+        ref_conv_silu(ring[2], p[2], lval(g, v, 0, "ssm_conv1d_v.weight", -1), GVW, cv);
+        ref_l2(cq, GQK, GDK, c->eps);
+        ref_l2(ck, GQK, GDK, c->eps);
+        for (int h = 0; h < GVH; h++) {
+            beta[h] = ref_sigmoid(p[4][h]);
+            double sp = p[5][h] + dt[h];
+            gd[h] = -exp(alog[h]) * (sp > 20 ? sp : log1p(exp(sp)));
+        }
+        ref_delta(S, cq, ck, cv, p[3], beta, gd, lval(g, v, 0, "ssm_norm.weight", -1), c->eps, y);
+        ref_matvec(y, lval(g, v, 0, "ssm_out.weight", -1), GVW, D, o);
+        for (int i = 0; i < D; i++)
+            x[i] += o[i];
+        worst = fmax(worst, rel_diff(lval(g, v, 0, "attn_res", -1) + r * D, x, D));
+    }
+    double ds = rel_diff(lval(g, v, 0, "ssm_state", -1), S, GVH * GDK * GDV);
+    double dr = 0;
+    for (int b = 0; b < 3; b++)
+        dr = fmax(dr, rel_diff(lval(g, v, 0, rings[b], -1), ring[b], (TAPS - 1) * chans[b]));
+    CHECKF(worst < 1e-5, "tiny-qwen3-next %s: the stream after the DeltaNet half differs by %g", mode, worst);
+    CHECKF(ds < 1e-5 && dr < 1e-5, "tiny-qwen3-next %s: memory differs by %g, rings by %g", mode, ds, dr);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* A decode step and a prefill chunk of tiny-qwen3-next's DeltaNet layer against the plain implementation. */
+static void test_gdn_reference(void)
+{
+    static const int tok1[] = {321};
+    check_gdn_reference("decode", 1, 17, tok1);
+    static const int tok2[] = {3, 500, 42, 7};
+    check_gdn_reference("prefill:4", 4, 9, tok2);
+}
+
+/* ── tiny-nemotron, tiny-qwen2.5, tiny-granite and tiny-minicpm against a plain implementation ───────── */
+
+/* y = x / sqrt(mean(x²) + eps) · (w + offset) over n values. */
+static void ref_rms_off(const double *x, const float *w, int n, double eps, double offset, double *y)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    double r = 1 / sqrt(ss / n + eps);
+    for (int i = 0; i < n; i++)
+        y[i] = x[i] * r * (w[i] + offset);
+}
+
+/* Rotate the first 2·half values of each of `heads` heads of x (width HD) in pairs (i, i + half) by the tables' row
+ * pos (tables `half` wide); the rest of each head as it is. */
+static void ref_rope_part(double *x, int heads, int half, const float *cos, const float *sin, int pos)
+{
+    for (int h = 0; h < heads; h++)
+        for (int i = 0; i < half; i++) {
+            double a = x[h * HD + i], b = x[h * HD + i + half];
+            double c = cos[pos * half + i], s = sin[pos * half + i];
+            x[h * HD + i] = a * c - b * s;
+            x[h * HD + i + half] = a * s + b * c;
+        }
+}
+
+/* One decode row of the one-layer `model` (nemotron, qwen2.5, granite or minicpm) at position pos, token tok,
+ * checked against the plain implementation: the layer's output stream and the logits. */
+static void check_dense_reference(const char *model, int pos, int tok)
+{
+    const struct models_config *c = models_find(model);
+    struct ir_graph *g = lift(model, "decode", 1, IR_FMT_F32);
+    if (!g || !c)
+        return;
+    bool relu2 = strcmp(c->family, "nemotron") == 0, biased = strcmp(c->family, "qwen2.5") == 0;
+    double off = relu2 ? 1.0 : 0.0, rm = c->residual_mult ? c->residual_mult : 1.0;
+    int half = (int)(c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
+    int kvn = (int)c->kv_heads, hk = kvn * HD;
+    CHECK(c->hidden == D && c->heads == H && (kvn == KV || kvn == H) && c->head_dim == HD && c->ffn == FF &&
+          c->vocab == V && c->ctx == CTX);
+    for (int t = 0; t < g->ntensors; t++)
+        g->tensors[t].checkpoint = false;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, 5, err);
+    CHECKF(v != NULL, "%s", err);
+    if (!v) {
+        ir_graph_free(g);
+        return;
+    }
+    ir_values_data(v, find(g, "token"))[0] = (float)tok;
+    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
+    static double kc[CTX * HQ], vc[CTX * HQ];
+    for (int i = 0; i < CTX * hk; i++) {
+        kc[i] = lval(g, v, 0, "k_cache", -1)[i];
+        vc[i] = lval(g, v, 0, "v_cache", -1)[i];
+    }
+    CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    static double x[D], xn[D], q[HQ], k[HQ], vv[HQ], att[HQ], o[D], gate[FF], up[FF], logits[V];
+    for (int i = 0; i < D; i++)
+        x[i] = val(g, v, "token_embd.weight")[tok * D + i] * (c->embed_mult ? c->embed_mult : 1.0);
+    ref_rms_off(x, lval(g, v, 0, "attn_norm.weight", -1), D, c->eps, off, xn);
+    ref_matvec(xn, lval(g, v, 0, "attn_q.weight", -1), D, HQ, q);
+    ref_matvec(xn, lval(g, v, 0, "attn_k.weight", -1), D, hk, k);
+    ref_matvec(xn, lval(g, v, 0, "attn_v.weight", -1), D, hk, vv);
+    for (int i = 0; biased && i < HQ; i++)
+        q[i] += lval(g, v, 0, "attn_q.bias", -1)[i];
+    for (int i = 0; biased && i < hk; i++) {
+        k[i] += lval(g, v, 0, "attn_k.bias", -1)[i];
+        vv[i] += lval(g, v, 0, "attn_v.bias", -1)[i];
+    }
+    ref_rope_part(q, H, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
+    ref_rope_part(k, kvn, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
+    for (int i = 0; i < hk; i++) {
+        kc[pos * hk + i] = k[i];
+        vc[pos * hk + i] = vv[i];
+    }
+    double scale = c->query_scale ? c->query_scale : 1 / sqrt((double)HD);
+    for (int h = 0; h < H; h++) {
+        int kvh = h / (H / kvn);
+        double logit[CTX], mx = -INFINITY, sum = 0;
+        for (int j = 0; j <= pos; j++) {
+            double s = 0;
+            for (int i = 0; i < HD; i++)
+                s += q[h * HD + i] * kc[j * hk + kvh * HD + i];
+            logit[j] = s * scale;
+            mx = fmax(mx, logit[j]);
+        }
+        for (int j = 0; j <= pos; j++) {
+            logit[j] = exp(logit[j] - mx);
+            sum += logit[j];
+        }
+        for (int i = 0; i < HD; i++) {
+            double s = 0;
+            for (int j = 0; j <= pos; j++)
+                s += logit[j] / sum * vc[j * hk + kvh * HD + i];
+            att[h * HD + i] = s;
+        }
+    }
+    ref_matvec(att, lval(g, v, 0, "attn_output.weight", -1), HQ, D, o);
+    for (int i = 0; i < D; i++)
+        x[i] += rm * o[i];
+    ref_rms_off(x, lval(g, v, 0, "ffn_norm.weight", -1), D, c->eps, off, xn);
+    ref_matvec(xn, lval(g, v, 0, "ffn_up.weight", -1), D, FF, up);
+    if (relu2) {
+        for (int i = 0; i < FF; i++)
+            gate[i] = up[i] > 0 ? up[i] * up[i] : 0;
+    } else {
+        ref_matvec(xn, lval(g, v, 0, "ffn_gate.weight", -1), D, FF, gate);
+        for (int i = 0; i < FF; i++)
+            gate[i] = gate[i] / (1 + exp(-gate[i])) * up[i];
+    }
+    ref_matvec(gate, lval(g, v, 0, "ffn_down.weight", -1), FF, D, o);
+    for (int i = 0; i < D; i++)
+        x[i] += rm * o[i];
+    ref_rms_off(x, val(g, v, "output_norm.weight"), D, c->eps, off, xn);
+    for (int i = 0; c->head_divisor > 0 && i < D; i++)
+        xn[i] /= c->head_divisor;
+    ref_matvec(xn, val(g, v, "output.weight"), D, V, logits);
+    for (int i = 0; c->logit_scale > 0 && i < V; i++)
+        logits[i] /= c->logit_scale;
+    double dx = rel_diff(lval(g, v, 0, "out", -1), x, D), dl = rel_diff(val(g, v, "logits"), logits, V);
+    CHECKF(dx < 1e-5 && dl < 1e-5, "%s decode: the layer's output differs by %g, the logits by %g", model, dx, dl);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* A decode step of each dense family's tiny model against the plain implementation. */
+static void test_dense_reference(void)
+{
+    check_dense_reference("tiny-nemotron", 23, 99);
+    check_dense_reference("tiny-qwen2.5", 40, 401);
+    check_dense_reference("tiny-granite", 5, 17);
+    check_dense_reference("tiny-minicpm", 12, 250);
+}
+
 int main(void)
 {
     test_table();
@@ -944,8 +1277,11 @@ int main(void)
     test_shape_batch();
     test_shape_moe();
     test_shape_gemma();
+    test_shape_qwen3_next();
     test_all_lift();
     test_eval_deterministic();
     test_reference();
+    test_gdn_reference();
+    test_dense_reference();
     return check_done("test_models");
 }

@@ -221,7 +221,7 @@ static void build_front(struct ir_graph *g)
     op.spec.u.decay = (struct ir_decay){2, 1};
     push(g, op, O_DEC);
     op = P(g, IR_KIND_GATED_DELTA, "gd", "q qr r n bb dec st gw");
-    op.spec.u.gated_delta = (struct ir_gated_delta){2, 4, 4, 1, IR_GATE_SILU, 1e-6};
+    op.spec.u.gated_delta = (struct ir_gated_delta){2, 4, 4, 1, IR_GATE_SILU, 1e-6, 0};
     push(g, op, O_GD);
     op = P(g, IR_KIND_CAUSAL_CONV, "cc", "x cw ring");
     op.spec.u.causal_conv = (struct ir_causal_conv){8, 3, 1};
@@ -518,6 +518,7 @@ static void m_eps(struct ir_graph *g) { OP(O_NORM)->spec.u.rms_norm.eps = INFINI
 static void m_row_broadcast(struct ir_graph *g) { OP(O_EBR)->spec.u.elementwise.row = 3; }
 static void m_join_heads(struct ir_graph *g) { OP(O_JN)->spec.u.join.heads = 3; }
 static void m_decay_rows(struct ir_graph *g) { OP(O_DEC)->spec.u.decay.rows = 3; }
+static void m_key_heads(struct ir_graph *g) { OP(O_GD)->spec.u.gated_delta.kh = 3; }
 static void m_softcap(struct ir_graph *g) { OP(O_SCP)->spec.u.softcap.cap = 0.0; }
 static void m_gated_state(struct ir_graph *g) { OP(O_GD)->ins[6] = T(g, "xb"); }
 static void m_part_id(struct ir_graph *g) { OP(O_CHAIN)->parts[0].parts[1].ins[1] = -7; }
@@ -595,6 +596,7 @@ static const struct violation violations[] = {
     {"row broadcast", m_row_broadcast, "row: n = 16 is not a multiple of row = 3", O_EBR, NULL},
     {"join heads", m_join_heads, "wa: wa = 4 is not a multiple of heads = 3", O_JN, NULL},
     {"decay rows", m_decay_rows, "rows: n = 2 is not a multiple of rows = 3", O_DEC, NULL},
+    {"key heads", m_key_heads, "kh: h = 2 is not a multiple of kh = 3", O_GD, NULL},
     {"softcap", m_softcap, "cap: must be positive", O_SCP, NULL},
     {"argmax f32", m_argmax_f32, "out: tensor 'am' must be i32", O_AM, NULL},
     {"view offset", m_view_offset, "(view): offset: offset + len(out) = 17 passes tensor 'kc' of 16 values", O_VW,
