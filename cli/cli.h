@@ -26,13 +26,21 @@ struct cli_command {
 struct cli_lift {
     struct models_options options;
     bool mode_set;
-    const char *given; /* the last lift option given (--mode, --layers, --weights), or NULL */
+    const char *given; /* the last lift option given (--mode, --layers, --weights, --ctx), or NULL */
 };
 
 /* The default lift options. */
 struct cli_lift cli_lift_defaults(void);
 /* Apply one of the lift options (--mode, --layers, --weights) to l; 0 on success, else a message on stderr. */
 int cli_lift_option(struct cli_lift *l, const char *name, const char *value);
+/* The long options of a lift (a MODEL's --mode, --layers, --weights and --ctx) for a getopt_long table, and their
+ * handling: 0 handled, 1 refused (a message on stderr), -1 not a lift option's code. */
+#define CLI_LIFT_OPTIONS \
+    {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'}, \
+        {"weights", required_argument, NULL, 'w'}, {"ctx", required_argument, NULL, 'C'}
+int cli_lift_code(struct cli_lift *l, int code, const char *arg);
+/* The context a lift of c gives its caches and rotary tables: --ctx, else the model's. */
+int64_t cli_lift_ctx(const struct cli_lift *l, const struct models_config *c);
 /* The graph `arg` names: a zoo model lifted under l, or a text-format file parsed and validated. NULL with the
  * error printed (file:line:col: message). */
 struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);

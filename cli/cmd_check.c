@@ -83,9 +83,10 @@ static bool modes_past_context(const struct check_args *a)
             continue;
         for (int i = 0; i < n; i++) {
             const struct models_config *c = a->nmodels ? models_find(a->models[i]) : models_get(i);
-            if (c && m.n > c->ctx) {
+            if (c && m.n > cli_lift_ctx(&a->lift, c)) {
                 cli_usage_error("check", "--mode %s: %d %s exceed the context of %s, %lld rows", a->modes[k],
-                                (int)m.n, m.kind == MODELS_BATCH ? "sequences" : "rows", c->name, (long long)c->ctx);
+                                (int)m.n, m.kind == MODELS_BATCH ? "sequences" : "rows", c->name,
+                                (long long)cli_lift_ctx(&a->lift, c));
                 return true;
             }
         }
@@ -99,6 +100,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"mode", required_argument, NULL, 'm'},   {"shim", required_argument, NULL, 's'},
         {"db", required_argument, NULL, 'd'},     {"layers", required_argument, NULL, 'l'},
         {"weights", required_argument, NULL, 'w'}, {"eval-real", no_argument, NULL, 'e'},
+        {"ctx", required_argument, NULL, 'C'},
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
         {"tolerance", no_argument, NULL, 't'},    {"hold", required_argument, NULL, 'H'},
         {0, 0, 0, 0}};
@@ -127,6 +129,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 'd': a->db = optarg; break;
         case 'l': if (cli_lift_option(&a->lift, "layers", optarg)) return CLI_USAGE; break;
         case 'w': if (cli_lift_option(&a->lift, "weights", optarg)) return CLI_USAGE; break;
+        case 'C': if (cli_lift_option(&a->lift, "ctx", optarg)) return CLI_USAGE; break;
         case 'e': a->eval_real = true; break;
         case 't': a->tolerance = true; break;
         case 'q': a->progress = false; break;

@@ -6,26 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The long options every graph-taking command accepts, and -o. */
-#define LIFT_LONG_OPTIONS {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'}, \
-                          {"weights", required_argument, NULL, 'w'}
-
-/* Handle a lift option's short code; 1 if it was one and failed, 0 if handled, -1 if not a lift option. */
-static int lift_code(struct cli_lift *l, int code, const char *arg)
-{
-    switch (code) {
-    case 'm': return cli_lift_option(l, "mode", arg);
-    case 'l': return cli_lift_option(l, "layers", arg);
-    case 'w': return cli_lift_option(l, "weights", arg);
-    default: return -1;
-    }
-}
 
 /* Parse a command line of lift options, -o OUT and one positional argument. 0 on success. */
 static int parse_graph_args(const char *cmd, int argc, char **argv, struct cli_lift *l, const char **out,
                             const char **pos)
 {
-    static const struct option opts[] = {LIFT_LONG_OPTIONS, {"output", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {CLI_LIFT_OPTIONS, {"output", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
     *l = cli_lift_defaults();
     *out = NULL;
     optind = 1;
@@ -35,7 +21,7 @@ static int parse_graph_args(const char *cmd, int argc, char **argv, struct cli_l
             *out = optarg;
             continue;
         }
-        int r = lift_code(l, c, optarg);
+        int r = cli_lift_code(l, c, optarg);
         if (r == 1)
             return CLI_USAGE;
         if (r == -1)
@@ -112,8 +98,8 @@ int cli_cmd_models(int argc, char **argv)
     (void)argv;
     if (argc != 1)
         return cli_usage_error("models", "takes no arguments");
-    printf("%-16s %-10s %6s %6s %9s %5s %6s %8s %14s\n", "model", "family", "layers", "hidden", "heads/kv", "head",
-           "ffn", "experts", "parameters");
+    printf("%-16s %-10s %6s %6s %9s %5s %6s %8s %14s %8s\n", "model", "family", "layers", "hidden", "heads/kv", "head",
+           "ffn", "experts", "parameters", "ctx");
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
         char heads[32], experts[32];
@@ -123,15 +109,16 @@ int cli_cmd_models(int argc, char **argv)
         else
             snprintf(experts, sizeof experts, "-");
         long long ffn = c->experts ? c->expert_ffn : c->ffn;
-        printf("%-16s %-10s %6d %6lld %9s %5lld %6lld %8s %14lld\n", c->name, c->family, c->layers,
-               (long long)c->hidden, heads, (long long)c->head_dim, ffn, experts, (long long)models_param_count(c));
+        printf("%-16s %-10s %6d %6lld %9s %5lld %6lld %8s %14lld %8lld\n", c->name, c->family, c->layers,
+               (long long)c->hidden, heads, (long long)c->head_dim, ffn, experts, (long long)models_param_count(c),
+               (long long)c->ctx);
     }
     return CLI_OK;
 }
 
 int cli_cmd_eval(int argc, char **argv)
 {
-    static const struct option opts[] = {LIFT_LONG_OPTIONS, {"seed", required_argument, NULL, 's'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {CLI_LIFT_OPTIONS, {"seed", required_argument, NULL, 's'}, {0, 0, 0, 0}};
     struct cli_lift l = cli_lift_defaults();
     uint64_t seed = 1;
     optind = 1;
@@ -142,7 +129,7 @@ int cli_cmd_eval(int argc, char **argv)
                 return cli_usage_error("eval", "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
             continue;
         }
-        int r = lift_code(&l, c, optarg);
+        int r = cli_lift_code(&l, c, optarg);
         if (r == 1)
             return CLI_USAGE;
         if (r == -1)

@@ -135,8 +135,7 @@ struct opt_args {
 static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_args *a)
 {
     static const struct option opts[] = {
-        {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'},
-        {"weights", required_argument, NULL, 'w'}, {"shim", required_argument, NULL, 's'},
+        CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'},
         {"hold", required_argument, NULL, 'h'}, {"report", no_argument, NULL, 'r'},
         {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'}, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -145,10 +144,11 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
     optind = 1;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "o:", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'm': if (cli_lift_option(&a->lift, "mode", optarg)) return CLI_USAGE; break;
-        case 'l': if (cli_lift_option(&a->lift, "layers", optarg)) return CLI_USAGE; break;
-        case 'w': if (cli_lift_option(&a->lift, "weights", optarg)) return CLI_USAGE; break;
+        int lifted = cli_lift_code(&a->lift, c, optarg);
+        if (lifted > 0)
+            return CLI_USAGE;
+        switch (lifted == 0 ? 0 : c) {
+        case 0: break;
         case 's': a->shim = optarg; break;
         case 'h': a->hold = optarg; break;
         case 'r': a->report = true; break;

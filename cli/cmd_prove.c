@@ -344,8 +344,7 @@ static void on_check(const struct oracle_check *c, void *ctx)
 int cli_cmd_validate_run(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"shim", required_argument, NULL, 's'},   {"mode", required_argument, NULL, 'm'},
-        {"layers", required_argument, NULL, 'l'}, {"weights", required_argument, NULL, 'w'},
+        {"shim", required_argument, NULL, 's'}, CLI_LIFT_OPTIONS,
         {"timeout-ms", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
         {0, 0, 0, 0}};
     struct cli_lift lift = cli_lift_defaults();
@@ -355,11 +354,12 @@ int cli_cmd_validate_run(int argc, char **argv)
     optind = 1;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        switch (c) {
+        int lifted = cli_lift_code(&lift, c, optarg);
+        if (lifted > 0)
+            return CLI_USAGE;
+        switch (lifted == 0 ? 0 : c) {
+        case 0: break;
         case 's': shim_name = optarg; break;
-        case 'm': if (cli_lift_option(&lift, "mode", optarg)) return CLI_USAGE; break;
-        case 'l': if (cli_lift_option(&lift, "layers", optarg)) return CLI_USAGE; break;
-        case 'w': if (cli_lift_option(&lift, "weights", optarg)) return CLI_USAGE; break;
         case 't': {
             long long v = count_arg(optarg);
             if (v < 1 || v > 86400000)

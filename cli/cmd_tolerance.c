@@ -190,8 +190,7 @@ struct tol_args {
 static int parse_tol_args(int argc, char **argv, struct tol_args *a)
 {
     static const struct option opts[] = {
-        {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'},
-        {"weights", required_argument, NULL, 'w'}, {"shim", required_argument, NULL, 's'},
+        CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'},
         {"steps", required_argument, NULL, 'n'}, {"device", required_argument, NULL, 'D'},
         {"db", required_argument, NULL, 'd'}, {"seed", required_argument, NULL, 'S'},
         {"all", no_argument, NULL, 'a'}, {0, 0, 0, 0}};
@@ -203,10 +202,11 @@ static int parse_tol_args(int argc, char **argv, struct tol_args *a)
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         char *end;
-        switch (c) {
-        case 'm': if (cli_lift_option(&a->lift, "mode", optarg)) return CLI_USAGE; break;
-        case 'l': if (cli_lift_option(&a->lift, "layers", optarg)) return CLI_USAGE; break;
-        case 'w': if (cli_lift_option(&a->lift, "weights", optarg)) return CLI_USAGE; break;
+        int lifted = cli_lift_code(&a->lift, c, optarg);
+        if (lifted > 0)
+            return CLI_USAGE;
+        switch (lifted == 0 ? 0 : c) {
+        case 0: break;
         case 's': a->shim = optarg; break;
         case 'd': a->db = optarg; break;
         case 'a': a->all = true; break;

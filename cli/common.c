@@ -36,7 +36,10 @@ static int parse_count(const char *s, int32_t *out)
 int cli_lift_option(struct cli_lift *l, const char *name, const char *value)
 {
     char err[IR_ERR_LEN];
-    l->given = strcmp(name, "mode") == 0 ? "--mode" : strcmp(name, "layers") == 0 ? "--layers" : "--weights";
+    l->given = strcmp(name, "mode") == 0     ? "--mode"
+               : strcmp(name, "layers") == 0 ? "--layers"
+               : strcmp(name, "ctx") == 0    ? "--ctx"
+                                             : "--weights";
     if (strcmp(name, "mode") == 0) {
         if (models_parse_mode(value, &l->options.mode, err)) {
             fprintf(stderr, "fusecheck: --mode: %s\n", err);
@@ -61,8 +64,34 @@ int cli_lift_option(struct cli_lift *l, const char *name, const char *value)
         l->options.weights = (enum ir_format)f;
         return 0;
     }
+    if (strcmp(name, "ctx") == 0) {
+        int32_t n;
+        if (parse_count(value, &n) || n > (1 << 24)) {
+            fprintf(stderr, "fusecheck: --ctx: expected a context of 1..16777216 rows, got '%s'\n", value);
+            return 1;
+        }
+        l->options.ctx = n;
+        return 0;
+    }
     fprintf(stderr, "fusecheck: unknown lift option '%s'\n", name);
     return 1;
+}
+
+int cli_lift_code(struct cli_lift *l, int code, const char *arg)
+{
+    static const struct {
+        int code;
+        const char *name;
+    } codes[] = {{'m', "mode"}, {'l', "layers"}, {'w', "weights"}, {'C', "ctx"}};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i].code == code)
+            return cli_lift_option(l, codes[i].name, arg);
+    return -1;
+}
+
+int64_t cli_lift_ctx(const struct cli_lift *l, const struct models_config *c)
+{
+    return l->options.ctx ? l->options.ctx : c->ctx;
 }
 
 struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
@@ -75,8 +104,10 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
         return NULL;
     }
     struct ir_graph *g = c ? models_lift(c, &l->options, err) : ir_parse_file(arg, err);
-    if (!g)
-        fprintf(stderr, "%s\n", err);
+    if (!g && c)
+        fprintf(stderr, "fusecheck: %s: %s\n", arg, err);
+    else if (!g)
+        fprintf(stderr, "%s\n", err); /* file:line:col: what was expected */
     return g;
 }
 

@@ -10,26 +10,26 @@ static int cmd_help(int argc, char **argv);
 
 /* Every subcommand, in the order `help` lists them. */
 static const struct cli_command commands[] = {
-    {"print", "print a graph in canonical text form", "fusecheck print FILE|MODEL [--mode M] [--layers N] [--weights F] [-o OUT]",
+    {"print", "print a graph in canonical text form", "fusecheck print FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] [-o OUT]",
      cli_cmd_print},
     {"validate", "check a graph file's invariants", "fusecheck validate FILE", cli_cmd_validate},
     {"models", "list the model zoo", "fusecheck models", cli_cmd_models},
     {"lift", "lift one step of a zoo model into a graph",
-     "fusecheck lift MODEL [--mode decode|prefill:N|batch:N] [--layers N] [--weights FORMAT] [-o FILE]", cli_cmd_lift},
+     "fusecheck lift MODEL [--mode decode|prefill:N|batch:N] [--layers N] [--ctx N] [--weights FORMAT] [-o FILE]", cli_cmd_lift},
     {"eval", "evaluate a graph; print each observed and carried tensor's digest",
-     "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--weights F] [--seed N]", cli_cmd_eval},
+     "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N]", cli_cmd_eval},
     {"rules", "list every step of the optimizer in order, with the classes it builds",
      "fusecheck rules [--guards] [--shim NAME]", cli_cmd_rules},
     {"shims", "list the shims", "fusecheck shims", cli_cmd_shims},
     {"optimize", "rewrite a graph under a shim; print it and, with --report, every decision",
-     "fusecheck optimize FILE|MODEL [--mode M] [--layers N] [--weights F] --shim NAME [--hold R1,R2] [--report] [-o OUT]",
+     "fusecheck optimize FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--report] [-o OUT]",
      cli_cmd_optimize},
     {"diff", "evaluate the lifted and the rewritten graph and compare them bit for bit",
-     "fusecheck diff FILE|MODEL [--mode M] [--layers N] [--weights F] --shim NAME [--hold R1,R2] [--seed N]",
+     "fusecheck diff FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--seed N]",
      cli_cmd_diff},
     {"coverage", "each rule, and the zoo graphs it fired on", "fusecheck coverage --shim NAME", cli_cmd_coverage},
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
-     "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N] "
+     "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N] [--ctx N] "
      "[--weights F] [--seed N] [--no-progress] [--tolerance] [--hold R1,R2]...",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
@@ -48,11 +48,11 @@ static const struct cli_command commands[] = {
      "[--no-unbounded] [--assume-fresh-results] [--replay DIR] [--fixtures DIR] [--explain]",
      cli_cmd_prove},
     {"validate-run", "re-check every firing of one optimization against its guards, premises and motion",
-     "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N] [--weights F] [--timeout-ms N] "
+     "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N] [--ctx N] [--weights F] [--timeout-ms N] "
      "[--verbose]",
      cli_cmd_validate_run},
     {"tolerance", "the CUDA lane's kernels on the host lane against the evaluator, launch by launch and end to end",
-     "fusecheck tolerance FILE|MODEL --shim cuda-lane:CHIP:ACTS[:knobs] [--mode M] [--layers N] [--weights F] "
+     "fusecheck tolerance FILE|MODEL --shim cuda-lane:CHIP:ACTS[:knobs] [--mode M] [--layers N] [--ctx N] [--weights F] "
      "[--steps N] [--device host] [--seed N] [--db FILE] [--all]",
      cli_cmd_tolerance},
     {"launches", "every distinct launch the CUDA lane makes on the zoo: kernel, stages, their numerics' variants",
@@ -81,6 +81,8 @@ static void overview(FILE *out)
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or bad input\n"
+                 "a MODEL lifts with --mode M (default decode), --layers N (default all), --weights F (default q8_0)\n"
+                 "and --ctx N (the rows of every cache and rotary table; default the model's, `fusecheck models`)\n"
                  "fusecheck help COMMAND shows a command's usage.\n");
 }
 
@@ -95,6 +97,9 @@ static int cmd_help(int argc, char **argv)
     if (!c)
         return cli_usage_error("help", "unknown command '%s'", argv[1]);
     printf("%s\n\n  %s\n", c->summary, c->usage);
+    if (strstr(c->usage, "--ctx"))
+        printf("\n  --ctx N: the context a MODEL is lifted with (its caches' and rotary tables' rows); default the "
+               "model's (fusecheck models)\n");
     return CLI_OK;
 }
 

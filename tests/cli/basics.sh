@@ -166,5 +166,25 @@ contains "$tmp/err" "fusecheck: db: $tmp: is a directory, not a results file" "a
 : > "$tmp/empty.db"
 expect 2 "an empty file as a db" -- "$fc" db runs --db "$tmp/empty.db"
 contains "$tmp/err" "holds no fusecheck results" "an empty file is named as such"
+# --ctx: the context a MODEL lifts with — its caches and rotary tables that many rows; a chunk past it refused
+expect 0 "lift --ctx 128" -- "$fc" lift tiny-llama --ctx 128
+contains "$tmp/out" "tensor rope.cos f32 128x32 constant" "the rotary tables take the context"
+contains "$tmp/out" "tensor blk.0.k_cache f32 128x128 state carried" "the caches take the context"
+expect 0 "lift, the model's context" -- "$fc" lift tiny-llama
+contains "$tmp/out" "tensor blk.0.k_cache f32 64x128 state carried" "the default is the model's context"
+expect 2 "a chunk past --ctx" -- "$fc" lift tiny-llama --mode prefill:16 --ctx 8
+contains "$tmp/err" "fusecheck: tiny-llama: " "the model is named"
+contains "$tmp/err" "16 rows exceed the context of 8 rows" "the context is named"
+expect 2 "--ctx 0" -- "$fc" lift tiny-llama --ctx 0
+expect 2 "--ctx past 2^24" -- "$fc" lift tiny-llama --ctx 16777217
+"$fc" lift tiny-llama -o "$tmp/ctxfile.fc" 2>/dev/null
+expect 2 "--ctx with a file" -- "$fc" print "$tmp/ctxfile.fc" --ctx 8
+expect 0 "check past the model's context, within --ctx" -- "$fc" check tiny-llama --mode prefill:100 --ctx 128 --shim reference --db "$tmp/ctx.db" --no-progress
+contains "$tmp/out" "0 mismatches" "the long chunk checks"
+for cmd in eval diff validate-run tolerance; do
+  "$fc" help "$cmd" >"$tmp/out" 2>&1
+  contains "$tmp/out" "--ctx N" "$cmd takes --ctx"
+done
+contains "$tmp/out" "default the model's" "help states the default"
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
