@@ -24,6 +24,9 @@
     X(STEP_PUT, "INSERT OR REPLACE INTO steps (run_id, seq, name) VALUES (?, ?, ?)") \
     X(SET_GET, "SELECT id FROM decision_sets WHERE digest = ?") \
     X(SET_PUT, "INSERT INTO decision_sets (digest, fired, refused, held) VALUES (?, ?, ?, ?)") \
+    X(SET_RULE_PUT, "INSERT INTO set_rules (set_id, bucket, rule, decisions, fired, hash, keys) " \
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)") \
+    X(SET_BUCKETS_PUT, "UPDATE decision_sets SET buckets = ? WHERE id = ?") \
     X(REPORT_PUT, "INSERT INTO reports (run_id, graph_id, shim_id, set_id, optimize_ms, rewritten) " \
                   "VALUES (?, ?, ?, ?, ?, ?)") \
     X(DECISION_PUT, "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line) " \
@@ -78,13 +81,34 @@ static const char *const statement_sql[] = {
 #undef X
 };
 
+/* One rule's decisions in a decision set, summed up (a set_rules row). */
+struct rule_sum {
+    char *rule;
+    int64_t decisions, fired;
+    uint64_t hash; /* the sum of the decisions' line hashes, mod 2^63 */
+    uint64_t keys; /* the sum of their keys' hashes (rule, class, covers), mod 2^63 */
+};
+
 struct db {
     sqlite3 *conn;
     sqlite3_stmt *stmt[DB_STMT_COUNT];
     bool readonly;
+    /* The decision set this transaction made and the summaries of its decisions so far, written to set_rules when
+     * the next set is made or the transaction commits (0: none pending). */
+    int64_t pending_set;
+    struct rule_sum *sums;
+    int nsums, capsums;
 };
 
 static void sql_decision_line(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+static void sql_rule_hash_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+static void sql_rule_hash_final(sqlite3_context *ctx);
+static void sql_rule_bucket(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+static void sql_buckets_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+static void sql_buckets_final(sqlite3_context *ctx);
+static void sql_key_line(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+static void pending_clear(struct db *db);
+static int pending_flush(struct db *db, char err[DB_ERR_LEN]);
 
 /* Write SQLite's message for the connection, prefixed by what was being done. */
 static int fail(struct db *db, const char *what, char err[DB_ERR_LEN])
@@ -186,7 +210,15 @@ static int open_with(const char *path, int flags, bool readonly, struct db **out
     }
     bool bad = exec(db, "PRAGMA foreign_keys = ON", what, err) ||
                sqlite3_create_function(db->conn, "fusecheck_decision_line", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                                       NULL, sql_decision_line, NULL, NULL) != SQLITE_OK;
+                                       NULL, sql_decision_line, NULL, NULL) != SQLITE_OK ||
+               sqlite3_create_function(db->conn, "fusecheck_rule_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                       NULL, sql_rule_hash_step, sql_rule_hash_final) != SQLITE_OK ||
+               sqlite3_create_function(db->conn, "fusecheck_rule_bucket", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                       sql_rule_bucket, NULL, NULL) != SQLITE_OK ||
+               sqlite3_create_function(db->conn, "fusecheck_buckets", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
+                                       sql_buckets_step, sql_buckets_final) != SQLITE_OK ||
+               sqlite3_create_function(db->conn, "fusecheck_key_line", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                       sql_key_line, NULL, NULL) != SQLITE_OK;
     if (!bad && !readonly)
         bad = exec(db, "PRAGMA journal_mode = WAL", what, err) || exec(db, "PRAGMA synchronous = NORMAL", what, err) ||
               migrate(db, err);
@@ -300,6 +332,8 @@ void db_close(struct db *db)
     for (int i = 0; i < DB_STMT_COUNT; i++)
         sqlite3_finalize(db->stmt[i]);
     sqlite3_close(db->conn);
+    pending_clear(db);
+    free(db->sums);
     free(db);
 }
 
@@ -307,7 +341,7 @@ int db_begin(struct db *db, char err[DB_ERR_LEN]) { return exec(db, "BEGIN IMMED
 
 int db_commit(struct db *db, char err[DB_ERR_LEN])
 {
-    if (exec(db, "COMMIT", "committing", err)) {
+    if ((db->pending_set && pending_flush(db, err)) || exec(db, "COMMIT", "committing", err)) {
         db_rollback(db);
         return 1;
     }
@@ -316,6 +350,7 @@ int db_commit(struct db *db, char err[DB_ERR_LEN])
 
 void db_rollback(struct db *db)
 {
+    pending_clear(db);
     if (!sqlite3_get_autocommit(db->conn))
         sqlite3_exec(db->conn, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -497,6 +532,11 @@ int db_report(struct db *db, const struct db_report *r, int64_t *set, bool *fres
     }
     if (content_set(db, DB_STMT_SET_GET, DB_STMT_SET_PUT, r->digest, bind_counts, r, set, fresh, err))
         return 1;
+    if (*fresh) { /* the set before it, if this transaction made one, is complete: its summaries go in */
+        if (db->pending_set && pending_flush(db, err))
+            return 1;
+        db->pending_set = *set;
+    }
     sqlite3_stmt *st = use(db, DB_STMT_REPORT_PUT);
     sqlite3_bind_int64(st, 1, r->run);
     sqlite3_bind_int64(st, 2, r->graph);
@@ -542,6 +582,23 @@ static int64_t decision_line(const char *rule, const char *cls, const char *cove
     return (int64_t)(h >> 1); /* non-negative: the same integer in every SQLite build */
 }
 
+/* A decision's key hash: of what it decides (its rule, class and covers), whatever the outcome. */
+static int64_t key_line(const char *rule, const char *cls, const char *covers)
+{
+    uint64_t h = hash_text(hash_text(hash_text(0x84222325cbf29ce4u, rule), cls), covers);
+    return (int64_t)(h >> 1);
+}
+
+/* key_line as an SQL function, for the migration that adds set_rules. */
+static void sql_key_line(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = (const char *)sqlite3_value_text(argv[i]);
+    sqlite3_result_int64(ctx, key_line(t[0], t[1], t[2]));
+}
+
 /* decision_line as an SQL function, for the migration that adds the column. */
 static void sql_decision_line(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -550,6 +607,141 @@ static void sql_decision_line(sqlite3_context *ctx, int argc, sqlite3_value **ar
     for (int i = 0; i < 5; i++)
         t[i] = (const char *)sqlite3_value_text(argv[i]);
     sqlite3_result_int64(ctx, decision_line(t[0], t[1], t[2], t[3], t[4]));
+}
+
+/* The mask of a rule summary's hash: sums of line hashes are kept mod 2^63 (a non-negative SQLite integer). */
+#define RULE_HASH_MASK 0x7fffffffffffffffu
+
+/* fusecheck_rule_hash(line) as an SQL aggregate: the sum of a rule's line hashes mod 2^63, for the migration that
+ * adds set_rules (the writer sums alike as it inserts). */
+static void sql_rule_hash_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    uint64_t *acc = sqlite3_aggregate_context(ctx, sizeof *acc);
+    if (acc)
+        *acc = (*acc + (uint64_t)sqlite3_value_int64(argv[0])) & RULE_HASH_MASK;
+}
+static void sql_rule_hash_final(sqlite3_context *ctx)
+{
+    uint64_t *acc = sqlite3_aggregate_context(ctx, 0);
+    sqlite3_result_int64(ctx, acc ? (int64_t)*acc : 0);
+}
+
+/* The rule buckets of a set's summary (rule_buckets), the bytes of each bucket's sum, and the sums a set keeps: each
+ * bucket's rules' hashes, then each bucket's rules' names. */
+#define RULE_BUCKETS 16
+#define BUCKET_BYTES 8
+#define BUCKET_SUMS (2 * RULE_BUCKETS)
+
+/* The bucket of a rule's name: its FNV-1a hash mod RULE_BUCKETS. */
+static int rule_bucket(const char *rule)
+{
+    return (int)(hash_text(0xcbf29ce484222325u, rule) % RULE_BUCKETS);
+}
+
+/* fusecheck_rule_bucket(rule) as an SQL function, for the migration that adds set_rules. */
+static void sql_rule_bucket(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    sqlite3_result_int(ctx, rule_bucket((const char *)sqlite3_value_text(argv[0])));
+}
+
+/* Add rule (its summary's hash) to bucket b of a set's sums (mod 2^63): its hash, and its name's. */
+static void bucket_add(uint64_t sums[BUCKET_SUMS], int64_t b, uint64_t hash, const char *rule)
+{
+    if (b < 0 || b >= RULE_BUCKETS)
+        return;
+    sums[b] = (sums[b] + hash) & RULE_HASH_MASK;
+    sums[RULE_BUCKETS + b] = (sums[RULE_BUCKETS + b] + (hash_text(0xcbf29ce484222325u, rule) >> 1)) & RULE_HASH_MASK;
+}
+
+/* The sums as a blob: each big-endian in BUCKET_BYTES bytes. */
+static void bucket_bytes(const uint64_t sums[BUCKET_SUMS], unsigned char out[BUCKET_SUMS * BUCKET_BYTES])
+{
+    for (int b = 0; b < BUCKET_SUMS; b++)
+        for (int k = 0; k < BUCKET_BYTES; k++)
+            out[b * BUCKET_BYTES + k] = (unsigned char)(sums[b] >> (8 * (BUCKET_BYTES - 1 - k)));
+}
+
+/* fusecheck_buckets(bucket, hash, rule) as an SQL aggregate: a set's bucket sums from its set_rules rows. */
+static void sql_buckets_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    uint64_t *sums = sqlite3_aggregate_context(ctx, sizeof(uint64_t) * BUCKET_SUMS);
+    if (sums)
+        bucket_add(sums, sqlite3_value_int64(argv[0]), (uint64_t)sqlite3_value_int64(argv[1]),
+                   (const char *)sqlite3_value_text(argv[2]));
+}
+static void sql_buckets_final(sqlite3_context *ctx)
+{
+    uint64_t zero[BUCKET_SUMS] = {0}, *sums = sqlite3_aggregate_context(ctx, 0);
+    unsigned char bytes[BUCKET_SUMS * BUCKET_BYTES];
+    bucket_bytes(sums ? sums : zero, bytes);
+    sqlite3_result_blob(ctx, bytes, sizeof bytes, SQLITE_TRANSIENT);
+}
+
+/* Forget the pending set's summaries. */
+static void pending_clear(struct db *db)
+{
+    for (int i = 0; i < db->nsums; i++)
+        free(db->sums[i].rule);
+    db->nsums = 0;
+    db->pending_set = 0;
+}
+
+/* Add a decision of the pending set to its rule's summary. */
+static void pending_add(struct db *db, const struct db_decision *d)
+{
+    if (!db->pending_set || d->set != db->pending_set || !d->rule)
+        return;
+    int i = 0;
+    while (i < db->nsums && strcmp(db->sums[i].rule, d->rule) != 0)
+        i++;
+    if (i == db->nsums) {
+        if (db->nsums == db->capsums) {
+            db->capsums = db->capsums ? 2 * db->capsums : 64;
+            db->sums = realloc(db->sums, sizeof *db->sums * (size_t)db->capsums);
+            if (!db->sums)
+                abort();
+        }
+        db->sums[i] = (struct rule_sum){strdup(d->rule), 0, 0, 0, 0};
+        if (!db->sums[i].rule)
+            abort();
+        db->nsums++;
+    }
+    struct rule_sum *r = &db->sums[i];
+    r->decisions++;
+    r->fired += d->outcome && strcmp(d->outcome, "fired") == 0;
+    r->hash = (r->hash + (uint64_t)decision_line(d->rule, d->cls, d->covers, d->outcome, d->reason)) & RULE_HASH_MASK;
+    r->keys = (r->keys + (uint64_t)key_line(d->rule, d->cls, d->covers)) & RULE_HASH_MASK;
+}
+
+/* Write the pending set's summaries to set_rules and forget them. 0, or 1 with err. */
+static int pending_flush(struct db *db, char err[DB_ERR_LEN])
+{
+    int rc = 0;
+    uint64_t sums[BUCKET_SUMS] = {0};
+    for (int i = 0; !rc && i < db->nsums; i++) {
+        int b = rule_bucket(db->sums[i].rule);
+        bucket_add(sums, b, db->sums[i].hash, db->sums[i].rule);
+        sqlite3_stmt *st = use(db, DB_STMT_SET_RULE_PUT);
+        sqlite3_bind_int64(st, 1, db->pending_set);
+        sqlite3_bind_int(st, 2, b);
+        bind_text(st, 3, db->sums[i].rule);
+        sqlite3_bind_int64(st, 4, db->sums[i].decisions);
+        sqlite3_bind_int64(st, 5, db->sums[i].fired);
+        sqlite3_bind_int64(st, 6, (int64_t)db->sums[i].hash);
+        sqlite3_bind_int64(st, 7, (int64_t)db->sums[i].keys);
+        rc = done(db, st, "summing a decision set up", err);
+    }
+    unsigned char bytes[BUCKET_SUMS * BUCKET_BYTES];
+    bucket_bytes(sums, bytes);
+    sqlite3_stmt *st = use(db, DB_STMT_SET_BUCKETS_PUT);
+    sqlite3_bind_blob(st, 1, bytes, sizeof bytes, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, db->pending_set);
+    rc = rc || done(db, st, "summing a decision set up", err);
+    pending_clear(db);
+    return rc;
 }
 
 /* Bind one decision's eight values (its line hash last) at parameter `base` + 1 onwards. */
@@ -569,7 +761,10 @@ int db_decision(struct db *db, const struct db_decision *d, char err[DB_ERR_LEN]
 {
     sqlite3_stmt *st = use(db, DB_STMT_DECISION_PUT);
     bind_decision(st, 0, d);
-    return done(db, st, "recording a decision", err);
+    if (done(db, st, "recording a decision", err))
+        return 1;
+    pending_add(db, d);
+    return 0;
 }
 
 int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err[DB_ERR_LEN])
@@ -581,6 +776,8 @@ int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err
             bind_decision(st, 8 * k, &d[i + k]);
         if (done(db, st, "recording decisions", err))
             return 1;
+        for (int k = 0; k < DB_DECISION_BATCH; k++)
+            pending_add(db, &d[i + k]);
     }
     for (; i < n; i++)
         if (db_decision(db, &d[i], err))
@@ -903,18 +1100,20 @@ static const char merge_rows_sql[] =
 struct merge_set_kind {
     const char *what, *select, *find, *insert, *map;
     int extra;
-    const char *rows[2];
+    const char *rows[3];
 };
 
 static const struct merge_set_kind merge_set_kinds[] = {
     {"merging decision sets",
-     "SELECT id, digest, fired, refused, held FROM src.decision_sets WHERE id IN"
+     "SELECT id, digest, fired, refused, held, buckets FROM src.decision_sets WHERE id IN"
      " (SELECT p.set_id FROM src.reports p JOIN map_run r ON r.old = p.run_id) ORDER BY id",
      "SELECT id FROM main.decision_sets WHERE digest = ?",
-     "INSERT INTO main.decision_sets (digest, fired, refused, held) VALUES (?, ?, ?, ?)",
-     "INSERT INTO map_set VALUES (?, ?)", 3,
+     "INSERT INTO main.decision_sets (digest, fired, refused, held, buckets) VALUES (?, ?, ?, ?, ?)",
+     "INSERT INTO map_set VALUES (?, ?)", 4,
      {"INSERT INTO main.set_decisions (set_id, seq, rule, class, covers, outcome, reason, line)"
       " SELECT ?, seq, rule, class, covers, outcome, reason, line FROM src.set_decisions WHERE set_id = ? ORDER BY seq",
+      "INSERT INTO main.set_rules (set_id, bucket, rule, decisions, fired, hash, keys)"
+      " SELECT ?, bucket, rule, decisions, fired, hash, keys FROM src.set_rules WHERE set_id = ? ORDER BY bucket, rule",
       NULL}},
     {"merging tolerance sets",
      "SELECT id, digest FROM src.tolerance_sets WHERE id IN"
@@ -926,7 +1125,8 @@ static const struct merge_set_kind merge_set_kinds[] = {
       " bound, pass, ratio, worst, lane, reference FROM src.set_tolerances WHERE set_id = ? ORDER BY seq",
       "INSERT INTO main.set_tolerance_steps (set_id, seq, backend, step, tensor, rows, nmse, kl, top1_agree, max_abs)"
       " SELECT ?, seq, backend, step, tensor, rows, nmse, kl, top1_agree, max_abs FROM src.set_tolerance_steps"
-      " WHERE set_id = ? ORDER BY seq"}},
+      " WHERE set_id = ? ORDER BY seq",
+      NULL}},
 };
 
 /* Step a statement with two integers bound; true when it ran to completion. */
@@ -943,12 +1143,12 @@ static bool step_pair(sqlite3_stmt *st, int64_t a, int64_t b)
  * output has none. */
 static int merge_sets(struct db *out, const struct merge_set_kind *k, char err[DB_ERR_LEN])
 {
-    sqlite3_stmt *sel = NULL, *find = NULL, *ins = NULL, *map = NULL, *rows[2] = {NULL, NULL};
+    sqlite3_stmt *sel = NULL, *find = NULL, *ins = NULL, *map = NULL, *rows[3] = {NULL, NULL, NULL};
     int rc = sqlite3_prepare_v2(out->conn, k->select, -1, &sel, NULL) != SQLITE_OK ||
              sqlite3_prepare_v2(out->conn, k->find, -1, &find, NULL) != SQLITE_OK ||
              sqlite3_prepare_v2(out->conn, k->insert, -1, &ins, NULL) != SQLITE_OK ||
              sqlite3_prepare_v2(out->conn, k->map, -1, &map, NULL) != SQLITE_OK;
-    for (int i = 0; i < 2 && !rc && k->rows[i]; i++)
+    for (int i = 0; i < 3 && !rc && k->rows[i]; i++)
         rc = sqlite3_prepare_v2(out->conn, k->rows[i], -1, &rows[i], NULL) != SQLITE_OK;
     while (!rc && sqlite3_step(sel) == SQLITE_ROW) {
         sqlite3_bind_value(find, 1, sqlite3_column_value(sel, 1));
@@ -959,7 +1159,7 @@ static int merge_sets(struct db *out, const struct merge_set_kind *k, char err[D
             rc = sqlite3_step(ins) != SQLITE_DONE;
             sqlite3_reset(ins);
             id = sqlite3_last_insert_rowid(out->conn);
-            for (int i = 0; i < 2 && !rc && rows[i]; i++)
+            for (int i = 0; i < 3 && !rc && rows[i]; i++)
                 rc = !step_pair(rows[i], id, sqlite3_column_int64(sel, 0));
         }
         rc = rc || !step_pair(map, sqlite3_column_int64(sel, 0), id);
@@ -968,8 +1168,8 @@ static int merge_sets(struct db *out, const struct merge_set_kind *k, char err[D
     sqlite3_finalize(find);
     sqlite3_finalize(ins);
     sqlite3_finalize(map);
-    sqlite3_finalize(rows[0]);
-    sqlite3_finalize(rows[1]);
+    for (int i = 0; i < 3; i++)
+        sqlite3_finalize(rows[i]);
     return rc ? fail(out, k->what, err) : 0;
 }
 

@@ -255,7 +255,8 @@ static const char migration_3[] =
     "CREATE TABLE decision_sets (" \
     "  id INTEGER PRIMARY KEY," \
     "  digest TEXT NOT NULL UNIQUE," \
-    "  fired INTEGER NOT NULL, refused INTEGER NOT NULL, held INTEGER NOT NULL" \
+    "  fired INTEGER NOT NULL, refused INTEGER NOT NULL, held INTEGER NOT NULL," \
+    "  buckets BLOB" /* by the rules' 16 buckets: the sums of their hashes, then of their names' (set_rules) */ \
     ");" \
     "INSERT INTO decision_sets (digest, fired, refused, held)" \
     "  SELECT r.digest, r.fired, r.refused, r.held FROM reports r" \
@@ -272,10 +273,30 @@ static const char migration_3[] =
     "         fusecheck_decision_line(d.rule, d.class, d.covers, d.outcome, d.reason) FROM decision_sets s" \
     "  JOIN decisions d ON d.report_id = (SELECT min(x.id) FROM reports x WHERE x.digest = s.digest)" \
     "  ORDER BY s.id, d.seq;" \
+    /* a set's decisions of one rule by their hashes: whether another set holds the same decision */ \
+    "CREATE INDEX set_decisions_rule ON set_decisions(set_id, rule, line);" \
+    /* Each set's decisions summed up per rule: how many, how many fired, the sum of their line hashes and the sum \
+     * of their keys' hashes (rule, class, covers) (mod 2^63, fusecheck_rule_hash): two sets' decisions of a rule \
+     * differ only where the sums do, and one decides something the other does not only where the keys' sums do. A \
+     * rule falls in one of 16 buckets by its name (fusecheck_rule_bucket); a set's `buckets` sums its rules' hashes \
+     * and names by bucket, so two sets are compared rule by rule only in the buckets whose sums differ. */ \
+    "CREATE TABLE set_rules (" \
+    "  set_id INTEGER NOT NULL REFERENCES decision_sets(id) ON DELETE CASCADE, bucket INTEGER NOT NULL," \
+    "  rule TEXT NOT NULL, decisions INTEGER NOT NULL, fired INTEGER NOT NULL, hash INTEGER NOT NULL," \
+    "  keys INTEGER NOT NULL," \
+    "  PRIMARY KEY (set_id, bucket, rule)" \
+    ") WITHOUT ROWID;" \
+    "INSERT INTO set_rules (set_id, bucket, rule, decisions, fired, hash, keys)" \
+    "  SELECT set_id, fusecheck_rule_bucket(rule), rule, count(*), sum(outcome = 'fired')," \
+    "         fusecheck_rule_hash(line), fusecheck_rule_hash(fusecheck_key_line(rule, class, covers))" \
+    "  FROM set_decisions GROUP BY set_id, rule;" \
+    "UPDATE decision_sets SET buckets = (SELECT fusecheck_buckets(bucket, hash, rule) FROM set_rules" \
+    "                                    WHERE set_id = decision_sets.id);" \
+    "CREATE TABLE rule_buckets (n INTEGER PRIMARY KEY);" \
+    "INSERT INTO rule_buckets VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9), (10), (11), (12), (13), (14)," \
+    "  (15);" \
     /* the sets in which a rule fired: what rules_never_fired asks */ \
-    "CREATE INDEX set_decisions_fired ON set_decisions(rule, set_id) WHERE outcome = 'fired';" \
-    /* a decision by its hash: whether another set holds the same decision, found without reading its text */ \
-    "CREATE INDEX set_decisions_line ON set_decisions(set_id, line);" \
+    "CREATE INDEX set_rules_fired ON set_rules(rule, set_id) WHERE fired > 0;" \
     "CREATE TABLE reports_v4 (" \
     "  id INTEGER PRIMARY KEY," \
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE," \
@@ -322,31 +343,56 @@ static const char migration_3[] =
      * ones whose decisions can. */ \
     "CREATE VIEW changed_report_pairs AS" \
     "  SELECT p.run_before, p.run_after, x.graph_id, x.shim_id, x.set_id AS set_before, y.set_id AS set_after" \
-    "  FROM run_pairs p JOIN reports x ON x.run_id = p.run_before" \
-    "  JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
+    "  FROM run_pairs p CROSS JOIN reports x ON x.run_id = p.run_before" \
+    "  CROSS JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
     "  WHERE x.set_id <> y.set_id;" \
-    /* Decision changes between two runs, over the graphs (by content) and shims both reported on. Only a decision whose
- * line hash the other set lacks is looked at further: the same hash is taken for the same decision (64-bit). */ \
+    /* The rules whose decisions differ between the two sets of a changed report pair (their summaries differ, or \
+     * one set has none of the rule's decisions): the only places a decision can have changed. */ \
+    /* The buckets whose sums differ between the two sets of a changed report pair, and whether the rules in them \
+     * differ too (their names' sums). */ \
+    "CREATE VIEW changed_buckets AS" \
+    "  SELECT c.*, b.n AS bucket," \
+    "         substr(sx.buckets, 8 * b.n + 129, 8) IS NOT substr(sy.buckets, 8 * b.n + 129, 8) AS rules_differ" \
+    "  FROM changed_report_pairs c" \
+    "  CROSS JOIN decision_sets sx ON sx.id = c.set_before CROSS JOIN decision_sets sy ON sy.id = c.set_after" \
+    "  CROSS JOIN rule_buckets b ON substr(sx.buckets, 8 * b.n + 1, 8) IS NOT substr(sy.buckets, 8 * b.n + 1, 8);" \
+    "CREATE VIEW changed_rule_pairs AS" \
+    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, x.rule," \
+    "         x.keys AS keys_before, y.keys AS keys_after" \
+    "  FROM changed_buckets c CROSS JOIN set_rules x ON x.set_id = c.set_before AND x.bucket = c.bucket" \
+    "  LEFT JOIN set_rules y ON y.set_id = c.set_after AND y.bucket = c.bucket AND y.rule = x.rule" \
+    "  WHERE y.hash IS NOT x.hash OR y.decisions IS NOT x.decisions" \
+    "  UNION ALL" \
+    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, y.rule, NULL, y.keys" \
+    "  FROM changed_buckets c CROSS JOIN set_rules y ON c.rules_differ AND y.set_id = c.set_after" \
+    "       AND y.bucket = c.bucket" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_rules x WHERE x.set_id = c.set_before AND x.bucket = c.bucket" \
+    "                    AND x.rule = y.rule);" \
+    /* Decision changes between two runs, over the graphs (by content) and shims both reported on. Only the rules \
+     * whose summaries differ are read, and in them only the decisions whose line hash the other set lacks: the \
+     * same hash is taken for the same decision (64-bit). */ \
     "CREATE VIEW decision_changes AS" \
     "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim, x.rule, x.class, x.covers," \
     "         x.outcome || CASE WHEN x.reason IS NULL THEN '' ELSE ': ' || x.reason END AS outcome_before," \
     "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END AS outcome_after" \
-    "  FROM changed_report_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id" \
-    "  JOIN set_decisions x ON x.set_id = c.set_before" \
-    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z INDEXED BY set_decisions_line" \
-    "                       WHERE z.set_id = c.set_after AND z.line = x.line)" \
-    "  LEFT JOIN set_decisions y ON y.set_id = c.set_after AND y.rule = x.rule AND y.class = x.class" \
-    "       AND y.covers = x.covers" \
+    "  FROM changed_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
+    "  CROSS JOIN set_decisions x INDEXED BY set_decisions_rule ON x.set_id = c.set_before AND x.rule = c.rule" \
+    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z INDEXED BY set_decisions_rule" \
+    "                       WHERE z.set_id = c.set_after AND z.rule = c.rule AND z.line = x.line)" \
+    "  LEFT JOIN set_decisions y INDEXED BY set_decisions_rule ON y.set_id = c.set_after AND y.rule = c.rule" \
+    "       AND y.class = x.class AND y.covers = x.covers" \
     "  WHERE y.outcome IS NULL OR y.outcome <> x.outcome OR y.reason IS NOT x.reason" \
     "  UNION ALL" \
     "  SELECT c.run_before, c.run_after, g.name, g.mode, s.name, y.rule, y.class, y.covers, NULL," \
     "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END" \
-    "  FROM changed_report_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id" \
-    "  JOIN set_decisions y ON y.set_id = c.set_after" \
-    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z INDEXED BY set_decisions_line" \
-    "                    WHERE z.set_id = c.set_before AND z.line = y.line)" \
-    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x WHERE x.set_id = c.set_before AND x.rule = y.rule" \
-    "                    AND x.class = y.class AND x.covers = y.covers);" \
+    "  FROM changed_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
+    "  CROSS JOIN set_decisions y INDEXED BY set_decisions_rule ON c.keys_before IS NOT c.keys_after" \
+    "       AND y.set_id = c.set_after AND y.rule = c.rule" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z INDEXED BY set_decisions_rule" \
+    "                    WHERE z.set_id = c.set_before AND z.rule = c.rule AND z.line = y.line)" \
+    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x INDEXED BY set_decisions_rule" \
+    "                    WHERE x.set_id = c.set_before AND x.rule = c.rule AND x.class = y.class" \
+    "                    AND x.covers = y.covers);" \
     /* Report digests that changed between two runs, on the same graph (by content) and shim. */ \
     "CREATE VIEW digest_changes AS" \
     "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim," \
@@ -365,8 +411,8 @@ static const char migration_3[] =
     /* Steps of a run's table that fired on no graph in that run. */ \
     "CREATE VIEW rules_never_fired AS" \
     "  SELECT st.run_id AS run, st.seq, st.name AS rule FROM steps st" \
-    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions d JOIN reports rep ON rep.set_id = d.set_id" \
-    "                    WHERE d.rule = st.name AND d.outcome = 'fired' AND rep.run_id = st.run_id);" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_rules r INDEXED BY set_rules_fired JOIN reports rep ON rep.set_id = r.set_id" \
+    "                    WHERE r.rule = st.name AND r.fired > 0 AND rep.run_id = st.run_id);" \
     /* Reports of one graph and shim whose rewritten graph changed between two runs. */ \
     "CREATE VIEW rewritten_changes AS" \
     "  SELECT p.run_before, p.run_after, g.name AS graph, g.mode AS mode, s.name AS shim," \

@@ -254,6 +254,32 @@ static void test_content(void)
     CHECK_STR(c.last, "m decode reference add_norm add_norm [3, 4] refused: too wide -> fired");
     CHECK(db_graph_changes(db, r3, r4, on_graph_change, &graphs, err) == 0 && graphs == 0);
     CHECK(sql_int(p, "SELECT count(*) FROM rules_never_fired") == 0);
+    /* a set that decides more — another covers of the same rule, and a rule of its own — and one decision less:
+     * each shows, the new ones with no outcome before, the gone one with none after */
+    int64_t r5, g5, s5, set5;
+    CHECK(db_run_begin(db, &info, &r5, err) == 0 && db_begin(db, err) == 0);
+    CHECK(db_graph(db, "m", "llama", "decode", 10, "bb", &g5, err) == 0 && db_shim(db, "reference", "", &s5, err) == 0);
+    struct db_report r5r = {r5, g5, s5, "dD", 4, 0, 0, 1.0, NULL};
+    CHECK(db_report(db, &r5r, &set5, &fresh, err) == 0 && fresh);
+    struct db_decision d5[4] = {{set5, 0, "add_norm", "add_norm", "[1, 2]", "fired", NULL},
+                                {set5, 1, "add_norm", "add_norm", "[3, 4]", "fired", NULL},
+                                {set5, 2, "add_norm", "add_norm", "[9]", "fired", NULL},
+                                {set5, 3, "glu_pair", "gemv_gate_up_glu", "[6, 7]", "fired", NULL}};
+    CHECK(db_decisions(db, d5, 4, err) == 0 && db_commit(db, err) == 0 && db_run_end(db, r5, "complete", err) == 0);
+    c.n = 0;
+    CHECK(db_decision_changes(db, r4, r5, on_change, &c, err) == 0 && c.n == 3);
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 4 AND run_after = 5 AND "
+                     "outcome_before IS NULL AND outcome_after = 'fired' AND covers IN ('[9]', '[6, 7]')") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 4 AND run_after = 5 AND "
+                     "covers = '[5]' AND outcome_before = 'fired' AND outcome_after IS NULL") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 5 AND run_after = 4") == 0);
+    CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 4 AND run_after = 5 AND "
+                     "rule = 'glu_pair'") == 1);
+    /* each set's per-rule summaries count its decisions and firings */
+    CHECK(sql_int(p, "SELECT count(*) FROM set_rules") == 5);
+    CHECK(sql_int(p, "SELECT count(*) FROM set_rules r WHERE decisions <> (SELECT count(*) FROM set_decisions d "
+                     "WHERE d.set_id = r.set_id AND d.rule = r.rule) OR fired <> (SELECT count(*) FROM set_decisions d "
+                     "WHERE d.set_id = r.set_id AND d.rule = r.rule AND d.outcome = 'fired')") == 0);
     /* tolerance results: the same digest twice is one set, read back under both runs */
     int64_t graph, shim, set;
     bool tf;
