@@ -8,21 +8,42 @@
 /* The zoo: published dimensions of real models with the context the zoo allots them, and one tiny configuration a
  * family for evaluation (every contracted width a multiple of 256, so every block format applies). Adding a model is
  * one row. Fields: name, family, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k, expert_ffn,
- * ctx, window, eps, rope_base, attn_softcap, final_softcap, query_scale, tied, tiny. */
+ * ctx, window, eps, rope_base, attn_softcap, final_softcap, query_scale, tied, tiny, and deepseek's constants. */
+/* deepseek's logit scales: (0.1 · mscale_all_dim · ln 40 + 1)² / sqrt(192); mscale_all_dim 0.707 (V2-Lite), 1 (V3). */
+#define QS_V2_LITE 0.11472138679292612
+#define QS_V3 0.1352337788608801
+
 static const struct models_config zoo[] = {
-    {"llama3.2-1b", "llama", 16, 2048, 32, 8, 64, 8192, 128256, 0, 0, 0, 4096, 0, 1e-5, 500000, 0, 0, 0, true, false},
+    {"llama3.2-1b", "llama", 16, 2048, 32, 8, 64, 8192, 128256, 0, 0, 0, 4096, 0, 1e-5, 500000, 0, 0, 0, true, false,
+     {0}},
     {"llama3-8b", "llama", 32, 4096, 32, 8, 128, 14336, 128256, 0, 0, 0, 4096, 0, 1e-5, 500000, 0, 0, 0, false,
-     false},
-    {"qwen3-0.6b", "qwen3", 28, 1024, 16, 8, 128, 3072, 151936, 0, 0, 0, 4096, 0, 1e-6, 1e6, 0, 0, 0, true, false},
-    {"qwen3-8b", "qwen3", 36, 4096, 32, 8, 128, 12288, 151936, 0, 0, 0, 4096, 0, 1e-6, 1e6, 0, 0, 0, false, false},
+     false, {0}},
+    {"qwen3-0.6b", "qwen3", 28, 1024, 16, 8, 128, 3072, 151936, 0, 0, 0, 4096, 0, 1e-6, 1e6, 0, 0, 0, true, false, {0}},
+    {"qwen3-8b", "qwen3", 36, 4096, 32, 8, 128, 12288, 151936, 0, 0, 0, 4096, 0, 1e-6, 1e6, 0, 0, 0, false, false, {0}},
     {"qwen3-30b-a3b", "qwen3-moe", 48, 2048, 32, 4, 128, 0, 151936, 128, 8, 768, 4096, 0, 1e-6, 1e6, 0, 0, 0, false,
-     false},
+     false, {0}},
     {"gemma2-2b", "gemma2", 26, 2304, 8, 4, 256, 9216, 256000, 0, 0, 0, 8192, 4096, 1e-6, 10000, 50, 30, 0.0625, true,
-     false},
-    {"tiny-llama", "llama", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 0, 1e-5, 500000, 0, 0, 0, false, true},
-    {"tiny-qwen3", "qwen3", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 0, 1e-6, 1e6, 0, 0, 0, false, true},
-    {"tiny-qwen3-moe", "qwen3-moe", 2, 256, 4, 2, 64, 0, 512, 8, 2, 256, 64, 0, 1e-6, 1e6, 0, 0, 0, false, true},
-    {"tiny-gemma2", "gemma2", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 16, 1e-6, 10000, 50, 30, 0.125, true, true},
+     false, {0}},
+    {"tiny-llama", "llama", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 0, 1e-5, 500000, 0, 0, 0, false, true, {0}},
+    {"tiny-qwen3", "qwen3", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 0, 1e-6, 1e6, 0, 0, 0, false, true, {0}},
+    {"tiny-qwen3-moe", "qwen3-moe", 2, 256, 4, 2, 64, 0, 512, 8, 2, 256, 64, 0, 1e-6, 1e6, 0, 0, 0, false, true,
+     {0}},
+    {"tiny-gemma2", "gemma2", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 16, 1e-6, 10000, 50, 30, 0.125, true, true, {0}},
+    /* deepseek: head_dim is qk_nope_head_dim; the logit scale is 1/sqrt(nope + rope) times YaRN's mscale squared
+     * (0.1 · mscale_all_dim · ln(factor 40) + 1); ffn is the first dense layers' width; shared_ffn the shared experts'
+     * count times moe_intermediate_size. */
+    {.name = "deepseek-v2-lite", .family = "deepseek", .layers = 27, .hidden = 2048, .heads = 16, .kv_heads = 16,
+     .head_dim = 128, .ffn = 10944, .vocab = 102400, .experts = 64, .top_k = 6, .expert_ffn = 1408, .ctx = 4096,
+     .eps = 1e-6, .rope_base = 10000, .query_scale = QS_V2_LITE, .deepseek = {.kv_lora = 512, .rope_dim = 64,
+     .v_head_dim = 128, .shared_ffn = 2 * 1408, .dense_layers = 1}},
+    {.name = "deepseek-v3", .family = "deepseek", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128,
+     .head_dim = 128, .ffn = 18432, .vocab = 129280, .experts = 256, .top_k = 8, .expert_ffn = 2048, .ctx = 4096,
+     .eps = 1e-6, .rope_base = 10000, .query_scale = QS_V3, .deepseek = {.q_lora = 1536, .kv_lora = 512,
+     .rope_dim = 64, .v_head_dim = 128, .shared_ffn = 2048, .dense_layers = 3}},
+    {.name = "tiny-deepseek", .family = "deepseek", .layers = 3, .hidden = 256, .heads = 4, .kv_heads = 4,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .eps = 1e-6,
+     .rope_base = 10000, .tiny = true, .deepseek = {.q_lora = 256, .kv_lora = 256, .rope_dim = 64, .v_head_dim = 64,
+     .shared_ffn = 256, .dense_layers = 1}},
 };
 
 #define ZOO_COUNT ((int)(sizeof zoo / sizeof zoo[0]))
