@@ -1649,7 +1649,7 @@ static void test_zoo_diff(void)
             ir_graph_free(g);
         }
     }
-    CHECK(graphs == 12 && checked == 12 * 16 + 4 * 2);
+    CHECK(graphs == 15 && checked == 15 * 16 + 5 * 2);
 }
 
 int main(void)
