@@ -708,7 +708,8 @@ static int bound_leaf(void *ctx, struct ir_leaf *l)
 {
     struct bctx *c = ctx;
     const struct ir_op *op = ir_leaf_op(l);
-    if (op->sym == IR_SYM_VIEW)
+    if (op->sym == IR_SYM_VIEW || (op->sym == IR_SYM_PRIM && (op->spec.kind == IR_KIND_HEAD_SLICE ||
+                                                                op->spec.kind == IR_KIND_JOIN)))
         return 1; /* a copy: bounds move as values do */
     if (op->sym == IR_SYM_QUANT)
         return b_quantize(c, l);
