@@ -63,7 +63,7 @@
 /* A model's configuration: its published dimensions, the context the zoo allots it, and its family's constants. */
 struct models_config {
     const char *name;       /* e.g. "llama3.2-1b", "tiny-llama" */
-    const char *family;     /* a row of the family table: "llama", "qwen3", "qwen3-moe", "gemma2" */
+    const char *family;     /* a row of the family table: "llama", "qwen3", "qwen3-moe", "gemma2", "deepseek" */
     int32_t layers;
     int64_t hidden;         /* the residual stream's width */
     int64_t heads;          /* query heads */

@@ -266,6 +266,18 @@ static void test_errors(void)
     CHECK(models_parse_mode("batch:4096", &o.mode, err) == 0);
     CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "ops"));
     o = models_default_options();
+    /* deepseek: a latent attention without a latent, or an odd rotary width; a block format that does not divide
+     * V2-Lite's expert width (1408, not a multiple of q4_k's 256). */
+    struct models_config ds = *models_find("tiny-deepseek");
+    ds.deepseek.kv_lora = 0;
+    CHECK(models_lift(&ds, &o, err) == NULL && strstr(err, "latent attention needs"));
+    ds = *models_find("tiny-deepseek");
+    ds.deepseek.rope_dim = 63;
+    CHECK(models_lift(&ds, &o, err) == NULL && strstr(err, "rope_dim even"));
+    o.weights = IR_FMT_Q4_K;
+    CHECK(models_lift(models_find("deepseek-v2-lite"), &o, err) == NULL && strstr(err, "expert_ffn") &&
+          strstr(err, "1408"));
+    o = models_default_options();
     /* A decode mode's count is ignored: it is one row. */
     o = models_default_options();
     o.mode.n = 0;
