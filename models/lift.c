@@ -572,7 +572,6 @@ static int64_t params_dense(const struct models_config *c, int layer)
 /* Parameters of a qwen3 layer beyond the common block: the per-head norms and the dense FFN. */
 static int64_t params_qwen3(const struct models_config *c, int layer)
 {
-    (void)layer;
     return size_add(size_mul(2, c->head_dim), params_dense(c, layer));
 }
 
@@ -588,7 +587,6 @@ static int64_t params_qwen3_moe(const struct models_config *c, int layer)
 /* Parameters of a gemma2 layer beyond the common block: the two post-norms and the dense FFN. */
 static int64_t params_gemma2(const struct models_config *c, int layer)
 {
-    (void)layer;
     return size_add(size_mul(2, c->hidden), params_dense(c, layer));
 }
 
@@ -984,9 +982,10 @@ static bool options_ok(struct models_lift *l, const struct models_options *o, ch
         snprintf(err, IR_ERR_LEN, "unknown weights format %d", (int)o->weights);
         return false;
     }
-    /* A generous bound on the ops: a layer's common ops, and per row its batch attention and mixture ops. */
+    /* A generous bound on the ops: a layer's common ops, and per row its batch attention (a latent one's included)
+     * and mixture ops. */
     int64_t layers = o->layers ? o->layers : c->layers;
-    if (layers * (32 + 16 * n) > MAX_OPS) {
+    if (layers * (32 + 20 * n) > MAX_OPS) {
         snprintf(err, IR_ERR_LEN, "mode %s over %lld layers: the step would pass %lld ops", mode, (long long)layers,
                  (long long)MAX_OPS);
         return false;
