@@ -174,6 +174,30 @@ static int b_matmul(struct bctx *c, struct ir_leaf *l)
     return y && ey ? 0 : -1;
 }
 
+/* head_matmul: each head's product of its part of x by its own rows of W, bounded as a product of `a` terms (the lane
+ * reads the activation in f32). */
+static int b_head_matmul(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_head_matmul *s = &ir_leaf_op(l)->spec.u.head_matmul;
+    int64_t xa = s->heads * s->a, yb = s->heads * s->b;
+    struct kernels_weights w;
+    double *x, *ex;
+    if (rmat_get(c, l, 1, xa, s->b, &w) || operand_pair(c, l, 0, s->m * xa, &x, &ex))
+        return -1;
+    float *y = ir_leaf_result(l, s->m * yb);
+    double *ey = y ? malloc(sizeof(double) * (size_t)(s->m * yb > 0 ? s->m * yb : 1)) : NULL;
+    if (ey) {
+        for (int64_t h = 0; h < s->heads; h++)
+            product_bounds(x + h * s->a, ex + h * s->a, xa, &w, h * s->a, 0, s->m, s->a, s->b, 0, ey + h * s->b, yb);
+        for (int64_t i = 0; i < s->m * yb; i++)
+            y[i] = (float)ey[i];
+    }
+    free(x);
+    free(ex);
+    free(ey);
+    return y && ey ? 0 : -1;
+}
+
 /* ── Elementwise, activations ────────────────────────────────────────────────────────────────────────────── */
 
 /* Bound of a op b with input bounds: propagated, plus a rounding on each side of the result. */
@@ -676,7 +700,7 @@ static int (*const rules[IR_KIND_COUNT])(struct bctx *, struct ir_leaf *) = {
     [IR_KIND_SET_ROW] = b_set_row, [IR_KIND_ATTENTION] = b_attention,     [IR_KIND_MOE] = b_moe,
     [IR_KIND_SILU] = b_unary,      [IR_KIND_SIGMOID] = b_unary,           [IR_KIND_GELU] = b_unary,
     [IR_KIND_RELU] = b_unary,      [IR_KIND_SCALE] = b_unary,             [IR_KIND_SWIGLU] = b_swiglu,
-    [IR_KIND_ARGMAX] = b_argmax,   [IR_KIND_SOFTCAP] = b_unary,
+    [IR_KIND_ARGMAX] = b_argmax,   [IR_KIND_SOFTCAP] = b_unary,           [IR_KIND_HEAD_MATMUL] = b_head_matmul,
 };
 
 /* The leaf hook of the bound walk. */
@@ -684,7 +708,8 @@ static int bound_leaf(void *ctx, struct ir_leaf *l)
 {
     struct bctx *c = ctx;
     const struct ir_op *op = ir_leaf_op(l);
-    if (op->sym == IR_SYM_VIEW)
+    if (op->sym == IR_SYM_VIEW || (op->sym == IR_SYM_PRIM && (op->spec.kind == IR_KIND_HEAD_SLICE ||
+                                                                op->spec.kind == IR_KIND_JOIN)))
         return 1; /* a copy: bounds move as values do */
     if (op->sym == IR_SYM_QUANT)
         return b_quantize(c, l);

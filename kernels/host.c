@@ -678,6 +678,39 @@ static int st_swiglu(struct kernels_lane *L, struct ir_leaf *l)
     return 0;
 }
 
+/* head_slice: a copy of the values [from, from + width) of every `every`-wide unit of x, a thread a value. */
+static int st_head_slice(struct kernels_lane *L, struct ir_leaf *l)
+{
+    (void)L;
+    const struct ir_head_slice *s = &ir_leaf_op(l)->spec.u.head_slice;
+    int64_t units = s->every > 0 ? s->n / s->every : 0, n = units * s->width;
+    const float *x = ir_leaf_arg(l, 0, s->n);
+    float *y = x ? ir_leaf_result(l, n) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t i = 0; i < n; i++)
+        y[i] = x[i / s->width * s->every + s->from + i % s->width];
+    return 0;
+}
+
+/* join: a copy of each unit's part of a then its part of b, a thread a value. */
+static int st_join(struct kernels_lane *L, struct ir_leaf *l)
+{
+    (void)L;
+    const struct ir_join *s = &ir_leaf_op(l)->spec.u.join;
+    int64_t ha = s->heads > 0 ? s->wa / s->heads : 0, hb = s->heads > 0 ? s->wb / s->heads : 0, w = ha + hb;
+    int64_t n = s->rows * (s->wa + s->wb);
+    const float *a = ir_leaf_arg(l, 0, s->rows * s->wa), *b = a ? ir_leaf_arg(l, 1, s->rows * s->wb) : NULL;
+    float *y = b ? ir_leaf_result(l, n) : NULL;
+    if (!y || w < 1)
+        return y ? ir_leaf_fail(l, "a join of empty units") : -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t u = i / w, at = i % w;
+        y[i] = at < ha ? a[u * ha + at] : b[u * hb + at - ha];
+    }
+    return 0;
+}
+
 /* softcap: y = cap · tanh(x / cap). */
 static int st_softcap(struct kernels_lane *L, struct ir_leaf *l)
 {
@@ -828,7 +861,7 @@ static int (*const stages[IR_KIND_COUNT])(struct kernels_lane *, struct ir_leaf 
     [IR_KIND_SILU] = st_unary,          [IR_KIND_SIGMOID] = st_unary,           [IR_KIND_GELU] = st_unary,
     [IR_KIND_RELU] = st_unary,          [IR_KIND_SCALE] = st_scale,             [IR_KIND_SWIGLU] = st_swiglu,
     [IR_KIND_HEAD_MATMUL] = st_head_matmul, [IR_KIND_L2_NORM] = st_l2_norm,     [IR_KIND_ARGMAX] = st_argmax,
-    [IR_KIND_SOFTCAP] = st_softcap,
+    [IR_KIND_SOFTCAP] = st_softcap,     [IR_KIND_HEAD_SLICE] = st_head_slice,   [IR_KIND_JOIN] = st_join,
 };
 
 bool kernels_lane_has_stage(enum ir_kind k) { return (unsigned)k < IR_KIND_COUNT && stages[k]; }

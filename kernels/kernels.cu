@@ -419,6 +419,22 @@ __global__ void kc_softcap(const float *x, int64_t n, float cap, float *y)
         y[i] = ka_softcap(x[i], cap);
 }
 
+/* head_slice: the values [from, from + width) of every `every`-wide unit of x (host.c's st_head_slice). */
+__global__ void kc_head_slice(const float *x, int64_t n, int64_t every, int64_t from, int64_t width, float *y)
+{
+    for (int64_t i = kc_first(); i < n; i += kc_stride())
+        y[i] = x[i / width * every + from + i % width];
+}
+
+/* join: each unit's ha values of a then its hb values of b, n values in all (host.c's st_join). */
+__global__ void kc_join(const float *a, const float *b, int64_t n, int64_t ha, int64_t hb, float *y)
+{
+    for (int64_t i = kc_first(); i < n; i += kc_stride()) {
+        int64_t u = i / (ha + hb), at = i % (ha + hb);
+        y[i] = at < ha ? a[u * ha + at] : b[u * hb + at - ha];
+    }
+}
+
 /* ── Tables, rows and caches ─────────────────────────────────────────────────────────────────────────────── */
 
 /* A value rounded to a cache's type (keep: enum shim_keep; host.c's keep_round). */

@@ -56,6 +56,18 @@ static bool writes_rows(const struct ir_op *op, ir_tid t)
     return false;
 }
 
+/* Whether op (or a leaf within it) places its result in a part of every unit of t: t is written in parts, the rest
+ * by other launches (the halves of a join written in place). */
+static bool writes_units(const struct ir_op *op, ir_tid t)
+{
+    if (op->dst.buf == t && op->dst.has_unit && op->dst.unit.width < op->dst.unit.pitch)
+        return true;
+    for (int32_t k = 0; op->sym == IR_SYM_FUSED && k < op->nparts; k++)
+        if (writes_units(&op->parts[k], t))
+            return true;
+    return false;
+}
+
 /* Whether state tensor t of g is a cache (rows written by a row set or placed at rows); else recurrent state. */
 static bool is_cache(const struct ir_graph *g, ir_tid t)
 {
@@ -224,8 +236,10 @@ static int load_inputs(struct run *r, int32_t i, const struct ir_values *ref, co
         return -1;
     }
     int end = n + nw;
-    for (int k = n; k < end; k++) /* the state it writes in place starts as the reference's too */
-        if (g->tensors[reads[k]].role == IR_ROLE_STATE)
+    /* The state it writes in place starts as the reference's too, and so does a tensor it writes only parts of every
+     * unit of: the other parts are another launch's, as the reference has them. */
+    for (int k = n; k < end; k++)
+        if (g->tensors[reads[k]].role == IR_ROLE_STATE || writes_units(&g->ops[i], reads[k]))
             reads[n++] = reads[k];
     for (int k = 0; k < n; k++) {
         ir_tid t = reads[k];

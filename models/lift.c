@@ -50,9 +50,9 @@ struct models_family {
     ir_tid (*logits)(struct models_lift *l, ir_tid t);
     /* The sliding window of a layer (0: attends the whole context). */
     int64_t (*window)(const struct models_config *c, int layer);
-    /* Parameters a layer holds beyond the common block (its attention projections and two norms), -1 on overflow.
-     * Required. */
-    int64_t (*layer_params)(const struct models_config *c);
+    /* Parameters layer `layer` holds beyond its two norms and, unless the family has its own attention half, the
+     * common block's attention projections; -1 on overflow. Required. */
+    int64_t (*layer_params)(const struct models_config *c, int layer);
 };
 
 /* a · b for sizes: -1 when either is negative (an earlier overflow) or the product overflows. */
@@ -272,7 +272,10 @@ static void set_rows(struct models_lift *l, ir_tid table, ir_tid src, int64_t li
 }
 
 /* Half the rotated part of a head: the rotary tables' width. */
-static int64_t rotary_half(const struct models_config *c) { return (c->rotary_dim ? c->rotary_dim : c->head_dim) / 2; }
+static int64_t rotary_half(const struct models_config *c)
+{
+    return (c->deepseek.rope_dim ? c->deepseek.rope_dim : c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
+}
 
 /* The rotation of x's heads (`heads` a row, every row of x) at the named position at. */
 static ir_tid rope(struct models_lift *l, ir_tid x, int64_t heads, ir_tid at, const char *name)
@@ -601,29 +604,31 @@ static ir_tid logits_capped(struct models_lift *l, ir_tid t)
 static int64_t window_alternate(const struct models_config *c, int layer) { return layer % 2 == 0 ? c->window : 0; }
 
 /* Parameters of a dense SwiGLU or GeLU FFN. */
-static int64_t params_dense(const struct models_config *c)
+static int64_t params_dense(const struct models_config *c, int layer)
 {
+    (void)layer;
     return size_mul(3, size_mul(c->hidden, c->ffn));
 }
 
 /* Parameters of a qwen3 layer beyond the common block: the per-head norms and the dense FFN. */
-static int64_t params_qwen3(const struct models_config *c)
+static int64_t params_qwen3(const struct models_config *c, int layer)
 {
-    return size_add(size_mul(2, c->head_dim), params_dense(c));
+    return size_add(size_mul(2, c->head_dim), params_dense(c, layer));
 }
 
 /* Parameters of a qwen3-moe layer beyond the common block: the per-head norms, the router and the experts. */
-static int64_t params_qwen3_moe(const struct models_config *c)
+static int64_t params_qwen3_moe(const struct models_config *c, int layer)
 {
+    (void)layer;
     int64_t router = size_mul(c->hidden, c->experts);
     int64_t experts = size_mul(size_mul(3, c->experts), size_mul(c->hidden, c->expert_ffn));
     return size_add(size_add(size_mul(2, c->head_dim), router), experts);
 }
 
 /* Parameters of a gemma2 layer beyond the common block: the two post-norms and the dense FFN. */
-static int64_t params_gemma2(const struct models_config *c)
+static int64_t params_gemma2(const struct models_config *c, int layer)
 {
-    return size_add(size_mul(2, c->hidden), params_dense(c));
+    return size_add(size_mul(2, c->hidden), params_dense(c, layer));
 }
 
 /* ── qwen3-next: Gated DeltaNet layers, gated attention layers, a mixture with a gated shared expert ──────── */
@@ -862,15 +867,11 @@ static int64_t params_moe_shared(const struct models_config *c)
     return size_add(size_add(router, experts), shared);
 }
 
-/* The whole of a qwen3-next model: embedding, LM head, final norm, and per layer its two norms, its mixture, and its
- * attention or DeltaNet half. */
-static int64_t params_qwen3_next(const struct models_config *c)
+/* Parameters of a qwen3-next layer beyond its two norms: its mixture, and its gated attention or DeltaNet half. */
+static int64_t params_qwen3_next(const struct models_config *c, int layer)
 {
-    int64_t full = c->full_every > 0 ? c->layers / c->full_every : 0, lin = c->layers - full;
-    int64_t common = size_add(size_mul(2, c->hidden), params_moe_shared(c));
-    int64_t layers = size_add(size_mul(full, params_gated_attention(c)), size_mul(lin, params_gdn(c)));
-    int64_t outer = size_add(size_mul(size_mul(c->vocab, c->hidden), c->tied ? 1 : 2), c->hidden);
-    return size_add(outer, size_add(layers, size_mul(c->layers, common)));
+    bool full = c->full_every > 0 && (layer + 1) % c->full_every == 0;
+    return size_add(params_moe_shared(c), full ? params_gated_attention(c) : params_gdn(c));
 }
 
 /* ── nemotron: a squared-ReLU FFN ────────────────────────────────────────────────────────────────────────── */
@@ -885,7 +886,11 @@ static ir_tid ffn_relu2(struct models_lift *l, int layer, ir_tid x)
 }
 
 /* Parameters of a nemotron layer beyond the common block: the up and down products. */
-static int64_t params_relu2(const struct models_config *c) { return size_mul(2, size_mul(c->hidden, c->ffn)); }
+static int64_t params_relu2(const struct models_config *c, int layer)
+{
+    (void)layer;
+    return size_mul(2, size_mul(c->hidden, c->ffn));
+}
 
 /* ── qwen2.5: biases on the q, k and v products ──────────────────────────────────────────────────────────── */
 
@@ -895,11 +900,13 @@ static ir_tid attention_qkv_bias(struct models_lift *l, int layer, ir_tid x)
     return attention_half(l, layer, x, true);
 }
 
-/* Parameters of a qwen2.5 layer beyond the common block: the q, k and v biases and the dense FFN. */
-static int64_t params_qwen2(const struct models_config *c)
+/* Parameters of a qwen2.5 layer beyond its two norms (its attention half is its own): the q, k, v and output
+ * products, the q, k and v biases and the dense FFN. */
+static int64_t params_qwen2(const struct models_config *c, int layer)
 {
-    int64_t bias = size_add(size_mul(c->heads, c->head_dim), size_mul(2, size_mul(c->kv_heads, c->head_dim)));
-    return size_add(bias, params_dense(c));
+    int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
+    int64_t proj = size_add(size_mul(2, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
+    return size_add(size_add(proj, size_add(hq, size_mul(2, hk))), params_dense(c, layer));
 }
 
 /* ── granite: embedding, residual and logit multipliers ──────────────────────────────────────────────────── */
@@ -929,6 +936,247 @@ static ir_tid logits_scaled(struct models_lift *l, ir_tid t)
     return scaled(l, t, l->c->logit_scale > 0 ? 1.0 / l->c->logit_scale : 1.0, "logits");
 }
 
+/* ── deepseek: multi-head latent attention and DeepSeekMoE ───────────────────────────────────────────────────
+ *
+ * A layer's attention half in the absorbed form, over the normed rows xn (n rows; H heads):
+ *
+ *   q         = xn · W_q, or rms_norm(xn · W_q_a) · W_q_b with a query low rank     rows × H·(nope + rope)
+ *   kv_a      = xn · W_kv_a                                                       rows × (kv_lora + rope)
+ *   per sequence (the whole chunk, or a batch's row):
+ *   q_nope    = head_slice(q: every nope+rope, from 0, width nope)
+ *   q_pe      = head_slice(q: every nope+rope, from nope, width rope)
+ *   q_absorbed= head_matmul(q_nope, W_k_b)      each head's key half of the latent's expansion, into the latent
+ *   q_mla     = join(q_absorbed, rope(q_pe))    a head: its kv_lora absorbed values, then its rope rotated ones
+ *   kv_row    = join(rms_norm(head_slice(kv_a: latent)), rope(head_slice(kv_a: key part)))   one head
+ *   set_row(kv_cache, kv_row) at pos
+ *   attn_latent = attention(q_mla, kv_cache, head_slice(kv_cache: the latents)): kv 1, head width kv_lora + rope,
+ *                 values kv_lora wide
+ *   attn      = head_matmul(attn_latent, W_v_b)  each head's value half expands its attended latent
+ *   attn_out  = attn · W_o;   attn_res = x + attn_out
+ *
+ * The weights follow llama.cpp's deepseek2 names (the key and value halves of kv_b as attn_k_b, attn_v_b). */
+
+/* deepseek: a cache row's width, the latent then the shared rotary key. */
+static int64_t mla_row(const struct models_config *c) { return c->deepseek.kv_lora + c->deepseek.rope_dim; }
+
+/* deepseek: a query head's width, its unrotated part then its rotary part. */
+static int64_t mla_qk(const struct models_config *c) { return c->head_dim + c->deepseek.rope_dim; }
+
+/* A matrix W[k×n] in the lift's format, made on its first use and shared by every later one (a batch's sequences). */
+static ir_tid shared_matrix(struct models_lift *l, const char *name, int64_t k, int64_t n)
+{
+    ir_tid t = ir_tensor_find(l->g, name, strlen(name));
+    return t != IR_NONE ? t : matrix(l, name, k, n);
+}
+
+/* The values [from, from + width) of every `every`-wide unit of t, into a new activation of t's rows. */
+static ir_tid slice_units(struct models_lift *l, ir_tid t, int64_t every, int64_t from, int64_t width,
+                          const char *name)
+{
+    ir_tid out = act(l, name, rows_of(l, t), cols_of(l, t) / every * width);
+    struct ir_spec s = spec_of(IR_KIND_HEAD_SLICE);
+    s.u.head_slice.n = rows_of(l, t) * cols_of(l, t);
+    s.u.head_slice.every = every;
+    s.u.head_slice.from = from;
+    s.u.head_slice.width = width;
+    ir_tid ins[1] = {t};
+    return push(l, s, ins, 1, out);
+}
+
+/* Each of x's heads (`heads` a row, a units wide) by its own rows of W (heads·a × b): rows × heads·b. */
+static ir_tid per_head(struct models_lift *l, ir_tid x, ir_tid w, int64_t heads, int64_t a, int64_t b,
+                       const char *name)
+{
+    ir_tid out = act(l, name, rows_of(l, x), heads * b);
+    struct ir_spec s = spec_of(IR_KIND_HEAD_MATMUL);
+    s.u.head_matmul.m = rows_of(l, x);
+    s.u.head_matmul.heads = heads;
+    s.u.head_matmul.a = a;
+    s.u.head_matmul.b = b;
+    ir_tid ins[2] = {x, w};
+    return push(l, s, ins, 2, out);
+}
+
+/* Each of the rows·heads units: its part of a, then its part of b. */
+static ir_tid join_heads(struct models_lift *l, ir_tid a, ir_tid b, int64_t heads, const char *name)
+{
+    ir_tid out = act(l, name, rows_of(l, a), cols_of(l, a) + cols_of(l, b));
+    struct ir_spec s = spec_of(IR_KIND_JOIN);
+    s.u.join.rows = rows_of(l, a);
+    s.u.join.heads = heads;
+    s.u.join.wa = cols_of(l, a);
+    s.u.join.wb = cols_of(l, b);
+    ir_tid ins[2] = {a, b};
+    return push(l, s, ins, 2, out);
+}
+
+/* The rotation of x's heads (`heads` a row, each rope_dim wide, all rotated) at the named position at. */
+static ir_tid rope_part(struct models_lift *l, ir_tid x, int64_t heads, ir_tid at, const char *name)
+{
+    int64_t hd = l->c->deepseek.rope_dim;
+    ir_tid out = act(l, name, rows_of(l, x), cols_of(l, x));
+    struct ir_spec s = spec_of(IR_KIND_ROPE);
+    s.u.rope.h = rows_of(l, x) * heads;
+    s.u.rope.hd = hd;
+    s.u.rope.half = hd / 2;
+    s.u.rope.rows = rows_of(l, x);
+    s.u.rope.pos.kind = IR_RIDX_NAMED;
+    ir_tid ins[4] = {x, l->cos, l->sin, at};
+    return push(l, s, ins, 4, out);
+}
+
+/* deepseek: the query rows of the normed rows xn, through the low rank and its norm where the model has one. */
+static ir_tid mla_query(struct models_lift *l, int layer, ir_tid xn)
+{
+    const struct models_config *c = l->c;
+    int64_t d = c->hidden, hq = c->heads * mla_qk(c), r = c->deepseek.q_lora;
+    if (!r)
+        return matmul(l, xn, matrix(l, blk(l, layer, "attn_q.weight", -1), d, hq), blk(l, layer, "q", -1));
+    ir_tid qa = matmul(l, xn, matrix(l, blk(l, layer, "attn_q_a.weight", -1), d, r), blk(l, layer, "q_a", -1));
+    ir_tid qn = rms_norm(l, qa, norm_weight(l, blk(l, layer, "attn_q_a_norm.weight", -1), r), r,
+                         blk(l, layer, "q_a_norm", -1));
+    return matmul(l, qn, matrix(l, blk(l, layer, "attn_q_b.weight", -1), r, hq), blk(l, layer, "q", -1));
+}
+
+/* deepseek: the absorbed query of q's rows: each head's unrotated part into the latent, joined with its rotated
+ * part. */
+static ir_tid mla_absorbed_query(struct models_lift *l, int layer, ir_tid q, ir_tid at, int64_t seq)
+{
+    const struct models_config *c = l->c;
+    int64_t h = c->heads, qk = mla_qk(c);
+    ir_tid wkb = shared_matrix(l, blk(l, layer, "attn_k_b.weight", -1), h * c->head_dim, c->deepseek.kv_lora);
+    ir_tid qn = slice_units(l, q, qk, 0, c->head_dim, blk(l, layer, "q_nope", seq));
+    ir_tid qp = slice_units(l, q, qk, c->head_dim, c->deepseek.rope_dim, blk(l, layer, "q_pe", seq));
+    ir_tid ql = per_head(l, qn, wkb, h, c->head_dim, c->deepseek.kv_lora, blk(l, layer, "q_absorbed", seq));
+    ir_tid qr = rope_part(l, qp, h, at, blk(l, layer, "q_rope", seq));
+    return join_heads(l, ql, qr, h, blk(l, layer, "q_mla", seq));
+}
+
+/* deepseek: the cache rows of kv_a's rows, appended at the named position at: the normed latent, then the rotated
+ * key part. The layer's (the sequence's) cache. */
+static ir_tid mla_cache_rows(struct models_lift *l, int layer, ir_tid kva, ir_tid at, int64_t seq)
+{
+    const struct models_config *c = l->c;
+    int64_t row = mla_row(c), lora = c->deepseek.kv_lora;
+    ir_tid lat = slice_units(l, kva, row, 0, lora, blk(l, layer, "kv_latent", seq));
+    ir_tid kp = slice_units(l, kva, row, lora, c->deepseek.rope_dim, blk(l, layer, "k_pe", seq));
+    ir_tid ln = rms_norm(l, lat, norm_weight(l, blk(l, layer, "attn_kv_a_norm.weight", -1), lora), lora,
+                         blk(l, layer, "kv_norm", seq));
+    ir_tid kr = rope_part(l, kp, 1, at, blk(l, layer, "k_rope", seq));
+    ir_tid kv = join_heads(l, ln, kr, 1, blk(l, layer, "kv_row", seq));
+    ir_tid kc = cache(l, blk(l, layer, "kv_cache", seq), row);
+    set_rows(l, kc, kv, 0, at);
+    return kc;
+}
+
+/* deepseek: one sequence's latent attention (q, kv_a its rows, at its position, seq its index in a batch or -1):
+ * each head's values, rows × heads·v_head_dim. */
+static ir_tid mla_attend(struct models_lift *l, int layer, ir_tid q, ir_tid kva, ir_tid at, int64_t seq)
+{
+    const struct models_config *c = l->c;
+    int64_t h = c->heads, row = mla_row(c);
+    ir_tid qj = mla_absorbed_query(l, layer, q, at, seq);
+    ir_tid kc = mla_cache_rows(l, layer, kva, at, seq);
+    ir_tid vc = slice_units(l, kc, row, 0, c->deepseek.kv_lora, blk(l, layer, "kv_values", seq));
+    ir_tid lat = act(l, blk(l, layer, "attn_latent", seq), rows_of(l, qj), h * c->deepseek.kv_lora);
+    struct ir_spec s = spec_of(IR_KIND_ATTENTION);
+    struct ir_attention *a = &s.u.attention;
+    a->h = h;
+    a->kv = 1;
+    a->hd = row;
+    a->vd = c->deepseek.kv_lora;
+    a->l = l->ctx;
+    a->rows = rows_of(l, qj);
+    a->pos.kind = IR_RIDX_NAMED;
+    a->scale.has = true;
+    a->scale.v = c->query_scale != 0 ? c->query_scale : 1 / sqrt((double)mla_qk(c));
+    ir_tid ins[4] = {qj, kc, vc, at};
+    lat = push(l, s, ins, 4, lat);
+    int64_t lora = c->deepseek.kv_lora, vd = c->deepseek.v_head_dim;
+    ir_tid wvb = shared_matrix(l, blk(l, layer, "attn_v_b.weight", -1), h * lora, vd);
+    return per_head(l, lat, wvb, h, lora, vd, blk(l, layer, "attn", seq));
+}
+
+/* deepseek: the attention half of a layer over the stream x (the stream after its residual add). A batch splits it
+ * per sequence after the projections, each result set into its row of the layer's attention table. */
+static ir_tid attention_mla(struct models_lift *l, int layer, ir_tid x)
+{
+    const struct models_config *c = l->c;
+    const struct models_deepseek *k = &c->deepseek;
+    if (k->kv_lora < 1 || k->rope_dim < 2 || k->v_head_dim < 1 || k->q_lora < 0) {
+        fail(l, "model '%s': latent attention needs kv_lora, rope_dim and v_head_dim positive and q_lora not "
+             "negative", c->name);
+        return IR_NONE;
+    }
+    int64_t d = c->hidden, hv = c->heads * c->deepseek.v_head_dim;
+    ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
+                         blk(l, layer, "attn_norm", -1));
+    ir_tid q = mla_query(l, layer, xn);
+    ir_tid kva = matmul(l, xn, matrix(l, blk(l, layer, "attn_kv_a_mqa.weight", -1), d, mla_row(c)),
+                        blk(l, layer, "kv_a", -1));
+    ir_tid a;
+    if (l->kind != MODELS_BATCH) {
+        a = mla_attend(l, layer, q, kva, l->pos[0], -1);
+    } else {
+        a = tensor(l, blk(l, layer, "attn_rows", -1), IR_ELEM_F32, l->n, hv, IR_ROLE_STATE);
+        for (int64_t b = 0; b < l->n && !l->failed; b++) {
+            ir_tid qb = row_of(l, q, b + 1, blk(l, layer, "q", b));
+            ir_tid kb = row_of(l, kva, b + 1, blk(l, layer, "kv_a", b));
+            set_rows(l, a, mla_attend(l, layer, qb, kb, l->pos[b], b), b + 1, IR_NONE);
+        }
+    }
+    ir_tid o = matmul(l, a, matrix(l, blk(l, layer, "attn_output.weight", -1), hv, d), blk(l, layer, "attn_out", -1));
+    return elementwise(l, IR_EW_ADD, x, o, blk(l, layer, "attn_res", -1));
+}
+
+/* deepseek: the shared experts of the normed rows x, one SwiGLU of width shared_ffn. */
+static ir_tid shared_experts(struct models_lift *l, int layer, ir_tid x)
+{
+    int64_t d = l->c->hidden, ff = l->c->deepseek.shared_ffn;
+    ir_tid g = matmul(l, x, matrix(l, blk(l, layer, "ffn_gate_shexp.weight", -1), d, ff),
+                      blk(l, layer, "ffn_gate_shexp", -1));
+    ir_tid u = matmul(l, x, matrix(l, blk(l, layer, "ffn_up_shexp.weight", -1), d, ff),
+                      blk(l, layer, "ffn_up_shexp", -1));
+    ir_tid a = act(l, blk(l, layer, "ffn_act_shexp", -1), rows_of(l, g), cols_of(l, g));
+    struct ir_spec s = spec_of(IR_KIND_SWIGLU);
+    s.u.swiglu.total = rows_of(l, g) * cols_of(l, g);
+    ir_tid ins[2] = {g, u};
+    a = push(l, s, ins, 2, a);
+    return matmul(l, a, matrix(l, blk(l, layer, "ffn_down_shexp.weight", -1), ff, d),
+                  blk(l, layer, "ffn_down_shexp", -1));
+}
+
+/* deepseek: a dense SwiGLU on the first dense_layers layers; after them the routed experts (qwen3-moe's mixture)
+ * plus the shared experts, summed. */
+static ir_tid ffn_deepseek(struct models_lift *l, int layer, ir_tid x)
+{
+    if (layer < l->c->deepseek.dense_layers)
+        return ffn_swiglu(l, layer, x);
+    ir_tid routed = ffn_moe(l, layer, x);
+    ir_tid shared = shared_experts(l, layer, x);
+    return elementwise(l, IR_EW_ADD, routed, shared, blk(l, layer, "ffn_experts", -1));
+}
+
+/* deepseek: parameters of layer `layer` beyond its two norms: the latent attention's projections and norms, and its
+ * dense FFN, or its router, routed experts and shared experts. */
+static int64_t params_deepseek(const struct models_config *c, int layer)
+{
+    int64_t d = c->hidden, h = c->heads, qk = size_add(c->head_dim, c->deepseek.rope_dim);
+    int64_t query = c->deepseek.q_lora ? size_add(size_add(size_mul(d, c->deepseek.q_lora), c->deepseek.q_lora),
+                                         size_mul(c->deepseek.q_lora, size_mul(h, qk)))
+                              : size_mul(d, size_mul(h, qk));
+    int64_t kv = size_add(size_mul(d, size_add(c->deepseek.kv_lora, c->deepseek.rope_dim)), c->deepseek.kv_lora);
+    int64_t halves = size_mul(size_mul(h, c->deepseek.kv_lora), size_add(c->head_dim, c->deepseek.v_head_dim));
+    int64_t out = size_mul(size_mul(h, c->deepseek.v_head_dim), d);
+    int64_t attn = size_add(size_add(query, kv), size_add(halves, out));
+    if (layer < c->deepseek.dense_layers)
+        return size_add(attn, params_dense(c, layer));
+    int64_t router = size_mul(d, c->experts);
+    int64_t experts = size_mul(size_mul(3, c->experts), size_mul(d, c->expert_ffn));
+    int64_t shared = size_mul(3, size_mul(d, c->deepseek.shared_ffn));
+    return size_add(attn, size_add(router, size_add(experts, shared)));
+}
+
 /* The families: name, norm offset, mixture, embed, head, post, ffn, attention, logits, window, layer params. */
 static const struct models_family families[] = {
     {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, NULL, params_dense},
@@ -938,20 +1186,14 @@ static const struct models_family families[] = {
      params_gemma2},
     /* qwen3-next, nemotron, qwen2.5, granite, minicpm */
     {"qwen3-next", 1, true, NULL, head_norm, NULL, ffn_moe_shared, attention_qwen3_next, NULL, NULL,
-     params_moe_shared},
+     params_qwen3_next},
     {"nemotron", 1, false, NULL, NULL, NULL, ffn_relu2, NULL, NULL, NULL, params_relu2},
     {"qwen2.5", 0, false, NULL, NULL, NULL, ffn_swiglu, attention_qkv_bias, NULL, NULL, params_qwen2},
     {"granite", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense},
     {"minicpm", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, NULL, NULL, params_dense},
+    {"deepseek", 0, true, NULL, NULL, NULL, ffn_deepseek, attention_mla, NULL, NULL, params_deepseek},
 };
 
-/* The families whose layers differ (their parameters counted whole, not as a common block a layer). */
-static const struct {
-    const char *family;
-    int64_t (*count)(const struct models_config *c);
-} whole_counts[] = {
-    {"qwen3-next", params_qwen3_next},
-};
 
 #define FAMILY_COUNT ((int)(sizeof families / sizeof families[0]))
 
@@ -969,17 +1211,17 @@ int64_t models_param_count(const struct models_config *c)
     const struct models_family *f = c ? family_find(c->family) : NULL;
     if (!f || c->layers < 0)
         return -1;
-    for (size_t i = 0; i < sizeof whole_counts / sizeof whole_counts[0]; i++)
-        if (strcmp(whole_counts[i].family, f->name) == 0)
-            return whole_counts[i].count(c);
     int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
-    /* Every layer: the q, k, v and output projections, the attention norm and the FFN norm. */
+    /* Every layer: the q, k, v and output projections (unless the family has its own attention half), the attention
+     * norm and the FFN norm, and what the family adds. */
     int64_t proj =
-        size_add(size_mul(2, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
-    int64_t layer = size_add(size_add(proj, size_mul(2, d)), f->layer_params(c));
+        f->attention ? 0 : size_add(size_mul(2, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
+    int64_t layers = 0;
+    for (int layer = 0; layer < c->layers && layers >= 0; layer++)
+        layers = size_add(layers, size_add(size_add(proj, size_mul(2, d)), f->layer_params(c, layer)));
     /* The embedding, the LM head unless tied to it, and the output norm. */
     int64_t outer = size_add(size_mul(size_mul(c->vocab, d), c->tied ? 1 : 2), d);
-    return size_add(outer, size_mul(c->layers, layer));
+    return size_add(outer, layers);
 }
 
 int models_family_count(void)
@@ -1034,9 +1276,9 @@ static bool config_ok(const struct models_config *c, const struct models_family 
         return false;
     }
     if (c->heads % c->kv_heads || c->head_dim % 2 || (f->mixture && c->top_k > c->experts) ||
-        c->window < 0 || !(c->eps > 0)) {
-        snprintf(err, IR_ERR_LEN, "model '%s': heads must be a multiple of kv_heads, head_dim even, top_k at most "
-                 "experts, window and eps not negative", c->name);
+        c->window < 0 || !(c->eps > 0) || c->deepseek.rope_dim % 2 || c->deepseek.rope_dim < 0) {
+        snprintf(err, IR_ERR_LEN, "model '%s': heads must be a multiple of kv_heads, head_dim and rope_dim even, "
+                 "top_k at most experts, window, rope_dim and eps not negative", c->name);
         return false;
     }
     return true;
@@ -1060,6 +1302,12 @@ static bool format_ok(const struct models_config *c, const struct models_family 
          f->mixture ? c->expert_ffn : c->ffn},
         {"lin_v_heads x lin_dv (DeltaNet output projection input)", c->lin_v_heads * c->lin_dv},
         {"shared_ffn (shared expert down input)", c->shared_ffn},
+        /* deepseek's (0 elsewhere, which every block divides). */
+        {"q_lora (query up input)", c->deepseek.q_lora},
+        {"heads x kv_lora (value expansion input)", c->heads * c->deepseek.kv_lora},
+        {"heads x v_head_dim (output projection input)", c->heads * c->deepseek.v_head_dim},
+        {"shared_ffn (shared experts' down input)", c->deepseek.shared_ffn},
+        {"ffn (dense layers' down input)", c->deepseek.dense_layers > 0 ? c->ffn : 0},
     };
     for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
         if (widths[i].k % block) {
@@ -1104,8 +1352,8 @@ static bool options_ok(struct models_lift *l, const struct models_options *o, ch
         snprintf(err, IR_ERR_LEN, "unknown weights format %d", (int)o->weights);
         return false;
     }
-    /* A generous bound on the ops: a layer's common ops, and per row its batch attention or DeltaNet and mixture
-     * ops. */
+    /* A generous bound on the ops: a layer's common ops, and per row its batch attention (a latent one's included),
+     * DeltaNet and mixture ops. */
     int64_t layers = o->layers ? o->layers : c->layers;
     if (layers * (32 + 32 * n) > MAX_OPS) {
         snprintf(err, IR_ERR_LEN, "mode %s over %lld layers: the step would pass %lld ops", mode, (long long)layers,

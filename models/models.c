@@ -8,24 +8,37 @@
 /* The zoo: published dimensions of real models with the context the zoo allots them, and one tiny configuration a
  * family for evaluation (every contracted width a multiple of 256, so every block format applies). Adding a model is
  * one row. Fields: name, family, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k, expert_ffn,
- * ctx, window, eps, rope_base, attn_softcap, final_softcap, query_scale, tied, tiny. */
-/* The rows before the families' own fields end (full_every on) leave those fields zero: none of their parts. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+ * ctx, window, eps, rope_base, attn_softcap, final_softcap, query_scale, tied, tiny; then each family's own
+ * constants (0 where a family has no such part). */
+/* deepseek's logit scales: (0.1 · mscale_all_dim · ln 40 + 1)² / sqrt(192); mscale_all_dim 0.707 (V2-Lite), 1 (V3). */
+#define QS_V2_LITE 0.11472138679292612
+#define QS_V3 0.1352337788608801
+
 static const struct models_config zoo[] = {
-    {"llama3.2-1b", "llama", 16, 2048, 32, 8, 64, 8192, 128256, 0, 0, 0, 4096, 0, 1e-5, 500000, 0, 0, 0, true, false},
-    {"llama3-8b", "llama", 32, 4096, 32, 8, 128, 14336, 128256, 0, 0, 0, 4096, 0, 1e-5, 500000, 0, 0, 0, false,
-     false},
-    {"qwen3-0.6b", "qwen3", 28, 1024, 16, 8, 128, 3072, 151936, 0, 0, 0, 4096, 0, 1e-6, 1e6, 0, 0, 0, true, false},
-    {"qwen3-8b", "qwen3", 36, 4096, 32, 8, 128, 12288, 151936, 0, 0, 0, 4096, 0, 1e-6, 1e6, 0, 0, 0, false, false},
-    {"qwen3-30b-a3b", "qwen3-moe", 48, 2048, 32, 4, 128, 0, 151936, 128, 8, 768, 4096, 0, 1e-6, 1e6, 0, 0, 0, false,
-     false},
-    {"gemma2-2b", "gemma2", 26, 2304, 8, 4, 256, 9216, 256000, 0, 0, 0, 8192, 4096, 1e-6, 10000, 50, 30, 0.0625, true,
-     false},
-    {"tiny-llama", "llama", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 0, 1e-5, 500000, 0, 0, 0, false, true},
-    {"tiny-qwen3", "qwen3", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 0, 1e-6, 1e6, 0, 0, 0, false, true},
-    {"tiny-qwen3-moe", "qwen3-moe", 2, 256, 4, 2, 64, 0, 512, 8, 2, 256, 64, 0, 1e-6, 1e6, 0, 0, 0, false, true},
-    {"tiny-gemma2", "gemma2", 2, 256, 4, 2, 64, 512, 512, 0, 0, 0, 64, 16, 1e-6, 10000, 50, 30, 0.125, true, true},
+    {.name = "llama3.2-1b", .family = "llama", .layers = 16, .hidden = 2048, .heads = 32, .kv_heads = 8,
+     .head_dim = 64, .ffn = 8192, .vocab = 128256, .ctx = 4096, .eps = 1e-5, .rope_base = 500000, .tied = true},
+    {.name = "llama3-8b", .family = "llama", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128,
+     .ffn = 14336, .vocab = 128256, .ctx = 4096, .eps = 1e-5, .rope_base = 500000},
+    {.name = "qwen3-0.6b", .family = "qwen3", .layers = 28, .hidden = 1024, .heads = 16, .kv_heads = 8,
+     .head_dim = 128, .ffn = 3072, .vocab = 151936, .ctx = 4096, .eps = 1e-6, .rope_base = 1e6, .tied = true},
+    {.name = "qwen3-8b", .family = "qwen3", .layers = 36, .hidden = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128,
+     .ffn = 12288, .vocab = 151936, .ctx = 4096, .eps = 1e-6, .rope_base = 1e6},
+    {.name = "qwen3-30b-a3b", .family = "qwen3-moe", .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4,
+     .head_dim = 128, .vocab = 151936, .experts = 128, .top_k = 8, .expert_ffn = 768, .ctx = 4096, .eps = 1e-6,
+     .rope_base = 1e6},
+    {.name = "gemma2-2b", .family = "gemma2", .layers = 26, .hidden = 2304, .heads = 8, .kv_heads = 4, .head_dim = 256,
+     .ffn = 9216, .vocab = 256000, .ctx = 8192, .window = 4096, .eps = 1e-6, .rope_base = 10000, .attn_softcap = 50,
+     .final_softcap = 30, .query_scale = 0.0625, .tied = true},
+    {.name = "tiny-llama", .family = "llama", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2, .head_dim = 64,
+     .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 500000, .tiny = true},
+    {.name = "tiny-qwen3", .family = "qwen3", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2, .head_dim = 64,
+     .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-6, .rope_base = 1e6, .tiny = true},
+    {.name = "tiny-qwen3-moe", .family = "qwen3-moe", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
+     .head_dim = 64, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .eps = 1e-6,
+     .rope_base = 1e6, .tiny = true},
+    {.name = "tiny-gemma2", .family = "gemma2", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2, .head_dim = 64,
+     .ffn = 512, .vocab = 512, .ctx = 64, .window = 16, .eps = 1e-6, .rope_base = 10000, .attn_softcap = 50,
+     .final_softcap = 30, .query_scale = 0.125, .tied = true, .tiny = true},
     /* qwen3-next (Qwen/Qwen3-Next-80B-A3B-Instruct's config.json: 48 layers, every 4th gated attention with 16 query
      * heads, 2 kv heads of 256 and a quarter of each head rotated; the rest Gated DeltaNet with 16 key heads, 32 value
      * heads of 128 and a 4-tap convolution; 512 experts of 512, 10 a token, one shared expert of 512). */
@@ -65,8 +78,22 @@ static const struct models_config zoo[] = {
     {.name = "tiny-minicpm", .family = "minicpm", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 4,
      .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 10000, .tied = true,
      .tiny = true, .embed_mult = 12, .residual_mult = 0.98994949366117, .head_divisor = 4},
+    /* deepseek: head_dim is qk_nope_head_dim; the logit scale is 1/sqrt(nope + rope) times YaRN's mscale squared
+     * (0.1 · mscale_all_dim · ln(factor 40) + 1); ffn is the first dense layers' width; shared_ffn the shared experts'
+     * count times moe_intermediate_size. */
+    {.name = "deepseek-v2-lite", .family = "deepseek", .layers = 27, .hidden = 2048, .heads = 16, .kv_heads = 16,
+     .head_dim = 128, .ffn = 10944, .vocab = 102400, .experts = 64, .top_k = 6, .expert_ffn = 1408, .ctx = 4096,
+     .eps = 1e-6, .rope_base = 10000, .query_scale = QS_V2_LITE, .deepseek = {.kv_lora = 512, .rope_dim = 64,
+     .v_head_dim = 128, .shared_ffn = 2 * 1408, .dense_layers = 1}},
+    {.name = "deepseek-v3", .family = "deepseek", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128,
+     .head_dim = 128, .ffn = 18432, .vocab = 129280, .experts = 256, .top_k = 8, .expert_ffn = 2048, .ctx = 4096,
+     .eps = 1e-6, .rope_base = 10000, .query_scale = QS_V3, .deepseek = {.q_lora = 1536, .kv_lora = 512,
+     .rope_dim = 64, .v_head_dim = 128, .shared_ffn = 2048, .dense_layers = 3}},
+    {.name = "tiny-deepseek", .family = "deepseek", .layers = 3, .hidden = 256, .heads = 4, .kv_heads = 4,
+     .head_dim = 64, .ffn = 512, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .eps = 1e-6,
+     .rope_base = 10000, .tiny = true, .deepseek = {.q_lora = 256, .kv_lora = 256, .rope_dim = 64, .v_head_dim = 64,
+     .shared_ffn = 256, .dense_layers = 1}},
 };
-#pragma GCC diagnostic pop
 
 #define ZOO_COUNT ((int)(sizeof zoo / sizeof zoo[0]))
 

@@ -44,6 +44,13 @@
  *   gemma2     the embedding scaled by √hidden; (1+w) norms (offset 1): the attention norm, the post-attention norm,
  *              the FFN norm, the post-FFN norm and the final norm; the FFN gelu(gate) times up; a sliding window on
  *              even layers; the attention logits' soft cap and the output logits through `softcap`.
+ *   deepseek   multi-head latent attention in its absorbed form (models/lift.c's deepseek section): one carried cache
+ *              `blk.<l>.kv_cache` a layer (a sequence), each row the normed latent then the rotated key part every
+ *              head shares; the query through a low rank (q_lora) or one product; per head its unrotated part
+ *              absorbed into the latent by `head_matmul`, joined with its rotated part; the attention (kv 1) reads
+ *              the cache's latents as its values through a `head_slice`, and a second `head_matmul` expands the
+ *              attended latent into each head's values. The first dense_layers layers a SwiGLU FFN, the rest a
+ *              mixture (as qwen3-moe's) plus the shared experts' SwiGLU, summed.
  *
  * What the host sees, as a runtime would:
  *   carried   every key and value cache, convolution ring and DeltaNet memory (role state): the host keeps them
@@ -78,7 +85,7 @@
 /* A model's configuration: its published dimensions, the context the zoo allots it, and its family's constants. */
 struct models_config {
     const char *name;       /* e.g. "llama3.2-1b", "tiny-llama" */
-    const char *family;     /* a row of the family table: "llama", "qwen3", "qwen3-moe", "gemma2", "qwen3-next", ... */
+    const char *family;     /* a row of the family table: "llama", "qwen3", "qwen3-moe", "gemma2", "deepseek", ... */
     int32_t layers;
     int64_t hidden;         /* the residual stream's width */
     int64_t heads;          /* query heads */
@@ -98,6 +105,17 @@ struct models_config {
     double query_scale;     /* the attention's logit scale (0: 1/sqrt(head_dim)) */
     bool tied;              /* the LM head is the embedding table (counted once) */
     bool tiny;              /* an evaluation configuration, small enough to evaluate in milliseconds */
+    /* deepseek: multi-head latent attention and DeepSeekMoE (all 0 for every other family). head_dim is each query
+     * head's unrotated width (qk_nope_head_dim), kv_heads equals heads, ffn is the dense layers' inner width. */
+    struct models_deepseek {
+        int64_t q_lora;       /* the query's low rank (0: one full-rank query projection) */
+        int64_t kv_lora;      /* the compressed latent's width; a cache row is kv_lora latent values then rope_dim */
+        int64_t rope_dim;     /* the rotary width of each query head and of the one key part all heads share (0: the
+                               * rotary tables are head_dim wide, as every other family's) */
+        int64_t v_head_dim;   /* each head's value width */
+        int64_t shared_ffn;   /* the shared experts' inner width (their count × expert_ffn) */
+        int32_t dense_layers; /* the first layers whose FFN is dense SwiGLU of width ffn (first_k_dense_replace) */
+    } deepseek;
     /* qwen3-next, nemotron, qwen2.5, granite, minicpm (0 where a family has no such part). */
     int32_t full_every;     /* qwen3-next: layers l with (l+1) % full_every == 0 attend; the rest are Gated DeltaNet */
     int64_t lin_k_heads;    /* Gated DeltaNet key heads (each shared by lin_v_heads/lin_k_heads value heads) */

@@ -1,6 +1,6 @@
 /* tests/test_models.c — the model zoo: the tables, modes and errors, every model lifted in every mode (valid, round
  * trip through the text format, the shapes the optimizer's rules look for), tiny models evaluated deterministically,
- * and a tiny-llama decode step against a plain implementation of the same network. */
+ * and tiny-llama and tiny-deepseek steps against plain implementations of the same networks. */
 #include "check.h"
 #include "models/models.h"
 
@@ -77,7 +77,7 @@ static struct ir_graph *lift(const char *model, const char *mode, int layers, en
 static void test_table(void)
 {
     CHECK(models_count() >= 10);
-    CHECK(models_family_count() == 9);
+    CHECK(models_family_count() == 10);
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
         CHECK(c != NULL && models_find(c->name) == c);
@@ -107,7 +107,9 @@ static void test_table(void)
 }
 
 /* Parameter counts of the real models within 1% of their published sizes. qwen3-0.6b, llama3.2-1b and gemma2-2b tie
- * their LM head to the embedding: counted once (qwen3-0.6b would be ≈ 0.75e9 counting it twice). */
+ * their LM head to the embedding: counted once (qwen3-0.6b would be ≈ 0.75e9 counting it twice). DeepSeek-V3's 671B
+ * is its main model: the checkpoint's 685B adds the multi-token-prediction module (one more layer and its
+ * projection, ≈ 14B), which the zoo does not lift. */
 static void test_params(void)
 {
     static const struct {
@@ -118,6 +120,7 @@ static void test_params(void)
         {"qwen3-8b", 8.2e9},     {"qwen3-30b-a3b", 30.5e9}, {"gemma2-2b", 2.6e9},
         {"qwen3-next-80b-a3b", 80e9}, {"minitron-4b", 4.19e9},    {"qwen2.5-7b", 7.61e9},
         {"granite-3.1-8b", 8.17e9},   {"minicpm-2b", 2.72e9},
+        {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         const struct models_config *c = models_find(sizes[i].name);
@@ -264,6 +267,18 @@ static void test_errors(void)
     bad.ctx = 4096;
     CHECK(models_parse_mode("batch:4096", &o.mode, err) == 0);
     CHECK(models_lift(&bad, &o, err) == NULL && strstr(err, "ops"));
+    o = models_default_options();
+    /* deepseek: a latent attention without a latent, or an odd rotary width; a block format that does not divide
+     * V2-Lite's expert width (1408, not a multiple of q4_k's 256). */
+    struct models_config ds = *models_find("tiny-deepseek");
+    ds.deepseek.kv_lora = 0;
+    CHECK(models_lift(&ds, &o, err) == NULL && strstr(err, "latent attention needs"));
+    ds = *models_find("tiny-deepseek");
+    ds.deepseek.rope_dim = 63;
+    CHECK(models_lift(&ds, &o, err) == NULL && strstr(err, "rope_dim even"));
+    o.weights = IR_FMT_Q4_K;
+    CHECK(models_lift(models_find("deepseek-v2-lite"), &o, err) == NULL && strstr(err, "expert_ffn") &&
+          strstr(err, "1408"));
     o = models_default_options();
     /* A decode mode's count is ignored: it is one row. */
     o = models_default_options();
@@ -655,6 +670,90 @@ static void test_shape_qwen3_next(void)
         CHECK(count_kind(g, IR_KIND_GATED_DELTA) == 6);
     }
     ir_graph_free(g);
+}
+
+/* deepseek: the latent attention's absorbed shape as the latent-attention rules look for it, the query's low rank
+ * where the model has one, dense first layers, the shared experts summed with the mixture, and a batch's caches. */
+static void test_shape_deepseek(void)
+{
+    struct ir_graph *g = lift("tiny-deepseek", "decode", 0, IR_FMT_Q8_0);
+    if (g) {
+        ir_tid pos = find(g, "pos"), kc = find(g, "blk.1.kv_cache");
+        CHECK(kc != IR_NONE && g->tensors[kc].carried && g->tensors[kc].rows == 64 && g->tensors[kc].cols == 320);
+        CHECK(find(g, "blk.1.k_cache") == IR_NONE && find(g, "blk.1.v_cache") == IR_NONE);
+        CHECK(g->tensors[find(g, "rope.cos")].cols == 32);
+        /* The query: the low rank, its norm, the up product; each head's unrotated part absorbed, its rotary part
+         * rotated, the two joined head by head. */
+        int qa = producer(g, find(g, "blk.1.q_a_norm"));
+        CHECK(is_kind(g, qa, IR_KIND_RMS_NORM) && g->ops[qa].spec.u.rms_norm.cols == 256);
+        int qn = producer(g, find(g, "blk.1.q_nope")), qp = producer(g, find(g, "blk.1.q_pe"));
+        CHECK(is_kind(g, qn, IR_KIND_HEAD_SLICE) && g->ops[qn].spec.u.head_slice.every == 128 &&
+              g->ops[qn].spec.u.head_slice.from == 0 && g->ops[qn].spec.u.head_slice.width == 64);
+        CHECK(is_kind(g, qp, IR_KIND_HEAD_SLICE) && g->ops[qp].spec.u.head_slice.from == 64 &&
+              g->ops[qp].ins[0] == find(g, "blk.1.q"));
+        int ab = producer(g, find(g, "blk.1.q_absorbed"));
+        CHECK(is_kind(g, ab, IR_KIND_HEAD_MATMUL) && g->ops[ab].spec.u.head_matmul.heads == 4 &&
+              g->ops[ab].spec.u.head_matmul.a == 64 && g->ops[ab].spec.u.head_matmul.b == 256);
+        int jq = producer(g, find(g, "blk.1.q_mla"));
+        CHECK(is_kind(g, jq, IR_KIND_JOIN) && g->ops[jq].spec.u.join.heads == 4 &&
+              g->ops[jq].spec.u.join.wa == 1024 && g->ops[jq].spec.u.join.wb == 256);
+        /* The cache row: the normed latent and the rotated shared key, joined and set at pos. */
+        int jk = producer(g, find(g, "blk.1.kv_row"));
+        CHECK(is_kind(g, jk, IR_KIND_JOIN) && g->ops[jk].spec.u.join.heads == 1 &&
+              g->ops[jk].ins[0] == find(g, "blk.1.kv_norm") && g->ops[jk].ins[1] == find(g, "blk.1.k_rope"));
+        int set = first_reader(g, find(g, "blk.1.kv_row"), jk);
+        CHECK(is_kind(g, set, IR_KIND_SET_ROW) && g->ops[set].ins[0] == kc && g->ops[set].ins[2] == pos);
+        /* The attention: one kv head, the latent and key part as its keys, the latents (a slice of the cache) as
+         * its values; its result expanded per head, read by nothing else. */
+        int a = producer(g, find(g, "blk.1.attn_latent"));
+        const struct ir_attention *at = a >= 0 ? &g->ops[a].spec.u.attention : NULL;
+        CHECK(is_kind(g, a, IR_KIND_ATTENTION) && at->h == 4 && at->kv == 1 && at->hd == 320 && at->vd == 256 &&
+              at->scale.has && fabs(at->scale.v - 1 / sqrt(128.0)) < 1e-15 && g->ops[a].ins[1] == kc);
+        int vs = a >= 0 ? producer(g, g->ops[a].ins[2]) : -1;
+        CHECK(is_kind(g, vs, IR_KIND_HEAD_SLICE) && g->ops[vs].ins[0] == kc &&
+              g->ops[vs].spec.u.head_slice.every == 320 && g->ops[vs].spec.u.head_slice.width == 256);
+        int ex = first_reader(g, find(g, "blk.1.attn_latent"), a);
+        CHECK(is_kind(g, ex, IR_KIND_HEAD_MATMUL) && g->ops[ex].spec.u.head_matmul.a == 256 &&
+              g->ops[ex].spec.u.head_matmul.b == 64 && first_reader(g, find(g, "blk.1.attn_latent"), ex) == -1);
+        /* Layer 0 dense; layers 1 and 2 a mixture plus the shared experts, summed. */
+        CHECK(count_kind(g, IR_KIND_MOE) == 2 && find(g, "blk.0.ffn_gate.weight") != IR_NONE &&
+              find(g, "blk.0.ffn_gate_inp.weight") == IR_NONE);
+        int sum = producer(g, find(g, "blk.1.ffn_experts"));
+        CHECK(is_kind(g, sum, IR_KIND_ELEMENTWISE) && g->ops[sum].ins[0] == find(g, "blk.1.ffn_moe") &&
+              g->ops[sum].ins[1] == find(g, "blk.1.ffn_down_shexp"));
+        ir_graph_free(g);
+    }
+    /* V2-Lite: one query product, no low rank; V3: the low rank; the real logit scales. */
+    struct ir_graph *lite = lift("deepseek-v2-lite", "decode", 2, IR_FMT_Q8_0);
+    struct ir_graph *v3 = lift("deepseek-v3", "decode", 4, IR_FMT_Q8_0);
+    if (lite && v3) {
+        CHECK(find(lite, "blk.0.attn_q.weight") != IR_NONE && find(lite, "blk.0.q_a") == IR_NONE);
+        CHECK(find(v3, "blk.0.attn_q_a.weight") != IR_NONE && find(v3, "blk.0.attn_q.weight") == IR_NONE);
+        CHECK(find(v3, "blk.2.ffn_gate.weight") != IR_NONE && find(v3, "blk.3.ffn_gate_exps.weight") != IR_NONE);
+        CHECK(find(lite, "blk.1.ffn_gate_exps.weight") != IR_NONE);
+        int a = producer(v3, find(v3, "blk.0.attn_latent"));
+        CHECK(a >= 0 && v3->ops[a].spec.u.attention.hd == 576 && v3->ops[a].spec.u.attention.h == 128 &&
+              fabs(v3->ops[a].spec.u.attention.scale.v - 0.13523) < 1e-5);
+        a = producer(lite, find(lite, "blk.0.attn_latent"));
+        CHECK(a >= 0 && fabs(lite->ops[a].spec.u.attention.scale.v - 0.11472) < 1e-5);
+    }
+    ir_graph_free(lite);
+    ir_graph_free(v3);
+    /* A batch: each sequence its own cache and position; its expanded values set into the attention table. */
+    struct ir_graph *b = lift("tiny-deepseek", "batch:4", 0, IR_FMT_Q8_0);
+    if (b) {
+        for (int s = 0; s < 4; s++) {
+            char n[64];
+            snprintf(n, sizeof n, "blk.2.kv_cache.%d", s);
+            ir_tid kc = find(b, n);
+            CHECK(kc != IR_NONE && b->tensors[kc].carried);
+            snprintf(n, sizeof n, "blk.2.attn.%d", s);
+            int set = first_reader(b, find(b, n), producer(b, find(b, n)));
+            CHECK(is_kind(b, set, IR_KIND_SET_ROW) && b->ops[set].ins[0] == find(b, "blk.2.attn_rows") &&
+                  b->ops[set].spec.u.set_row.index.literal == s + 1);
+        }
+        ir_graph_free(b);
+    }
 }
 
 /* ── Evaluation ──────────────────────────────────────────────────────────────────────────────────────────── */
@@ -1264,6 +1363,196 @@ static void test_dense_reference(void)
     check_dense_reference("tiny-minicpm", 12, 250);
 }
 
+/* ── tiny-deepseek against a plain implementation ────────────────────────────────────────────────────────── */
+
+/* tiny-deepseek's sizes: hidden, heads, unrotated and rotary query widths, latent, value width, query low rank,
+ * dense FFN, experts, top-k, expert and shared widths, cache rows. */
+enum {
+    DS_D = 256, DS_H = 4, DS_NOPE = 64, DS_ROPE = 64, DS_QK = DS_NOPE + DS_ROPE, DS_LORA = 256, DS_ROW = DS_LORA + DS_ROPE,
+    DS_VD = 64, DS_QL = 256, DS_FF = 512, DS_E = 8, DS_K = 2, DS_EF = 256, DS_SF = 256, DS_CTX = 64
+};
+
+/* silu(g) · u over n values, into g. */
+static void ref_swiglu(double *g, const double *u, int n)
+{
+    for (int i = 0; i < n; i++)
+        g[i] = g[i] / (1 + exp(-g[i])) * u[i];
+}
+
+/* A dense SwiGLU FFN of xn by the layer's weights named `gate`, `up`, `down` (inner width ff), added into out. */
+static void ref_glu(const struct ir_graph *g, const struct ir_values *v, int layer, const double *xn, int ff,
+                    const char *gate, const char *up, const char *down, double *out)
+{
+    static double gt[DS_FF], ut[DS_FF], dn[DS_D];
+    ref_matvec(xn, lval(g, v, layer, gate, -1), DS_D, ff, gt);
+    ref_matvec(xn, lval(g, v, layer, up, -1), DS_D, ff, ut);
+    ref_swiglu(gt, ut, ff);
+    ref_matvec(gt, lval(g, v, layer, down, -1), ff, DS_D, dn);
+    for (int i = 0; i < DS_D; i++)
+        out[i] += dn[i];
+}
+
+/* The routed experts of xn (softmax router, top-k renormalised, lower index first on ties), added into out. */
+static void ref_experts(const struct ir_graph *g, const struct ir_values *v, int layer, const double *xn, double *out)
+{
+    static double logit[DS_E], gt[DS_EF], ut[DS_EF];
+    const float *gate = lval(g, v, layer, "ffn_gate_exps.weight", -1), *up = lval(g, v, layer, "ffn_up_exps.weight", -1);
+    const float *down = lval(g, v, layer, "ffn_down_exps.weight", -1);
+    ref_matvec(xn, lval(g, v, layer, "ffn_gate_inp.weight", -1), DS_D, DS_E, logit);
+    double mx = -INFINITY, sum = 0;
+    for (int e = 0; e < DS_E; e++)
+        mx = fmax(mx, logit[e]);
+    for (int e = 0; e < DS_E; e++)
+        sum += logit[e] = exp(logit[e] - mx);
+    int chosen[DS_K];
+    double wsum = 0;
+    for (int k = 0; k < DS_K; k++) {
+        int best = -1;
+        for (int e = 0; e < DS_E; e++) {
+            bool taken = false;
+            for (int c = 0; c < k; c++)
+                taken |= chosen[c] == e;
+            if (!taken && (best < 0 || logit[e] > logit[best]))
+                best = e;
+        }
+        chosen[k] = best;
+        wsum += logit[best] / sum;
+    }
+    for (int k = 0; k < DS_K; k++) {
+        int e = chosen[k];
+        for (int j = 0; j < DS_EF; j++) {
+            gt[j] = ut[j] = 0;
+            for (int t = 0; t < DS_D; t++) {
+                gt[j] += xn[t] * gate[(size_t)t * DS_E * DS_EF + e * DS_EF + j];
+                ut[j] += xn[t] * up[(size_t)t * DS_E * DS_EF + e * DS_EF + j];
+            }
+        }
+        ref_swiglu(gt, ut, DS_EF);
+        double w = logit[e] / sum / wsum;
+        for (int i = 0; i < DS_D; i++) {
+            double o = 0;
+            for (int j = 0; j < DS_EF; j++)
+                o += gt[j] * down[(size_t)j * DS_E * DS_D + e * DS_D + i];
+            out[i] += w * o;
+        }
+    }
+}
+
+/* One decode row x through layer `layer` of tiny-deepseek at position pos, the latent attention computed in its
+ * unabsorbed form (each cached latent expanded into every head's keys and values), the cache kc (as it was before
+ * the step) taking its new row. */
+static void ref_deepseek_layer(const struct ir_graph *g, const struct ir_values *v, int layer, double eps, int pos,
+                               double *x, double *kc)
+{
+    static double xn[DS_D], qa[DS_QL], q[DS_H * DS_QK], kva[DS_ROW], row[DS_ROW], att[DS_H * DS_VD], o[DS_D];
+    static double ffn[DS_D], logit[DS_CTX];
+    const float *cos = val(g, v, "rope.cos"), *sin = val(g, v, "rope.sin");
+    const float *wkb = lval(g, v, layer, "attn_k_b.weight", -1), *wvb = lval(g, v, layer, "attn_v_b.weight", -1);
+    ref_rms(x, lval(g, v, layer, "attn_norm.weight", -1), DS_D, eps, xn);
+    ref_matvec(xn, lval(g, v, layer, "attn_q_a.weight", -1), DS_D, DS_QL, qa);
+    ref_rms(qa, lval(g, v, layer, "attn_q_a_norm.weight", -1), DS_QL, eps, qa);
+    ref_matvec(qa, lval(g, v, layer, "attn_q_b.weight", -1), DS_QL, DS_H * DS_QK, q);
+    ref_matvec(xn, lval(g, v, layer, "attn_kv_a_mqa.weight", -1), DS_D, DS_ROW, kva);
+    ref_rms(kva, lval(g, v, layer, "attn_kv_a_norm.weight", -1), DS_LORA, eps, row);
+    for (int i = 0; i < DS_ROPE; i++)
+        row[DS_LORA + i] = kva[DS_LORA + i];
+    ref_rope(row + DS_LORA, 1, DS_ROPE, cos, sin, pos);
+    for (int i = 0; i < DS_ROW; i++)
+        kc[pos * DS_ROW + i] = row[i];
+    for (int h = 0; h < DS_H; h++) {
+        double *qn = q + h * DS_QK, *qp = qn + DS_NOPE, mx = -INFINITY, sum = 0;
+        ref_rope(qp, 1, DS_ROPE, cos, sin, pos);
+        for (int j = 0; j <= pos; j++) {
+            const double *c = kc + j * DS_ROW;
+            double s = 0;
+            for (int i = 0; i < DS_NOPE; i++) {
+                double k = 0;
+                for (int t = 0; t < DS_LORA; t++)
+                    k += wkb[(size_t)(h * DS_NOPE + i) * DS_LORA + t] * c[t];
+                s += qn[i] * k;
+            }
+            for (int i = 0; i < DS_ROPE; i++)
+                s += qp[i] * c[DS_LORA + i];
+            logit[j] = s / sqrt((double)DS_QK);
+            mx = fmax(mx, logit[j]);
+        }
+        for (int j = 0; j <= pos; j++)
+            sum += logit[j] = exp(logit[j] - mx);
+        for (int t = 0; t < DS_VD; t++)
+            att[h * DS_VD + t] = 0;
+        for (int j = 0; j <= pos; j++)
+            for (int t = 0; t < DS_VD; t++) {
+                double value = 0;
+                for (int u = 0; u < DS_LORA; u++)
+                    value += kc[j * DS_ROW + u] * wvb[(size_t)(h * DS_LORA + u) * DS_VD + t];
+                att[h * DS_VD + t] += logit[j] / sum * value;
+            }
+    }
+    ref_matvec(att, lval(g, v, layer, "attn_output.weight", -1), DS_H * DS_VD, DS_D, o);
+    for (int i = 0; i < DS_D; i++)
+        x[i] += o[i];
+    ref_rms(x, lval(g, v, layer, "ffn_norm.weight", -1), DS_D, eps, xn);
+    for (int i = 0; i < DS_D; i++)
+        ffn[i] = 0;
+    if (layer == 0) {
+        ref_glu(g, v, layer, xn, DS_FF, "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", ffn);
+    } else {
+        ref_experts(g, v, layer, xn, ffn);
+        ref_glu(g, v, layer, xn, DS_SF, "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight", ffn);
+    }
+    for (int i = 0; i < DS_D; i++)
+        x[i] += ffn[i];
+}
+
+/* A tiny-deepseek decode step evaluated against the plain implementation, layer by layer (the dense first layer and
+ * a mixture layer): each layer from the evaluator's input to it, its output row and its cache within 1e-5. Weights
+ * are taken as plain values, as for tiny-llama. */
+static void test_reference_deepseek(void)
+{
+    const struct models_config *c = models_find("tiny-deepseek");
+    struct ir_graph *g = lift("tiny-deepseek", "decode", 0, IR_FMT_F32);
+    if (!g || !c) {
+        ir_graph_free(g);
+        return;
+    }
+    const struct models_deepseek *k = &c->deepseek;
+    CHECK(c->hidden == DS_D && c->heads == DS_H && c->head_dim == DS_NOPE && k->rope_dim == DS_ROPE &&
+          k->kv_lora == DS_LORA && k->v_head_dim == DS_VD && k->q_lora == DS_QL && c->ffn == DS_FF &&
+          c->experts == DS_E && c->top_k == DS_K && c->expert_ffn == DS_EF && k->shared_ffn == DS_SF &&
+          c->ctx == DS_CTX && k->dense_layers == 1 && c->query_scale == 0);
+    for (int t = 0; t < g->ntensors; t++)
+        g->tensors[t].checkpoint = false;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, 11, err);
+    CHECKF(v != NULL, "%s", err);
+    if (!v) {
+        ir_graph_free(g);
+        return;
+    }
+    const int pos = 29;
+    ir_values_data(v, find(g, "token"))[0] = 300;
+    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
+    static float kc0[2][DS_CTX * DS_ROW];
+    for (int layer = 0; layer < 2; layer++)
+        memcpy(kc0[layer], lval(g, v, layer, "kv_cache", -1), sizeof kc0[layer]);
+    CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    static double x[DS_D], kc[DS_CTX * DS_ROW];
+    for (int layer = 0; layer < 2; layer++) {
+        const float *in = layer == 0 ? val(g, v, "embd") : lval(g, v, layer - 1, "out", -1);
+        for (int i = 0; i < DS_D; i++)
+            x[i] = in[i];
+        for (int i = 0; i < DS_CTX * DS_ROW; i++)
+            kc[i] = kc0[layer][i];
+        ref_deepseek_layer(g, v, layer, c->eps, pos, x, kc);
+        double dk = rel_diff(lval(g, v, layer, "kv_cache", -1), kc, DS_CTX * DS_ROW);
+        double dx = rel_diff(lval(g, v, layer, "out", -1), x, DS_D);
+        CHECKF(dk < 1e-5, "tiny-deepseek layer %d: cache differs by %g", layer, dk);
+        CHECKF(dx < 1e-5, "tiny-deepseek layer %d: output differs by %g", layer, dx);
+    }
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     test_table();
@@ -1278,10 +1567,12 @@ int main(void)
     test_shape_moe();
     test_shape_gemma();
     test_shape_qwen3_next();
+    test_shape_deepseek();
     test_all_lift();
     test_eval_deterministic();
     test_reference();
     test_gdn_reference();
     test_dense_reference();
+    test_reference_deepseek();
     return check_done("test_models");
 }
