@@ -98,7 +98,7 @@ int cli_cmd_models(int argc, char **argv)
     (void)argv;
     if (argc != 1)
         return cli_usage_error("models", "takes no arguments");
-    printf("%-16s %-10s %6s %6s %9s %5s %6s %8s %14s %8s\n", "model", "family", "layers", "hidden", "heads/kv", "head",
+    printf("%-18s %-10s %6s %6s %9s %5s %6s %8s %14s %8s\n", "model", "family", "layers", "hidden", "heads/kv", "head",
            "ffn", "experts", "parameters", "ctx");
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
@@ -109,7 +109,7 @@ int cli_cmd_models(int argc, char **argv)
         else
             snprintf(experts, sizeof experts, "-");
         long long ffn = c->experts ? c->expert_ffn : c->ffn;
-        printf("%-16s %-10s %6d %6lld %9s %5lld %6lld %8s %14lld %8lld\n", c->name, c->family, c->layers,
+        printf("%-18s %-10s %6d %6lld %9s %5lld %6lld %8s %14lld %8lld\n", c->name, c->family, c->layers,
                (long long)c->hidden, heads, (long long)c->head_dim, ffn, experts, (long long)models_param_count(c),
                (long long)c->ctx);
     }
