@@ -529,7 +529,8 @@ static int cmd_mutant(const struct log_args *a)
                          killed ? "proved" : "unknown",
                          killed ? (a->n > 5 ? a->arg[5] : "killed") : "not killed within the budget",
                          killed && a->n > 6 && a->arg[6][0] ? a->arg[6] : NULL,
-                         secs * 1e3};
+                         secs * 1e3,
+                         "z3"};
     struct db *db = open_db_run(a->db, run);
     if (!db)
         return CLI_USAGE;

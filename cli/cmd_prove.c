@@ -17,6 +17,7 @@
 /* What prove reads from its command line. */
 struct prove_args {
     struct oracle_options opt;
+    struct oracle_cross cross; /* --cross-check: the second solver's tally (opt.cross points here when asked) */
     bool mutants, explain;
     const char *db, *replay, *fixtures;
     char **rules;
@@ -40,7 +41,8 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         {"bound", required_argument, NULL, 'k'},   {"smt2", required_argument, NULL, 'q'},
         {"no-unbounded", no_argument, NULL, 'u'},  {"assume-fresh-results", no_argument, NULL, 'a'},
         {"replay", required_argument, NULL, 'r'},  {"fixtures", required_argument, NULL, 'f'},
-        {"explain", no_argument, NULL, 'e'},       {0, 0, 0, 0}};
+        {"explain", no_argument, NULL, 'e'},       {"cross-check", required_argument, NULL, 'x'},
+        {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->opt = oracle_defaults();
     a->fixtures = "tests/rules";
@@ -72,6 +74,15 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         case 'r': a->replay = optarg; break;
         case 'f': a->fixtures = optarg; break;
         case 'e': a->explain = true; break;
+        case 'x':
+            if (strcmp(optarg, "cvc5") != 0)
+                return cli_usage_error("prove", "--cross-check: '%s' is no solver fusecheck runs (cvc5)", optarg);
+            if (!oracle_cross_available(optarg))
+                return cli_usage_error("prove", "--cross-check %s: not found on PATH (apt-get install %s)", optarg,
+                                       optarg);
+            a->cross.solver = optarg;
+            a->opt.cross = &a->cross;
+            break;
         default: return cli_usage_error("prove", "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -149,13 +160,22 @@ static void replay(struct prove_run *pr, const struct oracle_outcome *o)
     oracle_replay_free(&rp);
 }
 
-/* Log one outcome to results.db (its own transaction). */
+/* Log one outcome to results.db (its own transaction); with --cross-check, the second solver's verdict on the
+ * obligation's deciding query beside it. */
 static void log_outcome(struct prove_run *pr, const struct oracle_outcome *o, const char *name, const char *cex)
 {
     char err[DB_ERR_LEN];
     struct db_proof p = {pr->run, o->rule, name, o->verdict == ORACLE_PROVED ? o->bound : (o->cex ? o->bound : 0),
-                         oracle_verdict_name(o->verdict), o->reason[0] ? o->reason : NULL, cex, o->ms};
-    if (db_begin(pr->db, err) || db_proof(pr->db, &p, err) || db_commit(pr->db, err)) {
+                         oracle_verdict_name(o->verdict), o->reason[0] ? o->reason : NULL, cex, o->ms, "z3"};
+    const struct oracle_cross *x = pr->a->opt.cross;
+    struct db_proof q = p;
+    if (x) {
+        q.verdict = oracle_verdict_name(x->last);
+        q.reason = q.counterexample = NULL;
+        q.solver = x->solver;
+    }
+    if (db_begin(pr->db, err) || db_proof(pr->db, &p, err) || (x && db_proof(pr->db, &q, err)) ||
+        db_commit(pr->db, err)) {
         if (!pr->db_failed)
             fprintf(stderr, "fusecheck: prove: %s\n", err);
         pr->db_failed = true;
@@ -317,15 +337,22 @@ int cli_cmd_prove(int argc, char **argv)
                pr.redundant[0] ? "; redundant under the stated assumptions: " : "", pr.redundant);
     if (a.replay)
         printf("replays: %d of %d counterexamples fail concretely\n", pr.replayed, pr.replay_tried);
+    if (a.opt.cross)
+        printf("cross-check %s: %d queries: %d agree with z3, %d disagree, %d undecided by one of them%s%s\n",
+               a.cross.solver, a.cross.queries, a.cross.agreed, a.cross.disagreed, a.cross.undecided,
+               a.cross.disagreed ? "; first: " : "", a.cross.first);
     /* every atom earns its place: one the oracle shows redundant guards nothing it can name, so it fails the run */
     bool redundant = a.mutants && pr.needed < pr.atoms;
     if (pr.db) {
         char err[DB_ERR_LEN];
-        db_run_end(pr.db, pr.run, pr.faithful_failed || pr.db_failed || redundant ? "failed" : "complete", err);
+        db_run_end(pr.db, pr.run, pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed ? "failed"
+                                                                                                         : "complete",
+                   err);
         db_close(pr.db);
     }
     oracle_shutdown();
-    return pr.faithful_failed || pr.db_failed || redundant ? CLI_FAILED : CLI_OK;
+    /* a query two solvers decide differently is a failure: one of them, or the query's text, is wrong */
+    return pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed ? CLI_FAILED : CLI_OK;
 }
 
 /* ── validate-run ────────────────────────────────────────────────────────────────────────────────────────── */

@@ -45,7 +45,7 @@ static const struct cli_command commands[] = {
      cli_cmd_fuzz},
     {"prove", "prove every rule's dataflow legality with Z3; --mutants: each guard atom's necessity",
      "fusecheck prove [RULE...] [--mutants] [--db FILE] [--timeout-ms N] [--seed N] [--bound K] [--smt2 DIR] "
-     "[--no-unbounded] [--assume-fresh-results] [--replay DIR] [--fixtures DIR] [--explain]",
+     "[--no-unbounded] [--assume-fresh-results] [--replay DIR] [--fixtures DIR] [--explain] [--cross-check cvc5]",
      cli_cmd_prove},
     {"validate-run", "re-check every firing of one optimization against its guards, premises and motion",
      "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N] [--ctx N] [--weights F] [--timeout-ms N] "

@@ -136,13 +136,14 @@ struct db_tolerance_step {
 };
 int db_tolerance_step(struct db *db, const struct db_tolerance_step *t, char err[DB_ERR_LEN]);
 
-/* One proof obligation's verdict ("proved", "refuted", "unknown"). */
+/* One proof obligation's verdict ("proved", "refuted", "unknown") by a solver ("z3"; NULL too, or "cvc5"). */
 struct db_proof {
     int64_t run;
     const char *rule, *obligation;
     int64_t bound; /* 0: unbounded (quantified) */
     const char *verdict, *reason, *counterexample;
     double ms;
+    const char *solver;
 };
 int db_proof(struct db *db, const struct db_proof *p, char err[DB_ERR_LEN]);
 

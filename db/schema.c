@@ -512,8 +512,22 @@ static const char migration_3[] =
     "       AND p.tensor = t.tensor" \
     "  WHERE t.top1_agree < p.top1_agree OR t.nmse > p.nmse OR t.kl > p.kl;"
 
+/* Version 3 → 4, its proofs part: which solver gave a verdict (`z3`, the oracle's; `cvc5` re-deciding the same
+ * query from its SMT-LIB text under prove --cross-check), and the queries two solvers decided differently. */
+#define MIGRATION_4_SOLVERS \
+    "ALTER TABLE proofs ADD COLUMN solver TEXT NOT NULL DEFAULT 'z3';" \
+    "DROP VIEW proofs_not_proved;" \
+    "CREATE VIEW proofs_not_proved AS" \
+    "  SELECT run_id AS run, rule, obligation, bound, verdict, reason, ms, counterexample FROM proofs" \
+    "  WHERE verdict <> 'proved' AND solver = 'z3';" \
+    "CREATE VIEW proof_disagreements AS" \
+    "  SELECT a.run_id AS run, a.rule, a.obligation, a.verdict AS z3, b.solver, b.verdict AS other" \
+    "  FROM proofs a JOIN proofs b ON b.run_id = a.run_id AND b.rule = a.rule AND b.obligation = a.obligation" \
+    "       AND b.solver <> a.solver" \
+    "  WHERE a.solver = 'z3' AND a.verdict <> b.verdict AND a.verdict <> 'unknown' AND b.verdict <> 'unknown';"
+
 /* Version 3 → 4: the parts above, in order. */
-static const char migration_4[] = MIGRATION_4_DECISION_SETS MIGRATION_4_TOLERANCE_SETS;
+static const char migration_4[] = MIGRATION_4_DECISION_SETS MIGRATION_4_TOLERANCE_SETS MIGRATION_4_SOLVERS;
 
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
 static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4};

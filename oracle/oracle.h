@@ -72,13 +72,25 @@ int oracle_premise_lines(const struct rules_rule *rule, char lines[][ORACLE_REAS
 enum oracle_verdict { ORACLE_PROVED, ORACLE_REFUTED, ORACLE_UNKNOWN };
 const char *oracle_verdict_name(enum oracle_verdict v);
 
+/* A second solver re-deciding every query from its SMT-LIB file (prove --cross-check): how its verdicts compare with
+ * Z3's, and the last query's. */
+struct oracle_cross {
+    const char *solver;                     /* its command: "cvc5" */
+    int queries, agreed, disagreed, undecided; /* disagreed: decided otherwise, or the query unreadable to it */
+    enum oracle_verdict last;               /* the last query's verdict by the solver */
+    char first[ORACLE_REASON_LEN];          /* the first disagreement: which query, both verdicts */
+};
+/* Whether the solver runs here (its command answers --version). */
+bool oracle_cross_available(const char *solver);
+
 /* How queries run. */
 struct oracle_options {
     unsigned timeout_ms;  /* per query (default 10000) */
     unsigned seed;        /* Z3's random seed (default 1) */
     int bound;            /* K: windows of up to K ops when the unbounded query is not decided (default 8, >= 2) */
     bool unbounded;       /* ask for windows of any length first (default true) */
-    const char *smt2_dir; /* dump every query as SMT-LIB 2 into this directory (NULL: none) */
+    const char *smt2_dir; /* dump every query as SMT-LIB 2.6 into this directory (NULL: none) */
+    struct oracle_cross *cross; /* re-decide every query with a second solver (NULL: none) */
     bool fresh_results;   /* assume A5 too: the tensor a rule's producer computes (its RESULT, a join's halves) is an
                            * activation, never state a later op may rewrite (the matchers do not check it) */
 };

@@ -1,11 +1,12 @@
 /* oracle/query.c — running one query: a Z3 context with the options' timeout and seed, a check whose verdict says
- * proved (unsatisfiable), refuted (a model) or unknown (with Z3's reason), and every query dumped as SMT-LIB 2 for
- * replay when asked. */
+ * proved (unsatisfiable), refuted (a model) or unknown (with Z3's reason), every query written as standard SMT-LIB
+ * 2.6 for replay when asked, and re-decided by a second solver from that text when asked (prove --cross-check). */
 #include "oracle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const verdict_names[] = {"proved", "refuted", "unknown"};
 
@@ -54,10 +55,53 @@ void oracle_shutdown(void)
     Z3_finalize_memory();
 }
 
-/* Write the solver's assertions as SMT-LIB 2 to dir/name.smt2 (name's odd bytes made '_'). */
-static void dump(Z3_context z, Z3_solver s, const char *dir, const char *name)
+/* Whether c may stand in an SMT-LIB simple symbol. */
+static bool symbol_char(char c)
 {
-    char file[512], clean[256];
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("~!@$%^&*_-+=<>.?/", c);
+}
+
+/* Write Z3's text of a query as standard SMT-LIB 2.6: Z3's own symbols with a '!' (a let's `a!3`, a bound `w!19`)
+ * spelled with "__" instead, which no solver reads as special and no symbol of the oracle's contains; the annotation
+ * `!` itself, quoted symbols, strings and comments as they are. */
+static void write_standard(FILE *f, const char *text)
+{
+    for (const char *p = text; *p;) {
+        if (*p == '|' || *p == '"') { /* a quoted symbol or a string: to its closing character */
+            const char *end = strchr(p + 1, *p);
+            size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+            fwrite(p, 1, n, f);
+            p += n;
+        } else if (*p == ';') { /* a comment: to the line's end */
+            size_t n = strcspn(p, "\n");
+            fwrite(p, 1, n, f);
+            p += n;
+        } else if (symbol_char(*p)) {
+            size_t n = 0;
+            while (p[n] && symbol_char(p[n]))
+                n++;
+            for (size_t i = 0; i < n; i++)
+                fputs(p[i] == '!' && n > 1 ? "__" : (char[2]){p[i], 0}, f);
+            p += n;
+        } else {
+            fputc(*p++, f);
+        }
+    }
+}
+
+/* Write a query as a standard SMT-LIB 2.6 script: its logic, its declarations and assertions (Z3's text of the
+ * solver before its check: after it, the text carries the model), the check. */
+static void write_query(FILE *f, const char *name, const char *text)
+{
+    fprintf(f, "; fusecheck oracle query %s\n(set-logic ALL)\n", name);
+    write_standard(f, text);
+    fprintf(f, "(check-sat)\n(exit)\n");
+}
+
+/* The file name of a query in dir (name's odd bytes made '_'). */
+static void query_file(const char *dir, const char *name, char file[512])
+{
+    char clean[256];
     size_t n = 0;
     for (const char *p = name; *p && n + 1 < sizeof clean; p++)
         clean[n++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
@@ -65,12 +109,108 @@ static void dump(Z3_context z, Z3_solver s, const char *dir, const char *name)
                                 ? *p
                                 : '_');
     clean[n] = '\0';
-    snprintf(file, sizeof file, "%s/%s.smt2", dir, clean);
+    snprintf(file, 512, "%s/%s.smt2", dir, clean);
+}
+
+/* Write the query's text to dir/name.smt2. */
+static void dump(const char *text, const char *dir, const char *name)
+{
+    char file[512];
+    query_file(dir, name, file);
     FILE *f = fopen(file, "w");
     if (!f)
         return;
-    fprintf(f, "; fusecheck oracle query %s\n%s(check-sat)\n", name, Z3_solver_to_string(z, s));
+    write_query(f, name, text);
     fclose(f);
+}
+
+/* The allowed second solvers and how each is run on a file within a time limit (milliseconds). */
+static const struct {
+    const char *name, *args;
+} cross_solvers[] = {{"cvc5", "--lang=smt2 --tlimit=%u"}};
+
+/* The row of cross_solvers named solver, or -1. */
+static int cross_row(const char *solver)
+{
+    for (size_t i = 0; solver && i < sizeof cross_solvers / sizeof cross_solvers[0]; i++)
+        if (strcmp(cross_solvers[i].name, solver) == 0)
+            return (int)i;
+    return -1;
+}
+
+bool oracle_cross_available(const char *solver)
+{
+    int row = cross_row(solver);
+    if (row < 0)
+        return false;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "%s --version >/dev/null 2>&1", cross_solvers[row].name);
+    return system(cmd) == 0;
+}
+
+/* The second solver's verdict on the query in file: unsat proves, sat refutes, unknown or nothing (its time ran out)
+ * is unknown; *error is set when it answers with an error (it could not read the query). */
+static enum oracle_verdict cross_decide(const char *solver, const char *file, unsigned timeout_ms, bool *error)
+{
+    int row = cross_row(solver);
+    *error = row < 0;
+    if (row < 0)
+        return ORACLE_UNKNOWN;
+    char args[64], cmd[1024];
+    snprintf(args, sizeof args, cross_solvers[row].args, timeout_ms);
+    snprintf(cmd, sizeof cmd, "%s %s '%s' 2>/dev/null", cross_solvers[row].name, args, file); /* file: mkstemp's */
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return ORACLE_UNKNOWN;
+    char line[64] = "";
+    if (!fgets(line, sizeof line, p))
+        line[0] = '\0';
+    pclose(p);
+    line[strcspn(line, "\r\n")] = '\0';
+    if (strcmp(line, "unsat") == 0)
+        return ORACLE_PROVED;
+    if (strcmp(line, "sat") == 0)
+        return ORACLE_REFUTED;
+    *error = strncmp(line, "(error", 6) == 0; /* nothing (a timeout ends it silently) or unknown: undecided */
+    return ORACLE_UNKNOWN;
+}
+
+/* Re-decide the query with the second solver from its standard text, and tally how its verdict meets Z3's. */
+static void cross_check(const char *text, const struct oracle_options *opt, const char *name, enum oracle_verdict z3)
+{
+    struct oracle_cross *x = opt->cross;
+    const char *dir = getenv("TMPDIR");
+    char file[512];
+    snprintf(file, sizeof file, "%s/fusecheck-query-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(file);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    x->last = ORACLE_UNKNOWN;
+    bool error = true;
+    if (f) {
+        write_query(f, name ? name : "query", text);
+        fclose(f);
+        x->last = cross_decide(x->solver, file, opt->timeout_ms ? opt->timeout_ms : 10000, &error);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    if (fd >= 0)
+        unlink(file);
+    x->queries++;
+    if (error) { /* the second solver could not read the query: its text is not what it should be */
+        if (!x->disagreed)
+            snprintf(x->first, sizeof x->first, "%s: %s could not read the query", name ? name : "a query",
+                     x->solver);
+        x->disagreed++;
+    } else if (x->last == ORACLE_UNKNOWN || z3 == ORACLE_UNKNOWN) {
+        x->undecided++;
+    } else if (x->last == z3) {
+        x->agreed++;
+    } else {
+        if (!x->disagreed)
+            snprintf(x->first, sizeof x->first, "%s: z3 %s, %s %s", name ? name : "a query", oracle_verdict_name(z3),
+                     x->solver, oracle_verdict_name(x->last));
+        x->disagreed++;
+    }
 }
 
 /* Set the solver's timeout and seed. */
@@ -94,8 +234,9 @@ enum oracle_verdict oracle_check(Z3_context z, Z3_ast f, const struct oracle_opt
     Z3_solver_inc_ref(z, s);
     configure(z, s, opt);
     Z3_solver_assert(z, s, f);
-    if (name && opt->smt2_dir)
-        dump(z, s, opt->smt2_dir, name);
+    char *text = (name && opt->smt2_dir) || opt->cross ? strdup(Z3_solver_to_string(z, s)) : NULL;
+    if (text && name && opt->smt2_dir)
+        dump(text, opt->smt2_dir, name);
     Z3_lbool r = Z3_solver_check(z, s);
     enum oracle_verdict v;
     if (r == Z3_L_FALSE) {
@@ -115,6 +256,9 @@ enum oracle_verdict oracle_check(Z3_context z, Z3_ast f, const struct oracle_opt
         snprintf(reason, ORACLE_REASON_LEN, "z3 error: %s", Z3_get_error_msg(z, Z3_get_error_code(z)));
         v = ORACLE_UNKNOWN;
     }
+    if (opt->cross && text)
+        cross_check(text, opt, name, v);
+    free(text);
     Z3_solver_dec_ref(z, s);
     return v;
 }

@@ -97,8 +97,11 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
                                    1e-4, strcmp(digest, "d2") == 0 ? 2e-5 : 1e-5, 0.03};
     CHECK(!tfresh || db_tolerance_step(db, &ts, err) == 0);
     struct db_proof p = {run, "add_norm", "motion", 8, strcmp(digest, "d2") == 0 ? "unknown" : "proved", "timeout",
-                         NULL, 3.0};
+                         NULL, 3.0, NULL};
     CHECK(db_proof(db, &p, err) == 0);
+    /* a second solver's verdict on the same obligation: refuted where z3 proved is a disagreement */
+    struct db_proof q = {run, "add_norm", "motion", 8, "refuted", NULL, NULL, 2.0, "cvc5"};
+    CHECK(db_proof(db, &q, err) == 0);
     struct db_fuzz_stat fs = {run, "fuzz_format", 1000, 1.0, 10, 200};
     CHECK(db_fuzz_stat(db, &fs, err) == 0);
     CHECK(db_fuzz_finding(db, run, "fuzz_optimize", "diff:add_norm", "ff", err) == 0);
@@ -174,7 +177,10 @@ static void test_views(void)
     CHECK(sql_int(p, "SELECT count(*) FROM tolerance_step_regressions WHERE run = 2 AND top1_after = 3 AND "
                      "top1_before = 4 AND kl_after > kl_before") == 1);
     CHECK(sql_int(p, "SELECT count(*) FROM tolerance_step_regressions WHERE run = 1") == 0);
-    CHECK(sql_int(p, "SELECT count(*) FROM proofs_not_proved") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM proofs_not_proved") == 1); /* z3's verdicts only */
+    CHECK(sql_int(p, "SELECT count(*) FROM proof_disagreements WHERE z3 = 'proved' AND solver = 'cvc5' AND "
+                     "other = 'refuted'") == 1); /* run 1; run 2's z3 said unknown: no disagreement */
+    CHECK(sql_int(p, "SELECT count(*) FROM proofs WHERE solver = 'z3'") == 2);
     CHECK(sql_int(p, "SELECT count(*) FROM fuzz_new_findings WHERE run = 1") == 1);
     CHECK(sql_int(p, "SELECT count FROM fuzz_findings") == 2);
     CHECK(sql_int(p, "PRAGMA foreign_key_check") == -1);

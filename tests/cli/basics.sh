@@ -186,5 +186,28 @@ for cmd in eval diff validate-run tolerance; do
   contains "$tmp/out" "--ctx N" "$cmd takes --ctx"
 done
 contains "$tmp/out" "default the model's" "help states the default"
+# proofs any SMT solver reads: standard SMT-LIB 2.6 (a logic, plain symbols), re-decided by a second solver
+expect 0 "prove --smt2" -- "$fc" prove add_norm glu_pair --smt2 "$tmp/smt2"
+n=$(cat "$tmp"/smt2/*.smt2 | grep -cE '[A-Za-z_][A-Za-z0-9_]*![0-9]')
+if [ "$n" = 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $n lines with Z3's own symbols (x!N)"; fi
+if grep -L "^(set-logic ALL)" "$tmp"/smt2/*.smt2 | grep -q .; then fail=$((fail+1)); echo "FAIL: a query without its logic"; else pass=$((pass+1)); fi
+expect 2 "--cross-check of an unknown solver" -- "$fc" prove add_norm --cross-check yices
+# a second solver that decides otherwise, or cannot read the query, fails the run (stand-ins on PATH)
+mkdir -p "$tmp/bin-sat" "$tmp/bin-err"
+printf '#!/bin/sh\n[ "$1" = --version ] && exit 0\necho sat\n' > "$tmp/bin-sat/cvc5"
+printf '#!/bin/sh\n[ "$1" = --version ] && exit 0\necho "(error \\"Parse Error\\")"\n' > "$tmp/bin-err/cvc5"
+chmod +x "$tmp/bin-sat/cvc5" "$tmp/bin-err/cvc5"
+expect 1 "a solver that disagrees" -- env PATH="$tmp/bin-sat:$PATH" "$fc" prove add_norm --cross-check cvc5 --db "$tmp/x.db"
+contains "$tmp/out" "1 disagree, 0 undecided by one of them; first: add_norm.dataflow.any: z3 proved, cvc5 refuted" "the disagreement is named"
+n=$(sqlite3 "$tmp/x.db" "SELECT count(*) FROM proof_disagreements WHERE solver = 'cvc5' AND z3 = 'proved' AND other = 'refuted'")
+if [ "$n" -ge 1 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: proof_disagreements lacks the disagreement"; fi
+expect 1 "a solver that cannot read the query" -- env PATH="$tmp/bin-err:$PATH" "$fc" prove add_norm --cross-check cvc5
+contains "$tmp/out" "cvc5 could not read the query" "the unreadable query is named"
+if command -v cvc5 >/dev/null; then
+  expect 0 "cvc5 agrees with z3" -- "$fc" prove add_norm glu_pair row_write --cross-check cvc5
+  contains "$tmp/out" "0 disagree" "no disagreement"
+else
+  echo "cli: skipping the real cvc5 cross-check (cvc5 not installed)"
+fi
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
