@@ -9,7 +9,8 @@
  * over the unchanged nights of the last 30), and how long `decision_changes` between two runs (the first and the
  * last; two neighbours) and `rules_never_fired` of the last run take (target: under 100 ms; median of 5).
  *
- * Usage: bench_db [NIGHTS] (default 365). */
+ * Usage: bench_db [NIGHTS] (default 365). BENCH_DB_SHIMS=N reports each night under N shims only (a quick look);
+ * BENCH_DB_KEEP=1 keeps the file and prints its path. */
 #include "db/db.h"
 
 #include <sqlite3.h>
@@ -111,6 +112,7 @@ static void insert_rate(const char *path)
 struct history {
     struct db *db;
     int64_t shim[SHIMS];
+    int shims; /* how many of them a night reports on (SHIMS, or fewer for a quick look: BENCH_DB_SHIMS) */
     int graph_version[GRAPHS];    /* bumped when a graph's content changes */
     int decision_version[GRAPHS]; /* bumped when a graph's decisions change */
     struct db_decision *rows;
@@ -219,9 +221,9 @@ static int64_t night(struct history *h, int n)
     if (db_commit(h->db, err))
         die("steps", err);
     for (int g = 0; g < GRAPHS; g++)
-        for (int s = 0; s < SHIMS; s++)
+        for (int s = 0; s < h->shims; s++)
             log_report(h, run, g, s);
-    for (int k = 0; k < TOL_RUNS; k++)
+    for (int k = 0; k < TOL_RUNS && h->shims == SHIMS; k++)
         log_tolerance(h, run, k % 16, 2 + k / 16);
     if (db_run_end(h->db, run, "complete", err))
         die("run end", err);
@@ -275,6 +277,8 @@ int main(int argc, char **argv)
         abort();
     if (db_open(path, &h.db, err) || db_begin(h.db, err))
         die("open", err);
+    const char *few = getenv("BENCH_DB_SHIMS");
+    h.shims = few && atoi(few) > 0 && atoi(few) < SHIMS ? atoi(few) : SHIMS;
     for (int s = 0; s < SHIMS; s++) {
         char name[48];
         snprintf(name, sizeof name, "cuda-lane:shim-%02d", s);
