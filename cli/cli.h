@@ -139,5 +139,13 @@ int cli_cmd_validate_run(int argc, char **argv);
 int cli_cmd_tolerance(int argc, char **argv);
 int cli_cmd_launches(int argc, char **argv);
 int cli_cmd_golden(int argc, char **argv);
+int cli_cmd_dot(int argc, char **argv);
+
+struct rules_optimized;
+/* An optimization of g under the named shim as Graphviz text (malloc'd into *text): the lifted ops as nodes, each
+ * fusing op of the rewritten graph a cluster coloured by its class and labelled with its rule, each refusal a dashed
+ * note with the chip's reason. 0, or 1 when out of memory. */
+int cli_dot_text(const struct ir_graph *g, const char *shim, const struct rules_optimized *o, char **text,
+                 size_t *len);
 
 #endif

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Print one step's name and the classes it builds. */
 static void print_step(const char *name, void *ctx)
@@ -127,7 +128,7 @@ int cli_cmd_shims(int argc, char **argv)
 struct opt_args {
     struct cli_lift lift;
     const char *shim, *hold, *out, *arg;
-    bool report;
+    bool report, svg;
     uint64_t seed;
 };
 
@@ -137,7 +138,8 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
     static const struct option opts[] = {
         CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'},
         {"hold", required_argument, NULL, 'h'}, {"report", no_argument, NULL, 'r'},
-        {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'}, {0, 0, 0, 0}};
+        {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'},
+        {"svg", no_argument, NULL, 'v'},          {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
@@ -152,6 +154,11 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
         case 's': a->shim = optarg; break;
         case 'h': a->hold = optarg; break;
         case 'r': a->report = true; break;
+        case 'v':
+            if (strcmp(cmd, "dot") != 0)
+                return cli_usage_error(cmd, "--svg applies to dot");
+            a->svg = true;
+            break;
         case 'o': a->out = optarg; break;
         case 'S': {
             if (cli_parse_seed(optarg, &a->seed))
@@ -250,6 +257,69 @@ int cli_cmd_optimize(int argc, char **argv)
             rules_report_digest(&o.report, hex);
             printf("digest %s\n", hex);
         }
+        rules_optimized_free(&o);
+    }
+    ir_graph_free(g);
+    return rc;
+}
+
+/* The SVG Graphviz's dot renders from the text (through a temporary file), malloc'd into *svg; 0, or 1 with a message
+ * on stderr. */
+static int render_svg(const char *text, size_t len, char **svg, size_t *svg_len)
+{
+    *svg = NULL;
+    *svg_len = 0;
+    if (system("dot -V >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "fusecheck: dot: --svg: Graphviz's dot is not on PATH (apt-get install graphviz)\n");
+        return 1;
+    }
+    const char *dir = getenv("TMPDIR");
+    char path[512], cmd[600];
+    snprintf(path, sizeof path, "%s/fusecheck-dot-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    FILE *in = fd >= 0 ? fdopen(fd, "w") : NULL;
+    bool ok = in && fwrite(text, 1, len, in) == len;
+    if (in)
+        ok = fclose(in) == 0 && ok;
+    snprintf(cmd, sizeof cmd, "dot -Tsvg '%s'", path); /* path: mkstemp's, no quote in it */
+    FILE *p = ok ? popen(cmd, "r") : NULL;
+    FILE *out = p ? open_memstream(svg, svg_len) : NULL;
+    char buf[65536];
+    for (size_t n; out && (n = fread(buf, 1, sizeof buf, p)) > 0;)
+        fwrite(buf, 1, n, out);
+    int status = p ? pclose(p) : -1;
+    if (out)
+        fclose(out);
+    if (fd >= 0)
+        unlink(path);
+    if (status != 0 || !*svg || !*svg_len) {
+        fprintf(stderr, "fusecheck: dot: --svg: Graphviz's dot did not render the picture\n");
+        free(*svg);
+        *svg = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_cmd_dot(int argc, char **argv)
+{
+    struct opt_args a;
+    int rc = parse_opt_args("dot", argc, argv, &a);
+    if (rc)
+        return rc;
+    struct ir_graph *g = cli_load(a.arg, &a.lift);
+    if (!g)
+        return CLI_USAGE;
+    struct rules_optimized o;
+    rc = run_optimizer(g, a.shim, a.hold, &o);
+    if (rc == CLI_OK) {
+        char *text = NULL, *svg = NULL;
+        size_t len = 0, svg_len = 0;
+        if (cli_dot_text(g, a.shim, &o, &text, &len) || (a.svg && render_svg(text, len, &svg, &svg_len)) ||
+            cli_write(a.out, svg ? svg : text, svg ? svg_len : len))
+            rc = CLI_USAGE;
+        free(text);
+        free(svg);
         rules_optimized_free(&o);
     }
     ir_graph_free(g);

@@ -27,6 +27,10 @@ static const struct cli_command commands[] = {
     {"diff", "evaluate the lifted and the rewritten graph and compare them bit for bit",
      "fusecheck diff FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--seed N]",
      cli_cmd_diff},
+    {"dot", "an optimization as a Graphviz picture: fused ops as clusters by rule, refusals as dashed notes",
+     "fusecheck dot FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--svg] "
+     "[-o OUT]",
+     cli_cmd_dot},
     {"coverage", "each rule, and the zoo graphs it fired on", "fusecheck coverage --shim NAME", cli_cmd_coverage},
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
      "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N] [--ctx N] "

@@ -209,5 +209,21 @@ if command -v cvc5 >/dev/null; then
 else
   echo "cli: skipping the real cvc5 cross-check (cvc5 not installed)"
 fi
+# pictures: the optimization as Graphviz text, fused ops as clusters by rule, refusals as dashed notes
+expect 0 "dot" -- "$fc" dot tiny-llama --layers 1 --shim cuda-lane:h100:int8 -o "$tmp/g.dot"
+contains "$tmp/g.dot" "digraph fusecheck {" "a digraph"
+contains "$tmp/g.dot" 'label="merged_qkv by gemv_parts"' "a cluster names its class and rule"
+contains "$tmp/g.dot" "style=dashed" "refusals drawn dashed"
+contains "$tmp/g.dot" "refused: products of one activation" "with the chip's reason"
+n=$(grep -c "^  op[0-9]* -> op" "$tmp/g.dot")
+if [ "$n" -ge 20 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $n dataflow edges"; fi
+expect 2 "--svg elsewhere" -- "$fc" optimize tiny-llama --shim reference --svg
+if command -v dot >/dev/null; then
+  expect 0 "dot --svg" -- "$fc" dot tiny-llama --layers 1 --shim reference --svg -o "$tmp/g.svg"
+  contains "$tmp/g.svg" "<svg" "an SVG"
+  contains "$tmp/g.svg" "embed_norm by embed_norm" "the clusters in it"
+else
+  echo "cli: skipping dot --svg (Graphviz's dot not installed)"
+fi
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
