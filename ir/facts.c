@@ -665,13 +665,69 @@ static bool in_group(int32_t k, const int32_t *set, int32_t n)
     return false;
 }
 
-/* Whether list l holds a slot k with i < k < j that is not in group. */
-static bool any_between(const struct slist *l, int32_t i, int32_t j, const int32_t *group, int32_t ngroup)
+/* Ascending int32 values, for qsort and bsearch. */
+static int cmp_slot(const void *a, const void *b)
 {
-    if (!l)
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A group of slots, searched as given while that is cheap and through a sorted copy (made on first need: in `room`
+ * when it fits, else its own allocation, which group_done frees) when not. */
+struct sorted_group {
+    const int32_t *raw;
+    int32_t n;
+    int32_t *v; /* the sorted copy, or NULL before it is needed */
+    int32_t room[64];
+};
+
+/* A group over group[0..n), not yet sorted. */
+static void group_sort(struct sorted_group *g, const int32_t *group, int32_t n)
+{
+    g->raw = group;
+    g->n = n > 0 ? n : 0;
+    g->v = NULL;
+}
+
+/* The group's sorted copy, made now if it is not yet. */
+static const int32_t *group_sorted(struct sorted_group *g)
+{
+    if (!g->v) {
+        g->v = g->n <= 64 ? g->room : xcalloc((size_t)g->n, sizeof *g->v);
+        if (g->n)
+            memcpy(g->v, g->raw, sizeof *g->v * (size_t)g->n);
+        qsort(g->v, (size_t)g->n, sizeof *g->v, cmp_slot);
+    }
+    return g->v;
+}
+
+/* Free what group_sorted allocated. */
+static void group_done(struct sorted_group *g)
+{
+    if (g->v && g->v != g->room)
+        free(g->v);
+}
+
+/* Whether list l holds a slot k with i < k < j that is not in the group. The list's slots in the range are
+ * distinct, so more of them than the group has members settles it at once; a short range is looked up in the group
+ * as given, a long one in its sorted copy. The cost is never the range's length times the group's (a chunk's tables
+ * are read by hundreds of slots, and a group can hold hundreds). */
+static bool any_between(const struct slist *l, int32_t i, int32_t j, struct sorted_group *g)
+{
+    if (!l || j <= i + 1)
         return false;
-    for (int32_t at = lower_bound(l, (int64_t)i + 1); at < l->n && l->v[at] < j; at++)
-        if (!in_group(l->v[at], group, ngroup))
+    int32_t lo = lower_bound(l, (int64_t)i + 1), hi = lower_bound(l, j);
+    if (hi - lo > g->n)
+        return true;
+    if ((int64_t)(hi - lo) * g->n <= 4096 || hi - lo <= 8) {
+        for (int32_t at = lo; at < hi; at++)
+            if (!in_group(l->v[at], g->raw, g->n))
+                return true;
+        return false;
+    }
+    const int32_t *sorted = group_sorted(g);
+    for (int32_t at = lo; at < hi; at++)
+        if (!bsearch(&l->v[at], sorted, (size_t)g->n, sizeof *sorted, cmp_slot))
             return true;
     return false;
 }
@@ -712,9 +768,12 @@ bool ir_facts_carried(const struct ir_slots *s, ir_tid t)
 bool ir_facts_untouched(const struct ir_slots *s, ir_tid t, int32_t i, int32_t j, bool also_reads,
                         const int32_t *except, int32_t nexcept)
 {
-    if (any_between(list_of(s, L_WRITE, t), i, j, except, nexcept))
-        return false;
-    return !also_reads || !any_between(list_of(s, L_READ, t), i, j, except, nexcept);
+    struct sorted_group g;
+    group_sort(&g, except, nexcept);
+    bool touched = any_between(list_of(s, L_WRITE, t), i, j, &g) ||
+                   (also_reads && any_between(list_of(s, L_READ, t), i, j, &g));
+    group_done(&g);
+    return !touched;
 }
 
 /* Whether a live slot strictly between i and j, not in group, writes what slot m reads, or reads or writes what
@@ -725,14 +784,15 @@ static bool conflicts(const struct ir_slots *s, int32_t m, int32_t i, int32_t j,
     if (!is_live(s, m))
         return false;
     const struct tset *r = &s->reads[m], *w = &s->writes[m];
-    for (int32_t k = 0; k < r->n; k++)
-        if (any_between(list_of(s, L_WRITE, r->v[k]), i, j, group, ngroup))
-            return true;
-    for (int32_t k = 0; k < w->n; k++)
-        if (any_between(list_of(s, L_WRITE, w->v[k]), i, j, group, ngroup) ||
-            any_between(list_of(s, L_READ, w->v[k]), i, j, group, ngroup))
-            return true;
-    return false;
+    struct sorted_group g;
+    group_sort(&g, group, ngroup);
+    bool found = false;
+    for (int32_t k = 0; k < r->n && !found; k++)
+        found = any_between(list_of(s, L_WRITE, r->v[k]), i, j, &g);
+    for (int32_t k = 0; k < w->n && !found; k++)
+        found = any_between(list_of(s, L_WRITE, w->v[k]), i, j, &g) || any_between(list_of(s, L_READ, w->v[k]), i, j, &g);
+    group_done(&g);
+    return found;
 }
 
 bool ir_facts_crosses(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *group, int32_t ngroup)
