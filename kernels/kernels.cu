@@ -507,7 +507,9 @@ __global__ void kc_decay(const float *a, const float *alog, const float *dtb, in
 }
 
 /* A gated delta rule: h value heads of dk × dv memory over `rows` rows, kh key heads (each serving h / kh value
- * heads), eps of the head norm, the gate (1: the logistic function, 0: SiLU), the state's type. */
+ * heads; h where the op's kh is 0), eps of the head norm, the gate (1: the logistic function, 0: SiLU), the state's
+ * type (enum shim_keep). The launch: h blocks of kernels_gdn_threads(dv) threads, 4·(dk + 1)·dv bytes of dynamic
+ * shared memory (past 48 KiB by the opt-in attribute: 66 KiB at dk = dv = 128, within every chip's limit). */
 struct kc_gdn {
     const float *q, *k, *v, *z, *b, *a, *w;
     float *state, *y;

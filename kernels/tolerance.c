@@ -608,6 +608,14 @@ static bool leaf_shape(const struct kernels_point *p, const struct ir_op *leaf, 
         l->grid = s->u.rms_norm.rows;
         l->block = kernels_norm_threads(s->u.rms_norm.cols);
         return true;
+    case IR_KIND_GATED_DELTA: /* a block a value head, its memory and the columns' outputs staged */
+        l->grid = s->u.gated_delta.h;
+        l->block = kernels_gdn_threads(s->u.gated_delta.dv);
+        l->smem_bytes = 4 * (s->u.gated_delta.dk + 1) * s->u.gated_delta.dv;
+        return true;
+    case IR_KIND_CAUSAL_CONV: /* a thread a channel */
+        l->grid = (s->u.causal_conv.chan + 255) / 256;
+        return true;
     default: return false;
     }
 }

@@ -478,13 +478,21 @@ static void test_launch_plan(void)
     struct shim *shim = shim_lookup("cuda-lane:h200:int8", err);
     struct kernels_point p;
     struct ir_graph *split = ir_parse_file("tests/data/kernels/split_attention.fc", err);
-    CHECK(shim && kernels_point_of(shim, &p, err) == 0 && split);
+    struct ir_graph *gdn = ir_parse_file("tests/data/kernels/deltanet.fc", err);
+    CHECK(shim && kernels_point_of(shim, &p, err) == 0 && split && gdn);
     if (split) {
         struct kernels_launch l = kernels_launch_plan(&p, split, 0);
         CHECK_STR(l.kernel, "attention");
         CHECKF(l.stages == 1 && l.block == 32 && l.grid == 4 && l.smem_bytes > 0, "%d %lld %lld %lld", (int)l.stages,
                (long long)l.block, (long long)l.grid, (long long)l.smem_bytes);
     }
+    if (gdn) { /* the delta rule: a block a value head, a warp over its 32 columns, the memory staged */
+        struct kernels_launch l = kernels_launch_plan(&p, gdn, 10), c = kernels_launch_plan(&p, gdn, 6);
+        CHECK_STR(l.kernel, "gated_delta");
+        CHECK(l.grid == 4 && l.block == 32 && l.smem_bytes == 4 * 33 * 32);
+        CHECK(c.grid == 1 && c.block == 256 && kernels_gdn_threads(33) == 64 && kernels_gdn_threads(5000) == 1024);
+    }
+    ir_graph_free(gdn);
     struct shim *ref = shim_lookup("reference", err);
     CHECK(kernels_point_of(ref, &p, err) == -1 && strstr(err, "not the CUDA lane"));
     shim_free(ref);
