@@ -360,6 +360,8 @@ static int b_causal_conv(struct bctx *c, struct ir_leaf *l)
     const struct ir_causal_conv *s = &ir_leaf_op(l)->spec.u.causal_conv;
     int64_t keep = (s->taps - 1) * s->chan, nx = s->rows * s->chan;
     double *x, *ex, *w, *ew;
+    if (s->taps < 1)
+        return ir_leaf_fail(l, "taps must be at least 1");
     if (operand_pair(c, l, 0, nx, &x, &ex))
         return -1;
     if (operand_pair(c, l, 1, s->chan * s->taps, &w, &ew)) {
@@ -405,7 +407,9 @@ static int b_causal_conv(struct bctx *c, struct ir_leaf *l)
 static int b_decay(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_decay *s = &ir_leaf_op(l)->spec.u.decay;
-    int64_t heads = s->rows > 0 ? s->n / s->rows : 0;
+    if (s->rows <= 0 || s->n % s->rows)
+        return ir_leaf_fail(l, "n %lld is not whole over %lld rows", (long long)s->n, (long long)s->rows);
+    int64_t heads = s->n / s->rows;
     double *a, *ea, *al, *eal, *dt, *edt;
     if (operand_pair(c, l, 0, s->n, &a, &ea))
         return -1;
@@ -546,6 +550,8 @@ static int b_gated_delta(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_gated_delta *s = &ir_leaf_op(l)->spec.u.gated_delta;
     struct gdn_ops g = {0};
+    if (s->kh < 0 || (s->kh > 0 && s->h % s->kh != 0) || s->h < 1)
+        return ir_leaf_fail(l, "kh must divide h");
     g.kh = s->kh ? s->kh : s->h;
     g.group = s->h / g.kh;
     g.threads = kernels_gdn_threads(s->dv);
