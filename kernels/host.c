@@ -859,6 +859,7 @@ struct gdn_job {
     bool faulty;
 };
 
+/* Value head eta's block: its memory staged in j->work, its rows in order, the memory stored back. */
 static void gdn_head(const struct gdn_job *j, int64_t eta)
 {
     const struct ir_gated_delta *s = j->s;
