@@ -338,6 +338,295 @@ static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
     return y ? 0 : -1;
 }
 
+/* l2_norm: the inputs' bounds through v·r, r = 1/√(Σv² + eps), and the sum of squares' order (as rms_norm's). */
+static int b_l2_norm(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_l2_norm *s = &ir_leaf_op(l)->spec.u.l2_norm;
+    int64_t n = s->rows * s->cols, threads = kernels_norm_threads(s->cols);
+    double *x, *ex;
+    if (operand_pair(c, l, 0, n, &x, &ex))
+        return -1;
+    float *y = ir_leaf_result(l, n);
+    for (int64_t row = 0; y && row < s->rows; row++) {
+        double ss = 0.0, dss = 0.0;
+        for (int64_t j = 0; j < s->cols; j++) {
+            double v = x[row * s->cols + j], ev = ex[row * s->cols + j];
+            ss += v * v;
+            dss += 2.0 * fabs(v) * ev + ev * ev;
+        }
+        double order = (kernels_gamma((double)s->cols) +
+                        kernels_gamma((double)((s->cols + threads - 1) / threads) + 10.0)) * ss;
+        double den = ss + s->eps, inv = 1.0 / sqrt(den);
+        double rho = 0.5 * (dss + order) / (den - dss - order > 0 ? den - dss - order : 0.0);
+        for (int64_t j = 0; j < s->cols; j++) {
+            double v = fabs(x[row * s->cols + j]), ev = ex[row * s->cols + j];
+            y[row * s->cols + j] = (float)(inv * (ev + (v + ev) * rho) + 4.0 * U32 * inv * (v + ev));
+        }
+    }
+    free(x);
+    free(ex);
+    return y ? 0 : -1;
+}
+
+/* ── Gated DeltaNet ──────────────────────────────────────────────────────────────────────────────────────── */
+
+/* The most storing a value of magnitude x into recurrent state moves it: the state knob's type (bf16: 2⁻⁸
+ * relative, as a cache's; f32: nothing). */
+static double state_error(const struct bctx *c, double x)
+{
+    return c->p->state == SHIM_KEEP_BF16 ? UBF * x : c->p->state == SHIM_KEEP_F16 ? U16 * x + 0x1p-25 : 0.0;
+}
+
+/* causal_conv: each output a sum of `taps` products read in the same order by both (Σ|w|e_x′ propagated, plus
+ * each side's γ_taps of Σ|w·x′|); the ring's new rows carry their source's bound and the state's rounding. */
+static int b_causal_conv(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_causal_conv *s = &ir_leaf_op(l)->spec.u.causal_conv;
+    int64_t keep = (s->taps - 1) * s->chan, nx = s->rows * s->chan;
+    double *x, *ex, *w, *ew;
+    if (s->taps < 1)
+        return ir_leaf_fail(l, "taps must be at least 1");
+    if (operand_pair(c, l, 0, nx, &x, &ex))
+        return -1;
+    if (operand_pair(c, l, 1, s->chan * s->taps, &w, &ew)) {
+        free(x);
+        free(ex);
+        return -1;
+    }
+    const float *ring = ir_leaf_arg_of(l, c->ref, 2, keep);
+    float *ering = ring ? ir_leaf_state(l, 2, keep) : NULL;
+    float *y = ering ? ir_leaf_result(l, nx) : NULL;
+    double gam = kernels_gamma((double)s->taps);
+    for (int64_t ch = 0; y && ch < s->chan; ch++) {
+        for (int64_t t = 0; t < s->rows; t++) {
+            double prop = 0.0, mag = 0.0;
+            for (int64_t j = 0; j < s->taps; j++) {
+                int64_t r = t + j, at = (r < s->taps - 1 ? r : r - (s->taps - 1)) * s->chan + ch;
+                double xv = fabs(r < s->taps - 1 ? (double)ring[at] : x[at]);
+                double e = r < s->taps - 1 ? (double)ering[at] : ex[at];
+                double wv = fabs(w[ch * s->taps + j]), we = ew[ch * s->taps + j];
+                prop += wv * e + we * (xv + e);
+                mag += (wv + we) * (xv + e);
+            }
+            y[t * s->chan + ch] = (float)(prop + 2.0 * gam * mag);
+        }
+        for (int64_t r = 0; r < s->taps - 1; r++) { /* ring row r ← x′ row rows + r, ascending: read before written */
+            int64_t src = s->rows + r, at = (src < s->taps - 1 ? src : src - (s->taps - 1)) * s->chan + ch;
+            double xv = fabs(src < s->taps - 1 ? (double)ring[at] : x[at]);
+            double e = src < s->taps - 1 ? (double)ering[at] : ex[at];
+            ering[r * s->chan + ch] = (float)(e + state_error(c, xv + e));
+        }
+    }
+    free(x);
+    free(ex);
+    free(w);
+    free(ew);
+    return y ? 0 : -1;
+}
+
+/* decay: −e^alog · softplus(t), t = a + dt_bias. A move of t moves softplus by at most σ(t) times it (slope ≤ 1),
+ * a move of alog moves the value relatively by e^{e_alog} − 1. Its own rounding: e^alog, e^t and ln(1 + ·) each
+ * within TRANS_ULPS units of the evaluator's (the exp's error passes into ln(1 + y) at most relatively, as
+ * y/(1 + y) ≤ ln(1 + y)), and one product: (3·TRANS_ULPS + 2)·u of |value|. */
+static int b_decay(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_decay *s = &ir_leaf_op(l)->spec.u.decay;
+    if (s->rows <= 0 || s->n % s->rows)
+        return ir_leaf_fail(l, "n %lld is not whole over %lld rows", (long long)s->n, (long long)s->rows);
+    int64_t heads = s->n / s->rows;
+    double *a, *ea, *al, *eal, *dt, *edt;
+    if (operand_pair(c, l, 0, s->n, &a, &ea))
+        return -1;
+    if (operand_pair(c, l, 1, heads, &al, &eal)) {
+        free(a);
+        free(ea);
+        return -1;
+    }
+    if (operand_pair(c, l, 2, heads, &dt, &edt)) {
+        free(a);
+        free(ea);
+        free(al);
+        free(eal);
+        return -1;
+    }
+    float *y = ir_leaf_result(l, s->n);
+    for (int64_t i = 0; y && i < s->n; i++) {
+        int64_t h = i % heads;
+        double t = a[i] + dt[h], sp = t > 20.0 ? t : log1p(exp(t)), ex = exp(al[h]), v = ex * sp;
+        double et = ea[i] + edt[h], sig = 1.0 / (1.0 + exp(-t));
+        et = et > 0.0 ? et + 2.0 * U32 * (fabs(t) + et) : 0.0; /* the sum's rounding when its inputs moved */
+        double prop = ex * exp(eal[h]) * sig * et + v * expm1(eal[h]);
+        y[i] = (float)(prop + (3.0 * TRANS_ULPS + 2.0) * U32 * (v + prop));
+    }
+    free(a);
+    free(ea);
+    free(al);
+    free(eal);
+    free(dt);
+    free(edt);
+    return y ? 0 : -1;
+}
+
+/* A gated delta rule's operands as doubles (the reference's values and their bounds), and one head's memory. */
+struct gdn_ops {
+    double *x[7], *e[7];     /* q, k, v, z, b, a, w */
+    double *S, *o, *eo, *eps, *qs, *eqs;
+    int64_t kh, group, threads;
+};
+
+/* One row's step of one value column's bound ε (a bound on the 2-norm of the column's error), the column S[·][j]
+ * of the reference's memory (in double) stepped alongside. Over a row, with u the f32 unit:
+ *   decay    ε₁ = |d|ε + Δd(‖S‖ + ε) + 2u(|d| + Δd)(‖S‖ + ε), Δd the decay factor's move (input and TRANS_ULPS);
+ *   read     k̃ᵀS̃ − kᵀS = kᵀe₁ + rest, rest ≤ ‖e_k‖(‖S₁‖ + ε₁) + 2γ_dk Σ(|S₁| + ε₁)(|k| + e_k);
+ *   delta    δ̃ − δ = −β·kᵀe₁ + rest_δ (v's, β's, the read's rest and two roundings);
+ *   write    e₂ = (I − βkkᵀ)e₁ + k·rest_δ + e_k·δ̃ + roundings: ‖I − βkkᵀ‖₂ = max(1, |1 − β‖k‖²|), so the memory's
+ *            error does not grow through the delta rule when β‖k‖² ≤ 2 (l2-normed keys, β a sigmoid);
+ *   output   o's move ≤ ‖q/√dk‖ε₂ + ‖e_q/√dk‖(‖S₂‖ + ε₂) + 2γ_dk Σ(|S₂| + ε₂)(|q/√dk| + e).
+ * Returns the output's bound; writes o (the reference's output) and steps S and ε. */
+static double gdn_column(const struct ir_gated_delta *s, const struct gdn_ops *g, int64_t t, int64_t eta, int64_t j,
+                         double *S, double *eps, double *o)
+{
+    int64_t dk = s->dk, dv = s->dv, u = t * s->h + eta, uk = (t * g->kh + eta / g->group) * dk;
+    const double *k = g->x[1] + uk, *ek = g->e[1] + uk;
+    double d = exp(g->x[5][u]), dd = d * expm1(g->e[5][u]) + TRANS_ULPS * U32 * d * exp(g->e[5][u]);
+    double beta = g->x[4][u], eb = g->e[4][u], v = g->x[2][u * dv + j], evv = g->e[2][u * dv + j];
+    double nS = 0.0, kn = 0.0, ekn = 0.0, kv = 0.0;
+    for (int64_t i = 0; i < dk; i++) {
+        nS += S[i * dv + j] * S[i * dv + j];
+        kn += k[i] * k[i];
+        ekn += ek[i] * ek[i];
+    }
+    nS = sqrt(nS);
+    kn = sqrt(kn);
+    ekn = sqrt(ekn);
+    double e1 = fabs(d) * *eps + dd * (nS + *eps) + 2.0 * U32 * (fabs(d) + dd) * (nS + *eps), nS1 = fabs(d) * nS;
+    double mkv = 0.0;
+    for (int64_t i = 0; i < dk; i++) {
+        S[i * dv + j] *= d;
+        kv += S[i * dv + j] * k[i];
+        mkv += (fabs(S[i * dv + j]) + e1) * (fabs(k[i]) + ek[i]);
+    }
+    double rest_kv = ekn * (nS1 + e1) + 2.0 * kernels_gamma((double)dk) * mkv;
+    double dlt = v - kv, delta = beta * dlt;
+    double dl_rest = evv + rest_kv + 2.0 * U32 * (fabs(dlt) + evv + rest_kv + kn * e1), dl_full = dl_rest + kn * e1;
+    double rest_d = fabs(beta) * dl_rest + eb * (fabs(dlt) + dl_full) +
+                    2.0 * U32 * (fabs(beta) + eb) * (fabs(dlt) + dl_full);
+    double d_full = fabs(beta) * kn * e1 + rest_d;
+    double cf = fabs(1.0 - beta * kn * kn) > 1.0 ? fabs(1.0 - beta * kn * kn) : 1.0;
+    double e2 = cf * e1 + kn * rest_d + ekn * (fabs(delta) + d_full) +
+                4.0 * U32 * (nS1 + e1 + (kn + ekn) * (fabs(delta) + d_full));
+    double nS2 = 0.0, qn = 0.0, eqn = 0.0, mo = 0.0, oo = 0.0;
+    for (int64_t i = 0; i < dk; i++) {
+        S[i * dv + j] += k[i] * delta;
+        nS2 += S[i * dv + j] * S[i * dv + j];
+        qn += g->qs[i] * g->qs[i];
+        eqn += g->eqs[i] * g->eqs[i];
+        oo += S[i * dv + j] * g->qs[i];
+        mo += (fabs(S[i * dv + j]) + e2) * (fabs(g->qs[i]) + g->eqs[i]);
+    }
+    nS2 = sqrt(nS2);
+    *eps = e2;
+    *o = oo;
+    return sqrt(qn) * e2 + sqrt(eqn) * (nS2 + e2) + 2.0 * kernels_gamma((double)dk) * mo;
+}
+
+/* One row's outputs of one head from its columns' outputs o and their bounds eo: the head's norm (as rms_norm's:
+ * the factor's relative move ρ from the sum of squares' moves and order, the block's tree over kernels_gdn_threads
+ * threads), the weight, the gate through its slope and TRANS_ULPS; y's bounds written. */
+static void gdn_outputs(const struct ir_gated_delta *s, const struct gdn_ops *g, int64_t u, float *y)
+{
+    int64_t dv = s->dv;
+    double ss = 0.0, dss = 0.0;
+    for (int64_t j = 0; j < dv; j++) {
+        ss += g->o[j] * g->o[j];
+        dss += 2.0 * fabs(g->o[j]) * g->eo[j] + g->eo[j] * g->eo[j];
+    }
+    double order = (kernels_gamma((double)dv) + kernels_gamma((double)((dv + g->threads - 1) / g->threads) + 10.0)) *
+                   ss;
+    double den = ss + (double)dv * s->eps, inv = 1.0 / sqrt(den / (double)dv);
+    double rho = 0.5 * (dss + order) / (den - dss - order > 0 ? den - dss - order : 0.0);
+    bool sig = s->gate == IR_GATE_SIGMOID;
+    for (int64_t j = 0; j < dv; j++) {
+        double ov = fabs(g->o[j]), eo = g->eo[j], w = fabs(g->x[6][j]), ew = g->e[6][j];
+        double z = g->x[3][u * dv + j], ez = g->e[3][u * dv + j], sz = 1.0 / (1.0 + exp(-z));
+        double gz = fabs(sig ? sz : z * sz), lip = sig ? 0.25 : 1.1;
+        double egz = lip * ez + TRANS_ULPS * U32 * (gz + lip * ez);
+        double nv = ov * inv, en = inv * (eo + (ov + eo) * rho) + 4.0 * U32 * inv * (ov + eo);
+        double a = nv * w, ea = w * en + ew * (nv + en) + 2.0 * U32 * (w + ew) * (nv + en);
+        y[u * dv + j] = (float)(gz * ea + (a + ea) * egz + 2.0 * U32 * (gz + egz) * (a + ea));
+    }
+}
+
+/* Free a gated delta rule's double operands. */
+static void gdn_ops_free(struct gdn_ops *g)
+{
+    for (int i = 0; i < 7; i++) {
+        free(g->x[i]);
+        free(g->e[i]);
+    }
+    free(g->S);
+}
+
+/* gated_delta: per value head, the rows in order, each column's memory bound carried (gdn_column), each row's
+ * outputs through the norm and gate (gdn_outputs); the memory stored with the column's bound and the state's
+ * rounding. */
+static int b_gated_delta(struct bctx *c, struct ir_leaf *l)
+{
+    const struct ir_gated_delta *s = &ir_leaf_op(l)->spec.u.gated_delta;
+    struct gdn_ops g = {0};
+    if (s->kh < 0 || (s->kh > 0 && s->h % s->kh != 0) || s->h < 1)
+        return ir_leaf_fail(l, "kh must divide h");
+    g.kh = s->kh ? s->kh : s->h;
+    g.group = s->h / g.kh;
+    g.threads = kernels_gdn_threads(s->dv);
+    int64_t nk = s->rows * g.kh * s->dk, nv = s->rows * s->h * s->dv, nh = s->rows * s->h, n = s->dk * s->dv;
+    const int ops[7] = {0, 1, 2, 3, 4, 5, 7};
+    const int64_t need[7] = {nk, nk, nv, nv, nh, nh, s->dv};
+    for (int i = 0; i < 7; i++)
+        if (operand_pair(c, l, ops[i], need[i], &g.x[i], &g.e[i])) {
+            gdn_ops_free(&g);
+            return -1;
+        }
+    const float *S0 = ir_leaf_arg_of(l, c->ref, 6, s->h * n);
+    float *eS = S0 ? ir_leaf_state(l, 6, s->h * n) : NULL;
+    float *y = eS ? ir_leaf_result(l, nv) : NULL;
+    g.S = y ? calloc((size_t)(n + 3 * s->dv + 2 * s->dk), sizeof(double)) : NULL;
+    if (!g.S) {
+        gdn_ops_free(&g);
+        return y ? ir_leaf_fail(l, "out of memory for bounds") : -1;
+    }
+    g.o = g.S + n;
+    g.eo = g.o + s->dv;
+    g.eps = g.eo + s->dv;
+    g.qs = g.eps + s->dv;
+    g.eqs = g.qs + s->dk;
+    double rdk = sqrt((double)s->dk);
+    for (int64_t eta = 0; eta < s->h; eta++) {
+        for (int64_t i = 0; i < n; i++)
+            g.S[i] = S0[eta * n + i];
+        for (int64_t j = 0; j < s->dv; j++) { /* the loaded memory's error, column by column */
+            double e2 = 0.0;
+            for (int64_t i = 0; i < s->dk; i++)
+                e2 += (double)eS[eta * n + i * s->dv + j] * eS[eta * n + i * s->dv + j];
+            g.eps[j] = sqrt(e2);
+        }
+        for (int64_t t = 0; t < s->rows; t++) {
+            int64_t uk = (t * g.kh + eta / g.group) * s->dk;
+            for (int64_t i = 0; i < s->dk; i++) {
+                g.qs[i] = g.x[0][uk + i] / rdk;
+                g.eqs[i] = g.e[0][uk + i] / rdk + 2.0 * U32 * (fabs(g.qs[i]) + g.e[0][uk + i] / rdk);
+            }
+            for (int64_t j = 0; j < s->dv; j++)
+                g.eo[j] = gdn_column(s, &g, t, eta, j, g.S, &g.eps[j], &g.o[j]);
+            gdn_outputs(s, &g, t * s->h + eta, y);
+        }
+        for (int64_t i = 0; i < n; i++) /* an element's error is within its column's 2-norm */
+            eS[eta * n + i] = (float)(g.eps[i % s->dv] + state_error(c, fabs(g.S[i]) + g.eps[i % s->dv]));
+    }
+    gdn_ops_free(&g);
+    return 0;
+}
+
 /* rope: each output of a pair is x0·c ∓ x1·s; the tables are exact. */
 static int b_rope(struct bctx *c, struct ir_leaf *l)
 {
@@ -701,6 +990,8 @@ static int (*const rules[IR_KIND_COUNT])(struct bctx *, struct ir_leaf *) = {
     [IR_KIND_SILU] = b_unary,      [IR_KIND_SIGMOID] = b_unary,           [IR_KIND_GELU] = b_unary,
     [IR_KIND_RELU] = b_unary,      [IR_KIND_SCALE] = b_unary,             [IR_KIND_SWIGLU] = b_swiglu,
     [IR_KIND_ARGMAX] = b_argmax,   [IR_KIND_SOFTCAP] = b_unary,           [IR_KIND_HEAD_MATMUL] = b_head_matmul,
+    [IR_KIND_L2_NORM] = b_l2_norm, [IR_KIND_CAUSAL_CONV] = b_causal_conv, [IR_KIND_DECAY] = b_decay,
+    [IR_KIND_GATED_DELTA] = b_gated_delta,
 };
 
 /* The leaf hook of the bound walk. */

@@ -832,6 +832,123 @@ static int st_set_row(struct kernels_lane *L, struct ir_leaf *l)
     return 0;
 }
 
+/* ── Gated DeltaNet: convolution, log-decay, delta rule ──────────────────────────────────────────────────── */
+
+/* causal_conv: a thread a channel; its rows in order from the ring and the new rows, then the ring's rows moved on,
+ * each rounded to the recurrent state's type as it is stored. */
+static int st_causal_conv(struct kernels_lane *L, struct ir_leaf *l)
+{
+    const struct ir_causal_conv *s = &ir_leaf_op(l)->spec.u.causal_conv;
+    if (s->taps < 1)
+        return ir_leaf_fail(l, "taps must be at least 1");
+    int64_t keep = (s->taps - 1) * s->chan, nx = s->rows * s->chan;
+    const float *x = ir_leaf_arg(l, 0, nx);
+    const float *w = x ? ir_leaf_arg(l, 1, s->chan * s->taps) : NULL;
+    float *ring = w ? ir_leaf_state(l, 2, keep) : NULL;
+    float *y = ring ? ir_leaf_result(l, nx) : NULL;
+    if (y && nx == 0 && keep == 0)
+        return 0;
+    float *wc = y ? ir_leaf_scratch(l, s->taps) : NULL;
+    if (!wc)
+        return -1;
+    for (int64_t c = 0; c < s->chan; c++) {
+        for (int64_t j = 0; j < s->taps; j++) /* planted: the taps reversed */
+            wc[j] = w[c * s->taps + (L->fault == KERNELS_FAULT_CONV_TAP ? s->taps - 1 - j : j)];
+        for (int64_t t = 0; t < s->rows; t++)
+            y[t * s->chan + c] = ka_conv_out(wc, ring, x, s->taps, s->chan, t, c);
+        for (int64_t r = 0; r < s->taps - 1; r++) /* row r takes row rows + r, not yet overwritten */
+            ring[r * s->chan + c] =
+                keep_round(L->point.state, ka_conv_at(ring, x, s->taps - 1, s->chan, s->rows + r, c));
+    }
+    return 0;
+}
+
+/* decay: a thread a value; −e^alog · softplus(a + dt_bias) by its head. */
+static int st_decay(struct kernels_lane *L, struct ir_leaf *l)
+{
+    const struct ir_decay *s = &ir_leaf_op(l)->spec.u.decay;
+    if (s->rows <= 0 || s->n % s->rows)
+        return ir_leaf_fail(l, "n %lld is not whole over %lld rows", (long long)s->n, (long long)s->rows);
+    int64_t heads = s->n / s->rows;
+    const float *a = ir_leaf_arg(l, 0, s->n), *alog = a ? ir_leaf_arg(l, 1, heads) : NULL;
+    const float *dtb = alog ? ir_leaf_arg(l, 2, heads) : NULL;
+    float *y = dtb ? ir_leaf_result(l, s->n) : NULL;
+    if (!y)
+        return -1;
+    for (int64_t i = 0; i < s->n; i++) /* planted: the dt bias dropped */
+        y[i] = ka_decay(a[i], alog[i % heads], L->fault == KERNELS_FAULT_DECAY_BIAS ? 0.0f : dtb[i % heads]);
+    return 0;
+}
+
+/* One value head of a gated delta rule as its block runs it: the head's memory copied in, the rows in order (each
+ * thread its columns through ka_gdn_column, the block's sum of the outputs' squares, each column's output), the
+ * memory stored back once, rounded to the recurrent state's type. */
+struct gdn_job {
+    const struct ir_gated_delta *s;
+    const float *q, *k, *v, *z, *b, *a, *w;
+    float *S, *y, *work, *o, *part;
+    int64_t kh, group, threads;
+    enum shim_keep keep;
+    bool faulty;
+};
+
+/* Value head eta's block: its memory staged in j->work, its rows in order, the memory stored back. */
+static void gdn_head(const struct gdn_job *j, int64_t eta)
+{
+    const struct ir_gated_delta *s = j->s;
+    int64_t n = s->dk * s->dv;
+    float *S = j->S + eta * n, rdk = sqrtf((float)s->dk);
+    memcpy(j->work, S, sizeof(float) * (size_t)n);
+    for (int64_t t = 0; t < s->rows; t++) {
+        int64_t u = t * s->h + eta, uk = t * j->kh + eta / j->group;
+        float decay = j->faulty ? 1.0f : ka_expf(j->a[u]); /* planted: the memory not decayed */
+        for (int64_t c = 0; c < s->dv; c++)
+            j->o[c] = ka_gdn_column(j->work + c, s->dv, s->dk, decay, j->k + uk * s->dk, j->q + uk * s->dk, rdk,
+                                    j->v[u * s->dv + c], j->b[u]);
+        for (int64_t th = 0; th < j->threads; th++)
+            j->part[th] = ka_norm_partial(j->o, NULL, s->dv, th, j->threads);
+        float inv = ka_norm_factor(block_sum(j->part, j->threads), s->dv, (float)s->eps);
+        for (int64_t c = 0; c < s->dv; c++)
+            j->y[u * s->dv + c] = ka_gdn_out(j->o[c], inv, j->w[c], j->z[u * s->dv + c], s->gate == IR_GATE_SIGMOID);
+    }
+    for (int64_t i = 0; i < n; i++)
+        S[i] = keep_round(j->keep, j->work[i]);
+}
+
+/* gated_delta: a block a value head (heads are independent: each has its own memory, the rows' inputs are read
+ * only), value head η reading key head η / (h / kh). */
+static int st_gated_delta(struct kernels_lane *L, struct ir_leaf *l)
+{
+    const struct ir_gated_delta *s = &ir_leaf_op(l)->spec.u.gated_delta;
+    if (s->kh < 0 || (s->kh > 0 && s->h % s->kh != 0) || s->h < 1)
+        return ir_leaf_fail(l, "kh must divide h");
+    struct gdn_job j = {0};
+    j.s = s;
+    j.kh = s->kh ? s->kh : s->h;
+    j.group = s->h / j.kh;
+    j.threads = kernels_gdn_threads(s->dv);
+    j.keep = L->point.state;
+    j.faulty = L->fault == KERNELS_FAULT_GDN_STATE;
+    int64_t nk = s->rows * j.kh * s->dk, nv = s->rows * s->h * s->dv, nh = s->rows * s->h;
+    j.q = ir_leaf_arg(l, 0, nk);
+    j.k = j.q ? ir_leaf_arg(l, 1, nk) : NULL;
+    j.v = j.k ? ir_leaf_arg(l, 2, nv) : NULL;
+    j.z = j.v ? ir_leaf_arg(l, 3, nv) : NULL;
+    j.b = j.z ? ir_leaf_arg(l, 4, nh) : NULL;
+    j.a = j.b ? ir_leaf_arg(l, 5, nh) : NULL;
+    j.S = j.a ? ir_leaf_state(l, 6, s->h * s->dk * s->dv) : NULL;
+    j.w = j.S ? ir_leaf_arg(l, 7, s->dv) : NULL;
+    j.y = j.w ? ir_leaf_result(l, nv) : NULL;
+    j.work = j.y ? ir_leaf_scratch(l, s->dk * s->dv) : NULL;
+    j.o = j.work ? ir_leaf_scratch(l, s->dv) : NULL;
+    j.part = j.o ? ir_leaf_scratch(l, j.threads) : NULL;
+    if (!j.part)
+        return -1;
+    for (int64_t eta = 0; eta < s->h; eta++)
+        gdn_head(&j, eta);
+    return 0;
+}
+
 /* ── Quantize ────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* quantize: a warp a block of 32; the words kept for the products that read them, the value they stand for. */
@@ -862,6 +979,7 @@ static int (*const stages[IR_KIND_COUNT])(struct kernels_lane *, struct ir_leaf 
     [IR_KIND_RELU] = st_unary,          [IR_KIND_SCALE] = st_scale,             [IR_KIND_SWIGLU] = st_swiglu,
     [IR_KIND_HEAD_MATMUL] = st_head_matmul, [IR_KIND_L2_NORM] = st_l2_norm,     [IR_KIND_ARGMAX] = st_argmax,
     [IR_KIND_SOFTCAP] = st_softcap,     [IR_KIND_HEAD_SLICE] = st_head_slice,   [IR_KIND_JOIN] = st_join,
+    [IR_KIND_CAUSAL_CONV] = st_causal_conv, [IR_KIND_DECAY] = st_decay, [IR_KIND_GATED_DELTA] = st_gated_delta,
 };
 
 bool kernels_lane_has_stage(enum ir_kind k) { return (unsigned)k < IR_KIND_COUNT && stages[k]; }

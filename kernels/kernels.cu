@@ -499,3 +499,63 @@ __global__ void kc_argmax(const float *x, int64_t cols, float *y)
         }
     y[blockIdx.x] = (float)(bi < 0 ? 0 : bi);
 }
+
+/* ── Gated DeltaNet (host.c's st_causal_conv, st_decay, st_gated_delta) ──────────────────────────────────── */
+
+/* causal_conv: a thread a channel (grid-stride); its rows in order from the ring and x, then the ring's rows moved
+ * on in ascending order (row r takes row rows + r, not yet overwritten), rounded to the state's type (keep). */
+__global__ void kc_causal_conv(const float *x, const float *w, int64_t chan, int64_t taps, int64_t rows, int keep,
+                               float *ring, float *y)
+{
+    for (int64_t c = kc_first(); c < chan; c += kc_stride()) {
+        for (int64_t t = 0; t < rows; t++)
+            y[t * chan + c] = ka_conv_out(w + c * taps, ring, x, taps, chan, t, c);
+        for (int64_t r = 0; r < taps - 1; r++)
+            ring[r * chan + c] = kc_keep(keep, ka_conv_at(ring, x, taps - 1, chan, rows + r, c));
+    }
+}
+
+/* decay: y = −e^alog · softplus(a + dt_bias), by head i mod heads. */
+__global__ void kc_decay(const float *a, const float *alog, const float *dtb, int64_t n, int64_t heads, float *y)
+{
+    for (int64_t i = kc_first(); i < n; i += kc_stride())
+        y[i] = ka_decay(a[i], alog[i % heads], dtb[i % heads]);
+}
+
+/* A gated delta rule: h value heads of dk × dv memory over `rows` rows, kh key heads (each serving h / kh value
+ * heads; h where the op's kh is 0), eps of the head norm, the gate (1: the logistic function, 0: SiLU), the state's
+ * type (enum shim_keep). The launch: h blocks of kernels_gdn_threads(dv) threads, 4·(dk + 1)·dv bytes of dynamic
+ * shared memory (past 48 KiB by the opt-in attribute: 66 KiB at dk = dv = 128, within every chip's limit). */
+struct kc_gdn {
+    const float *q, *k, *v, *z, *b, *a, *w;
+    float *state, *y;
+    int64_t h, dk, dv, rows, kh;
+    float eps;
+    int sigmoid_gate, keep;
+};
+
+/* gated_delta: a block a value head (blockIdx.x), kernels_gdn_threads(dv) threads, thread t the columns j ≡ t. The
+ * head's memory is staged in dynamic shared memory (dk·dv floats, then dv for the columns' outputs); per row each
+ * thread steps its columns (ka_gdn_column), the block sums the outputs' squares (host.c's block_sum), each thread
+ * writes its columns' outputs; the memory is stored back once, rounded to the state's type. */
+__global__ void kc_gated_delta(kc_gdn p)
+{
+    extern __shared__ float kc_smem[];
+    int64_t eta = blockIdx.x, n = p.dk * p.dv, group = p.h / p.kh;
+    float *S = kc_smem, *o = S + n, *state = p.state + eta * n, rdk = sqrtf((float)p.dk);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        S[i] = state[i];
+    __syncthreads();
+    for (int64_t t = 0; t < p.rows; t++) {
+        int64_t u = t * p.h + eta, uk = (t * p.kh + eta / group) * p.dk;
+        float decay = ka_expf(p.a[u]);
+        for (int64_t j = threadIdx.x; j < p.dv; j += blockDim.x)
+            o[j] = ka_gdn_column(S + j, p.dv, p.dk, decay, p.k + uk, p.q + uk, rdk, p.v[u * p.dv + j], p.b[u]);
+        float inv = ka_norm_factor(kc_block_sum(ka_norm_partial(o, NULL, p.dv, threadIdx.x, blockDim.x)), p.dv, p.eps);
+        for (int64_t j = threadIdx.x; j < p.dv; j += blockDim.x)
+            p.y[u * p.dv + j] = ka_gdn_out(o[j], inv, p.w[j], p.z[u * p.dv + j], p.sigmoid_gate);
+        __syncthreads();
+    }
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        state[i] = kc_keep(p.keep, S[i]);
+}

@@ -128,6 +128,10 @@ int64_t kernels_norm_threads(int64_t cols);
 /* Threads of a block-format GEMV's block: eight warps of one output row each, or four warps of four. */
 int64_t kernels_gemv_blk_norm_threads(int per_warp);
 
+/* Threads of a gated delta rule's block (a block a value head, a thread a value column of its memory): whole warps
+ * covering the head's dv columns, 1024 at most (a thread then takes columns j, j + threads, ...). */
+int64_t kernels_gdn_threads(int64_t dv);
+
 /* Whether a block of `threads` threads holds a norm of `cols` values in its registers (the last block of a projection
  * norms the whole row it wrote). */
 bool kernels_block_holds_its_norm(int64_t threads, int64_t cols);
@@ -180,7 +184,10 @@ int kernels_point_of(const struct shim *s, struct kernels_point *out, char err[I
     X(GEMV_ROW, "gemv_row")      /* a GEMV block's last output reads the weights of the row before it */ \
     X(DROP_F16, "drop_f16")      /* cache writes keep f32 values instead of rounding them to the cache's type */ \
     X(SPLIT_MAX, "split_max")    /* a split attention's merge takes its last chunk's max to be its first's */ \
-    X(ROPE_PAIR, "rope_pair")    /* the rotation turns adjacent pairs (2i, 2i+1) instead of (i, i+half) */
+    X(ROPE_PAIR, "rope_pair")    /* the rotation turns adjacent pairs (2i, 2i+1) instead of (i, i+half) */ \
+    X(CONV_TAP, "conv_tap")      /* the causal convolution takes each channel's taps in reverse order */ \
+    X(GDN_STATE, "gdn_state")    /* the delta rule reads and writes its memory without the row's decay */ \
+    X(DECAY_BIAS, "decay_bias")  /* the log-decay drops its dt bias: softplus(a) instead of softplus(a + dt_bias) */
 enum kernels_fault {
 #define X(e, s) KERNELS_FAULT_##e,
     KERNELS_FAULTS(X)

@@ -37,6 +37,8 @@ int64_t kernels_norm_threads(int64_t cols)
     return min64(ceil_div(need, 32) * 32, 1024);
 }
 
+int64_t kernels_gdn_threads(int64_t dv) { return min64(ceil_div(max64(dv, 1), 32) * 32, 1024); }
+
 int64_t kernels_gemv_blk_norm_threads(int per_warp) { return per_warp == 4 ? 4 * 32 : 8 * 32; }
 
 bool kernels_block_holds_its_norm(int64_t threads, int64_t cols)

@@ -102,6 +102,29 @@ static void round_states(const struct kernels_point *p, const struct ir_graph *g
     }
 }
 
+/* Whether tensor t of g is recurrent state: carried state that is not a cache (a convolution's ring, a delta
+ * rule's memory). */
+static bool is_recurrent(const struct ir_graph *g, ir_tid t)
+{
+    return g->tensors[t].role == IR_ROLE_STATE && g->tensors[t].carried && !is_cache(g, t);
+}
+
+/* Swap the values of every recurrent state tensor op writes between a and b (made for g): a step's reference holds
+ * the memory after the step, the launch reads it as it was before (twice restores both). */
+static void swap_recurrent(const struct ir_graph *g, const struct ir_op *op, struct ir_values *a, struct ir_values *b)
+{
+    ir_tid w[512];
+    int nw = ir_op_writes(op, w, 512);
+    for (int k = 0; k < nw && k < 512; k++) {
+        float *x = is_recurrent(g, w[k]) ? ir_values_data(a, w[k]) : NULL, *y = x ? ir_values_data(b, w[k]) : NULL;
+        for (int64_t i = 0; y && i < ir_tensor_len(g, w[k]); i++) {
+            float t = x[i];
+            x[i] = y[i];
+            y[i] = t;
+        }
+    }
+}
+
 /* ── Rows ────────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A new row at the end of the result; NULL when memory is short. */
@@ -316,22 +339,24 @@ static void widen_quantized(const struct kernels_point *p, const struct ir_graph
         widen_quantized(p, g, &op->parts[k], ref, bounds);
 }
 
-/* Run launch i on the lane with its inputs from `ref` and compare what it writes; rows into the result. */
-static int check_launch(struct run *r, int32_t i, struct ir_values *ref, const struct ir_graph *sg,
-                        const struct ir_values *src, bool unquantized)
+/* Run launch i on the lane with its inputs from `ref` (its recurrent state from `pre`, the step's reference before
+ * the step) and compare what it writes; rows into the result. */
+static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct ir_values *pre,
+                        const struct ir_graph *sg, const struct ir_values *src, bool unquantized)
 {
     const struct ir_graph *g = r->in->rewritten;
     const struct ir_op *op = &g->ops[i];
-    if (load_inputs(r, i, ref, sg, src, unquantized))
-        return -1;
     char err[IR_ERR_LEN];
     int64_t ambiguous = 0;
-    if (kernels_lane_launch(r->lane, g, i, r->lanev, r->err))
-        return -1;
-    if (kernels_bounds_launch(r->in->point, g, i, ref, r->bounds, &ambiguous, err)) {
+    swap_recurrent(g, op, ref, pre);
+    int rc = load_inputs(r, i, ref, sg, src, unquantized) || kernels_lane_launch(r->lane, g, i, r->lanev, r->err);
+    if (!rc && kernels_bounds_launch(r->in->point, g, i, ref, r->bounds, &ambiguous, err)) {
         snprintf(r->err, IR_ERR_LEN, "launch %d (%s): bounds: %.400s", (int)i, kernels_launch_kernel(op), err);
-        return -1;
+        rc = -1;
     }
+    swap_recurrent(g, op, ref, pre);
+    if (rc)
+        return -1;
     if (unquantized)
         widen_quantized(r->in->point, g, op, ref, r->bounds);
     ir_tid w[512];
@@ -474,7 +499,7 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
     memset(out, 0, sizeof *out);
     const struct ir_graph *g = in->rewritten, *R = in->reference, *F = in->lifted;
     int32_t steps = in->steps > 0 ? in->steps : 1;
-    enum { REFV, LIFTV, REFRW, LIFTRW, LANEV, BOUNDS, CHAINV, NV };
+    enum { REFV, LIFTV, REFRW, LIFTRW, REFPRE, LIFTPRE, LANEV, BOUNDS, CHAINV, NV };
     struct ir_values *v[NV] = {0};
     v[REFV] = ir_values_new_like(R, in->seed, F, err);
     v[LIFTV] = v[REFV] ? ir_values_new(F, in->seed, err) : NULL;
@@ -513,6 +538,8 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
     }
     for (int32_t s = 0; !rc && s < steps; s++) {
         r.step = s;
+        copy_by_name(g, v[REFPRE], R, v[REFV]); /* the recurrent state as the step finds it */
+        copy_by_name(g, v[LIFTPRE], F, v[LIFTV]);
         double t0 = now_s();
         rc = ir_eval(R, v[REFV], err) || ir_eval(F, v[LIFTV], err);
         out->seconds_eval += now_s() - t0;
@@ -524,10 +551,10 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
             unquantize_results(g, &g->ops[i], v[LIFTRW]);
         for (int32_t i = 0; !rc && !in->chain_only && i < g->nops; i++) {
             kernels_lane_forget(lane);
-            rc = check_launch(&r, i, v[REFRW], R, v[REFV], false);
+            rc = check_launch(&r, i, v[REFRW], v[REFPRE], R, v[REFV], false);
             if (!rc && in->point->acts != KERNELS_ACTS_DEQUANT) {
                 kernels_lane_forget(lane);
-                rc = check_launch(&r, i, v[LIFTRW], F, v[LIFTV], true);
+                rc = check_launch(&r, i, v[LIFTRW], v[LIFTPRE], F, v[LIFTV], true);
             }
         }
         out->launches += g->nops;
@@ -594,6 +621,14 @@ static bool leaf_shape(const struct kernels_point *p, const struct ir_op *leaf, 
     case IR_KIND_RMS_NORM:
         l->grid = s->u.rms_norm.rows;
         l->block = kernels_norm_threads(s->u.rms_norm.cols);
+        return true;
+    case IR_KIND_GATED_DELTA: /* a block a value head, its memory and the columns' outputs staged */
+        l->grid = s->u.gated_delta.h;
+        l->block = kernels_gdn_threads(s->u.gated_delta.dv);
+        l->smem_bytes = 4 * (s->u.gated_delta.dk + 1) * s->u.gated_delta.dv;
+        return true;
+    case IR_KIND_CAUSAL_CONV: /* a thread a channel */
+        l->grid = (s->u.causal_conv.chan + 255) / 256;
         return true;
     default: return false;
     }
