@@ -47,7 +47,8 @@ static void print_guards(const struct rules_rule *rule)
         printf(")");
         if (a->forall != RULES_ROLE_NONE)
             printf(" for each in %s", rules_role_name(a->forall));
-        printf("  — %s\n", rules_atom_meaning(a->kind));
+        printf("  — %s [%s%s%s]\n", rules_atom_meaning(a->kind), rules_origin_name(a->origin), a->finding ? " " : "",
+               a->finding ? a->finding : "");
     }
 }
 
@@ -137,7 +138,8 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
     static const struct option opts[] = {
         CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'},
         {"hold", required_argument, NULL, 'h'}, {"report", no_argument, NULL, 'r'},
-        {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'}, {0, 0, 0, 0}};
+        {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'}, CLI_SEED_RULES_OPTION,
+        {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
@@ -153,6 +155,7 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
         case 'h': a->hold = optarg; break;
         case 'r': a->report = true; break;
         case 'o': a->out = optarg; break;
+        case 'R': rules_seed_mode(true); break;
         case 'S': {
             if (cli_parse_seed(optarg, &a->seed))
                 return cli_usage_error(cmd, "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);

@@ -40,7 +40,7 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         {"bound", required_argument, NULL, 'k'},   {"smt2", required_argument, NULL, 'q'},
         {"no-unbounded", no_argument, NULL, 'u'},  {"assume-fresh-results", no_argument, NULL, 'a'},
         {"replay", required_argument, NULL, 'r'},  {"fixtures", required_argument, NULL, 'f'},
-        {"explain", no_argument, NULL, 'e'},       {0, 0, 0, 0}};
+        {"explain", no_argument, NULL, 'e'},       CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->opt = oracle_defaults();
     a->fixtures = "tests/rules";
@@ -72,6 +72,7 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         case 'r': a->replay = optarg; break;
         case 'f': a->fixtures = optarg; break;
         case 'e': a->explain = true; break;
+        case 'R': rules_seed_mode(true); break;
         default: return cli_usage_error("prove", "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -346,7 +347,7 @@ int cli_cmd_validate_run(int argc, char **argv)
     static const struct option opts[] = {
         {"shim", required_argument, NULL, 's'}, CLI_LIFT_OPTIONS,
         {"timeout-ms", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
-        {0, 0, 0, 0}};
+        CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
     struct cli_lift lift = cli_lift_defaults();
     struct oracle_options opt = oracle_defaults();
     const char *shim_name = NULL;
@@ -368,6 +369,7 @@ int cli_cmd_validate_run(int argc, char **argv)
             break;
         }
         case 'v': verbose = true; break;
+        case 'R': rules_seed_mode(true); break;
         default: return cli_usage_error("validate-run", "unknown option '%s'", argv[optind - 1]);
         }
     }

@@ -12,13 +12,13 @@ static const enum ir_class builds_norm_then_add[] = {IR_CLASS_NORM_THEN_ADD};
 /* The add (producer) moves down to the norm (consumer): legal when the norm is the sum's first reader (nothing
  * between reads it) and nothing between writes either summand or the sum (a state sum may be overwritten). */
 static const struct rules_atom guards_add_norm[] = {
-    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
+    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_a", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F5")},
     {.name = "untouched_b", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F5")},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* The first slot after i reading t whose op is a lifted RMS norm of t whole, without an add, of n values (a state
@@ -86,12 +86,12 @@ const struct rules_rule rules_rule_add_norm = {
 /* The inner norm (producer) moves down to the op that reads its result first (consumer): legal when nothing between
  * reads or writes that result or writes the inner norm's input, and the host does not keep the result across steps. */
 static const struct rules_atom guards_sandwich_norm[] = {
-    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT},
+    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F4")},
     {.name = "untouched_input", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* Whether no slot writes t (or there is no t): a weight the norm may carry anywhere. */

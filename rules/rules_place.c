@@ -236,12 +236,12 @@ static const enum ir_class builds_slice_read[] = {IR_CLASS_STRIDED_READ};
  * the host does not read the result (no op writes it any more), and nothing between the slice and the consumer
  * writes the source. */
 static const struct rules_atom guards_slice_read[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F8")},
     {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* The first slot after i reading the slice's result whole, unit by unit: its `groups` units of `width` values; or
@@ -301,14 +301,14 @@ static const enum ir_class builds_row_write[] = {IR_CLASS_ROW_WRITE};
  * one reader, the host does not read the value (no op writes it any more), nothing between reads or writes the
  * table, and nothing between writes the index the rows are named by (the producer reads it now). */
 static const struct rules_atom guards_row_write[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F3")},
     {.name = "table_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE,
-     .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER},
+     .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "index_untouched", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_PARAM, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F9")},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* Where a lifted row set puts its rows: the table's rows from its literal or named index, its cols wide. */
@@ -385,18 +385,18 @@ static const enum ir_class builds_join_in_place[] = {IR_CLASS_JOIN_IN_PLACE};
  * producer up to the join reads or writes the destination (the later producer included), and nothing there writes
  * the index of the rows it lands in. */
 static const struct rules_atom guards_join_in_place[] = {
-    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER},
-    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_observed_a", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_INPUT},
-    {.name = "not_observed_b", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_OTHER},
+    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "not_observed_a", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_INPUT, RULES_ADDED_BY("F3")},
+    {.name = "not_observed_b", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_OTHER, RULES_ADDED_BY("F3")},
     {.name = "dst_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE, .a = RULES_ROLE_FIRST,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "index_untouched", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_PARAM, .a = RULES_ROLE_FIRST,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_a", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
     {.name = "untouched_b", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_MOVER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* The slot before j of the op computing t into its own buffer, or -1. */
@@ -480,12 +480,12 @@ static const enum ir_class builds_strided_values[] = {IR_CLASS_STRIDED_VALUES};
 /* The attention reads its values' source in place of the slice: legal when it is the slice's one reader, the host
  * does not read the slice (no op writes it any more), and nothing between writes the source. */
 static const struct rules_atom guards_strided_values[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F8")},
     {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* The slot before j of a slice (read whole) computing the attention's values, as wide as its kv heads' values, or
@@ -540,7 +540,7 @@ static const enum ir_class builds_cross_layer_launch[] = {IR_CLASS_CROSS_LAYER_L
  * or reads or writes what it writes. */
 static const struct rules_atom guards_cross_layer_launch[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* The row a lifted row set (reading its operands whole) writes at: a named index tensor, or a literal. */
@@ -610,7 +610,7 @@ static const enum ir_class builds_rope_parts[] = {IR_CLASS_ROPE_QK_ONE_LAUNCH};
  * included) that writes what it reads or reads or writes what it writes. */
 static const struct rules_atom guards_rope_parts[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .forall = RULES_ROLE_MEMBERS},
+     .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* Whether slots i and j are rotations by one table at one position, of one head width and rotated half. */
@@ -653,7 +653,7 @@ static const enum ir_class builds_horizontal_norm_rope_insert[] = {IR_CLASS_HORI
  * reads or reads or writes what it writes. */
 static const struct rules_atom guards_horizontal_norm_rope_insert[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* The tables a normed rotation rotates by: its rotation leaf's cos, sin and named position. */
@@ -733,7 +733,7 @@ static const enum ir_class builds_qk_norm_rope_gate_split[] = {IR_CLASS_QK_NORM_
 /* The gate's projection moves down to the query's op: legal when it passes no slot that writes what it reads or
  * reads or writes what it writes. */
 static const struct rules_atom guards_qk_norm_rope_gate_split[] = {
-    {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER},
+    {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
 };
 
 /* The first leaf of op that is a primitive of kind k, or NULL. */
@@ -819,8 +819,8 @@ static const enum ir_class builds_elementwise_regions[] = {IR_CLASS_ELEMENTWISE_
  * joins). */
 static const struct rules_atom guards_elementwise_regions[] = {
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
-    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
+    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
 };
 
 /* What a region member computes: its length and element type — a lifted pointwise op, or a lifted elementwise op
@@ -966,10 +966,10 @@ static const enum ir_class builds_elementwise_chains[] = {IR_CLASS_ELEMENTWISE_C
  * it reads or reads or writes what it writes. The carried result is read by nothing but the next link and is not
  * state the host keeps (its value is never stored). */
 static const struct rules_atom guards_elementwise_chains[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F15")},
 };
 
 /* Whether op carries cur on: a lifted pointwise elementwise op of n values with cur as exactly one operand, or a
@@ -981,9 +981,23 @@ static bool carries(const struct ir_op *op, ir_tid cur, int64_t n)
     return rules_is(op, IR_KIND_SILU) && pointwise(op) >= 0 && op->ins[0] == cur;
 }
 
-/* The first slot after k that carries cur on (n values), or -1. Whether it is cur's one reader is a guard. */
+/* The next live slot after k, or -1. */
+static int32_t next_live(const struct rules_rewriter *r, int32_t k)
+{
+    for (int32_t i = k + 1; i < ir_slots_len(r->s); i++)
+        if (rules_slot(r, i))
+            return i;
+    return -1;
+}
+
+/* The first slot after k that carries cur on (n values), or -1. Whether it is cur's one reader is a guard. Under
+ * the seed's rules the link is the next live slot only (finding F15: fusecheck reaches past others, guarded). */
 static int32_t chain_reader(const struct rules_rewriter *r, ir_tid cur, int64_t n, int32_t k)
 {
+    if (rules_seed_rules()) {
+        int32_t next = next_live(r, k);
+        return next >= 0 && carries(rules_slot(r, next), cur, n) ? next : -1;
+    }
     int32_t count;
     int32_t *readers = readers_of(r, cur, &count);
     int32_t found = -1;
@@ -1063,12 +1077,12 @@ static const enum ir_class builds_recompute_fanout[] = {IR_CLASS_RECOMPUTE_FANOU
 /* The producer is recomputed inside each reader and goes: legal when the host does not read its result, every reader
  * of the result is one that recomputes it, and nothing between the producer and each reader writes its input. */
 static const struct rules_atom guards_recompute_fanout[] = {
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
-    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
+    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
     {.name = "untouched_input", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS},
+     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS},
+     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F1")},
 };
 
 /* The slots after i reading t that are lifted pointwise ops, into members (room for every slot); their count. */
