@@ -714,7 +714,7 @@ static const struct rules_atom guards_act_gate[] = {ATOM_ONLY_READER(RULES_FROM_
 static int32_t gating_activation(const struct rules_rewriter *r, ir_tid t, int32_t j)
 {
     int32_t i = ir_facts_producer(r->s, t);
-    if (i < 0 || i >= j || rules_activation(rules_slot(r, i)) < 0 || rules_class(rules_slot(r, i)) >= 0)
+    if (i < 0 || (i >= j && !rules_seed_rules()) || rules_activation(rules_slot(r, i)) < 0 || rules_class(rules_slot(r, i)) >= 0)
         return -1;
     return pair_holds(r, i, j, t) ? i : -1;
 }

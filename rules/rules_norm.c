@@ -22,7 +22,7 @@ static const struct rules_atom guards_add_norm[] = {
 };
 
 /* The first slot after i reading t whose op is a lifted RMS norm of t whole, without an add, of n values (a state
- * sum read before the add reads the old value: that reader is no consumer). */
+ * sum read before the add reads the old value: that reader is no consumer; the seed's rules take it, F2). */
 static int32_t norm_reader(const struct rules_rewriter *r, int32_t i, ir_tid t, int64_t n, struct rules_norm_form *f)
 {
     int32_t count = rules_reader_count(r, t);
@@ -33,7 +33,7 @@ static int32_t norm_reader(const struct rules_rewriter *r, int32_t i, ir_tid t, 
     int32_t found = -1;
     for (int32_t k = 0; k < count && found < 0; k++) {
         const struct ir_op *op = rules_slot(r, readers[k]);
-        if (readers[k] > i && rules_norm(op, f) && f->x == t && !f->has_part && f->add == IR_NONE &&
+        if ((readers[k] > i || rules_seed_rules()) && rules_norm(op, f) && f->x == t && !f->has_part && f->add == IR_NONE &&
             f->rows * f->cols == n && rules_class(op) < 0)
             found = readers[k];
     }
@@ -106,14 +106,15 @@ static bool unwritten(const struct rules_rewriter *r, ir_tid t)
 static int32_t plain_norm(const struct rules_rewriter *r, int32_t j, ir_tid t, int64_t rows, int64_t cols, bool later)
 {
     int32_t i = ir_facts_producer(r->s, t);
-    if (i >= j)
+    bool seed = rules_seed_rules(); /* the seed takes any producer, its weight unasked (F2) */
+    if (i >= j && !seed)
         return -1;
     const struct ir_op *op = i >= 0 ? rules_slot(r, i) : NULL;
     struct rules_norm_form n;
     if (!op || !rules_norm(op, &n))
         return -1;
     bool fits = n.out == t && !n.has_part && n.add == IR_NONE && !n.pre && !n.sum && n.own && rules_class(op) < 0 &&
-                n.rows == rows && n.cols == cols && unwritten(r, n.w);
+                n.rows == rows && n.cols == cols && (seed || unwritten(r, n.w));
     return fits && (later || rules_reader_count(r, t) == 1) ? i : -1;
 }
 

@@ -35,6 +35,15 @@ F12 act_gate/near_no_sink_past.fc reference
 F13 gather_scale/near_no_cross.fc reference
 CASES
 
+# F2: the seed's matchers take a producer after its reader (or a norm with a written weight): the rewrite's values
+# agree here, but validate-run finds the firing outside its motion's premises.
+for file in add_norm/quiet_state_read_before_sum.fc sandwich_norm/quiet_written_weight.fc \
+            act_gate/quiet_state_read_before_activation.fc; do
+  expect 1 "F2 $file under --seed-rules" -- "$fc" validate-run "tests/rules/$file" --shim reference --seed-rules
+  contains "$tmp/out" "a premise of sink_to_consumer does not hold" "F2 $file: the premise named"
+  expect 0 "F2 $file" -- "$fc" validate-run "tests/rules/$file" --shim reference
+done
+
 # F15: under the seed's rules a chain links the next slot only, so it does not reach past another op at all.
 expect 0 "F15 default reaches past" -- "$fc" optimize tests/rules/elementwise_chains/past_other.fc --shim reference \
   --report -o "$tmp/o.fc"
