@@ -424,6 +424,13 @@ int main(void)
     for (int i = 0; i < nlate; i++)
         cov[ncov++] = (struct coverage){late[i], false, {false}};
     cov[ncov++] = (struct coverage){rules_advance(), false, {false}};
+    /* The lane's own rules: gemv_parts has its folder; latent_expanded's cases are still in tests/test_lane.c. */
+    char err[IR_ERR_LEN];
+    struct shim *lane = shim_lookup("cuda-lane:h200:int8", err);
+    for (int i = 0; lane && i < lane->nrules; i++)
+        if (!rules_same_name(lane->rules[i].name, "latent_expanded"))
+            cov[ncov++] = (struct coverage){lane->rules[i].rule, false, {false}};
+    shim_free(lane);
     for (int i = 0; i < ncov; i++) {
         char dir[512];
         snprintf(dir, sizeof dir, "tests/rules/%s", cov[i].rule->name);
