@@ -12,8 +12,8 @@
  * A case with a `fires` directive must have a sibling <case>.expected: the rewritten graph's canonical text.
  * Every case's rewritten graph must give bit-identical observed and carried tensors to the lifted one.
  *
- * The suite also checks that every rule of the table has at least one firing case, and a near-miss case for every
- * guard atom it declares. Set FUSECHECK_WRITE_EXPECTED=1 to write missing .expected files (then review them). */
+ * The suite also checks that every rule of the table (and the late rules, argmax_advance, the numerics fold and the
+ * lane's rules with a folder) has at least one firing case, and a near-miss case for every guard atom it declares. Set FUSECHECK_WRITE_EXPECTED=1 to write missing .expected files (then review them). */
 #include "check.h"
 #include "rules/rules.h"
 
@@ -424,6 +424,7 @@ int main(void)
     for (int i = 0; i < nlate; i++)
         cov[ncov++] = (struct coverage){late[i], false, {false}};
     cov[ncov++] = (struct coverage){rules_advance(), false, {false}};
+    cov[ncov++] = (struct coverage){&rules_rule_fused_quant, false, {false}};
     /* The lane's own rules: gemv_parts has its folder; latent_expanded's cases are still in tests/test_lane.c. */
     char err[IR_ERR_LEN];
     struct shim *lane = shim_lookup("cuda-lane:h200:int8", err);
