@@ -180,8 +180,24 @@ static void sandwich_norms(struct rules_rewriter *r)
     }
 }
 
+/* Whether the add at j takes t's norm as its normed summand, as the seed picks one: j reads t first (while the
+ * first_reader atom is active, which says the same), and t has no other reader or is not carried. */
+static bool summand_picked(const struct rules_rewriter *r, ir_tid t, int32_t j)
+{
+    int32_t count = rules_reader_count(r, t);
+    int32_t *readers = malloc(sizeof *readers * (size_t)(count ? count : 1));
+    if (!readers)
+        abort();
+    ir_facts_readers(r->s, t, readers, count);
+    bool first = count >= 1 && (readers[0] == j || !rules_atom_active(r->rule, "first_reader"));
+    bool picked = first && (count == 1 || !ir_facts_carried(r->s, t));
+    free(readers);
+    return picked;
+}
+
 /* A plain norm whose whole result is one summand of an add (no norm follows it), read first by the add: the add
- * in the norm's row op, the sum its result, the norm's result written on for later readers. */
+ * in the norm's row op, the sum its result, the norm's result written on for later readers. The first summand
+ * picked is the only one tried, as in the seed. */
 static void norm_then_adds(struct rules_rewriter *r)
 {
     for (int32_t j = 0; j < ir_slots_len(r->s); j++) {
@@ -189,7 +205,7 @@ static void norm_then_adds(struct rules_rewriter *r)
         struct rules_binary_form b;
         if (!op || !rules_binary(op, &b) || b.op != IR_EW_ADD || b.gated || b.row || !ir_dst_is_own(&op->dst))
             continue;
-        /* Either summand may be the normed one: the first whose norm's guards hold. */
+        /* Either summand may be the normed one: the first picked; when its guards fail the add stays. */
         ir_tid sides[2][2] = {{b.b, b.a}, {b.a, b.b}};
         for (int s = 0; s < 2; s++) {
             int32_t p = ir_facts_producer(r->s, sides[s][0]);
@@ -198,8 +214,10 @@ static void norm_then_adds(struct rules_rewriter *r)
                 continue;
             int32_t i = plain_norm(r, j, sides[s][0], inner.rows, inner.cols, true);
             ir_tid kept = sides[s][1];
-            if (i < 0 || kept == inner.out || !sandwich_guards(r, i, j, inner.out, inner.x))
+            if (i < 0 || !summand_picked(r, sides[s][0], j))
                 continue;
+            if (kept == inner.out || !sandwich_guards(r, i, j, inner.out, inner.x))
+                break;
             struct ir_access kept_access = kept == b.a ? op->access[0] : op->access[1];
             fold_sandwich(r, i, j, kept, kept_access, &inner, IR_NONE);
             break;

@@ -750,8 +750,8 @@ static const struct ir_op *first_leaf_of(const struct ir_op *op, enum ir_kind k)
 }
 
 /* The gate a gated attention's result is multiplied by — the activation's input of the gated product — for op, the
- * attention: the product folded into the attention's store, or the first gated product reading its result; or
- * IR_NONE. */
+ * attention: the product folded into the attention's store, or the gated product that is its result's one reader;
+ * or IR_NONE. */
 static ir_tid output_gate(const struct rules_rewriter *r, const struct ir_op *op)
 {
     struct rules_binary_form b;
@@ -760,9 +760,8 @@ static ir_tid output_gate(const struct rules_rewriter *r, const struct ir_op *op
     int32_t n;
     int32_t *readers = readers_of(r, op->out, &n);
     ir_tid gate = IR_NONE;
-    for (int32_t k = 0; k < n && gate == IR_NONE; k++)
-        if (rules_binary(rules_slot(r, readers[k]), &b) && b.gated && (b.a == op->out || b.b == op->out))
-            gate = b.a == op->out ? b.b : b.a;
+    if (n == 1 && rules_binary(rules_slot(r, readers[0]), &b) && b.gated && (b.a == op->out || b.b == op->out))
+        gate = b.a == op->out ? b.b : b.a;
     free(readers);
     return gate;
 }
