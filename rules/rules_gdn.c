@@ -1023,6 +1023,23 @@ static bool finalize_direct(struct rules_rewriter *r, int32_t m, int32_t j, ir_t
     return ok && rules_pair(r, IR_CLASS_MOE_DEFERRED_FINALIZE, m, j, j);
 }
 
+/* The summand of the add at i a mixture computes whole for the add alone, as the seed picks it (the one-reader test
+ * only while only_reader_mixture, which says the same, is active): its slot, the summand into *mixed; or -1. */
+static int32_t summed_mixture(const struct rules_rewriter *r, const struct rules_binary_form *b, int32_t i,
+                              ir_tid *mixed)
+{
+    bool alone_asked = rules_atom_active(r->rule, "only_reader_mixture");
+    ir_tid sides[2] = {b->a, b->b};
+    for (int s = 0; s < 2; s++) {
+        int32_t m = mixture_of(r, sides[s]);
+        if (m >= 0 && (!alone_asked || rules_sole_reader(r, sides[s], i))) {
+            *mixed = sides[s];
+            return m;
+        }
+    }
+    return -1;
+}
+
 /* The add at i of a mixture's result and its shared expert's, read by the add-and-norm at j as t: fold both there
  * when the guards hold. Whether it fired. */
 static bool finalize_summed(struct rules_rewriter *r, int32_t i, int32_t j, ir_tid t)
@@ -1031,12 +1048,8 @@ static bool finalize_summed(struct rules_rewriter *r, int32_t i, int32_t j, ir_t
     struct rules_binary_form b;
     if (!rules_binary(op, &b) || b.op != IR_EW_ADD || b.gated || b.row || rules_class(op) >= 0)
         return false;
-    ir_tid mixed = b.a;
-    int32_t m = mixture_of(r, b.a);
-    if (m < 0) {
-        mixed = b.b;
-        m = mixture_of(r, b.b);
-    }
+    ir_tid mixed = IR_NONE;
+    int32_t m = summed_mixture(r, &b, i, &mixed);
     if (m < 0)
         return false;
     int32_t members[3] = {m, i, j};
