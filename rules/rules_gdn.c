@@ -1110,8 +1110,9 @@ static const struct rules_atom guards_attn_output_gate[] = {
 /* Whether op is a lifted attention writing its whole result into its own buffer. */
 static bool plain_attention(const struct ir_op *op) { return rules_is(op, IR_KIND_ATTENTION) && ir_dst_is_own(&op->dst); }
 
-/* Whether the op at k is a literal one-row set of a whole row of `table` (rows × cols) from an attention's result;
- * its attention's slot into *i and its row into *row. */
+/* Whether the op at k is a literal one-row set of a whole row of `table` (rows × cols) from an attention's result
+ * that set alone reads, as the seed asks (while made_for, which implies it within the group, is active); its
+ * attention's slot into *i and its row into *row. */
 static bool attended_set(const struct rules_rewriter *r, int32_t k, ir_tid table, int32_t *i, int64_t *row)
 {
     const struct ir_op *set = rules_slot(r, k);
@@ -1123,7 +1124,8 @@ static bool attended_set(const struct rules_rewriter *r, int32_t k, ir_tid table
         return false;
     *row = sr->index.literal;
     *i = ir_facts_producer(r->s, set->ins[1]);
-    return *i >= 0 && plain_attention(rules_slot(r, *i));
+    bool own_set = !rules_atom_active(r->rule, "made_for") || rules_sole_reader(r, set->ins[1], k);
+    return *i >= 0 && plain_attention(rules_slot(r, *i)) && own_set;
 }
 
 /* Whether op writes t (its destination, a placement, a kept result or state in place). */
