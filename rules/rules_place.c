@@ -437,6 +437,29 @@ static void place_halves(struct rules_rewriter *r, int32_t j, int32_t pa, int32_
     rules_absorb(r, IR_CLASS_JOIN_IN_PLACE, pa > pb ? pa : pb, &j, 1);
 }
 
+/* Whether op reads (or, with `write`, writes) t. */
+static bool op_touches(const struct ir_op *op, ir_tid t, bool write)
+{
+    int n = write ? ir_op_writes(op, NULL, 0) : ir_op_reads(op, NULL, 0);
+    ir_tid *ts = malloc(sizeof *ts * (size_t)(n > 0 ? n : 1));
+    if (!ts)
+        abort();
+    n = write ? ir_op_writes(op, ts, n) : ir_op_reads(op, ts, n);
+    bool found = false;
+    for (int k = 0; k < n && !found; k++)
+        found = ts[k] == t;
+    free(ts);
+    return found;
+}
+
+/* Whether the first producer leaves the join's destination unread and its row index unwritten, as the seed asks
+ * of every slot from the first producer on (the atoms ask it of the slots after it). */
+static bool first_clear(const struct rules_rewriter *r, int32_t first, ir_tid table, ir_tid param)
+{
+    const struct ir_op *op = rules_slot(r, first);
+    return !op_touches(op, table, false) && (param == IR_NONE || !op_touches(op, param, true));
+}
+
 /* The two halves of a join, each read only by it, are written by their producers straight into their parts of every
  * unit of the joined tensor (of a table's rows, when the join lands in one); the join goes. Legal: nothing between
  * the first producer and the join touches the destination or writes its row index, and no one else sees a half. */
@@ -462,7 +485,8 @@ static void apply_join_in_place(struct rules_rewriter *r)
         bind.tensor[RULES_ROLE_OTHER] = b;
         bind.tensor[RULES_ROLE_TABLE] = op->dst.buf;
         bind.tensor[RULES_ROLE_PARAM] = op->dst.row == IR_ROWSEL_PARAM ? op->dst.row_param : IR_NONE;
-        if (rules_guards_hold(r, r->rule, &bind, NULL))
+        if (first_clear(r, pa < pb ? pa : pb, op->dst.buf, bind.tensor[RULES_ROLE_PARAM]) &&
+            rules_guards_hold(r, r->rule, &bind, NULL))
             place_halves(r, j, pa, pb);
     }
 }
