@@ -33,6 +33,7 @@ F10 conv_silu_l2/near_no_cross.fc reference
 F11 gates/near_no_sink_past.fc reference
 F12 act_gate/near_no_sink_past.fc reference
 F13 gather_scale/near_no_cross.fc reference
+F14 latent_expanded/near_no_sink_past.fc cuda-lane:h200:int8
 CASES
 
 # F2: the seed's matchers take a producer after its reader (or a norm with a written weight): the rewrite's values
