@@ -245,7 +245,7 @@ static const struct rules_atom guards_slice_read[] = {
 };
 
 /* The first slot after i reading the slice's result whole, unit by unit: its `groups` units of `width` values; or
- * -1. Whether it is the only reader is a guard. */
+ * -1. Whether it is the only reader is a guard. The seed's rules take a reader before i too (F17). */
 static int32_t unit_reader(const struct rules_rewriter *r, int32_t i, const struct rules_slice_form *sl)
 {
     int32_t n;
@@ -255,7 +255,8 @@ static int32_t unit_reader(const struct rules_rewriter *r, int32_t i, const stru
         const struct ir_op *op = rules_slot(r, readers[k]);
         ir_tid x;
         int64_t units, width;
-        if (readers[k] > i && rules_unit_input(op, &x, &units, &width) && x == sl->y && units == sl->groups &&
+        if ((readers[k] > i || rules_seed_rules()) && rules_unit_input(op, &x, &units, &width) && x == sl->y &&
+            units == sl->groups &&
             width == sl->width && reads_whole(op, sl->y))
             found = readers[k];
     }
@@ -332,7 +333,7 @@ static int32_t row_producer(const struct rules_rewriter *r, int32_t j, const str
 {
     const struct ir_set_row *sr = &set->spec.u.set_row;
     int32_t i = ir_facts_producer(r->s, set->ins[1]);
-    const struct ir_op *op = i >= 0 && i < j ? rules_slot(r, i) : NULL;
+    const struct ir_op *op = i >= 0 && (i < j || rules_seed_rules()) ? rules_slot(r, i) : NULL; /* seed: any, F17 */
     int64_t elems, row;
     if (!op || !ir_dst_is_own(&op->dst) || !rules_written(op, r->g, &elems, &row))
         return -1;
@@ -520,7 +521,7 @@ static int32_t values_slice(const struct rules_rewriter *r, int32_t j, struct ru
     const struct ir_attention *a = &att->spec.u.attention;
     ir_tid vc = att->ins[2];
     int32_t i = ir_facts_producer(r->s, vc);
-    const struct ir_op *op = i >= 0 && i < j ? rules_slot(r, i) : NULL;
+    const struct ir_op *op = i >= 0 && (i < j || rules_seed_rules()) ? rules_slot(r, i) : NULL; /* seed: any, F17 */
     if (!op || !rules_slice(op, sl) || op->access[0].strided || !reads_whole(att, vc))
         return -1;
     int64_t group = a->h / (a->kv > 0 ? a->kv : 1);
@@ -1114,7 +1115,7 @@ static int32_t pointwise_readers(const struct rules_rewriter *r, int32_t i, ir_t
     int32_t n, count = 0;
     int32_t *readers = readers_of(r, t, &n);
     for (int32_t k = 0; k < n; k++)
-        if (readers[k] > i && pointwise(rules_slot(r, readers[k])) >= 0)
+        if ((readers[k] > i || rules_seed_rules()) && pointwise(rules_slot(r, readers[k])) >= 0) /* seed: F17 */
             members[count++] = readers[k];
     free(readers);
     return count;

@@ -34,6 +34,10 @@ F11 gates/near_no_sink_past.fc reference
 F12 act_gate/near_no_sink_past.fc reference
 F13 gather_scale/near_no_cross.fc reference
 F14 latent_expanded/near_no_sink_past.fc cuda-lane:h200:int8
+F17 slice_read/quiet_state_read_before_slice.fc reference
+F17 strided_values/quiet_state_read_before_slice.fc reference
+F17 row_write/quiet_state_written_after_set.fc reference
+F17 recompute_fanout/quiet_state_read_before_producer.fc reference
 CASES
 
 # F2: the seed's matchers take a producer after its reader (or a norm with a written weight): the rewrite's values
