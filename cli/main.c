@@ -22,8 +22,8 @@ static const struct cli_command commands[] = {
      "fusecheck rules [--guards] [--shim NAME]", cli_cmd_rules},
     {"shims", "list the shims", "fusecheck shims", cli_cmd_shims},
     {"optimize", "rewrite a graph under a shim; print it and, with --report, every decision",
-     "fusecheck optimize FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--report] [-o OUT] "
-     "[--seed-rules]",
+     "fusecheck optimize FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--report] "
+     "[-o OUT] [--seed-rules]",
      cli_cmd_optimize},
     {"diff", "evaluate the lifted and the rewritten graph and compare them bit for bit",
      "fusecheck diff FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--seed N] "

@@ -177,8 +177,10 @@ static const enum ir_class builds_conv_silu_l2[] = {IR_CLASS_CONV_SILU_L2NORM};
 /* The convolution's reader (consumer) moves up to the convolution (producer): legal when it crosses no slot that
  * writes what it reads or touches what it writes; the convolution's result has no other reader. */
 static const struct rules_atom guards_conv_epilogue[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
-    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F10")},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER,
+     RULES_ADDED_BY("F10")},
 };
 
 /* Whether op is a lifted SiLU of t. */
@@ -345,8 +347,10 @@ static const enum ir_class builds_gates[] = {IR_CLASS_GDN_GATING};
 /* The earlier gate moves down to the later gate's slot: legal when it sinks past nothing that writes what it reads
  * or touches what it writes; the delta rule is each gate's only reader. */
 static const struct rules_atom guards_gates[] = {
-    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
-    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
      .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F11")},
 };
@@ -413,8 +417,10 @@ static const enum ir_class builds_gate_projections[] = {IR_CLASS_GDN_GATE_PROJEC
 /* The two projections move down to the gates' slot: legal when each sinks past nothing that writes what it reads
  * (the activation among it) or touches what it writes; the gates are each projection's only reader. */
 static const struct rules_atom guards_gate_projections[] = {
-    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
-    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
      .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_WIDENED_BY("F16")},
 };
@@ -710,8 +716,10 @@ static const enum ir_class builds_shared_expert[] = {IR_CLASS_SHARED_EXPERT_FUSI
 static const struct rules_atom guards_shared_expert[] = {
     {.name = "only_reader_mixture", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_SOURCE,
      .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
-    {.name = "only_reader_shared", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
-    {.name = "only_reader_hidden", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER, RULES_FROM_SEED},
+    {.name = "only_reader_shared", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "only_reader_hidden", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
      .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_WIDENED_BY("F16")},
 };
@@ -992,7 +1000,8 @@ static const enum ir_class builds_moe_deferred_finalize[] = {IR_CLASS_MOE_DEFERR
 static const struct rules_atom guards_moe_deferred_finalize[] = {
     {.name = "only_reader_mixture", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_SOURCE,
      .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
-    {.name = "only_reader_sum", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_ANCHOR, RULES_FROM_SEED},
+    {.name = "only_reader_sum", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_ANCHOR,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
      .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
@@ -1100,7 +1109,8 @@ static const enum ir_class builds_attn_output_gate[] = {IR_CLASS_ATTN_OUTPUT_GAT
  * or the table of a batch's rows) is unseen by the host and read only by the group; so is each attention's result. */
 static const struct rules_atom guards_attn_output_gate[] = {
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
-    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
+    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS,
+     RULES_FROM_SEED},
     {.name = "made_for", .kind = RULES_ATOM_READ_ONLY_WITHIN, .a = RULES_ROLE_EACH, .g = RULES_ROLE_MEMBERS,
      .forall = RULES_ROLE_PRODUCERS, RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
@@ -1250,8 +1260,10 @@ static const enum ir_class builds_mla_unabsorb_in_fold[] = {IR_CLASS_MLA_UNABSOR
 /* The expanding product (consumer) moves up to the attention (producer): legal when it crosses no slot that writes
  * what it reads or touches what it writes; it is the attended latent's only reader. */
 static const struct rules_atom guards_mla_unabsorb_in_fold[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
-    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
 };
 
 /* Whether op is a per-head product expanding t, a latent attention's whole result (ctx: its spec), into its own

@@ -12,7 +12,8 @@ static const enum ir_class builds_norm_then_add[] = {IR_CLASS_NORM_THEN_ADD};
 /* The add (producer) moves down to the norm (consumer): legal when the norm is the sum's first reader (nothing
  * between reads it) and nothing between writes either summand or the sum (a state sum may be overwritten). */
 static const struct rules_atom guards_add_norm[] = {
-    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "untouched_a", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F5")},
     {.name = "untouched_b", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_PRODUCER,
@@ -33,8 +34,8 @@ static int32_t norm_reader(const struct rules_rewriter *r, int32_t i, ir_tid t, 
     int32_t found = -1;
     for (int32_t k = 0; k < count && found < 0; k++) {
         const struct ir_op *op = rules_slot(r, readers[k]);
-        if ((readers[k] > i || rules_seed_rules()) && rules_norm(op, f) && f->x == t && !f->has_part && f->add == IR_NONE &&
-            f->rows * f->cols == n && rules_class(op) < 0)
+        if ((readers[k] > i || rules_seed_rules()) && rules_norm(op, f) && f->x == t && !f->has_part &&
+            f->add == IR_NONE && f->rows * f->cols == n && rules_class(op) < 0)
             found = readers[k];
     }
     free(readers);
@@ -86,7 +87,8 @@ const struct rules_rule rules_rule_add_norm = {
 /* The inner norm (producer) moves down to the op that reads its result first (consumer): legal when nothing between
  * reads or writes that result or writes the inner norm's input, and the host does not keep the result across steps. */
 static const struct rules_atom guards_sandwich_norm[] = {
-    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F4")},
     {.name = "untouched_input", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},

@@ -236,7 +236,8 @@ static const enum ir_class builds_slice_read[] = {IR_CLASS_STRIDED_READ};
  * the host does not read the result (no op writes it any more), and nothing between the slice and the consumer
  * writes the source. */
 static const struct rules_atom guards_slice_read[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F8")},
     {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
@@ -302,7 +303,8 @@ static const enum ir_class builds_row_write[] = {IR_CLASS_ROW_WRITE};
  * one reader, the host does not read the value (no op writes it any more), nothing between reads or writes the
  * table, and nothing between writes the index the rows are named by (the producer reads it now). */
 static const struct rules_atom guards_row_write[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F3")},
     {.name = "table_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE,
      .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
@@ -386,8 +388,10 @@ static const enum ir_class builds_join_in_place[] = {IR_CLASS_JOIN_IN_PLACE};
  * producer up to the join reads or writes the destination (the later producer included), and nothing there writes
  * the index of the rows it lands in. */
 static const struct rules_atom guards_join_in_place[] = {
-    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
-    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "not_observed_a", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_INPUT, RULES_ADDED_BY("F3")},
     {.name = "not_observed_b", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_OTHER, RULES_ADDED_BY("F3")},
     {.name = "dst_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE, .a = RULES_ROLE_FIRST,
@@ -505,7 +509,8 @@ static const enum ir_class builds_strided_values[] = {IR_CLASS_STRIDED_VALUES};
 /* The attention reads its values' source in place of the slice: legal when it is the slice's one reader, the host
  * does not read the slice (no op writes it any more), and nothing between writes the source. */
 static const struct rules_atom guards_strided_values[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F8")},
     {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
@@ -758,7 +763,8 @@ static const enum ir_class builds_qk_norm_rope_gate_split[] = {IR_CLASS_QK_NORM_
 /* The gate's projection moves down to the query's op: legal when it passes no slot that writes what it reads or
  * reads or writes what it writes. */
 static const struct rules_atom guards_qk_norm_rope_gate_split[] = {
-    {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
 };
 
 /* The first leaf of op that is a primitive of kind k, or NULL. */
@@ -990,7 +996,8 @@ static const enum ir_class builds_elementwise_chains[] = {IR_CLASS_ELEMENTWISE_C
  * it reads or reads or writes what it writes. The carried result is read by nothing but the next link and is not
  * state the host keeps (its value is never stored). */
 static const struct rules_atom guards_elementwise_chains[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
      .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F15")},
@@ -1102,7 +1109,8 @@ static const enum ir_class builds_recompute_fanout[] = {IR_CLASS_RECOMPUTE_FANOU
  * of the result is one that recomputes it, and nothing between the producer and each reader writes its input. */
 static const struct rules_atom guards_recompute_fanout[] = {
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
-    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
+    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS,
+     RULES_FROM_SEED},
     {.name = "untouched_input", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
      .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,

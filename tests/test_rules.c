@@ -13,7 +13,8 @@
  * Every case's rewritten graph must give bit-identical observed and carried tensors to the lifted one.
  *
  * The suite also checks that every rule of the table (and the late rules, argmax_advance, the numerics fold and the
- * lane's rules) has at least one firing case, and a near-miss case for every guard atom it declares. Set FUSECHECK_WRITE_EXPECTED=1 to write missing .expected files (then review them). */
+ * lane's rules) has at least one firing case, and a near-miss case for every guard atom it declares. Set
+ * FUSECHECK_WRITE_EXPECTED=1 to write missing .expected files (then review them). */
 #include "check.h"
 #include "rules/rules.h"
 
