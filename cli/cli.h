@@ -39,6 +39,8 @@ int cli_lift_option(struct cli_lift *l, const char *name, const char *value);
     {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'}, \
         {"weights", required_argument, NULL, 'w'}, {"ctx", required_argument, NULL, 'C'}
 int cli_lift_code(struct cli_lift *l, int code, const char *arg);
+/* The long option that runs the seed's rules (rules_seed_mode) in optimize, diff, check, validate-run and prove. */
+#define CLI_SEED_RULES_OPTION {"seed-rules", no_argument, NULL, 'R'}
 /* The context a lift of c gives its caches and rotary tables: --ctx, else the model's. */
 int64_t cli_lift_ctx(const struct cli_lift *l, const struct models_config *c);
 /* The graph `arg` names: a zoo model lifted under l, or a text-format file parsed and validated. NULL with the

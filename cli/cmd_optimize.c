@@ -48,7 +48,8 @@ static void print_guards(const struct rules_rule *rule)
         printf(")");
         if (a->forall != RULES_ROLE_NONE)
             printf(" for each in %s", rules_role_name(a->forall));
-        printf("  — %s\n", rules_atom_meaning(a->kind));
+        printf("  — %s [%s%s%s]\n", rules_atom_meaning(a->kind), rules_origin_name(a->origin), a->finding ? " " : "",
+               a->finding ? a->finding : "");
     }
 }
 
@@ -139,7 +140,7 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
         CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'},
         {"hold", required_argument, NULL, 'h'}, {"report", no_argument, NULL, 'r'},
         {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'},
-        {"svg", no_argument, NULL, 'v'},          {0, 0, 0, 0}};
+        {"svg", no_argument, NULL, 'v'},          CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
@@ -160,6 +161,7 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
             a->svg = true;
             break;
         case 'o': a->out = optarg; break;
+        case 'R': rules_seed_mode(true); break;
         case 'S': {
             if (cli_parse_seed(optarg, &a->seed))
                 return cli_usage_error(cmd, "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);

@@ -42,7 +42,7 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         {"no-unbounded", no_argument, NULL, 'u'},  {"assume-fresh-results", no_argument, NULL, 'a'},
         {"replay", required_argument, NULL, 'r'},  {"fixtures", required_argument, NULL, 'f'},
         {"explain", no_argument, NULL, 'e'},       {"cross-check", required_argument, NULL, 'x'},
-        {0, 0, 0, 0}};
+        CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->opt = oracle_defaults();
     a->fixtures = "tests/rules";
@@ -83,6 +83,7 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
             a->cross.solver = optarg;
             a->opt.cross = &a->cross;
             break;
+        case 'R': rules_seed_mode(true); break;
         default: return cli_usage_error("prove", "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -373,7 +374,7 @@ int cli_cmd_validate_run(int argc, char **argv)
     static const struct option opts[] = {
         {"shim", required_argument, NULL, 's'}, CLI_LIFT_OPTIONS,
         {"timeout-ms", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
-        {0, 0, 0, 0}};
+        CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
     struct cli_lift lift = cli_lift_defaults();
     struct oracle_options opt = oracle_defaults();
     const char *shim_name = NULL;
@@ -395,6 +396,7 @@ int cli_cmd_validate_run(int argc, char **argv)
             break;
         }
         case 'v': verbose = true; break;
+        case 'R': rules_seed_mode(true); break;
         default: return cli_usage_error("validate-run", "unknown option '%s'", argv[optind - 1]);
         }
     }

@@ -22,10 +22,12 @@ static const struct cli_command commands[] = {
      "fusecheck rules [--guards] [--shim NAME]", cli_cmd_rules},
     {"shims", "list the shims", "fusecheck shims", cli_cmd_shims},
     {"optimize", "rewrite a graph under a shim; print it and, with --report, every decision",
-     "fusecheck optimize FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--report] [-o OUT]",
+     "fusecheck optimize FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--report] "
+     "[-o OUT] [--seed-rules]",
      cli_cmd_optimize},
     {"diff", "evaluate the lifted and the rewritten graph and compare them bit for bit",
-     "fusecheck diff FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--seed N]",
+     "fusecheck diff FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--seed N] "
+     "[--seed-rules]",
      cli_cmd_diff},
     {"dot", "an optimization as a Graphviz picture: fused ops as clusters by rule, refusals as dashed notes",
      "fusecheck dot FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--svg] "
@@ -34,7 +36,7 @@ static const struct cli_command commands[] = {
     {"coverage", "each rule, and the zoo graphs it fired on", "fusecheck coverage --shim NAME", cli_cmd_coverage},
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
      "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N] [--ctx N] "
-     "[--weights F] [--seed N] [--no-progress] [--tolerance] [--hold R1,R2]...",
+     "[--weights F] [--seed N] [--no-progress] [--tolerance] [--hold R1,R2]... [--seed-rules]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
      "fusecheck db runs [--db FILE] | db diff RUN_A RUN_B [--db FILE] | db merge IN... -o OUT [--append | --force]",
@@ -49,11 +51,12 @@ static const struct cli_command commands[] = {
      cli_cmd_fuzz},
     {"prove", "prove every rule's dataflow legality with Z3; --mutants: each guard atom's necessity",
      "fusecheck prove [RULE...] [--mutants] [--db FILE] [--timeout-ms N] [--seed N] [--bound K] [--smt2 DIR] "
-     "[--no-unbounded] [--assume-fresh-results] [--replay DIR] [--fixtures DIR] [--explain] [--cross-check cvc5]",
+     "[--no-unbounded] [--assume-fresh-results] [--replay DIR] [--fixtures DIR] [--explain] [--cross-check cvc5] "
+     "[--seed-rules]",
      cli_cmd_prove},
     {"validate-run", "re-check every firing of one optimization against its guards, premises and motion",
      "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N] [--ctx N] [--weights F] [--timeout-ms N] "
-     "[--verbose]",
+     "[--verbose] [--seed-rules]",
      cli_cmd_validate_run},
     {"tolerance", "the CUDA lane's kernels on the host lane against the evaluator, launch by launch and end to end",
      "fusecheck tolerance FILE|MODEL --shim cuda-lane:CHIP:ACTS[:knobs] [--mode M] [--layers N] [--ctx N] [--weights F] "
@@ -87,6 +90,8 @@ static void overview(FILE *out)
     fprintf(out, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or bad input\n"
                  "a MODEL lifts with --mode M (default decode), --layers N (default all), --weights F (default q8_0)\n"
                  "and --ctx N (the rows of every cache and rotary table; default the model's, `fusecheck models`)\n"
+                 "--seed-rules (optimize, diff, check, validate-run, prove) runs the seed's rules: fusecheck's added\n"
+                 "guard atoms dropped, its fixed matchers as the seed's (docs/findings.md)\n"
                  "fusecheck help COMMAND shows a command's usage.\n");
 }
 

@@ -98,7 +98,8 @@ static struct oracle_term guards_term(struct oracle_builder *b, const struct rul
 {
     struct oracle_term f = oracle_ob_bool(b, true);
     for (int i = 0; i < rule->nguards; i++)
-        if (!drop || strcmp(rule->guards[i].name, drop) != 0)
+        if ((!drop || strcmp(rule->guards[i].name, drop) != 0) &&
+            !(rules_seed_rules() && rule->guards[i].origin == RULES_ORIGIN_ADDED))
             f = oracle_ob_and(b, f, oracle_atom_term(b, &rule->guards[i]));
     return f;
 }

@@ -32,6 +32,13 @@ static const char *const motion_meanings[] = {
 #undef X
 };
 
+static const char *const origin_names[] = {"unsaid",
+#define X(e, s) s,
+                                           RULES_ORIGINS(X)
+#undef X
+};
+
+const char *rules_origin_name(enum rules_origin o) { return o < RULES_ORIGIN_COUNT ? origin_names[o] : "?"; }
 const char *rules_role_name(enum rules_role r) { return r < RULES_ROLE_COUNT ? role_names[r] : "-"; }
 const char *rules_atom_name(enum rules_atom_kind k) { return k < RULES_ATOM_COUNT ? atom_names[k] : "?"; }
 const char *rules_atom_meaning(enum rules_atom_kind k) { return k < RULES_ATOM_COUNT ? atom_meanings[k] : "?"; }
@@ -55,6 +62,12 @@ void rules_drop_atom(const char *rule_atom)
     dropping_now = rule_atom != NULL;
     snprintf(dropped_now, sizeof dropped_now, "%s", rule_atom ? rule_atom : "");
 }
+
+/* Whether the seed's rules are in force (rules_seed_mode). */
+static bool seed_now;
+
+void rules_seed_mode(bool on) { seed_now = on; }
+bool rules_seed_rules(void) { return seed_now; }
 
 /* The bug planted by rules_plant, if any. */
 static enum rules_plant planted;
@@ -200,9 +213,24 @@ static bool dropped(const char *rule, const char *name)
     return spec[0] && strncmp(spec, rule, n) == 0 && spec[n] == ':' && strcmp(spec + n + 1, name) == 0;
 }
 
+/* The atom of rule named `name`, or NULL. */
+static const struct rules_atom *atom_named(const struct rules_rule *rule, const char *name)
+{
+    for (int i = 0; i < rule->nguards; i++)
+        if (strcmp(rule->guards[i].name, name) == 0)
+            return &rule->guards[i];
+    return NULL;
+}
+
+bool rules_atom_in_force(const struct rules_rule *rule, const struct rules_atom *at)
+{
+    return !dropped(rule->name, at->name) && !(seed_now && at->origin == RULES_ORIGIN_ADDED);
+}
+
 bool rules_atom_active(const struct rules_rule *rule, const char *atom)
 {
-    return rule && !dropped(rule->name, atom);
+    const struct rules_atom *at = rule ? atom_named(rule, atom) : NULL;
+    return rule && (at ? rules_atom_in_force(rule, at) : !dropped(rule->name, atom));
 }
 
 bool rules_guards_hold(const struct rules_rewriter *r, const struct rules_rule *rule, const struct rules_binding *b,
@@ -212,7 +240,7 @@ bool rules_guards_hold(const struct rules_rewriter *r, const struct rules_rule *
         return true;
     for (int i = 0; i < rule->nguards; i++) {
         const struct rules_atom *at = &rule->guards[i];
-        if (dropped(rule->name, at->name))
+        if (!rules_atom_in_force(rule, at))
             continue;
         if (!rules_atom_holds(r, at, b)) {
             if (failed)

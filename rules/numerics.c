@@ -43,7 +43,8 @@ static const enum ir_class builds_fused_quant[] = {
 /* The quantize (CONSUMER) moves up to the op computing its source (PRODUCER): legal when it crosses nothing that
  * writes the source or touches the quantized tensor. */
 static const struct rules_atom guards_fused_quant[] = {
-    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER},
+    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
 };
 
 /* The fold run as a step of its own (the optimizer calls rules_numerics_fold directly). */

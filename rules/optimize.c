@@ -334,6 +334,7 @@ int rules_optimize_steps(const struct ir_graph *g, const struct shim *shim, cons
     r.s = ir_slots_new(work, lifted, g->nops);
     r.shim = shim;
     r.report = &out->report;
+    out->report.seed_rules = rules_seed_rules();
     struct run_ctx ctx = {&r, held, nheld, out, nsteps, false};
     each_step(shim, run_visited, &ctx);
     if (!ctx.advanced)

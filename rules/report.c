@@ -70,6 +70,9 @@ void rules_report_digest(const struct rules_report *rep, char hex[65])
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
         abort();
+    /* A report of the seed's rules never shares a digest with fusecheck's own. */
+    if (rep->seed_rules)
+        EVP_DigestUpdate(ctx, rep->n ? "seed-rules\n" : "seed-rules", rep->n ? 11 : 10);
     for (int32_t i = 0; i < rep->n; i++) {
         char *s = rules_decision_line(&rep->d[i]);
         if (i)

@@ -42,6 +42,7 @@ static inline bool rules_same_name(const char *a, const char *b)
 struct rules_report {
     struct rules_decision *d;
     int32_t n, cap;
+    bool seed_rules; /* made under rules_seed_mode: the digest covers a "seed-rules" line first */
 };
 
 /* The report's lines: "<rule> <class> [<covers, ...>] fired|refused: <why>|held", each into a callback. */
@@ -113,14 +114,40 @@ enum rules_atom_kind {
     RULES_ATOM_COUNT
 };
 
+/* Where a guard atom comes from, measured against the seed (reference/fuse.rs, lane_shim.rs): its matcher checks
+ * the same condition (SEED), checks part of it and fusecheck widened it (WIDENED), or has no such check (ADDED).
+ * Zero is "not said", which the rule tests reject, so no row can leave it out unnoticed. */
+#define RULES_ORIGINS(X) \
+    X(SEED, "seed") \
+    X(WIDENED, "widened") \
+    X(ADDED, "added")
+
+enum rules_origin {
+    RULES_ORIGIN_UNSAID,
+#define X(e, s) RULES_ORIGIN_##e,
+    RULES_ORIGINS(X)
+#undef X
+    RULES_ORIGIN_COUNT
+};
+
 /* One guard atom of a rule: its kind, a name unique within the rule (what FUSECHECK_MUTANT drops), and the roles
- * it reads. With `forall` set to a set role, the atom must hold with EACH bound to every slot of that set. */
+ * it reads. With `forall` set to a set role, the atom must hold with EACH bound to every slot of that set. `origin`
+ * says whether the seed has it; a WIDENED or ADDED atom names the finding (docs/findings.md, "F7") that shows
+ * what the seed's version gets wrong. */
 struct rules_atom {
     const char *name;
     enum rules_atom_kind kind;
     enum rules_role t, a, b, g;
     enum rules_role forall; /* RULES_ROLE_NONE (the default): no quantifier */
+    enum rules_origin origin;
+    const char *finding; /* WIDENED, ADDED: a finding's id; SEED: NULL */
 };
+
+const char *rules_origin_name(enum rules_origin o);
+/* Designators for an atom's origin in a rule's guard table. */
+#define RULES_FROM_SEED .origin = RULES_ORIGIN_SEED
+#define RULES_WIDENED_BY(f) .origin = RULES_ORIGIN_WIDENED, .finding = (f)
+#define RULES_ADDED_BY(f) .origin = RULES_ORIGIN_ADDED, .finding = (f)
 
 /* Roles bound by a match. Unbound slots and tensors are -1; unbound sets are empty. */
 struct rules_binding {
@@ -223,6 +250,13 @@ const char *rules_mutant(void);
 bool rules_atom_active(const struct rules_rule *rule, const char *atom);
 /* Drop the atom `rule:atom` from now on (NULL: back to the build's own choice) — the near-miss tests' hook. */
 void rules_drop_atom(const char *rule_atom);
+/* Run the seed's rules from now on (false: fusecheck's own): every ADDED atom is dropped and each matcher fusecheck
+ * fixed behaves as the seed's (docs/findings.md lists both). Not thread-safe, like rules_drop_atom. */
+void rules_seed_mode(bool on);
+/* Whether the seed's rules are in force. */
+bool rules_seed_rules(void);
+/* Whether atom `at` of rule is evaluated now: not dropped by a mutant, the test hook or the seed mode. */
+bool rules_atom_in_force(const struct rules_rule *rule, const struct rules_atom *at);
 
 /* Bugs the harness's own tests plant in the optimizer, each one a mistake a real optimizer makes, so that the product's
  * checks (check, diff, validate-run, tolerance, fuzz) are shown to catch it: a fused op that forgets to keep an inner

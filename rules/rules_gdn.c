@@ -177,8 +177,10 @@ static const enum ir_class builds_conv_silu_l2[] = {IR_CLASS_CONV_SILU_L2NORM};
 /* The convolution's reader (consumer) moves up to the convolution (producer): legal when it crosses no slot that
  * writes what it reads or touches what it writes; the convolution's result has no other reader. */
 static const struct rules_atom guards_conv_epilogue[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER,
+     RULES_ADDED_BY("F10")},
 };
 
 /* Whether op is a lifted SiLU of t. */
@@ -268,7 +270,7 @@ static const enum ir_class builds_conv_parts[] = {IR_CLASS_CONV_PARTS};
  * writes what it reads or touches what it writes. */
 static const struct rules_atom guards_conv_parts[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* Whether the slot holds a convolution (lifted, or with its epilogues folded in). */
@@ -345,10 +347,12 @@ static const enum ir_class builds_gates[] = {IR_CLASS_GDN_GATING};
 /* The earlier gate moves down to the later gate's slot: legal when it sinks past nothing that writes what it reads
  * or touches what it writes; the delta rule is each gate's only reader. */
 static const struct rules_atom guards_gates[] = {
-    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER},
+    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F11")},
 };
 
 /* Fold the write strength's sigmoid at pb and the forget gate's decay at pa (both read by the delta rule at j) into
@@ -413,10 +417,12 @@ static const enum ir_class builds_gate_projections[] = {IR_CLASS_GDN_GATE_PROJEC
 /* The two projections move down to the gates' slot: legal when each sinks past nothing that writes what it reads
  * (the activation among it) or touches what it writes; the gates are each projection's only reader. */
 static const struct rules_atom guards_gate_projections[] = {
-    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER},
-    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER},
+    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_WIDENED_BY("F16")},
 };
 
 /* The slot's product of one activation row into `heads` values (no bias, its own buffer), or false. */
@@ -509,9 +515,9 @@ static const enum ir_class builds_gdn_decode_whole[] = {IR_CLASS_GDN_DECODE_WHOL
  * does not see and what the group and the delta rule (WITHIN) alone read. */
 static const struct rules_atom guards_gdn_group[] = {
     {.name = "made_for", .kind = RULES_ATOM_READ_ONLY_WITHIN, .a = RULES_ROLE_EACH, .g = RULES_ROLE_WITHIN,
-     .forall = RULES_ROLE_PRODUCERS},
+     .forall = RULES_ROLE_PRODUCERS, RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* A gated delta rule's inputs as its step makes them: its rows; the ops making its query, key and values (each a
@@ -709,11 +715,13 @@ static const enum ir_class builds_shared_expert[] = {IR_CLASS_SHARED_EXPERT_FUSI
  * reader of both summands and the down product the only reader of the hidden row. */
 static const struct rules_atom guards_shared_expert[] = {
     {.name = "only_reader_mixture", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_SOURCE,
-     .a = RULES_ROLE_CONSUMER},
-    {.name = "only_reader_shared", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER},
-    {.name = "only_reader_hidden", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER},
+     .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader_shared", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "only_reader_hidden", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_WIDENED_BY("F16")},
 };
 
 /* A shared expert's match: the mixture (pm), the gated pair (pg), the down product (pd), the sum (j). */
@@ -833,11 +841,11 @@ static const enum ir_class builds_moe_rows[] = {IR_CLASS_MOE_TOKEN_SORT};
  * the last reads or writes the table, and each view (PRODUCERS) is unseen and read only by the group. */
 static const struct rules_atom guards_moe_rows[] = {
     {.name = "table_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE, .a = RULES_ROLE_FIRST,
-     .b = RULES_ROLE_ANCHOR, .g = RULES_ROLE_MEMBERS},
+     .b = RULES_ROLE_ANCHOR, .g = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
     {.name = "views_read_within", .kind = RULES_ATOM_READ_ONLY_WITHIN, .a = RULES_ROLE_EACH, .g = RULES_ROLE_MEMBERS,
-     .forall = RULES_ROLE_PRODUCERS},
+     .forall = RULES_ROLE_PRODUCERS, RULES_WIDENED_BY("F4")},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_WIDENED_BY("F16")},
 };
 
 /* One mixture writing row `row` (0-based) of `table` from the view at v of `src`'s same row. */
@@ -991,10 +999,11 @@ static const enum ir_class builds_moe_deferred_finalize[] = {IR_CLASS_MOE_DEFERR
  * (CONSUMER), and so has the add-and-norm's operand (RESULT). */
 static const struct rules_atom guards_moe_deferred_finalize[] = {
     {.name = "only_reader_mixture", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_SOURCE,
-     .a = RULES_ROLE_CONSUMER},
-    {.name = "only_reader_sum", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_ANCHOR},
+     .a = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+    {.name = "only_reader_sum", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_ANCHOR,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* The slot of a mixture computing t whole into its own buffer, or -1. */
@@ -1023,6 +1032,23 @@ static bool finalize_direct(struct rules_rewriter *r, int32_t m, int32_t j, ir_t
     return ok && rules_pair(r, IR_CLASS_MOE_DEFERRED_FINALIZE, m, j, j);
 }
 
+/* The summand of the add at i a mixture computes whole for the add alone, as the seed picks it (the one-reader test
+ * only while only_reader_mixture, which says the same, is active): its slot, the summand into *mixed; or -1. */
+static int32_t summed_mixture(const struct rules_rewriter *r, const struct rules_binary_form *b, int32_t i,
+                              ir_tid *mixed)
+{
+    bool alone_asked = rules_atom_active(r->rule, "only_reader_mixture");
+    ir_tid sides[2] = {b->a, b->b};
+    for (int s = 0; s < 2; s++) {
+        int32_t m = mixture_of(r, sides[s]);
+        if (m >= 0 && (!alone_asked || rules_sole_reader(r, sides[s], i))) {
+            *mixed = sides[s];
+            return m;
+        }
+    }
+    return -1;
+}
+
 /* The add at i of a mixture's result and its shared expert's, read by the add-and-norm at j as t: fold both there
  * when the guards hold. Whether it fired. */
 static bool finalize_summed(struct rules_rewriter *r, int32_t i, int32_t j, ir_tid t)
@@ -1031,12 +1057,8 @@ static bool finalize_summed(struct rules_rewriter *r, int32_t i, int32_t j, ir_t
     struct rules_binary_form b;
     if (!rules_binary(op, &b) || b.op != IR_EW_ADD || b.gated || b.row || rules_class(op) >= 0)
         return false;
-    ir_tid mixed = b.a;
-    int32_t m = mixture_of(r, b.a);
-    if (m < 0) {
-        mixed = b.b;
-        m = mixture_of(r, b.b);
-    }
+    ir_tid mixed = IR_NONE;
+    int32_t m = summed_mixture(r, &b, i, &mixed);
     if (m < 0)
         return false;
     int32_t members[3] = {m, i, j};
@@ -1086,19 +1108,21 @@ static const enum ir_class builds_attn_output_gate[] = {IR_CLASS_ATTN_OUTPUT_GAT
  * group that writes what it reads or touches what it writes. What the product gates (RESULT: an attention's result,
  * or the table of a batch's rows) is unseen by the host and read only by the group; so is each attention's result. */
 static const struct rules_atom guards_attn_output_gate[] = {
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
-    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
+    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS,
+     RULES_FROM_SEED},
     {.name = "made_for", .kind = RULES_ATOM_READ_ONLY_WITHIN, .a = RULES_ROLE_EACH, .g = RULES_ROLE_MEMBERS,
-     .forall = RULES_ROLE_PRODUCERS},
+     .forall = RULES_ROLE_PRODUCERS, RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* Whether op is a lifted attention writing its whole result into its own buffer. */
 static bool plain_attention(const struct ir_op *op) { return rules_is(op, IR_KIND_ATTENTION) && ir_dst_is_own(&op->dst); }
 
-/* Whether the op at k is a literal one-row set of a whole row of `table` (rows × cols) from an attention's result;
- * its attention's slot into *i and its row into *row. */
+/* Whether the op at k is a literal one-row set of a whole row of `table` (rows × cols) from an attention's result
+ * that set alone reads, as the seed asks (while made_for, which implies it within the group, is active); its
+ * attention's slot into *i and its row into *row. */
 static bool attended_set(const struct rules_rewriter *r, int32_t k, ir_tid table, int32_t *i, int64_t *row)
 {
     const struct ir_op *set = rules_slot(r, k);
@@ -1110,7 +1134,8 @@ static bool attended_set(const struct rules_rewriter *r, int32_t k, ir_tid table
         return false;
     *row = sr->index.literal;
     *i = ir_facts_producer(r->s, set->ins[1]);
-    return *i >= 0 && plain_attention(rules_slot(r, *i));
+    bool own_set = !rules_atom_active(r->rule, "made_for") || rules_sole_reader(r, set->ins[1], k);
+    return *i >= 0 && plain_attention(rules_slot(r, *i)) && own_set;
 }
 
 /* Whether op writes t (its destination, a placement, a kept result or state in place). */
@@ -1235,8 +1260,10 @@ static const enum ir_class builds_mla_unabsorb_in_fold[] = {IR_CLASS_MLA_UNABSOR
 /* The expanding product (consumer) moves up to the attention (producer): legal when it crosses no slot that writes
  * what it reads or touches what it writes; it is the attended latent's only reader. */
 static const struct rules_atom guards_mla_unabsorb_in_fold[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
 };
 
 /* Whether op is a per-head product expanding t, a latent attention's whole result (ctx: its spec), into its own
@@ -1289,9 +1316,9 @@ static const enum ir_class builds_mla_prologue[] = {IR_CLASS_MLA_PROLOGUE};
  * the host does not see and the group and the attention (WITHIN) alone read. */
 static const struct rules_atom guards_mla_prologue[] = {
     {.name = "made_for", .kind = RULES_ATOM_READ_ONLY_WITHIN, .a = RULES_ROLE_EACH, .g = RULES_ROLE_WITHIN,
-     .forall = RULES_ROLE_PRODUCERS},
+     .forall = RULES_ROLE_PRODUCERS, RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* The query and cache a latent attention leaf of the op at slot `at` reads, or false. */
@@ -1418,9 +1445,9 @@ static const enum ir_class builds_last_layer_rows[] = {IR_CLASS_LAST_LAYER_ROWS}
  * what the host does not see (nor keeps) and the tail (WITHIN) alone reads. */
 static const struct rules_atom guards_last_layer_rows[] = {
     {.name = "made_for", .kind = RULES_ATOM_READ_ONLY_WITHIN, .a = RULES_ROLE_EACH, .g = RULES_ROLE_WITHIN,
-     .forall = RULES_ROLE_PRODUCERS},
+     .forall = RULES_ROLE_PRODUCERS, RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* The primitive kinds that compute each row of their result from that row of their activations alone. */

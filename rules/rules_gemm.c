@@ -14,13 +14,14 @@
 #define NGUARDS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* The atoms most rules here share: the consumer is the result's one reader, and the moved op passes nothing that
- * sees the difference. */
-#define ATOM_ONLY_READER \
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER}
-#define ATOM_NO_CROSS \
-    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER}
-#define ATOM_NO_SINK_PAST \
-    {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER}
+ * sees the difference; each row says its origin. */
+#define ATOM_ONLY_READER(origin) \
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER, origin}
+#define ATOM_NO_CROSS(origin) \
+    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, origin}
+#define ATOM_NO_SINK_PAST(origin) \
+    {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, \
+     origin}
 
 /* ── Shared helpers ──────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -135,7 +136,10 @@ static const enum ir_class builds_norm_scale[] = {IR_CLASS_NORM_SCALE};
 
 /* The scale (consumer) moves up to the norm (producer): legal when it passes nothing that writes what it reads or
  * touches what it writes; the scale is the norm's one reader. */
-static const struct rules_atom guards_norm_scale[] = {ATOM_ONLY_READER, ATOM_NO_CROSS};
+static const struct rules_atom guards_norm_scale[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_CROSS(RULES_FROM_SEED),
+};
 
 /* A scalar scale of a plain norm's whole result in the norm's epilogue: the scale moves up past nothing it sees. */
 static void apply_norm_scale(struct rules_rewriter *r)
@@ -168,7 +172,10 @@ static const enum ir_class builds_head_norm_rope[] = {IR_CLASS_QK_NORM_ROPE};
 /* The per-head norm (producer) moves down to the rotation (consumer): legal when the rotation is the normed heads'
  * one reader and the norm sinks past nothing that writes what it reads (its input, its weight) or touches what it
  * writes. */
-static const struct rules_atom guards_head_norm_rope[] = {ATOM_ONLY_READER, ATOM_NO_SINK_PAST};
+static const struct rules_atom guards_head_norm_rope[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_SINK_PAST(RULES_ADDED_BY("F7")),
+};
 
 /* A per-head RMS norm read only by a rotation runs inside the rotation: the norm sinks past nothing it sees. */
 static void apply_head_norm_rope(struct rules_rewriter *r)
@@ -223,7 +230,7 @@ static const enum ir_class builds_dual_norm[] = {IR_CLASS_DUAL_NORM};
  * touches what it writes. */
 static const struct rules_atom guards_dual_norm[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* Whether the running rule's guards hold with FIRST the first of `members` (ascending) and MEMBERS all of them. */
@@ -294,8 +301,9 @@ static const enum ir_class builds_embed_norm[] = {IR_CLASS_EMBED_NORM};
 /* The norm (consumer) moves up to the gather (producer): the norm is the gathered rows' first reader and crosses
  * nothing that writes what it reads or touches what it writes; the rows stay written for later readers. */
 static const struct rules_atom guards_embed_norm[] = {
-    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    ATOM_NO_CROSS,
+    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    ATOM_NO_CROSS(RULES_FROM_SEED),
 };
 
 /* Whether op gathers rows of a model weight into its own buffer: rows by index, one row by a named index, or a
@@ -346,8 +354,14 @@ static const enum ir_class builds_prefill_norm_epilogues[] = {IR_CLASS_PREFILL_N
 
 /* The product (producer) moves down to the add-and-norm (consumer): legal when the add-and-norm is the product's
  * one reader and the product sinks past nothing that writes what it reads or touches what it writes. */
-static const struct rules_atom guards_gemv_norm_epilogue[] = {ATOM_ONLY_READER, ATOM_NO_SINK_PAST};
-static const struct rules_atom guards_prefill_norm_epilogues[] = {ATOM_ONLY_READER, ATOM_NO_SINK_PAST};
+static const struct rules_atom guards_gemv_norm_epilogue[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_SINK_PAST(RULES_FROM_SEED),
+};
+static const struct rules_atom guards_prefill_norm_epilogues[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_SINK_PAST(RULES_FROM_SEED),
+};
 
 /* A product of `one_row` (m = 1) or of several rows (m > 1) whose whole result is a summand of an add-and-norm (or
  * a norm-then-add), folded into it as cls: the product sinks past nothing it sees. */
@@ -402,7 +416,10 @@ static const enum ir_class builds_gather_scale[] = {IR_CLASS_EMBED_SCALE};
 
 /* The scale (consumer) moves up to the gather (producer): legal when it is the gathered rows' one reader and
  * crosses nothing that writes what it reads or touches what it writes. */
-static const struct rules_atom guards_gather_scale[] = {ATOM_ONLY_READER, ATOM_NO_CROSS};
+static const struct rules_atom guards_gather_scale[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_CROSS(RULES_ADDED_BY("F13")),
+};
 
 /* Whether op gathers rows of a model weight by index (all of them, or one by a named index). */
 static bool weight_gather(const struct rules_rewriter *r, const struct ir_op *op)
@@ -451,7 +468,10 @@ static const enum ir_class builds_gemv_bias[] = {IR_CLASS_GEMM_BIAS};
 
 /* The add (consumer) moves up to the product (producer): legal when it is the product's one reader and crosses
  * nothing that writes what it reads or touches what it writes (the bias is a constant, never written). */
-static const struct rules_atom guards_gemv_bias[] = {ATOM_ONLY_READER, ATOM_NO_CROSS};
+static const struct rules_atom guards_gemv_bias[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_CROSS(RULES_ADDED_BY("F6")),
+};
 
 /* A constant bias added to a product's every row, the add's first operand, inside the product: the add moves up
  * past nothing it sees. */
@@ -494,7 +514,10 @@ static const enum ir_class builds_gemm_scale[] = {IR_CLASS_GEMM_SCALE};
 
 /* The scale (consumer) moves up to the product (producer), then a bias add after it likewise: each is its
  * producer's one reader and crosses nothing that writes what it reads or touches what it writes. */
-static const struct rules_atom guards_gemm_scale[] = {ATOM_ONLY_READER, ATOM_NO_CROSS};
+static const struct rules_atom guards_gemm_scale[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_CROSS(RULES_FROM_SEED),
+};
 
 /* What a bias after a product's scale must be: the scaled result y, its length n, the product's width. */
 struct bias_want {
@@ -549,7 +572,10 @@ static const enum ir_class builds_affine_input_fold[] = {IR_CLASS_AFFINE_INPUT_F
 
 /* The scale (producer) moves down to the product (consumer): legal when the product is the scaled tensor's one
  * reader and the scale sinks past nothing that writes what it reads or touches what it writes. */
-static const struct rules_atom guards_affine_input_fold[] = {ATOM_ONLY_READER, ATOM_NO_SINK_PAST};
+static const struct rules_atom guards_affine_input_fold[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_SINK_PAST(RULES_FROM_SEED),
+};
 
 /* A scaled tensor and its length, as a product must read it. */
 struct scaled_input {
@@ -596,10 +622,12 @@ static const enum ir_class builds_glu_pair[] = {IR_CLASS_GEMV_GATE_UP_GLU};
  * sinks past nothing outside the group that writes what it reads (the shared activation above all) or touches what
  * it writes. */
 static const struct rules_atom guards_glu_pair[] = {
-    {.name = "only_reader_gate", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_ANCHOR},
-    {.name = "only_reader_up", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_ANCHOR},
+    {.name = "only_reader_gate", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_ANCHOR,
+     RULES_FROM_SEED},
+    {.name = "only_reader_up", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_ANCHOR,
+     RULES_FROM_SEED},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_WIDENED_BY("F16")},
 };
 
 /* The gate and up operands of a gated product, and its length: a SwiGLU, or a product with the activation of its
@@ -705,7 +733,10 @@ static const enum ir_class builds_act_gate[] = {IR_CLASS_GLU_ACT_MUL};
 /* The activation (producer) moves down to the product it gates (consumer): legal when the product is the
  * activation's one reader and the activation sinks past nothing that writes what it reads or touches what it
  * writes. */
-static const struct rules_atom guards_act_gate[] = {ATOM_ONLY_READER, ATOM_NO_SINK_PAST};
+static const struct rules_atom guards_act_gate[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_SINK_PAST(RULES_ADDED_BY("F12")),
+};
 
 /* The slot of a lifted activation (SiLU, sigmoid, GeLU) before the product at j computing t whose guards with the
  * product hold, or -1. (An activation after the product writes a state gate the product read the old value of: it is
@@ -713,7 +744,8 @@ static const struct rules_atom guards_act_gate[] = {ATOM_ONLY_READER, ATOM_NO_SI
 static int32_t gating_activation(const struct rules_rewriter *r, ir_tid t, int32_t j)
 {
     int32_t i = ir_facts_producer(r->s, t);
-    if (i < 0 || i >= j || rules_activation(rules_slot(r, i)) < 0 || rules_class(rules_slot(r, i)) >= 0)
+    if (i < 0 || (i >= j && !rules_seed_rules()) || rules_activation(rules_slot(r, i)) < 0 ||
+        rules_class(rules_slot(r, i)) >= 0)
         return -1;
     return pair_holds(r, i, j, t) ? i : -1;
 }
@@ -762,7 +794,10 @@ static const enum ir_class builds_qkv_head_epilogue[] = {IR_CLASS_QKV_HEAD_EPILO
 
 /* The product (producer) moves down to the rotation (consumer): legal when the rotation is the product's one reader
  * and the product sinks past nothing that writes what it reads or touches what it writes. */
-static const struct rules_atom guards_qkv_head_epilogue[] = {ATOM_ONLY_READER, ATOM_NO_SINK_PAST};
+static const struct rules_atom guards_qkv_head_epilogue[] = {
+    ATOM_ONLY_READER(RULES_FROM_SEED),
+    ATOM_NO_SINK_PAST(RULES_FROM_SEED),
+};
 
 /* A product whose whole result is a rotation's input (its per-head norm folded in or none) runs in the rotation's
  * place, the norm, rotation and cache append in its epilogue: the product sinks past nothing it sees. */
@@ -797,7 +832,7 @@ static const enum ir_class builds_merged_projections[] = {IR_CLASS_MERGED_QKV};
  * group that writes what it reads (the activation above all) or touches what it writes. */
 static const struct rules_atom guards_merged_projections[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* What an op projects: its activation, depth and rows. */
@@ -939,7 +974,7 @@ static const enum ir_class builds_relu_sqr[] = {IR_CLASS_RELU_SQR};
 
 /* The square (consumer) moves up to the ReLU (producer): legal when it is the ReLU's one reader and crosses nothing
  * that writes what it reads or touches what it writes. */
-static const struct rules_atom guards_relu_sqr[] = {ATOM_ONLY_READER, ATOM_NO_CROSS};
+static const struct rules_atom guards_relu_sqr[] = {ATOM_ONLY_READER(RULES_FROM_SEED), ATOM_NO_CROSS(RULES_FROM_SEED)};
 
 /* Whether op is a lifted ReLU of n whole values into its own buffer. */
 static bool relu_of(const struct ir_op *op, int64_t n)

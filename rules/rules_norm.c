@@ -12,17 +12,18 @@ static const enum ir_class builds_norm_then_add[] = {IR_CLASS_NORM_THEN_ADD};
 /* The add (producer) moves down to the norm (consumer): legal when the norm is the sum's first reader (nothing
  * between reads it) and nothing between writes either summand or the sum (a state sum may be overwritten). */
 static const struct rules_atom guards_add_norm[] = {
-    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
+    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
     {.name = "untouched_a", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F5")},
     {.name = "untouched_b", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F5")},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* The first slot after i reading t whose op is a lifted RMS norm of t whole, without an add, of n values (a state
- * sum read before the add reads the old value: that reader is no consumer). */
+ * sum read before the add reads the old value: that reader is no consumer; the seed's rules take it, F2). */
 static int32_t norm_reader(const struct rules_rewriter *r, int32_t i, ir_tid t, int64_t n, struct rules_norm_form *f)
 {
     int32_t count = rules_reader_count(r, t);
@@ -33,8 +34,8 @@ static int32_t norm_reader(const struct rules_rewriter *r, int32_t i, ir_tid t, 
     int32_t found = -1;
     for (int32_t k = 0; k < count && found < 0; k++) {
         const struct ir_op *op = rules_slot(r, readers[k]);
-        if (readers[k] > i && rules_norm(op, f) && f->x == t && !f->has_part && f->add == IR_NONE &&
-            f->rows * f->cols == n && rules_class(op) < 0)
+        if ((readers[k] > i || rules_seed_rules()) && rules_norm(op, f) && f->x == t && !f->has_part &&
+            f->add == IR_NONE && f->rows * f->cols == n && rules_class(op) < 0)
             found = readers[k];
     }
     free(readers);
@@ -86,12 +87,13 @@ const struct rules_rule rules_rule_add_norm = {
 /* The inner norm (producer) moves down to the op that reads its result first (consumer): legal when nothing between
  * reads or writes that result or writes the inner norm's input, and the host does not keep the result across steps. */
 static const struct rules_atom guards_sandwich_norm[] = {
-    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT},
+    {.name = "first_reader", .kind = RULES_ATOM_FIRST_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F4")},
     {.name = "untouched_input", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* Whether no slot writes t (or there is no t): a weight the norm may carry anywhere. */
@@ -106,14 +108,15 @@ static bool unwritten(const struct rules_rewriter *r, ir_tid t)
 static int32_t plain_norm(const struct rules_rewriter *r, int32_t j, ir_tid t, int64_t rows, int64_t cols, bool later)
 {
     int32_t i = ir_facts_producer(r->s, t);
-    if (i >= j)
+    bool seed = rules_seed_rules(); /* the seed takes any producer, its weight unasked (F2) */
+    if (i >= j && !seed)
         return -1;
     const struct ir_op *op = i >= 0 ? rules_slot(r, i) : NULL;
     struct rules_norm_form n;
     if (!op || !rules_norm(op, &n))
         return -1;
     bool fits = n.out == t && !n.has_part && n.add == IR_NONE && !n.pre && !n.sum && n.own && rules_class(op) < 0 &&
-                n.rows == rows && n.cols == cols && unwritten(r, n.w);
+                n.rows == rows && n.cols == cols && (seed || unwritten(r, n.w));
     return fits && (later || rules_reader_count(r, t) == 1) ? i : -1;
 }
 
@@ -179,8 +182,24 @@ static void sandwich_norms(struct rules_rewriter *r)
     }
 }
 
+/* Whether the add at j takes t's norm as its normed summand, as the seed picks one: j reads t first (while the
+ * first_reader atom is active, which says the same), and t has no other reader or is not carried. */
+static bool summand_picked(const struct rules_rewriter *r, ir_tid t, int32_t j)
+{
+    int32_t count = rules_reader_count(r, t);
+    int32_t *readers = malloc(sizeof *readers * (size_t)(count ? count : 1));
+    if (!readers)
+        abort();
+    ir_facts_readers(r->s, t, readers, count);
+    bool first = count >= 1 && (readers[0] == j || !rules_atom_active(r->rule, "first_reader"));
+    bool picked = first && (count == 1 || !ir_facts_carried(r->s, t));
+    free(readers);
+    return picked;
+}
+
 /* A plain norm whose whole result is one summand of an add (no norm follows it), read first by the add: the add
- * in the norm's row op, the sum its result, the norm's result written on for later readers. */
+ * in the norm's row op, the sum its result, the norm's result written on for later readers. The first summand
+ * picked is the only one tried, as in the seed. */
 static void norm_then_adds(struct rules_rewriter *r)
 {
     for (int32_t j = 0; j < ir_slots_len(r->s); j++) {
@@ -188,7 +207,7 @@ static void norm_then_adds(struct rules_rewriter *r)
         struct rules_binary_form b;
         if (!op || !rules_binary(op, &b) || b.op != IR_EW_ADD || b.gated || b.row || !ir_dst_is_own(&op->dst))
             continue;
-        /* Either summand may be the normed one: the first whose norm's guards hold. */
+        /* Either summand may be the normed one: the first picked; when its guards fail the add stays. */
         ir_tid sides[2][2] = {{b.b, b.a}, {b.a, b.b}};
         for (int s = 0; s < 2; s++) {
             int32_t p = ir_facts_producer(r->s, sides[s][0]);
@@ -197,8 +216,10 @@ static void norm_then_adds(struct rules_rewriter *r)
                 continue;
             int32_t i = plain_norm(r, j, sides[s][0], inner.rows, inner.cols, true);
             ir_tid kept = sides[s][1];
-            if (i < 0 || kept == inner.out || !sandwich_guards(r, i, j, inner.out, inner.x))
+            if (i < 0 || !summand_picked(r, sides[s][0], j))
                 continue;
+            if (kept == inner.out || !sandwich_guards(r, i, j, inner.out, inner.x))
+                break;
             struct ir_access kept_access = kept == b.a ? op->access[0] : op->access[1];
             fold_sandwich(r, i, j, kept, kept_access, &inner, IR_NONE);
             break;

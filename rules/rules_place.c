@@ -236,16 +236,17 @@ static const enum ir_class builds_slice_read[] = {IR_CLASS_STRIDED_READ};
  * the host does not read the result (no op writes it any more), and nothing between the slice and the consumer
  * writes the source. */
 static const struct rules_atom guards_slice_read[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F8")},
     {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* The first slot after i reading the slice's result whole, unit by unit: its `groups` units of `width` values; or
- * -1. Whether it is the only reader is a guard. */
+ * -1. Whether it is the only reader is a guard. The seed's rules take a reader before i too (F17). */
 static int32_t unit_reader(const struct rules_rewriter *r, int32_t i, const struct rules_slice_form *sl)
 {
     int32_t n;
@@ -255,7 +256,8 @@ static int32_t unit_reader(const struct rules_rewriter *r, int32_t i, const stru
         const struct ir_op *op = rules_slot(r, readers[k]);
         ir_tid x;
         int64_t units, width;
-        if (readers[k] > i && rules_unit_input(op, &x, &units, &width) && x == sl->y && units == sl->groups &&
+        if ((readers[k] > i || rules_seed_rules()) && rules_unit_input(op, &x, &units, &width) && x == sl->y &&
+            units == sl->groups &&
             width == sl->width && reads_whole(op, sl->y))
             found = readers[k];
     }
@@ -301,14 +303,15 @@ static const enum ir_class builds_row_write[] = {IR_CLASS_ROW_WRITE};
  * one reader, the host does not read the value (no op writes it any more), nothing between reads or writes the
  * table, and nothing between writes the index the rows are named by (the producer reads it now). */
 static const struct rules_atom guards_row_write[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F3")},
     {.name = "table_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE,
-     .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER},
+     .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "index_untouched", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_PARAM, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F9")},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* Where a lifted row set puts its rows: the table's rows from its literal or named index, its cols wide. */
@@ -332,7 +335,7 @@ static int32_t row_producer(const struct rules_rewriter *r, int32_t j, const str
 {
     const struct ir_set_row *sr = &set->spec.u.set_row;
     int32_t i = ir_facts_producer(r->s, set->ins[1]);
-    const struct ir_op *op = i >= 0 && i < j ? rules_slot(r, i) : NULL;
+    const struct ir_op *op = i >= 0 && (i < j || rules_seed_rules()) ? rules_slot(r, i) : NULL; /* seed: any, F17 */
     int64_t elems, row;
     if (!op || !ir_dst_is_own(&op->dst) || !rules_written(op, r->g, &elems, &row))
         return -1;
@@ -385,18 +388,20 @@ static const enum ir_class builds_join_in_place[] = {IR_CLASS_JOIN_IN_PLACE};
  * producer up to the join reads or writes the destination (the later producer included), and nothing there writes
  * the index of the rows it lands in. */
 static const struct rules_atom guards_join_in_place[] = {
-    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER},
-    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_observed_a", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_INPUT},
-    {.name = "not_observed_b", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_OTHER},
+    {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "only_reader_b", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "not_observed_a", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_INPUT, RULES_ADDED_BY("F3")},
+    {.name = "not_observed_b", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_OTHER, RULES_ADDED_BY("F3")},
     {.name = "dst_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE, .a = RULES_ROLE_FIRST,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "index_untouched", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_PARAM, .a = RULES_ROLE_FIRST,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_a", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
     {.name = "untouched_b", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_OTHER, .a = RULES_ROLE_MOVER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* The slot before j of the op computing t into its own buffer, or -1. */
@@ -437,6 +442,29 @@ static void place_halves(struct rules_rewriter *r, int32_t j, int32_t pa, int32_
     rules_absorb(r, IR_CLASS_JOIN_IN_PLACE, pa > pb ? pa : pb, &j, 1);
 }
 
+/* Whether op reads (or, with `write`, writes) t. */
+static bool op_touches(const struct ir_op *op, ir_tid t, bool write)
+{
+    int n = write ? ir_op_writes(op, NULL, 0) : ir_op_reads(op, NULL, 0);
+    ir_tid *ts = malloc(sizeof *ts * (size_t)(n > 0 ? n : 1));
+    if (!ts)
+        abort();
+    n = write ? ir_op_writes(op, ts, n) : ir_op_reads(op, ts, n);
+    bool found = false;
+    for (int k = 0; k < n && !found; k++)
+        found = ts[k] == t;
+    free(ts);
+    return found;
+}
+
+/* Whether the first producer leaves the join's destination unread and its row index unwritten, as the seed asks
+ * of every slot from the first producer on (the atoms ask it of the slots after it). */
+static bool first_clear(const struct rules_rewriter *r, int32_t first, ir_tid table, ir_tid param)
+{
+    const struct ir_op *op = rules_slot(r, first);
+    return !op_touches(op, table, false) && (param == IR_NONE || !op_touches(op, param, true));
+}
+
 /* The two halves of a join, each read only by it, are written by their producers straight into their parts of every
  * unit of the joined tensor (of a table's rows, when the join lands in one); the join goes. Legal: nothing between
  * the first producer and the join touches the destination or writes its row index, and no one else sees a half. */
@@ -462,7 +490,8 @@ static void apply_join_in_place(struct rules_rewriter *r)
         bind.tensor[RULES_ROLE_OTHER] = b;
         bind.tensor[RULES_ROLE_TABLE] = op->dst.buf;
         bind.tensor[RULES_ROLE_PARAM] = op->dst.row == IR_ROWSEL_PARAM ? op->dst.row_param : IR_NONE;
-        if (rules_guards_hold(r, r->rule, &bind, NULL))
+        if (first_clear(r, pa < pb ? pa : pb, op->dst.buf, bind.tensor[RULES_ROLE_PARAM]) &&
+            rules_guards_hold(r, r->rule, &bind, NULL))
             place_halves(r, j, pa, pb);
     }
 }
@@ -480,12 +509,13 @@ static const enum ir_class builds_strided_values[] = {IR_CLASS_STRIDED_VALUES};
 /* The attention reads its values' source in place of the slice: legal when it is the slice's one reader, the host
  * does not read the slice (no op writes it any more), and nothing between writes the source. */
 static const struct rules_atom guards_strided_values[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_ADDED_BY("F8")},
     {.name = "untouched_source", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_SOURCE, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_CONSUMER},
+     .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
 /* The slot before j of a slice (read whole) computing the attention's values, as wide as its kv heads' values, or
@@ -496,7 +526,7 @@ static int32_t values_slice(const struct rules_rewriter *r, int32_t j, struct ru
     const struct ir_attention *a = &att->spec.u.attention;
     ir_tid vc = att->ins[2];
     int32_t i = ir_facts_producer(r->s, vc);
-    const struct ir_op *op = i >= 0 && i < j ? rules_slot(r, i) : NULL;
+    const struct ir_op *op = i >= 0 && (i < j || rules_seed_rules()) ? rules_slot(r, i) : NULL; /* seed: any, F17 */
     if (!op || !rules_slice(op, sl) || op->access[0].strided || !reads_whole(att, vc))
         return -1;
     int64_t group = a->h / (a->kv > 0 ? a->kv : 1);
@@ -540,7 +570,7 @@ static const enum ir_class builds_cross_layer_launch[] = {IR_CLASS_CROSS_LAYER_L
  * or reads or writes what it writes. */
 static const struct rules_atom guards_cross_layer_launch[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* The row a lifted row set (reading its operands whole) writes at: a named index tensor, or a literal. */
@@ -610,7 +640,7 @@ static const enum ir_class builds_rope_parts[] = {IR_CLASS_ROPE_QK_ONE_LAUNCH};
  * included) that writes what it reads or reads or writes what it writes. */
 static const struct rules_atom guards_rope_parts[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .forall = RULES_ROLE_MEMBERS},
+     .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* Whether slots i and j are rotations by one table at one position, of one head width and rotated half. */
@@ -653,7 +683,7 @@ static const enum ir_class builds_horizontal_norm_rope_insert[] = {IR_CLASS_HORI
  * reads or reads or writes what it writes. */
 static const struct rules_atom guards_horizontal_norm_rope_insert[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 /* The tables a normed rotation rotates by: its rotation leaf's cos, sin and named position. */
@@ -733,7 +763,8 @@ static const enum ir_class builds_qk_norm_rope_gate_split[] = {IR_CLASS_QK_NORM_
 /* The gate's projection moves down to the query's op: legal when it passes no slot that writes what it reads or
  * reads or writes what it writes. */
 static const struct rules_atom guards_qk_norm_rope_gate_split[] = {
-    {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER},
+    {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_PRODUCER, .b = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
 };
 
 /* The first leaf of op that is a primitive of kind k, or NULL. */
@@ -750,8 +781,8 @@ static const struct ir_op *first_leaf_of(const struct ir_op *op, enum ir_kind k)
 }
 
 /* The gate a gated attention's result is multiplied by — the activation's input of the gated product — for op, the
- * attention: the product folded into the attention's store, or the first gated product reading its result; or
- * IR_NONE. */
+ * attention: the product folded into the attention's store, or the gated product that is its result's one reader;
+ * or IR_NONE. */
 static ir_tid output_gate(const struct rules_rewriter *r, const struct ir_op *op)
 {
     struct rules_binary_form b;
@@ -760,9 +791,8 @@ static ir_tid output_gate(const struct rules_rewriter *r, const struct ir_op *op
     int32_t n;
     int32_t *readers = readers_of(r, op->out, &n);
     ir_tid gate = IR_NONE;
-    for (int32_t k = 0; k < n && gate == IR_NONE; k++)
-        if (rules_binary(rules_slot(r, readers[k]), &b) && b.gated && (b.a == op->out || b.b == op->out))
-            gate = b.a == op->out ? b.b : b.a;
+    if (n == 1 && rules_binary(rules_slot(r, readers[0]), &b) && b.gated && (b.a == op->out || b.b == op->out))
+        gate = b.a == op->out ? b.b : b.a;
     free(readers);
     return gate;
 }
@@ -819,8 +849,8 @@ static const enum ir_class builds_elementwise_regions[] = {IR_CLASS_ELEMENTWISE_
  * joins). */
 static const struct rules_atom guards_elementwise_regions[] = {
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
-    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
+    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
 };
 
 /* What a region member computes: its length and element type — a lifted pointwise op, or a lifted elementwise op
@@ -966,10 +996,11 @@ static const enum ir_class builds_elementwise_chains[] = {IR_CLASS_ELEMENTWISE_C
  * it reads or reads or writes what it writes. The carried result is read by nothing but the next link and is not
  * state the host keeps (its value is never stored). */
 static const struct rules_atom guards_elementwise_chains[] = {
-    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER},
-    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT},
+    {.name = "only_reader", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_CONSUMER,
+     RULES_FROM_SEED},
+    {.name = "not_carried", .kind = RULES_ATOM_NOT_CARRIED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F15")},
 };
 
 /* Whether op carries cur on: a lifted pointwise elementwise op of n values with cur as exactly one operand, or a
@@ -981,9 +1012,23 @@ static bool carries(const struct ir_op *op, ir_tid cur, int64_t n)
     return rules_is(op, IR_KIND_SILU) && pointwise(op) >= 0 && op->ins[0] == cur;
 }
 
-/* The first slot after k that carries cur on (n values), or -1. Whether it is cur's one reader is a guard. */
+/* The next live slot after k, or -1. */
+static int32_t next_live(const struct rules_rewriter *r, int32_t k)
+{
+    for (int32_t i = k + 1; i < ir_slots_len(r->s); i++)
+        if (rules_slot(r, i))
+            return i;
+    return -1;
+}
+
+/* The first slot after k that carries cur on (n values), or -1. Whether it is cur's one reader is a guard. Under
+ * the seed's rules the link is the next live slot only (finding F15: fusecheck reaches past others, guarded). */
 static int32_t chain_reader(const struct rules_rewriter *r, ir_tid cur, int64_t n, int32_t k)
 {
+    if (rules_seed_rules()) {
+        int32_t next = next_live(r, k);
+        return next >= 0 && carries(rules_slot(r, next), cur, n) ? next : -1;
+    }
     int32_t count;
     int32_t *readers = readers_of(r, cur, &count);
     int32_t found = -1;
@@ -1063,12 +1108,13 @@ static const enum ir_class builds_recompute_fanout[] = {IR_CLASS_RECOMPUTE_FANOU
 /* The producer is recomputed inside each reader and goes: legal when the host does not read its result, every reader
  * of the result is one that recomputes it, and nothing between the producer and each reader writes its input. */
 static const struct rules_atom guards_recompute_fanout[] = {
-    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT},
-    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS},
+    {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
+    {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS,
+     RULES_FROM_SEED},
     {.name = "untouched_input", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS},
+     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
     {.name = "untouched_result", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_RESULT, .a = RULES_ROLE_PRODUCER,
-     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS},
+     .b = RULES_ROLE_EACH, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F1")},
 };
 
 /* The slots after i reading t that are lifted pointwise ops, into members (room for every slot); their count. */
@@ -1077,7 +1123,7 @@ static int32_t pointwise_readers(const struct rules_rewriter *r, int32_t i, ir_t
     int32_t n, count = 0;
     int32_t *readers = readers_of(r, t, &n);
     for (int32_t k = 0; k < n; k++)
-        if (readers[k] > i && pointwise(rules_slot(r, readers[k])) >= 0)
+        if ((readers[k] > i || rules_seed_rules()) && pointwise(rules_slot(r, readers[k])) >= 0) /* seed: F17 */
             members[count++] = readers[k];
     free(readers);
     return count;

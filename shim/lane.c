@@ -1188,16 +1188,16 @@ static const enum ir_class builds_gemv_parts[] = {IR_CLASS_MERGED_QKV};
  * writes what it reads or touches what it writes; what the members before it compute is read only inside. */
 static const struct rules_atom guards_latent_expanded[] = {
     {.name = "made_for", .kind = RULES_ATOM_READ_ONLY_WITHIN, .a = RULES_ROLE_EACH, .g = RULES_ROLE_WITHIN,
-     .forall = RULES_ROLE_PRODUCERS},
+     .forall = RULES_ROLE_PRODUCERS, RULES_WIDENED_BY("F4")},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F14")},
 };
 
 /* gemv_parts: each later product moves up to the first one's slot, crossing nothing outside the group that writes
  * what it reads or touches what it writes. */
 static const struct rules_atom guards_gemv_parts[] = {
     {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_FIRST, .b = RULES_ROLE_EACH,
-     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS},
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
 static const struct rules_rule rule_latent_expanded = {
