@@ -261,20 +261,20 @@ static const char migration_3[] =
     "INSERT INTO decision_sets (digest, fired, refused, held)" \
     "  SELECT r.digest, r.fired, r.refused, r.held FROM reports r" \
     "  WHERE r.id = (SELECT min(x.id) FROM reports x WHERE x.digest = r.digest) ORDER BY r.id;" \
+    /* Keyed by rule and line hash within a set (the key's columns first, in its order): a rule's decisions are one \
+     * range, and whether another set holds the same decision is one seek. `line` is a 64-bit hash of the rule, \
+     * class, covers, outcome and reason (db.c's decision_line). */ \
     "CREATE TABLE set_decisions (" \
     "  set_id INTEGER NOT NULL REFERENCES decision_sets(id) ON DELETE CASCADE," \
-    "  seq INTEGER NOT NULL, rule TEXT NOT NULL, class TEXT NOT NULL, covers TEXT NOT NULL," \
+    "  rule TEXT NOT NULL, line INTEGER NOT NULL, seq INTEGER NOT NULL, class TEXT NOT NULL, covers TEXT NOT NULL," \
     "  outcome TEXT NOT NULL CHECK (outcome IN ('fired', 'refused', 'held')), reason TEXT," \
-    "  line INTEGER NOT NULL," /* a 64-bit hash of the five columns above (db.c's decision_line) */ \
-    "  PRIMARY KEY (set_id, seq)" \
+    "  PRIMARY KEY (set_id, rule, line, seq)" \
     ") WITHOUT ROWID;" \
     "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line)" \
     "  SELECT s.id, d.seq, d.rule, d.class, d.covers, d.outcome, d.reason," \
     "         fusecheck_decision_line(d.rule, d.class, d.covers, d.outcome, d.reason) FROM decision_sets s" \
     "  JOIN decisions d ON d.report_id = (SELECT min(x.id) FROM reports x WHERE x.digest = s.digest)" \
     "  ORDER BY s.id, d.seq;" \
-    /* a set's decisions of one rule by their hashes: whether another set holds the same decision */ \
-    "CREATE INDEX set_decisions_rule ON set_decisions(set_id, rule, line);" \
     /* Each set's decisions summed up per rule: how many, how many fired, the sum of their line hashes and the sum \
      * of their keys' hashes (rule, class, covers) (mod 2^63, fusecheck_rule_hash): two sets' decisions of a rule \
      * differ only where the sums do, and one decides something the other does not only where the keys' sums do. A \
@@ -376,21 +376,21 @@ static const char migration_3[] =
     "         x.outcome || CASE WHEN x.reason IS NULL THEN '' ELSE ': ' || x.reason END AS outcome_before," \
     "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END AS outcome_after" \
     "  FROM changed_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
-    "  CROSS JOIN set_decisions x INDEXED BY set_decisions_rule ON x.set_id = c.set_before AND x.rule = c.rule" \
-    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z INDEXED BY set_decisions_rule" \
+    "  CROSS JOIN set_decisions x ON x.set_id = c.set_before AND x.rule = c.rule" \
+    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z" \
     "                       WHERE z.set_id = c.set_after AND z.rule = c.rule AND z.line = x.line)" \
-    "  LEFT JOIN set_decisions y INDEXED BY set_decisions_rule ON y.set_id = c.set_after AND y.rule = c.rule" \
+    "  LEFT JOIN set_decisions y ON y.set_id = c.set_after AND y.rule = c.rule" \
     "       AND y.class = x.class AND y.covers = x.covers" \
     "  WHERE y.outcome IS NULL OR y.outcome <> x.outcome OR y.reason IS NOT x.reason" \
     "  UNION ALL" \
     "  SELECT c.run_before, c.run_after, g.name, g.mode, s.name, y.rule, y.class, y.covers, NULL," \
     "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END" \
     "  FROM changed_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
-    "  CROSS JOIN set_decisions y INDEXED BY set_decisions_rule ON c.keys_before IS NOT c.keys_after" \
+    "  CROSS JOIN set_decisions y ON c.keys_before IS NOT c.keys_after" \
     "       AND y.set_id = c.set_after AND y.rule = c.rule" \
-    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z INDEXED BY set_decisions_rule" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z" \
     "                    WHERE z.set_id = c.set_before AND z.rule = c.rule AND z.line = y.line)" \
-    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x INDEXED BY set_decisions_rule" \
+    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x" \
     "                    WHERE x.set_id = c.set_before AND x.rule = c.rule AND x.class = y.class" \
     "                    AND x.covers = y.covers);" \
     /* Report digests that changed between two runs, on the same graph (by content) and shim. */ \

@@ -69,7 +69,8 @@ expect 2 "db diff unknown run" -- "$fc" db diff 1 9 --db "$tmp/r.db"
 # a changed decision makes db diff a failing gate (exit 1); so does comparing runs that share nothing
 cp "$tmp/r.db" "$tmp/d.db"
 sqlite3 "$tmp/d.db" "INSERT INTO decision_sets (digest, fired, refused, held) VALUES ('changed', 0, 0, 0);
-  INSERT INTO set_decisions SELECT (SELECT max(id) FROM decision_sets), seq, rule, class, covers,
+  INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line)
+    SELECT (SELECT max(id) FROM decision_sets), seq, rule, class, covers,
     CASE seq WHEN 0 THEN 'held' ELSE outcome END, reason, CASE seq WHEN 0 THEN line + 1 ELSE line END
     FROM set_decisions WHERE set_id = (SELECT set_id FROM reports WHERE id = (SELECT max(id) FROM reports));
   UPDATE reports SET set_id = (SELECT max(id) FROM decision_sets) WHERE id = (SELECT max(id) FROM reports)"
