@@ -283,8 +283,8 @@ static int render_svg(const char *text, size_t len, char **svg, size_t *svg_len)
     bool ok = in && fwrite(text, 1, len, in) == len;
     if (in)
         ok = fclose(in) == 0 && ok;
-    snprintf(cmd, sizeof cmd, "dot -Tsvg '%s'", path); /* path: mkstemp's, no quote in it */
-    FILE *p = ok ? popen(cmd, "r") : NULL;
+    snprintf(cmd, sizeof cmd, "dot -Tsvg '%s'", path);
+    FILE *p = ok && !strchr(path, '\'') ? popen(cmd, "r") : NULL; /* the command quotes the path */
     FILE *out = p ? open_memstream(svg, svg_len) : NULL;
     char buf[65536];
     for (size_t n; out && (n = fread(buf, 1, sizeof buf, p)) > 0;)

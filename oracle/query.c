@@ -157,6 +157,8 @@ static enum oracle_verdict cross_decide(const char *solver, const char *file, un
     if (row < 0)
         return ORACLE_UNKNOWN;
     char args[64], cmd[1024];
+    if (strchr(file, '\'')) /* the command quotes the path: a TMPDIR with a quote in it is not run */
+        return ORACLE_UNKNOWN;
     snprintf(args, sizeof args, cross_solvers[row].args, timeout_ms);
     snprintf(cmd, sizeof cmd, "%s %s '%s' 2>/dev/null", cross_solvers[row].name, args, file); /* file: mkstemp's */
     FILE *p = popen(cmd, "r");

@@ -262,7 +262,7 @@ static void test_content(void)
     CHECK(sql_int(p, "SELECT count(*) FROM rules_never_fired") == 0);
     /* a set that decides more — another covers of the same rule, and a rule of its own — and one decision less:
      * each shows, the new ones with no outcome before, the gone one with none after */
-    int64_t r5, g5, s5, set5;
+    int64_t r5 = 0, g5 = 0, s5 = 0, set5 = 0;
     CHECK(db_run_begin(db, &info, &r5, err) == 0 && db_begin(db, err) == 0);
     CHECK(db_graph(db, "m", "llama", "decode", 10, "bb", &g5, err) == 0 && db_shim(db, "reference", "", &s5, err) == 0);
     struct db_report r5r = {r5, g5, s5, "dD", 4, 0, 0, 1.0, NULL};
