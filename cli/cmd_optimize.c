@@ -236,17 +236,25 @@ static void print_line(const char *text, void *ctx)
     printf("%s\n", text);
 }
 
+/* What optimize, diff and dot share: their options parsed, the graph loaded (*g, the caller frees it) and optimized
+ * (*o, freed by the caller when this returns CLI_OK). CLI_OK, or the exit code with a message printed. */
+static int load_optimized(const char *cmd, int argc, char **argv, struct opt_args *a, struct ir_graph **g,
+                          struct rules_optimized *o)
+{
+    *g = NULL;
+    int rc = parse_opt_args(cmd, argc, argv, a);
+    if (rc)
+        return rc;
+    *g = cli_load(a->arg, &a->lift);
+    return *g ? run_optimizer(*g, a->shim, a->hold, o) : CLI_USAGE;
+}
+
 int cli_cmd_optimize(int argc, char **argv)
 {
     struct opt_args a;
-    int rc = parse_opt_args("optimize", argc, argv, &a);
-    if (rc)
-        return rc;
-    struct ir_graph *g = cli_load(a.arg, &a.lift);
-    if (!g)
-        return CLI_USAGE;
+    struct ir_graph *g;
     struct rules_optimized o;
-    rc = run_optimizer(g, a.shim, a.hold, &o);
+    int rc = load_optimized("optimize", argc, argv, &a, &g, &o);
     if (rc == CLI_OK) {
         size_t len;
         char *text = ir_print(o.graph, &len);
@@ -306,14 +314,9 @@ static int render_svg(const char *text, size_t len, char **svg, size_t *svg_len)
 int cli_cmd_dot(int argc, char **argv)
 {
     struct opt_args a;
-    int rc = parse_opt_args("dot", argc, argv, &a);
-    if (rc)
-        return rc;
-    struct ir_graph *g = cli_load(a.arg, &a.lift);
-    if (!g)
-        return CLI_USAGE;
+    struct ir_graph *g;
     struct rules_optimized o;
-    rc = run_optimizer(g, a.shim, a.hold, &o);
+    int rc = load_optimized("dot", argc, argv, &a, &g, &o);
     if (rc == CLI_OK) {
         char *text = NULL, *svg = NULL;
         size_t len = 0, svg_len = 0;
@@ -372,14 +375,9 @@ static int compare_rewritten(const struct ir_graph *g, const struct rules_optimi
 int cli_cmd_diff(int argc, char **argv)
 {
     struct opt_args a;
-    int rc = parse_opt_args("diff", argc, argv, &a);
-    if (rc)
-        return rc;
-    struct ir_graph *g = cli_load(a.arg, &a.lift);
-    if (!g)
-        return CLI_USAGE;
+    struct ir_graph *g;
     struct rules_optimized o;
-    rc = run_optimizer(g, a.shim, a.hold, &o);
+    int rc = load_optimized("diff", argc, argv, &a, &g, &o);
     if (rc == CLI_OK) {
         char err[IR_ERR_LEN];
         struct shim *shim = shim_lookup(a.shim, err);
