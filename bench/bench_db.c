@@ -231,13 +231,12 @@ static int64_t night(struct history *h, int n)
 }
 
 /* The file's size with its write-ahead log folded in. */
-static long long file_size(struct history *h, const char *path)
+static long long file_size(const char *path)
 {
     sqlite3 *c;
     if (sqlite3_open(path, &c) == SQLITE_OK)
         sqlite3_exec(c, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
     sqlite3_close(c);
-    (void)h;
     struct stat st;
     return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
@@ -289,7 +288,7 @@ int main(int argc, char **argv)
         die("shims", err);
     srand(1);
     double t0 = now();
-    long long prev = file_size(&h, path), first_night = 0;
+    long long prev = file_size(path), first_night = 0;
     double growth[CHANGE_EVERY];
     int ngrowth = 0;
     int64_t first = 0, last = 0, before_last = 0;
@@ -302,7 +301,7 @@ int main(int argc, char **argv)
         before_last = last;
         last = night(&h, n);
         first = first ? first : last;
-        long long size = file_size(&h, path);
+        long long size = file_size(path);
         if (n == 1)
             first_night = size - prev;
         if (!changes && n > 1 && n > nights - CHANGE_EVERY && ngrowth < CHANGE_EVERY)
@@ -311,7 +310,7 @@ int main(int argc, char **argv)
     }
     double build = now() - t0;
     db_close(h.db);
-    long long total = file_size(&h, path);
+    long long total = file_size(path);
     printf("db: %d nights of %d reports (%d decisions each), %d tolerance runs, built in %.1f s; file %.1f MB\n",
            nights, GRAPHS * SHIMS, DECISIONS, TOL_RUNS, build, (double)total / 1e6);
     printf("db: growth: first night %.2f MB; a night that changes nothing: median %.3f MB over %d nights; "

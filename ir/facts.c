@@ -681,8 +681,8 @@ struct sorted_group {
     int32_t room[64];
 };
 
-/* A group over group[0..n), not yet sorted. */
-static void group_sort(struct sorted_group *g, const int32_t *group, int32_t n)
+/* The group of group[0..n), its sorted copy not made yet. */
+static void group_over(struct sorted_group *g, const int32_t *group, int32_t n)
 {
     g->raw = group;
     g->n = n > 0 ? n : 0;
@@ -769,7 +769,7 @@ bool ir_facts_untouched(const struct ir_slots *s, ir_tid t, int32_t i, int32_t j
                         const int32_t *except, int32_t nexcept)
 {
     struct sorted_group g;
-    group_sort(&g, except, nexcept);
+    group_over(&g, except, nexcept);
     bool touched = any_between(list_of(s, L_WRITE, t), i, j, &g) ||
                    (also_reads && any_between(list_of(s, L_READ, t), i, j, &g));
     group_done(&g);
@@ -785,7 +785,7 @@ static bool conflicts(const struct ir_slots *s, int32_t m, int32_t i, int32_t j,
         return false;
     const struct tset *r = &s->reads[m], *w = &s->writes[m];
     struct sorted_group g;
-    group_sort(&g, group, ngroup);
+    group_over(&g, group, ngroup);
     bool found = false;
     for (int32_t k = 0; k < r->n && !found; k++)
         found = any_between(list_of(s, L_WRITE, r->v[k]), i, j, &g);

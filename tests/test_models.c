@@ -922,6 +922,34 @@ static double rel_diff(const float *a, const double *r, int n)
 
 enum { D = 256, H = 4, KV = 2, HD = 64, FF = 512, V = 512, CTX = 64, HQ = H * HD, HK = KV * HD, ROWS = 4 };
 
+/* Each of the H heads of q (HD wide) attending the cached rows 0..last, its group's key/value head of kvn (rows
+ * `stride` wide): softmax of the logits times scale, in double, into att. */
+static void ref_attend(const double *q, const double *kc, const double *vc, int kvn, int stride, int last, double scale,
+                       double *att)
+{
+    for (int h = 0; h < H; h++) {
+        int kvh = h / (H / kvn);
+        double logit[CTX], mx = -INFINITY, sum = 0;
+        for (int j = 0; j <= last; j++) {
+            double s = 0;
+            for (int i = 0; i < HD; i++)
+                s += q[h * HD + i] * kc[j * stride + kvh * HD + i];
+            logit[j] = s * scale;
+            mx = fmax(mx, logit[j]);
+        }
+        for (int j = 0; j <= last; j++) {
+            logit[j] = exp(logit[j] - mx);
+            sum += logit[j];
+        }
+        for (int i = 0; i < HD; i++) {
+            double s = 0;
+            for (int j = 0; j <= last; j++)
+                s += logit[j] / sum * vc[j * stride + kvh * HD + i];
+            att[h * HD + i] = s;
+        }
+    }
+}
+
 /* One sequence's rows through one layer of the reference: x (rows × D) at positions pos.., the layer's caches as
  * they were before the step (kc0, vc0) updated into kc, vc. */
 static void ref_layer(const struct ir_graph *g, const struct ir_values *v, int layer, double eps, int rows, int pos,
@@ -945,28 +973,7 @@ static void ref_layer(const struct ir_graph *g, const struct ir_values *v, int l
         }
     }
     for (int r = 0; r < rows; r++) {
-        int last = pos + r;
-        for (int h = 0; h < H; h++) {
-            int kvh = h / (H / KV);
-            double logit[CTX], mx = -INFINITY, sum = 0;
-            for (int j = 0; j <= last; j++) {
-                double s = 0;
-                for (int i = 0; i < HD; i++)
-                    s += q[r][h * HD + i] * kc[j * HK + kvh * HD + i];
-                logit[j] = s / sqrt((double)HD);
-                mx = fmax(mx, logit[j]);
-            }
-            for (int j = 0; j <= last; j++) {
-                logit[j] = exp(logit[j] - mx);
-                sum += logit[j];
-            }
-            for (int i = 0; i < HD; i++) {
-                double s = 0;
-                for (int j = 0; j <= last; j++)
-                    s += logit[j] / sum * vc[j * HK + kvh * HD + i];
-                att[h * HD + i] = s;
-            }
-        }
+        ref_attend(q[r], kc, vc, KV, HK, pos + r, 1 / sqrt((double)HD), att);
         ref_matvec(att, lval(g, v, layer, "attn_output.weight", -1), HQ, D, o);
         for (int i = 0; i < D; i++)
             x[r][i] += o[i];
@@ -1304,28 +1311,7 @@ static void check_dense_reference(const char *model, int pos, int tok)
         kc[pos * hk + i] = k[i];
         vc[pos * hk + i] = vv[i];
     }
-    double scale = c->query_scale ? c->query_scale : 1 / sqrt((double)HD);
-    for (int h = 0; h < H; h++) {
-        int kvh = h / (H / kvn);
-        double logit[CTX], mx = -INFINITY, sum = 0;
-        for (int j = 0; j <= pos; j++) {
-            double s = 0;
-            for (int i = 0; i < HD; i++)
-                s += q[h * HD + i] * kc[j * hk + kvh * HD + i];
-            logit[j] = s * scale;
-            mx = fmax(mx, logit[j]);
-        }
-        for (int j = 0; j <= pos; j++) {
-            logit[j] = exp(logit[j] - mx);
-            sum += logit[j];
-        }
-        for (int i = 0; i < HD; i++) {
-            double s = 0;
-            for (int j = 0; j <= pos; j++)
-                s += logit[j] / sum * vc[j * hk + kvh * HD + i];
-            att[h * HD + i] = s;
-        }
-    }
+    ref_attend(q, kc, vc, kvn, hk, pos, c->query_scale ? c->query_scale : 1 / sqrt((double)HD), att);
     ref_matvec(att, lval(g, v, 0, "attn_output.weight", -1), HQ, D, o);
     for (int i = 0; i < D; i++)
         x[i] += rm * o[i];
