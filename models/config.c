@@ -210,58 +210,41 @@ static bool scan_word(struct scan *s)
 
 static bool scan_value(struct scan *s, int depth);
 
-/* An array's elements after its '['. */
-static bool scan_array(struct scan *s, int depth)
+/* An object member's key and its ':' (blanks after both skipped). */
+static bool scan_key(struct scan *s)
 {
+    if (!at_byte(s, '"'))
+        return scan_fail(s, s->at, "a key in double quotes");
+    if (!scan_string(s))
+        return false;
+    skip_blank(s);
+    if (!at_byte(s, ':'))
+        return scan_fail(s, s->at, "':' after the key");
     s->at++;
     skip_blank(s);
-    if (at_byte(s, ']')) {
-        s->at++;
-        return true;
-    }
-    for (;;) {
-        if (!scan_value(s, depth + 1))
-            return false;
-        skip_blank(s);
-        if (at_byte(s, ']')) {
-            s->at++;
-            return true;
-        }
-        if (!at_byte(s, ','))
-            return scan_fail(s, s->at, "',' or ']'");
-        s->at++;
-        skip_blank(s);
-    }
+    return true;
 }
 
-/* An object's members after its '{'. */
-static bool scan_object(struct scan *s, int depth)
+/* An array's elements (close ']') or an object's members (close '}') after its opening bracket. */
+static bool scan_items(struct scan *s, int depth, char close)
 {
+    bool object = close == '}';
     s->at++;
     skip_blank(s);
-    if (at_byte(s, '}')) {
+    if (at_byte(s, close)) {
         s->at++;
         return true;
     }
     for (;;) {
-        if (!at_byte(s, '"'))
-            return scan_fail(s, s->at, "a key in double quotes");
-        if (!scan_string(s))
+        if ((object && !scan_key(s)) || !scan_value(s, depth + 1))
             return false;
         skip_blank(s);
-        if (!at_byte(s, ':'))
-            return scan_fail(s, s->at, "':' after the key");
-        s->at++;
-        skip_blank(s);
-        if (!scan_value(s, depth + 1))
-            return false;
-        skip_blank(s);
-        if (at_byte(s, '}')) {
+        if (at_byte(s, close)) {
             s->at++;
             return true;
         }
         if (!at_byte(s, ','))
-            return scan_fail(s, s->at, "',' or '}'");
+            return scan_fail(s, s->at, object ? "',' or '}'" : "',' or ']'");
         s->at++;
         skip_blank(s);
     }
@@ -277,10 +260,8 @@ static bool scan_value(struct scan *s, int depth)
     if (!note_start(s))
         return false;
     char c = s->s[s->at];
-    if (c == '{')
-        return scan_object(s, depth);
-    if (c == '[')
-        return scan_array(s, depth);
+    if (c == '{' || c == '[')
+        return scan_items(s, depth, c == '{' ? '}' : ']');
     if (c == '"')
         return scan_string(s);
     if (c == '-' || (c >= '0' && c <= '9'))
