@@ -43,8 +43,15 @@ int cli_lift_code(struct cli_lift *l, int code, const char *arg);
 #define CLI_SEED_RULES_OPTION {"seed-rules", no_argument, NULL, 'R'}
 /* The context a lift of c gives its caches and rotary tables: --ctx, else the model's. */
 int64_t cli_lift_ctx(const struct cli_lift *l, const struct models_config *c);
-/* The graph `arg` names: a zoo model lifted under l, or a text-format file parsed and validated. NULL with the
- * error printed (file:line:col: message). */
+/* Whether arg names a model's config.json rather than a zoo model or a graph's text: a path ending in ".json", or a
+ * file whose text starts with '{'. */
+bool cli_is_config(const char *arg);
+/* The model arg names where a command takes a MODEL: a zoo model, or (a path ending in ".json", or any path that
+ * exists) a config.json read into *owned, which the caller frees (models_config_free). NULL with the error printed:
+ * an unknown model (a usage error of cmd), or the file's file:line:col: field: what was expected. */
+const struct models_config *cli_model(const char *cmd, const char *arg, struct models_config **owned);
+/* The graph `arg` names: a zoo model or a config.json lifted under l, or a text-format file parsed and validated.
+ * NULL with the error printed (file:line:col: message). */
 struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);
 /* Write len bytes to path whole (a temporary file renamed into place), or to stdout when path is NULL or "-".
  * 0 on success, else a message on stderr. */

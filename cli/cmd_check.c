@@ -15,6 +15,8 @@
 /* What check reads from its command line. */
 struct check_args {
     const char *models[MAX_LIST];
+    const struct models_config *configs[MAX_LIST]; /* each named model's: a zoo row, or a config.json's in owned */
+    struct models_config *owned[MAX_LIST];
     int nmodels;
     const char *modes[MAX_LIST];
     int nmodes;
@@ -82,7 +84,7 @@ static bool modes_past_context(const struct check_args *a)
         if (models_parse_mode(a->modes[k], &m, err) || m.kind == MODELS_DECODE)
             continue;
         for (int i = 0; i < n; i++) {
-            const struct models_config *c = a->nmodels ? models_find(a->models[i]) : models_get(i);
+            const struct models_config *c = a->nmodels ? a->configs[i] : models_get(i);
             if (c && m.n > cli_lift_ctx(&a->lift, c)) {
                 cli_usage_error("check", "--mode %s: %d %s exceed the context of %s, %lld rows", a->modes[k],
                                 (int)m.n, m.kind == MODELS_BATCH ? "sequences" : "rows", c->name,
@@ -144,10 +146,12 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         }
     }
     for (int i = optind; i < argc; i++) {
-        if (!models_find(argv[i]))
-            return cli_usage_error("check", "unknown model '%s' (fusecheck models lists them)", argv[i]);
-        if (a->nmodels < MAX_LIST && !listed(a->models, a->nmodels, argv[i]))
-            a->models[a->nmodels++] = argv[i];
+        if (a->nmodels == MAX_LIST || listed(a->models, a->nmodels, argv[i]))
+            continue;
+        a->configs[a->nmodels] = cli_model("check", argv[i], &a->owned[a->nmodels]);
+        if (!a->configs[a->nmodels])
+            return CLI_USAGE;
+        a->models[a->nmodels++] = argv[i];
     }
     if (modes_past_context(a))
         return CLI_USAGE;
@@ -411,7 +415,7 @@ static int model_list(const struct check_args *a, const struct models_config **o
     int n = 0;
     if (a->nmodels) {
         for (int i = 0; i < a->nmodels; i++)
-            out[n++] = models_find(a->models[i]);
+            out[n++] = a->configs[i];
     } else {
         for (int i = 0; i < models_count() && n < MAX_LIST; i++)
             out[n++] = models_get(i);
@@ -467,6 +471,14 @@ static int check_all(struct db *db, int64_t run, const struct check_args *a, str
     return 0;
 }
 
+/* Free what check's arguments hold: its holds and the configurations it read. */
+static void free_check_args(struct check_args *a)
+{
+    cli_holds_free(&a->holds);
+    for (int i = 0; i < MAX_LIST; i++)
+        models_config_free(a->owned[i]);
+}
+
 int cli_cmd_check(int argc, char **argv)
 {
     struct check_args a;
@@ -478,7 +490,7 @@ int cli_cmd_check(int argc, char **argv)
         rc = CLI_USAGE;
     }
     if (rc) {
-        cli_holds_free(&a.holds);
+        free_check_args(&a);
         return rc;
     }
     double t0 = now();
@@ -525,7 +537,7 @@ int cli_cmd_check(int argc, char **argv)
                t.tol.worst_ratio, (long long)t.tol.top1_misses, t.tol.lane_s, t.tol.eval_s);
     for (int i = 0; i < nshims; i++)
         shim_free(shims[i]);
-    cli_holds_free(&a.holds);
+    free_check_args(&a);
     free(command);
     db_close(db);
     if (rc)

@@ -33,22 +33,25 @@ static int parse_graph_args(const char *cmd, int argc, char **argv, struct cli_l
     return 0;
 }
 
+/* Write g's canonical text to out (stdout when NULL) and free g. CLI_OK, or CLI_USAGE when g is NULL or unwritten. */
+static int print_graph(struct ir_graph *g, const char *out)
+{
+    if (!g)
+        return CLI_USAGE;
+    size_t len;
+    char *text = ir_print(g, &len);
+    int rc = text && cli_write(out, text, len) == 0 ? CLI_OK : CLI_USAGE;
+    free(text);
+    ir_graph_free(g);
+    return rc;
+}
+
 int cli_cmd_print(int argc, char **argv)
 {
     struct cli_lift l;
     const char *out, *arg;
     int rc = parse_graph_args("print", argc, argv, &l, &out, &arg);
-    if (rc)
-        return rc;
-    struct ir_graph *g = cli_load(arg, &l);
-    if (!g)
-        return CLI_USAGE;
-    size_t len;
-    char *text = ir_print(g, &len);
-    rc = text && cli_write(out, text, len) == 0 ? CLI_OK : CLI_USAGE;
-    free(text);
-    ir_graph_free(g);
-    return rc;
+    return rc ? rc : print_graph(cli_load(arg, &l), out);
 }
 
 int cli_cmd_lift(int argc, char **argv)
@@ -58,9 +61,16 @@ int cli_cmd_lift(int argc, char **argv)
     int rc = parse_graph_args("lift", argc, argv, &l, &out, &arg);
     if (rc)
         return rc;
-    if (!models_find(arg))
-        return cli_usage_error("lift", "unknown model '%s' (fusecheck models lists them)", arg);
-    return cli_cmd_print(argc, argv);
+    struct models_config *owned;
+    const struct models_config *c = cli_model("lift", arg, &owned);
+    if (!c)
+        return CLI_USAGE;
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = models_lift(c, &l.options, err);
+    if (!g)
+        fprintf(stderr, "fusecheck: %s: %s\n", arg, err);
+    models_config_free(owned);
+    return print_graph(g, out);
 }
 
 int cli_cmd_validate(int argc, char **argv)

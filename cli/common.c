@@ -94,10 +94,54 @@ int64_t cli_lift_ctx(const struct cli_lift *l, const struct models_config *c)
     return l->options.ctx ? l->options.ctx : c->ctx;
 }
 
+/* Whether a path ends in ".json". */
+static bool json_named(const char *arg)
+{
+    size_t n = strlen(arg);
+    return n > 5 && strcmp(arg + n - 5, ".json") == 0;
+}
+
+/* Whether the regular file at path starts (after blanks) with '{': a JSON object, not a graph's text. */
+static bool json_inside(const char *path)
+{
+    struct stat st;
+    FILE *f = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
+    int c = EOF;
+    while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+        ;
+    if (f)
+        fclose(f);
+    return c == '{';
+}
+
+bool cli_is_config(const char *arg) { return !models_find(arg) && (json_named(arg) || json_inside(arg)); }
+
+const struct models_config *cli_model(const char *cmd, const char *arg, struct models_config **owned)
+{
+    struct stat st;
+    *owned = NULL;
+    const struct models_config *c = models_find(arg);
+    if (c)
+        return c;
+    if (!json_named(arg) && stat(arg, &st) != 0) {
+        cli_usage_error(cmd, "unknown model '%s' (fusecheck models lists them; or give a config.json)", arg);
+        return NULL;
+    }
+    char err[IR_ERR_LEN];
+    *owned = models_read_config(arg, err);
+    if (!*owned)
+        fprintf(stderr, "%s\n", err); /* file:line:col: field: what was expected */
+    return *owned;
+}
+
 struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
 {
     char err[IR_ERR_LEN];
-    const struct models_config *c = models_find(arg);
+    struct models_config *owned = NULL;
+    bool config = cli_is_config(arg);
+    const struct models_config *c = config ? cli_model("load", arg, &owned) : models_find(arg);
+    if (config && !c)
+        return NULL;
     if (!c && l->given) {
         fprintf(stderr, "fusecheck: %s applies to a zoo MODEL, not to the file '%s': a file's graph is as written\n",
                 l->given, arg);
@@ -108,6 +152,7 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
         fprintf(stderr, "fusecheck: %s: %s\n", arg, err);
     else if (!g)
         fprintf(stderr, "%s\n", err); /* file:line:col: what was expected */
+    models_config_free(owned);
     return g;
 }
 

@@ -14,8 +14,8 @@ static const struct cli_command commands[] = {
      cli_cmd_print},
     {"validate", "check a graph file's invariants", "fusecheck validate FILE", cli_cmd_validate},
     {"models", "list the model zoo", "fusecheck models", cli_cmd_models},
-    {"lift", "lift one step of a zoo model into a graph",
-     "fusecheck lift MODEL [--mode decode|prefill:N|batch:N] [--layers N] [--ctx N] [--weights FORMAT] [-o FILE]", cli_cmd_lift},
+    {"lift", "lift one step of a zoo model (or a Hugging Face config.json) into a graph",
+     "fusecheck lift MODEL|CONFIG.json [--mode decode|prefill:N|batch:N] [--layers N] [--ctx N] [--weights FORMAT] [-o FILE]", cli_cmd_lift},
     {"eval", "evaluate a graph; print each observed and carried tensor's digest",
      "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N]", cli_cmd_eval},
     {"rules", "list every step of the optimizer in order, with the classes it builds",
@@ -90,6 +90,8 @@ static void overview(FILE *out)
     fprintf(out, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or bad input\n"
                  "a MODEL lifts with --mode M (default decode), --layers N (default all), --weights F (default q8_0)\n"
                  "and --ctx N (the rows of every cache and rotary table; default the model's, `fusecheck models`)\n"
+                 "a MODEL is a zoo name or a Hugging Face config.json (a path ending in .json, or any existing file\n"
+                 "where a command takes only a MODEL): architectures[0] picks the family\n"
                  "--seed-rules (optimize, diff, check, validate-run, prove) runs the seed's rules: fusecheck's added\n"
                  "guard atoms dropped, its fixed matchers as the seed's (docs/findings.md)\n"
                  "fusecheck help COMMAND shows a command's usage.\n");
@@ -108,7 +110,7 @@ static int cmd_help(int argc, char **argv)
     printf("%s\n\n  %s\n", c->summary, c->usage);
     if (strstr(c->usage, "--ctx"))
         printf("\n  --ctx N: the context a MODEL is lifted with (its caches' and rotary tables' rows); default the "
-               "model's (fusecheck models)\n");
+               "model's (fusecheck models)\n  a MODEL may be a Hugging Face config.json (a path ending in .json)\n");
     return CLI_OK;
 }
 

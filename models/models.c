@@ -74,10 +74,10 @@ static const struct models_config zoo[] = {
      * norm's output ÷(hidden/dim_model_base) = 2304/256 before the tied LM head). */
     {.name = "minicpm-2b", .family = "minicpm", .layers = 40, .hidden = 2304, .heads = 36, .kv_heads = 36,
      .head_dim = 64, .ffn = 5760, .vocab = 122753, .ctx = 4096, .eps = 1e-5, .rope_base = 10000, .tied = true,
-     .embed_mult = 12, .residual_mult = 0.221359436211787, .head_divisor = 9},
+     .embed_mult = 12, .residual_mult = 0.22135943621178653, .head_divisor = 9},
     {.name = "tiny-minicpm", .family = "minicpm", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 4,
      .head_dim = 64, .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 10000, .tied = true,
-     .tiny = true, .embed_mult = 12, .residual_mult = 0.98994949366117, .head_divisor = 4},
+     .tiny = true, .embed_mult = 12, .residual_mult = 0.9899494936611664, .head_divisor = 4},
     /* deepseek: head_dim is qk_nope_head_dim; the logit scale is 1/sqrt(nope + rope) times YaRN's mscale squared
      * (0.1 · mscale_all_dim · ln(factor 40) + 1); ffn is the first dense layers' width; shared_ffn the shared experts'
      * count times moe_intermediate_size. */

@@ -75,6 +75,7 @@
 #define FUSECHECK_MODELS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ir/ir.h"
@@ -140,6 +141,19 @@ const struct models_config *models_find(const char *name);
 /* Number of the model's parameters (a tied embedding counted once); -1 for an unknown family, or sizes negative or
  * too large to count. */
 int64_t models_param_count(const struct models_config *c);
+
+/* A model's configuration read from a Hugging Face config.json (models/config.c): architectures[0] (else
+ * model_type) picks the family, whose reader fills every field the family lifts, taking the Transformers
+ * configuration class's defaults for what the file leaves out (but never for the sizes of a weight). Its name is the
+ * file's name less ".json" (a file called config.json: its folder's name); its context the zoo's 4096 rows, or two
+ * sliding windows where the model slides one wider than 2048, never past max_position_embeddings; tiny when it has
+ * fewer than 2^24 parameters. malloc'd (models_config_free frees it); NULL with err "file:line:col: field: what was
+ * expected" (an unknown architecture, a missing field, a wrong type, an impossible value, text that is not JSON). */
+struct models_config *models_read_config(const char *path, char err[IR_ERR_LEN]);
+/* The same from text in memory: label names it in messages, name is the model's name. */
+struct models_config *models_parse_config(const char *text, size_t len, const char *label, const char *name,
+                                          char err[IR_ERR_LEN]);
+void models_config_free(struct models_config *c);
 
 /* Number of families, and the name of the i-th (NULL when out of range). */
 int models_family_count(void);

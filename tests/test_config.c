@@ -1,0 +1,276 @@
+/* tests/test_config.c — lifting a Hugging Face config.json (models/config.c): every config in tests/data/configs
+ * reads to its zoo row field for field and lifts to the same graph (same sha256 of its text) in decode, prefill:8
+ * and batch:4; the Transformers defaults a file leaves out; and every refusal (unknown architecture, missing field,
+ * wrong type, impossible value, bad JSON, empty file, a directory) with its file:line:col and field. Where the zoo
+ * simplifies a published config (its context, rotary scaling, routing, unlifted parts), both lifts share the
+ * simplification and the digests agree; docs/config.md lists each departure. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
+#include "check.h"
+#include "models/models.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CONFIGS "tests/data/configs"
+
+/* The sha256 of g's canonical text as hex (empty when g is NULL). */
+static void graph_digest(const struct ir_graph *g, char hex[65])
+{
+    hex[0] = '\0';
+    size_t len;
+    char *text = g ? ir_print(g, &len) : NULL;
+    unsigned char md[32];
+    unsigned int n = 0;
+    if (text && EVP_Digest(text, len, md, &n, EVP_sha256(), NULL) == 1)
+        for (unsigned int i = 0; i < n; i++)
+            snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    free(text);
+}
+
+/* The digest of c lifted in `mode` (empty when the lift fails, with a failed check). */
+static void lift_digest(const struct models_config *c, const char *mode, char hex[65])
+{
+    char err[IR_ERR_LEN];
+    struct models_options o = models_default_options();
+    models_parse_mode(mode, &o.mode, err);
+    struct ir_graph *g = models_lift(c, &o, err);
+    CHECKF(g != NULL, "%s %s: %s", c->name, mode, err);
+    graph_digest(g, hex);
+    ir_graph_free(g);
+}
+
+/* Whether two configurations agree in every field (names and families as strings). */
+static bool same_config(const struct models_config *a, const struct models_config *b)
+{
+#define SAME(f) (a->f == b->f)
+    bool dims = SAME(layers) && SAME(hidden) && SAME(heads) && SAME(kv_heads) && SAME(head_dim) && SAME(ffn) &&
+                SAME(vocab) && SAME(experts) && SAME(top_k) && SAME(expert_ffn) && SAME(ctx) && SAME(window);
+    bool consts = SAME(eps) && SAME(rope_base) && SAME(attn_softcap) && SAME(final_softcap) && SAME(query_scale) &&
+                  SAME(tied) && SAME(tiny);
+    bool ds = SAME(deepseek.q_lora) && SAME(deepseek.kv_lora) && SAME(deepseek.rope_dim) &&
+              SAME(deepseek.v_head_dim) && SAME(deepseek.shared_ffn) && SAME(deepseek.dense_layers);
+    bool rest = SAME(full_every) && SAME(lin_k_heads) && SAME(lin_v_heads) && SAME(lin_dk) && SAME(lin_dv) &&
+                SAME(conv_taps) && SAME(rotary_dim) && SAME(shared_ffn) && SAME(embed_mult) &&
+                SAME(residual_mult) && SAME(logit_scale) && SAME(head_divisor);
+#undef SAME
+    return dims && consts && ds && rest && strcmp(a->name, b->name) == 0 && strcmp(a->family, b->family) == 0;
+}
+
+/* Every zoo model's config: read field for field as its row, lifted to the same graph in three modes. */
+static void test_zoo_configs(void)
+{
+    static const char *const modes[] = {"decode", "prefill:8", "batch:4"};
+    for (int m = 0; m < models_count(); m++) {
+        const struct models_config *z = models_get(m);
+        char path[512], err[IR_ERR_LEN];
+        snprintf(path, sizeof path, CONFIGS "/%s.json", z->name);
+        struct models_config *c = models_read_config(path, err);
+        CHECKF(c != NULL, "%s", err);
+        if (!c)
+            continue;
+        CHECKF(same_config(c, z), "%s: the config reads other than the zoo row", z->name);
+        for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+            char a[65], b[65];
+            lift_digest(c, modes[k], a);
+            lift_digest(z, modes[k], b);
+            CHECKF(a[0] && strcmp(a, b) == 0, "%s %s: config %s, zoo %s", z->name, modes[k], a, b);
+        }
+        models_config_free(c);
+    }
+}
+
+/* Every file in tests/data/configs is a zoo model's. */
+static void test_no_stray_configs(void)
+{
+    DIR *dir = opendir(CONFIGS);
+    CHECK(dir != NULL);
+    int files = 0;
+    for (struct dirent *e; dir && (e = readdir(dir));) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(n - 5), e->d_name);
+        CHECKF(models_find(name) != NULL, "%s is no zoo model's config", e->d_name);
+        files++;
+    }
+    if (dir)
+        closedir(dir);
+    CHECKF(files == models_count(), "%d configs for %d zoo models", files, models_count());
+}
+
+/* A config parsed from text named t.json; NULL with err. */
+static struct models_config *parse(const char *text, char err[IR_ERR_LEN])
+{
+    return models_parse_config(text, strlen(text), "t.json", "t", err);
+}
+
+/* What a class's defaults give a llama config that states only its sizes. */
+static void test_defaults(void)
+{
+    char err[IR_ERR_LEN];
+    struct models_config *c = parse("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 256,\n"
+                                    " \"num_attention_heads\": 4, \"vocab_size\": 512, \"intermediate_size\": 512}",
+                                    err);
+    CHECKF(c != NULL, "%s", err);
+    if (c) {
+        CHECK_STR(c->family, "llama");
+        CHECK(c->kv_heads == 4);          /* num_key_value_heads None: the heads */
+        CHECK(c->head_dim == 64);         /* head_dim None: hidden / heads */
+        CHECK(c->eps == 1e-6);            /* LlamaConfig's rms_norm_eps */
+        CHECK(c->rope_base == 10000);     /* its rope_theta */
+        CHECK(!c->tied);                  /* its tie_word_embeddings */
+        CHECK(c->ctx == 2048);            /* its max_position_embeddings, below the zoo's 4096 */
+        CHECK(c->tiny);                   /* under 2^24 parameters */
+        CHECK_STR(c->name, "t");
+    }
+    models_config_free(c);
+    /* Gemma2Config ties the head and defaults its window, soft caps and logit scale; null caps mean none. */
+    c = parse("{\"architectures\": [\"Gemma2ForCausalLM\"], \"num_hidden_layers\": 2, \"hidden_size\": 256,\n"
+              " \"num_attention_heads\": 4, \"vocab_size\": 512, \"intermediate_size\": 512,\n"
+              " \"final_logit_softcapping\": null}",
+              err);
+    CHECKF(c != NULL, "%s", err);
+    if (c) {
+        CHECK(c->tied && c->window == 4096 && c->attn_softcap == 50 && c->final_softcap == 0);
+        CHECK(c->head_dim == 256 && c->kv_heads == 4 && c->query_scale == 0.0625);
+        CHECK(c->ctx == 8192); /* two windows of 4096, within max_position_embeddings 8192 */
+    }
+    models_config_free(c);
+}
+
+/* A refusal: text parsed as t.json fails with exactly `want` as its message. */
+static void refused(const char *text, size_t len, const char *want)
+{
+    char err[IR_ERR_LEN] = "";
+    struct models_config *c = models_parse_config(text, len, "t.json", "t", err);
+    CHECKF(c == NULL && strcmp(err, want) == 0, "got '%s', wanted '%s'", c ? "(read)" : err, want);
+    models_config_free(c);
+}
+#define REFUSED(text, want) refused(text, sizeof text - 1, want)
+
+/* The sizes of a valid tiny llama, after which a test's own members follow. */
+#define LLAMA "{\"architectures\": [\"LlamaForCausalLM\"],\n \"num_hidden_layers\": 2, \"hidden_size\": 256,\n" \
+              " \"vocab_size\": 512, \"intermediate_size\": 512,\n"
+
+/* Unknown families, missing fields, wrong types and impossible values: each at its field's line:col. */
+static void test_field_errors(void)
+{
+    REFUSED("{\n  \"architectures\": [\"FooForCausalLM\"]\n}",
+            "t.json:2:21: architectures: unknown architecture 'FooForCausalLM'; fusecheck reads LlamaForCausalLM "
+            "Qwen3ForCausalLM Qwen3MoeForCausalLM Gemma2ForCausalLM Qwen3NextForCausalLM NemotronForCausalLM "
+            "Qwen2ForCausalLM GraniteForCausalLM MiniCPMForCausalLM DeepseekV2ForCausalLM DeepseekV3ForCausalLM");
+    REFUSED("{\"model_type\": \"bert\"}", "t.json:1:16: model_type: unknown model_type 'bert'");
+    REFUSED("{\"hidden_size\": 8}", "t.json:1:1: architectures: missing (and no model_type); expected "
+                                    "[\"...ForCausalLM\"]");
+    REFUSED("{\"architectures\": []}", "t.json:1:19: architectures: expected an array of one or more names");
+    REFUSED("{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"qwen3\"}",
+            "t.json:1:55: model_type: expected \"llama\" for LlamaForCausalLM");
+    REFUSED(LLAMA " \"rope_theta\": 1}", "t.json:1:1: num_attention_heads: missing; a llama configuration needs it");
+    REFUSED(LLAMA " \"num_attention_heads\": \"4\"}",
+            "t.json:4:25: num_attention_heads: expected a whole number from 1 to 16777216, got a string");
+    REFUSED(LLAMA " \"num_attention_heads\": 0}",
+            "t.json:4:25: num_attention_heads: expected a whole number from 1 to 16777216, got 0");
+    REFUSED(LLAMA " \"num_attention_heads\": 4.0}",
+            "t.json:4:25: num_attention_heads: expected a whole number from 1 to 16777216, got a number");
+    REFUSED(LLAMA " \"num_attention_heads\": null}",
+            "t.json:4:25: num_attention_heads: expected a whole number from 1 to 16777216, got null");
+    REFUSED(LLAMA " \"num_attention_heads\": 99999999999999999999}",
+            "t.json:4:25: num_attention_heads: expected a whole number from 1 to 16777216, got an integer past 64 "
+            "bits");
+    REFUSED(LLAMA " \"num_attention_heads\": 3}",
+            "t.json:4:25: num_attention_heads: expected a divisor of hidden_size (256) when head_dim is not given");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"num_key_value_heads\": 3}",
+            "t.json:4:51: num_key_value_heads: expected a divisor of num_attention_heads (4), got 3");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rms_norm_eps\": -1}",
+            "t.json:4:44: rms_norm_eps: expected a positive number, got -1");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"tie_word_embeddings\": 1}",
+            "t.json:4:51: tie_word_embeddings: expected true or false, got an integer");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"hidden_act\": \"gelu\"}",
+            "t.json:4:42: hidden_act: expected \"silu\" (the one fusecheck lifts), got \"gelu\"");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"attention_bias\": true}",
+            "t.json:4:46: attention_bias: expected false (fusecheck lifts no other), got true");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"num_hidden_layers\": 3}",
+            "t.json:4:49: num_hidden_layers: given twice (first at 2:23); expected each key once");
+    REFUSED("{\"model_type\": \"nemotron\", \"num_hidden_layers\": 2, \"hidden_size\": 256, \"vocab_size\": 512,\n"
+            " \"intermediate_size\": 512, \"num_attention_heads\": 4, \"partial_rotary_factor\": 0.3}",
+            "t.json:2:79: partial_rotary_factor: expected a fraction of head_dim (64) that is an even width, got "
+            "0.3");
+    REFUSED("{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 256, \"vocab_size\": 512,\n"
+            " \"num_attention_heads\": 4, \"num_experts\": 2, \"num_experts_per_tok\": 3,\n"
+            " \"moe_intermediate_size\": 256}",
+            "t.json:2:69: num_experts_per_tok: expected at most the 2 experts, got 3");
+    REFUSED("{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 256, \"vocab_size\": 512,\n"
+            " \"num_attention_heads\": 4, \"num_experts\": 2, \"num_experts_per_tok\": 1,\n"
+            " \"moe_intermediate_size\": 256, \"mlp_only_layers\": [1]}",
+            "t.json:3:51: mlp_only_layers: expected [] (every layer alike), got an array with elements");
+    REFUSED("[1, 2]", "t.json:1:1: expected a JSON object (a config.json), got an array");
+}
+
+/* Text that is not JSON: the first byte the grammar cannot take, at its line:col. */
+static void test_syntax_errors(void)
+{
+    REFUSED("", "t.json:1:1: not JSON: expected a value (an object, an array, a string, a number, true, false or "
+                "null), found the end of the file");
+    REFUSED("  \n  ", "t.json:2:3: not JSON: expected a value (an object, an array, a string, a number, true, "
+                      "false or null), found the end of the file");
+    REFUSED("{\"a\": 1,\n \"b\": [1, 2,]\n}", "t.json:2:13: not JSON: expected a value (an object, an array, a "
+                                             "string, a number, true, false or null), found ']'");
+    REFUSED("{\"a\": 1,}", "t.json:1:9: not JSON: expected a key in double quotes, found '}'");
+    REFUSED("{\"a\" 1}", "t.json:1:6: not JSON: expected ':' after the key, found '1'");
+    REFUSED("{\"a\": 01}", "t.json:1:8: not JSON: expected ',' or '}', found '1'");
+    REFUSED("{\"a\": 1.}", "t.json:1:9: not JSON: expected a digit, found '}'");
+    REFUSED("{\"a\": tru}", "t.json:1:7: not JSON: expected a value (an object, an array, a string, a number, true, "
+                            "false or null), found 't'");
+    REFUSED("{\"a\": \"x\\q\"}", "t.json:1:10: not JSON: expected an escape: \\\" \\\\ \\/ \\b \\f \\n \\r \\t or "
+                                 "\\uXXXX, found 'q'");
+    REFUSED("{\"a\": \"x\n\"}", "t.json:1:9: not JSON: expected a control character written as an escape (\\n, \\t, "
+                                "\\u00XX), found byte 0x0a");
+    REFUSED("{\"a\": 1} x", "t.json:1:10: not JSON: expected the end of the file after the top object, found 'x'");
+    REFUSED("{\"a\": \"b", "t.json:1:9: not JSON: expected a closing '\"', found the end of the file");
+    refused("{\"a\":\0 1}", 9, "t.json:1:6: not JSON: expected a value (an object, an array, a string, a number, "
+                                "true, false or null), found byte 0x00");
+    char deep[600];
+    memset(deep, '[', sizeof deep);
+    refused(deep, sizeof deep, "t.json:1:258: not JSON: expected a value nested at most 256 deep, found '['");
+}
+
+/* Files: a directory, a missing file, a folder's config.json named after the folder. */
+static void test_files(void)
+{
+    char err[IR_ERR_LEN];
+    struct models_config *c = models_read_config(CONFIGS, err);
+    CHECKF(c == NULL && strcmp(err, CONFIGS ":1:1: cannot read: Is a directory") == 0, "%s", err);
+    c = models_read_config(CONFIGS "/no-such-model.json", err);
+    CHECKF(c == NULL && strstr(err, "no-such-model.json:1:1: cannot read: No such file") != NULL, "%s", err);
+    /* A folder's config.json is named after the folder (as a downloaded model's is). */
+    char dir[] = "/tmp/fusecheck-config-XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(LLAMA " \"num_attention_heads\": 4}\n", f);
+        fclose(f);
+    }
+    c = models_read_config(path, err);
+    CHECKF(c && strcmp(c->name, strrchr(dir, '/') + 1) == 0, "%s", c ? c->name : err);
+    models_config_free(c);
+    remove(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    test_zoo_configs();
+    test_no_stray_configs();
+    test_defaults();
+    test_field_errors();
+    test_syntax_errors();
+    test_files();
+    return check_done("test_config");
+}
