@@ -15,7 +15,7 @@
 /* A tiny zoo model lifted in `mode`. */
 static struct ir_graph *lift(const char *model, const char *mode)
 {
-    char err[IR_ERR_LEN];
+    char err[IR_ERR_LEN] = "";
     struct models_options o = models_default_options();
     const struct models_config *c = models_find(model);
     CHECKF(c != NULL && models_parse_mode(mode, &o.mode, err) == 0, "%s %s", model, mode);
@@ -129,7 +129,7 @@ static struct ir_graph *edited(const struct ir_graph *g, const struct edit *edit
         free(text);
         text = next;
     }
-    char err[IR_ERR_LEN];
+    char err[IR_ERR_LEN] = "";
     struct ir_graph *out = text ? ir_parse(text, strlen(text), "edited", err) : NULL;
     CHECKF(!text || out, "the edited %s does not parse: %s", g->name, err);
     free(text);
@@ -165,7 +165,7 @@ struct coverage_case {
     int fires;
 };
 
-/* The edits a row of llama's step needs to keep its appended key and value rows for the host to read. */
+/* An edit marking layer l's activation `name` (of `shape`) observed: the host reads it after the step. */
 #define OBSERVE(l, name, shape)                                                                                  \
     {"tensor blk." #l "." name " f32 " shape " activation\n",                                                   \
      "tensor blk." #l "." name " f32 " shape " activation observed\n", NULL, NULL}
