@@ -5,6 +5,7 @@
  * checks: fused_quant (a quantizing lane) and latent_expanded (a chunk wider than prefill:8). When either half of a
  * case changes, the step's section of coverage.md must be revisited. */
 #include "check.h"
+#include "check_values.h"
 #include "models/models.h"
 #include "rules/rules.h"
 #include "shim/shim.h"
@@ -24,18 +25,6 @@ static struct ir_graph *lift(const char *model, const char *mode)
     return g;
 }
 
-/* Whether evaluating a and b from one seed gives bit-identical observed and carried tensors. */
-static bool same_values(const struct ir_graph *a, const struct ir_graph *b)
-{
-    char err[IR_ERR_LEN];
-    struct ir_values *va = ir_values_new(a, 7, err), *vb = ir_values_new_like(b, 7, a, err);
-    bool ok = va && vb && ir_eval(a, va, err) == 0 && ir_eval(b, vb, err) == 0;
-    struct ir_compare c = ok ? ir_values_compare(a, va, b, vb) : (struct ir_compare){0};
-    ir_values_free(va);
-    ir_values_free(vb);
-    return ok && c.identical && c.compared > 0;
-}
-
 /* How many times `rule` fired optimizing g under the shim named `shim` with `held` held, or -1 on an error. With
  * `check` set, the rewritten graph must also be valid and bit-identical to g. */
 static int fired(const struct ir_graph *g, const char *shim, const char *const *held, int nheld, const char *rule,
@@ -49,7 +38,7 @@ static int fired(const struct ir_graph *g, const char *shim, const char *const *
         n = rules_report_count(&o.report, RULES_FIRED, rule);
         if (check) {
             CHECKF(ir_validate(o.graph, err) == 0, "%s: %s", rule, err);
-            CHECKF(same_values(g, o.graph), "%s: the rewrite differs from the edited graph", rule);
+            CHECKF(check_same_values(g, o.graph, 7), "%s: the rewrite differs from the edited graph", rule);
         }
         rules_optimized_free(&o);
     }

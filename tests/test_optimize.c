@@ -3,6 +3,7 @@
  * the same on a second run and equal to the committed ones (so both presets and both compilers agree), and holding
  * every step from the k-th on leaving the graph the earlier steps make. */
 #include "check.h"
+#include "check_values.h"
 #include "models/models.h"
 #include "rules/rules.h"
 #include "shim/shim.h"
@@ -24,21 +25,6 @@ static struct ir_graph *lift(const struct models_config *c, const char *mode, in
     struct ir_graph *g = models_lift(c, &o, err);
     CHECKF(g != NULL, "%s %s: %s", c->name, mode, err);
     return g;
-}
-
-/* Whether evaluating a and b from one seed gives bit-identical observed and carried tensors. */
-static bool diff_identical(const struct ir_graph *a, const struct ir_graph *b)
-{
-    char err[IR_ERR_LEN];
-    struct ir_values *va = ir_values_new(a, 11, err), *vb = ir_values_new_like(b, 11, a, err);
-    bool ok = va && vb && ir_eval(a, va, err) == 0 && ir_eval(b, vb, err) == 0;
-    struct ir_compare c = ok ? ir_values_compare(a, va, b, vb) : (struct ir_compare){0};
-    if (ok && !c.identical)
-        fprintf(stderr, "%s %s: %s[%lld] %.9g vs %.9g\n", a->name, a->mode, a->tensors[c.tensor].name,
-                (long long)c.index, (double)c.a, (double)c.b);
-    ir_values_free(va);
-    ir_values_free(vb);
-    return ok && c.identical && c.compared > 0;
 }
 
 /* Whether two graphs print the same. */
@@ -99,7 +85,7 @@ static void test_zoo(char *lines, size_t cap)
                            modes[k]);
                 }
                 if (c->tiny)
-                    CHECKF(diff_identical(g, o.graph), "%s %s under %s", c->name, modes[k], shims[s]->name);
+                    CHECKF(check_same_values(g, o.graph, 11), "%s %s under %s", c->name, modes[k], shims[s]->name);
                 rules_optimized_free(&o);
                 rules_optimized_free(&again);
             }
@@ -200,7 +186,7 @@ static void test_holds(void)
             CHECK(rules_report_count(&all.report, RULES_HELD, NULL) > 0);
             CHECK(rules_report_count(&all.report, RULES_FIRED, NULL) == rules_report_count(&all.report, RULES_FIRED,
                                                                                               "argmax_advance"));
-            CHECK(diff_identical(g, all.graph));
+            CHECK(check_same_values(g, all.graph, 11));
             rules_optimized_free(&all);
             rules_optimized_free(&full);
             ir_graph_free(g);
