@@ -143,16 +143,21 @@ static int uncarry_rings(struct ir_graph *g)
 }
 
 /* A step that fires on no zoo graph, at its nearest real graph. `taker`: the earlier step that takes the shape there
- * (NULL: none). `edits`, then `rings` (the convolution rings no longer carried, that many): the smallest change
- * that makes the failing condition true, after which the step fires `fires` times. */
+ * (NULL: none). `atom` ("rule:atom"): where the failing condition is one of the step's guard atoms, that atom; with
+ * it dropped the step fires on the lifted graph (NULL: the matcher's shape fails, not a guard). `edits`, then
+ * `rings` (the convolution rings no longer carried, that many): the smallest change that makes the failing
+ * condition true, after which the step fires `fires` times. */
 struct coverage_case {
     const char *rule, *model, *mode;
     const char *held[3];
-    const char *taker;
+    const char *taker, *atom;
     struct edit edits[6];
     int rings;
     int fires;
 };
+
+/* No edit but the rings. */
+#define NO_EDITS {{NULL, NULL, NULL, NULL}}
 
 /* An edit marking layer l's activation `name` (of `shape`) observed: the host reads it after the step. */
 #define OBSERVE(l, name, shape)                                                                                  \
@@ -162,52 +167,53 @@ struct coverage_case {
 static const struct coverage_case cases[] = {
     /* A plain norm's scaled result read only by the LM head: affine_input_fold takes the scale into the product.
      * A second reader of the scaled rows leaves it to norm_scale. */
-    {"norm_scale", "tiny-minicpm", "prefill:8", {NULL}, "affine_input_fold",
+    {"norm_scale", "tiny-minicpm", "prefill:8", {NULL}, "affine_input_fold", NULL,
      {{"tensor logits ", "tensor output_norm.probe f32 1x256 activation observed\ntensor logits ", NULL, NULL},
       {"op logits = ", "op output_norm.probe = scale(output_norm.scaled) n=256 factor=1\nop logits = ", NULL, NULL}},
      0, 1},
     /* In a decode step the same edit is not enough: the final norm reads the last residual add, which add_norm
      * folds into it, so it is no plain norm. */
-    {"norm_scale", "tiny-minicpm", "decode", {NULL}, "add_norm",
+    {"norm_scale", "tiny-minicpm", "decode", {NULL}, "add_norm", NULL,
      {{"tensor logits ", "tensor output_norm.probe f32 1x256 activation observed\ntensor logits ", NULL, NULL},
       {"op logits = ", "op output_norm.probe = scale(output_norm.scaled) n=256 factor=1\nop logits = ", NULL, NULL}},
      0, 0},
     /* The ReLU and its square are two pointwise ops joined, and relu_sqr takes them; squaring two ReLUs of the up
      * product makes a region of three. */
-    {"elementwise_regions", "tiny-nemotron", "decode", {NULL}, "relu_sqr",
+    {"elementwise_regions", "tiny-nemotron", "decode", {NULL}, "relu_sqr", NULL,
      {{"tensor blk.0.ffn_act ", "tensor blk.0.ffn_relu2 f32 1x512 activation\ntensor blk.0.ffn_act ", NULL, NULL},
       {"op blk.0.ffn_act = elementwise(blk.0.ffn_relu, blk.0.ffn_relu)",
        "op blk.0.ffn_relu2 = relu(blk.0.ffn_up) n=512\nop blk.0.ffn_act = elementwise(blk.0.ffn_relu, blk.0.ffn_relu2)",
        NULL, NULL}},
      0, 1},
     /* The ReLU is read by one op (its square, twice); a second pointwise reader makes it recomputed in each. */
-    {"recompute_fanout", "tiny-nemotron", "decode", {NULL}, "relu_sqr",
+    {"recompute_fanout", "tiny-nemotron", "decode", {NULL}, "relu_sqr", NULL,
      {{"tensor blk.0.ffn_act ", "tensor blk.0.ffn_relu.probe f32 1x512 activation observed\ntensor blk.0.ffn_act ",
        NULL, NULL},
       {"op blk.0.ffn_act = ", "op blk.0.ffn_relu.probe = scale(blk.0.ffn_relu) n=512 factor=1\nop blk.0.ffn_act = ",
        NULL, NULL}},
      0, 2},
     /* The query's and the latent's norms: slice_read and join_in_place take the latent norm first. */
-    {"dual_norm", "tiny-deepseek", "decode", {NULL}, "slice_read",
+    {"dual_norm", "tiny-deepseek", "decode", {NULL}, "slice_read", NULL,
      {{NULL, NULL, "blk.0.kv_a", "blk.0.q_a_norm"}, {NULL, NULL, "blk.0.kv_latent", "blk.0.q_a_norm"}}, 0, 0},
     /* With those two held, the latent's slice lies between the norms (no_cross); lifting the latent's product and
      * slice before the query's norm lets the first layer's two norms run as one. */
-    {"dual_norm", "tiny-deepseek", "decode", {"slice_read", "join_in_place"}, NULL,
+    {"dual_norm", "tiny-deepseek", "decode", {"slice_read", "join_in_place"}, NULL, "dual_norm:no_cross",
      {{NULL, NULL, "blk.0.kv_a", "blk.0.q_a_norm"}, {NULL, NULL, "blk.0.kv_latent", "blk.0.q_a_norm"}}, 0, 1},
     /* row_write writes every appended row from its producer, so no row set is left; rows the host reads too stay
      * row sets, and each layer's two appends (at `pos`) run as one launch. */
-    {"cross_layer_launch", "tiny-llama", "decode", {NULL}, "row_write",
+    {"cross_layer_launch", "tiny-llama", "decode", {NULL}, "row_write", NULL,
      {OBSERVE(0, "k_rope", "1x128"), OBSERVE(0, "v", "1x128"), OBSERVE(1, "k_rope", "1x128"),
       OBSERVE(1, "v", "1x128")},
      0, 2},
     /* The Gated DeltaNet groups: each convolution writes its ring, which the host carries, so no convolution is
      * "made for" its delta rule (read_only_within). With the rings not carried they fire. */
-    {"gdn_input_epilogue", "tiny-qwen3-next", "decode", {NULL}, NULL, {{NULL, NULL, NULL, NULL}}, 9, 3},
-    {"gdn_post_conv_prep", "tiny-qwen3-next", "prefill:8", {NULL}, NULL, {{NULL, NULL, NULL, NULL}}, 9, 3},
-    {"gdn_decode_whole", "tiny-qwen3-next", "batch:4", {NULL}, NULL, {{NULL, NULL, NULL, NULL}}, 36, 12},
-    /* In decode gdn_input_epilogue takes the step first; held, gdn_decode_whole takes it. */
-    {"gdn_decode_whole", "tiny-qwen3-next", "decode", {"gdn_input_epilogue"}, NULL, {{NULL, NULL, NULL, NULL}}, 9,
+    {"gdn_input_epilogue", "tiny-qwen3-next", "decode", {NULL}, NULL, "gdn_input_epilogue:made_for", NO_EDITS, 9, 3},
+    {"gdn_post_conv_prep", "tiny-qwen3-next", "prefill:8", {NULL}, NULL, "gdn_post_conv_prep:made_for", NO_EDITS, 9,
      3},
+    {"gdn_decode_whole", "tiny-qwen3-next", "batch:4", {NULL}, NULL, "gdn_decode_whole:made_for", NO_EDITS, 36, 12},
+    /* In decode gdn_input_epilogue takes the step first; held, gdn_decode_whole takes it. */
+    {"gdn_decode_whole", "tiny-qwen3-next", "decode", {"gdn_input_epilogue"}, NULL, "gdn_decode_whole:made_for",
+     NO_EDITS, 9, 3},
 };
 
 /* How many names `held` lists. */
@@ -231,6 +237,12 @@ static void test_case(const struct coverage_case *c)
     if (c->taker)
         CHECKF(fired(g, "reference", c->held, nheld, c->taker, false) > 0, "%s takes nothing on %s %s", c->taker,
                c->model, c->mode);
+    if (c->atom) {
+        rules_drop_atom(c->atom);
+        int n = fired(g, "reference", c->held, nheld, c->rule, false);
+        rules_drop_atom(NULL);
+        CHECKF(n > 0, "%s dropped: %s fired %d times on %s %s", c->atom, c->rule, n, c->model, c->mode);
+    }
     struct ir_graph *e = edited(g, c->edits);
     if (e) {
         if (c->rings) {
