@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,38 +28,6 @@ static const char *const golden_shims[] = {"reference", "none", "cuda-lane:h200:
 #define MAX_FILE_BYTES ((off_t)64 << 20)
 
 /* ── Text ────────────────────────────────────────────────────────────────────────────────────────────────── */
-
-/* A growing text buffer. */
-struct buf {
-    char *s;
-    size_t n, cap;
-};
-
-/* Append printf-style text to b. */
-static void buf_add(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_add(struct buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (need < 0)
-        abort();
-    if (b->n + (size_t)need + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + (size_t)need + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s)
-            abort();
-        b->s = s;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)need;
-}
 
 /* ── The graphs and their files ──────────────────────────────────────────────────────────────────────────── */
 
@@ -116,7 +83,7 @@ static bool golden_known(const char *name)
 
 /* One shim's decisions: the report's lines joined (each ending in a newline), the digest and the counts. */
 struct computed {
-    struct buf lines;
+    struct ir_text lines;
     char digest[65];
     int32_t n, fired, refused, held;
 };
@@ -131,11 +98,11 @@ static int compute_section(const struct ir_graph *g, const struct shim *shim, st
         return -1;
     for (int32_t i = 0; i < o.report.n; i++) {
         char *line = rules_decision_line(&o.report.d[i]);
-        buf_add(&c->lines, "%s\n", line);
+        ir_text_add(&c->lines, "%s\n", line);
         free(line);
     }
     if (!c->lines.s)
-        buf_add(&c->lines, "%s", "");
+        ir_text_add(&c->lines, "%s", "");
     rules_report_digest(&o.report, c->digest);
     c->n = o.report.n;
     c->fired = rules_report_count(&o.report, RULES_FIRED, NULL);
@@ -148,7 +115,7 @@ static int compute_section(const struct ir_graph *g, const struct shim *shim, st
 /* The shim whose rule table is being written, and the lines so far. */
 struct table_lines {
     const struct shim *shim;
-    struct buf *b;
+    struct ir_text *b;
 };
 
 /* One step of the rule table as lines: its name, the classes it builds, whether the chip links them; its atoms. */
@@ -156,39 +123,39 @@ static void rule_lines(const char *name, void *ctx)
 {
     struct table_lines *c = ctx;
     const struct rules_rule *rule = rules_find(name);
-    buf_add(c->b, "step %s:", name);
+    ir_text_add(c->b, "step %s:", name);
     for (int i = 0; rule && i < rule->nbuilds; i++)
-        buf_add(c->b, " %s", ir_class_name(rule->builds[i]));
+        ir_text_add(c->b, " %s", ir_class_name(rule->builds[i]));
     for (int i = 0; !rule && i < c->shim->nrules; i++)
         for (int k = 0; strcmp(c->shim->rules[i].name, name) == 0 && k < c->shim->rules[i].nbuilds; k++)
-            buf_add(c->b, " %s (chip rule)", ir_class_name(c->shim->rules[i].builds[k]));
-    buf_add(c->b, "; %s\n", rules_step_linked(c->shim, name) ? "linked" : "dry run");
+            ir_text_add(c->b, " %s (chip rule)", ir_class_name(c->shim->rules[i].builds[k]));
+    ir_text_add(c->b, "; %s\n", rules_step_linked(c->shim, name) ? "linked" : "dry run");
     for (int i = 0; rule && i < rule->nguards; i++) {
         const struct rules_atom *a = &rule->guards[i];
-        buf_add(c->b, "  atom %s.%s %s(%s, %s, %s, %s) over %s\n", name, a->name, rules_atom_name(a->kind),
+        ir_text_add(c->b, "  atom %s.%s %s(%s, %s, %s, %s) over %s\n", name, a->name, rules_atom_name(a->kind),
                 rules_role_name(a->t), rules_role_name(a->a), rules_role_name(a->b), rules_role_name(a->g),
                 rules_role_name(a->forall));
     }
 }
 
 /* The golden file of the rule table, a section a shim, as text into out. */
-static void compute_rules_file(struct shim *const *shims, struct buf *out)
+static void compute_rules_file(struct shim *const *shims, struct ir_text *out)
 {
-    buf_add(out, "# fusecheck golden: the rule table under each shim (steps, classes, links, guard atoms); "
+    ir_text_add(out, "# fusecheck golden: the rule table under each shim (steps, classes, links, guard atoms); "
                  "`fusecheck golden --update` rewrites this file\n");
     for (int i = 0; i < NSHIMS; i++) {
-        struct buf lines = {0};
+        struct ir_text lines = {0};
         struct table_lines ctx = {shims[i], &lines};
         rules_steps(shims[i], rule_lines, &ctx);
         char hex[65];
         cli_sha256_hex(lines.s ? lines.s : "", lines.n, hex);
-        buf_add(out, "== %s  the rule table\n%sdigest %s\n", golden_shims[i], lines.s ? lines.s : "", hex);
+        ir_text_add(out, "== %s  the rule table\n%sdigest %s\n", golden_shims[i], lines.s ? lines.s : "", hex);
         free(lines.s);
     }
 }
 
 /* The golden file of one job, as text into out. 0, or -1 with err. */
-static int compute_file(const struct golden_job *j, struct shim *const *shims, struct buf *out, char err[IR_ERR_LEN])
+static int compute_file(const struct golden_job *j, struct shim *const *shims, struct ir_text *out, char err[IR_ERR_LEN])
 {
     if (!j->model) {
         compute_rules_file(shims, out);
@@ -200,7 +167,7 @@ static int compute_file(const struct golden_job *j, struct shim *const *shims, s
     struct ir_graph *g = models_lift(j->model, &opts, err);
     if (!g)
         return -1;
-    buf_add(out, "# fusecheck golden: the optimizer's decisions on %s (%s) under each shim; "
+    ir_text_add(out, "# fusecheck golden: the optimizer's decisions on %s (%s) under each shim; "
                  "`fusecheck golden --update` rewrites this file\n", j->model->name, j->mode);
     struct computed c[NSHIMS];
     int done = 0, rc = 0;
@@ -215,11 +182,11 @@ static int compute_file(const struct golden_job *j, struct shim *const *shims, s
             if (c[k].lines.n == c[i].lines.n && memcmp(c[k].lines.s, c[i].lines.s, c[i].lines.n) == 0)
                 same = k;
         if (same >= 0) {
-            buf_add(out, "== %s  %d decisions, the same as %s\ndigest %s\n", golden_shims[i], c[i].n,
+            ir_text_add(out, "== %s  %d decisions, the same as %s\ndigest %s\n", golden_shims[i], c[i].n,
                     golden_shims[same], c[i].digest);
             continue;
         }
-        buf_add(out, "== %s  %d decisions: %d fired, %d refused, %d held\n%sdigest %s\n", golden_shims[i], c[i].n,
+        ir_text_add(out, "== %s  %d decisions: %d fired, %d refused, %d held\n%sdigest %s\n", golden_shims[i], c[i].n,
                 c[i].fired, c[i].refused, c[i].held, c[i].lines.s, c[i].digest);
     }
     for (int i = 0; i < done; i++)
@@ -647,7 +614,7 @@ static int golden_one(const struct golden_args *a, const struct golden_job *j, s
 {
     char err[IR_ERR_LEN], path[4096];
     snprintf(path, sizeof path, "%s/%s", a->dir, j->name);
-    struct buf now = {0};
+    struct ir_text now = {0};
     if (compute_file(j, shims, &now, err)) {
         fprintf(stderr, "fusecheck: golden: %s: %s\n", j->name, err);
         free(now.s);

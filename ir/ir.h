@@ -547,6 +547,19 @@ void ir_op_leaves(const struct ir_op *op, void (*fn)(const struct ir_op *leaf, v
 /* The op's result length in values for a primitive spec (what its spec says it computes), or -1. */
 int64_t ir_spec_out_len(const struct ir_spec *s);
 
+/* ── Growing text (ir/text.c) ────────────────────────────────────────────────────────────────────────────── */
+
+/* A string that grows as text is printed into it; s is NUL-terminated once anything was added. */
+struct ir_text {
+    char *s;
+    size_t n, cap;
+};
+
+/* Append printf-style text to t (aborts when memory is exhausted). */
+void ir_text_add(struct ir_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The text, never NULL (an empty string when nothing was added), handed to the caller to free; t is left empty. */
+char *ir_text_take(struct ir_text *t);
+
 /* ── Text format (ir/format.c) ───────────────────────────────────────────────────────────────────────────── */
 
 /* Parse `len` bytes of text into a new graph (validated). On error returns NULL and writes

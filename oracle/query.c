@@ -112,16 +112,26 @@ static void query_file(const char *dir, const char *name, char file[512])
     snprintf(file, 512, "%s/%s.smt2", dir, clean);
 }
 
-/* Write the query's text to dir/name.smt2. */
-static void dump(const char *text, const char *dir, const char *name)
+/* Write the query's text to dir/name.smt2 whole (a temporary file renamed over it); file gets its path, and false
+ * when it could not be written. */
+static bool dump(const char *text, const char *dir, const char *name, char file[512])
 {
-    char file[512];
     query_file(dir, name, file);
-    FILE *f = fopen(file, "w");
-    if (!f)
-        return;
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", file);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
     write_query(f, name, text);
-    fclose(f);
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok && rename(tmp, file) == 0;
+    if (!ok)
+        unlink(tmp);
+    return ok;
 }
 
 /* The allowed second solvers and how each is run on a file within a time limit (milliseconds). */
@@ -177,26 +187,40 @@ static enum oracle_verdict cross_decide(const char *solver, const char *file, un
     return ORACLE_UNKNOWN;
 }
 
-/* Re-decide the query with the second solver from its standard text, and tally how its verdict meets Z3's. */
-static void cross_check(const char *text, const struct oracle_options *opt, const char *name, enum oracle_verdict z3)
+/* The second solver's verdict on the query from its standard text: the file --smt2 wrote (written), else a
+ * temporary one; error tells that the solver could not read it. */
+static enum oracle_verdict cross_verdict(const char *text, const struct oracle_options *opt, const char *name,
+                                         const char *written, bool *error)
 {
-    struct oracle_cross *x = opt->cross;
+    unsigned limit = opt->timeout_ms ? opt->timeout_ms : 10000;
+    *error = true;
+    if (written)
+        return cross_decide(opt->cross->solver, written, limit, error);
     const char *dir = getenv("TMPDIR");
     char file[512];
     snprintf(file, sizeof file, "%s/fusecheck-query-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(file);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    x->last = ORACLE_UNKNOWN;
-    bool error = true;
+    enum oracle_verdict v = ORACLE_UNKNOWN;
     if (f) {
         write_query(f, name ? name : "query", text);
         fclose(f);
-        x->last = cross_decide(x->solver, file, opt->timeout_ms ? opt->timeout_ms : 10000, &error);
+        v = cross_decide(opt->cross->solver, file, limit, error);
     } else if (fd >= 0) {
         close(fd);
     }
     if (fd >= 0)
         unlink(file);
+    return v;
+}
+
+/* Re-decide the query with the second solver and tally how its verdict meets Z3's. */
+static void cross_check(const char *text, const struct oracle_options *opt, const char *name, const char *written,
+                        enum oracle_verdict z3)
+{
+    struct oracle_cross *x = opt->cross;
+    bool error = true;
+    x->last = cross_verdict(text, opt, name, written, &error);
     x->queries++;
     if (error) { /* the second solver could not read the query: its text is not what it should be */
         if (!x->disagreed)
@@ -237,8 +261,8 @@ enum oracle_verdict oracle_check(Z3_context z, Z3_ast f, const struct oracle_opt
     configure(z, s, opt);
     Z3_solver_assert(z, s, f);
     char *text = (name && opt->smt2_dir) || opt->cross ? strdup(Z3_solver_to_string(z, s)) : NULL;
-    if (text && name && opt->smt2_dir)
-        dump(text, opt->smt2_dir, name);
+    char file[512];
+    bool written = text && name && opt->smt2_dir && dump(text, opt->smt2_dir, name, file);
     Z3_lbool r = Z3_solver_check(z, s);
     enum oracle_verdict v;
     if (r == Z3_L_FALSE) {
@@ -259,7 +283,7 @@ enum oracle_verdict oracle_check(Z3_context z, Z3_ast f, const struct oracle_opt
         v = ORACLE_UNKNOWN;
     }
     if (opt->cross && text)
-        cross_check(text, opt, name, v);
+        cross_check(text, opt, name, written ? file : NULL, v);
     free(text);
     Z3_solver_dec_ref(z, s);
     return v;

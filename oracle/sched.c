@@ -2,7 +2,6 @@
  * whose facts are the schedule's (so the optimizer's own interpreter of the atoms can be asked of them). */
 #include "oracle.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,37 +59,8 @@ void oracle_sched_set(struct oracle_sched *s, enum rules_role g, const int32_t *
 
 /* ── Text ────────────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* A growing string. */
-struct sbuf {
-    char *p;
-    size_t n, cap;
-};
-
-/* Append printf-formatted text. */
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (need < 0)
-        return;
-    if (b->n + (size_t)need + 1 > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)need;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            abort();
-        b->p = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)need;
-}
-
 /* The roles (of kind 'S' slot or 'T' tensor) bound to index i, as " [role, role]" (empty when none). */
-static void role_tags(struct sbuf *b, const struct oracle_sched *s, char kind, int i)
+static void role_tags(struct ir_text *b, const struct oracle_sched *s, char kind, int i)
 {
     static const char kinds[] = {
 #define X(e, str, k) k,
@@ -104,57 +74,55 @@ static void role_tags(struct sbuf *b, const struct oracle_sched *s, char kind, i
         int bound = kind == 'S' ? s->bind.slot[r] : s->bind.tensor[r];
         if (bound != i)
             continue;
-        sb_printf(b, "%s%s", n++ ? ", " : " [", rules_role_name((enum rules_role)r));
+        ir_text_add(b, "%s%s", n++ ? ", " : " [", rules_role_name((enum rules_role)r));
     }
     if (n)
-        sb_printf(b, "]");
+        ir_text_add(b, "]");
 }
 
 /* The tensors of row k of a matrix, as " t1 t3" (or " -"). */
-static void row_tensors(struct sbuf *b, const struct oracle_sched *s, const bool *m, int k)
+static void row_tensors(struct ir_text *b, const struct oracle_sched *s, const bool *m, int k)
 {
     int n = 0;
     for (int t = 0; t < s->ntensors; t++)
         if (m[k * s->ntensors + t]) {
-            sb_printf(b, " t%d", t);
+            ir_text_add(b, " t%d", t);
             n++;
         }
     if (!n)
-        sb_printf(b, " -");
+        ir_text_add(b, " -");
 }
 
 char *oracle_sched_text(const struct oracle_sched *s)
 {
-    struct sbuf b = {0};
-    sb_printf(&b, "window of %d ops over %d tensors\n", s->nops, s->ntensors);
+    struct ir_text b = {0};
+    ir_text_add(&b, "window of %d ops over %d tensors\n", s->nops, s->ntensors);
     for (int k = 0; k < s->nops; k++) {
-        sb_printf(&b, "  op %d", k);
+        ir_text_add(&b, "  op %d", k);
         role_tags(&b, s, 'S', k);
-        sb_printf(&b, ": reads");
+        ir_text_add(&b, ": reads");
         row_tensors(&b, s, s->reads, k);
-        sb_printf(&b, "; writes");
+        ir_text_add(&b, "; writes");
         row_tensors(&b, s, s->writes, k);
-        sb_printf(&b, "\n");
+        ir_text_add(&b, "\n");
     }
     for (int t = 0; t < s->ntensors; t++) {
-        sb_printf(&b, "  tensor t%d %s%s%s", t, ir_role_name(s->role[t]), s->observed[t] ? " observed" : "",
+        ir_text_add(&b, "  tensor t%d %s%s%s", t, ir_role_name(s->role[t]), s->observed[t] ? " observed" : "",
                   s->carried[t] ? " carried" : "");
         role_tags(&b, s, 'T', t);
-        sb_printf(&b, "\n");
+        ir_text_add(&b, "\n");
     }
     for (int g = 1; g < RULES_ROLE_COUNT; g++) {
         if (!s->bind.set[g])
             continue;
-        sb_printf(&b, "  %s = {", rules_role_name((enum rules_role)g));
+        ir_text_add(&b, "  %s = {", rules_role_name((enum rules_role)g));
         for (int32_t i = 0; i < s->bind.nset[g]; i++)
-            sb_printf(&b, "%s%d", i ? ", " : "", (int)s->bind.set[g][i]);
-        sb_printf(&b, "}\n");
+            ir_text_add(&b, "%s%d", i ? ", " : "", (int)s->bind.set[g][i]);
+        ir_text_add(&b, "}\n");
     }
     if (s->note[0])
-        sb_printf(&b, "  breaks: %s\n", s->note);
-    if (!b.p)
-        sb_printf(&b, "%s", "");
-    return b.p;
+        ir_text_add(&b, "  breaks: %s\n", s->note);
+    return ir_text_take(&b);
 }
 
 /* ── As IR slots ─────────────────────────────────────────────────────────────────────────────────────────── */

@@ -2,56 +2,23 @@
 #include "rules.h"
 
 #include <openssl/evp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A growing text buffer. */
-struct text {
-    char *s;
-    size_t n, cap;
-};
-
-/* Append printf-style text. */
-static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(struct text *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (need < 0)
-        return;
-    if (t->n + (size_t)need + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 64;
-        while (cap < t->n + (size_t)need + 1)
-            cap *= 2;
-        char *s = realloc(t->s, cap);
-        if (!s)
-            abort();
-        t->s = s;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
-    va_end(ap);
-    t->n += (size_t)need;
-}
-
 char *rules_decision_line(const struct rules_decision *d)
 {
-    struct text t = {0};
-    text_add(&t, "%s %s [", d->rule, ir_class_name(d->cls));
+    struct ir_text t = {0};
+    ir_text_add(&t, "%s %s [", d->rule, ir_class_name(d->cls));
     for (int32_t i = 0; i < d->ncovers; i++)
-        text_add(&t, i ? ", %d" : "%d", d->covers[i]);
-    text_add(&t, "] ");
+        ir_text_add(&t, i ? ", %d" : "%d", d->covers[i]);
+    ir_text_add(&t, "] ");
     switch (d->outcome) {
-    case RULES_FIRED: text_add(&t, "fired"); break;
-    case RULES_REFUSED: text_add(&t, "refused: %s", d->why ? d->why : ""); break;
-    case RULES_HELD: text_add(&t, "held"); break;
+    case RULES_FIRED: ir_text_add(&t, "fired"); break;
+    case RULES_REFUSED: ir_text_add(&t, "refused: %s", d->why ? d->why : ""); break;
+    case RULES_HELD: ir_text_add(&t, "held"); break;
     }
-    return t.s;
+    return ir_text_take(&t);
 }
 
 void rules_report_lines(const struct rules_report *rep, void (*line)(const char *text, void *ctx), void *ctx)
