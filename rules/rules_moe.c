@@ -247,9 +247,9 @@ static void fold_moe_rows(struct rules_rewriter *r, const struct moe_row *e, int
         ins[0] = e[0].src;
         for (int32_t k = 1; k < nins; k++)
             ins[k] = last->ins[k];
-        /* The table is no part's result: the op's result and destination are the last mixture's. */
-        ir_tid out = last->out;
-        struct ir_dst dst = last->dst;
+        /* The op writes the table whole, as its own buffer: what the mixtures' rows fill. */
+        ir_tid out = e[0].table;
+        struct ir_dst dst = ir_dst_own(out);
         int32_t *gone = rules_xmalloc(sizeof *gone * (size_t)ours.n);
         int32_t ngone = 0;
         for (int32_t k = 0; k < ours.n; k++)

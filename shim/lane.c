@@ -782,18 +782,19 @@ static int fit_gemv_norm_epilogue(const struct shim *s, const struct ir_op *op, 
                : refuse(why, "a projection norms in its last block only a row that block holds in its registers");
 }
 
-/* The width of a folded shared expert (its down projection's depth: the last product among the fold's parts), or 0
- * for a mixture alone. */
-static int64_t shared_dff(const struct ir_op *op, const struct ir_graph *g)
+/* The width of a folded shared expert into *sdff (0 for a mixture alone): the depth of the fold's third part, its
+ * down projection where the fold's members ran mixture, gate-and-up, down. False when that part is no product: the
+ * down launch cannot read the expert's width from its parts. */
+static bool shared_dff(const struct ir_op *op, const struct ir_graph *g, int64_t *sdff)
 {
     struct rules_gemv_form p;
-    int64_t sdff = 0;
+    *sdff = 0;
     if (rules_class(op) != IR_CLASS_SHARED_EXPERT_FUSION)
-        return 0;
-    for (int32_t i = 1; i < op->nparts; i++)
-        if (rules_gemv(&op->parts[i], g, &p))
-            sdff = p.k;
-    return sdff;
+        return true;
+    if (op->nparts < 3 || !rules_gemv(&op->parts[2], g, &p))
+        return false;
+    *sdff = p.k;
+    return true;
 }
 
 /* moe_deferred_finalize: a mixture, alone or summed with one array, adds and norms in its last step the whole rows
@@ -813,7 +814,10 @@ static int fit_moe_deferred_finalize(const struct shim *s, const struct ir_op *o
                            "the whole rows it writes");
     if (m.rows != 1 || l->batch)
         return 0;
-    struct kernels_moe_down down = kernels_moe_down_launch(m.d, m.dff, m.k, shared_dff(&op->parts[0], g));
+    int64_t sdff;
+    if (!shared_dff(&op->parts[0], g, &sdff))
+        return refuse(why, "a decode mixture's down projection reads its experts' widths from its parts");
+    struct kernels_moe_down down = kernels_moe_down_launch(m.d, m.dff, m.k, sdff);
     return kernels_block_holds_its_norm(down.threads, m.d)
                ? 0
                : refuse(why, "a decode mixture norms in its last down block only a row that block holds in its "

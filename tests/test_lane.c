@@ -603,6 +603,26 @@ static char *moe_final_text(int d, const char *second)
                d, d, d, d, d, d, d, d, d, d, d, second, d, d);
 }
 
+/* A decode mixture with its shared expert folded in (the fold's parts as `parts` lists them; freed here), added to
+ * the residual and normed. */
+static char *moe_shared_final_text(char *parts)
+{
+    char *text = fmt("tensor x f32 1x8 input\ntensor res f32 1x8 input\ntensor rt f32 8x4 constant\n"
+               "tensor eg f32 8x8 constant\ntensor eu f32 8x8 constant\ntensor ed f32 8x8 constant\n"
+               "tensor wg f32 8x6 constant\ntensor wd f32 6x8 constant\ntensor nw f32 1x8 constant\n"
+               "tensor ym f32 1x8 activation\ntensor g f32 1x6 activation\ntensor ys f32 1x8 activation\n"
+               "tensor y f32 1x8 activation\ntensor s f32 1x8 activation observed\n"
+               "tensor n f32 1x8 activation observed\n"
+               "fused moe_deferred_finalize n = (x, rt, eg, eu, ed, wg, wd, res, nw) keep s {\n"
+               "    fused shared_expert_fusion y = (x, rt, eg, eu, ed, wg, wd) {\n%s    }\n"
+               "    op s = elementwise(res, y) op=add n=8\n"
+               "    op n = rms_norm(s, nw) rows=1 cols=8 eps=1e-06 weight offset=0\n"
+               "}\n",
+               parts);
+    free(parts);
+    return text;
+}
+
 static void test_fits_moe_deferred_finalize(void)
 {
     fits("decode down block", "cuda-lane:h200:int8", moe_final_text(512, "add"), 0);
@@ -621,6 +641,17 @@ static void test_fits_moe_deferred_finalize(void)
                 "    op s = elementwise(res, ym) op=add n=32\n"
                 "}\n"),
             0, "a mixture's last step norms the add of the mixture's result");
+    /* The down launch reads the shared expert's width from the fold's third part: a product there fits; the
+     * shared expert's ops first, its third part the mixture, is refused. */
+    const char *moe = "        op ym = moe(x, rt, eg, eu, ed) d=8 k=2 dff=2 experts=4 act=swiglu\n";
+    const char *gate = "        op g = matmul(x, wg) m=1 k=8 n=6\n";
+    const char *down = "        op ys = matmul(g, wd) m=1 k=6 n=8\n";
+    const char *sum = "        op y = elementwise(ym, ys) op=add n=8\n";
+    fits("shared expert's down third", "cuda-lane:h200:int8", moe_shared_final_text(fmt("%s%s%s%s", moe, gate, down, sum)),
+         0);
+    refused("shared expert's down not third", "cuda-lane:h200:int8",
+            moe_shared_final_text(fmt("%s%s%s%s", gate, down, moe, sum)), 0,
+            "a decode mixture's down projection reads its experts' widths from its parts");
 }
 
 /* A gather (or `first`, reading `ins` and the norm's weight) whose rows a norm closes. */
