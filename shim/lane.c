@@ -1370,8 +1370,26 @@ static bool gemv_group_holds(struct rules_rewriter *r, const struct lane *l, con
     return rules_guards_hold(r, r->rule, &b, NULL);
 }
 
-/* Fold the group into one merged op at the first one's slot: the activation, then each member's other operands once;
- * result and place the first one's. */
+/* The merged op's operands, as the seed lists them: the activation with the first member's access, then every
+ * member's other operands in turn, whole, a shared one as often as it is read. Their count. */
+static int32_t gemv_parts_operands(const struct rules_rewriter *r, const int32_t *group, int32_t n, ir_tid x,
+                                   ir_tid *ins, struct ir_access *access)
+{
+    int32_t nins = 0;
+    ins[nins] = x;
+    access[nins++] = rules_slot(r, group[0])->access[0];
+    for (int32_t k = 0; k < n; k++) {
+        const struct ir_op *m = rules_slot(r, group[k]);
+        for (int32_t q = 1; q < m->nins; q++) {
+            ins[nins] = m->ins[q];
+            access[nins++] = (struct ir_access){0};
+        }
+    }
+    return nins;
+}
+
+/* Fold the group into one merged op at the first one's slot (the lane's own rule: no shim is asked), result and
+ * place the first one's. */
 static void fold_gemv_parts(struct rules_rewriter *r, const int32_t *group, int32_t n, ir_tid x)
 {
     int32_t room = 1;
@@ -1382,14 +1400,8 @@ static void fold_gemv_parts(struct rules_rewriter *r, const int32_t *group, int3
     if (!ins || !access)
         abort();
     const struct ir_op *first = rules_slot(r, group[0]);
-    int32_t nins = rules_projection_operands(r, group, n, x, ins, access, room);
-    ir_tid out = first->out;
-    struct ir_dst dst = first->dst;
-    struct ir_op cand = rules_candidate_slots(r, IR_CLASS_MERGED_QKV, group, n, ins, nins, out, dst);
-    bool ok = rules_admits(r, &cand);
-    ir_op_free(&cand);
-    if (ok)
-        rules_fuse(r, IR_CLASS_MERGED_QKV, group[0], group + 1, n - 1, ins, access, nins, out, dst);
+    int32_t nins = gemv_parts_operands(r, group, n, x, ins, access);
+    rules_fuse(r, IR_CLASS_MERGED_QKV, group[0], group + 1, n - 1, ins, access, nins, first->out, first->dst);
     free(ins);
     free(access);
 }

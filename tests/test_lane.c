@@ -1222,6 +1222,26 @@ static void test_gemv_parts(void)
         free(rep);
         ir_graph_free(c);
     }
+    /* The merged op's operands as the seed lists them: the activation, then every member's weights whole, a weight
+     * two products share named twice; the rewritten graph stays valid (report_of validates it). */
+    struct ir_graph *shared = parse("tensor x f32 1x32 input\ntensor w f32 32x64 constant q8_0 transposed\n"
+                                    "tensor y1 f32 1x64 activation observed\ntensor y2 f32 1x64 activation observed\n"
+                                    "op y1 = matmul(x, w) m=1 k=32 n=64\nop y2 = matmul(x, w) m=1 k=32 n=64\n",
+                                    "shared weight");
+    if (shared) {
+        struct ir_graph *out = NULL;
+        rep = report_of(shared, "cuda-lane:h200:int8", NULL, 0, &out);
+        CHECKF(has_line(rep, "gemv_parts merged_qkv [0, 1] fired"), "%s", rep);
+        const struct ir_op *m = NULL;
+        for (int32_t i = 0; out && i < out->nops && !m; i++)
+            if (out->ops[i].sym == IR_SYM_FUSED && out->ops[i].cls == IR_CLASS_MERGED_QKV)
+                m = &out->ops[i];
+        CHECKF(m && m->nins == 3 && m->ins[1] == m->ins[2] && m->ins[1] == ir_tensor_find(out, "w", 1),
+               "merged operands: %d", m ? (int)m->nins : -1);
+        free(rep);
+        ir_graph_free(out);
+        ir_graph_free(shared);
+    }
     /* Held as a knob: the step runs dry, reported and merging nothing, as `--hold gemv_parts` holds it; and the lane
      * counts on no GEMV in parts, so neither rule merges the group. */
     rep = report_of(g, "cuda-lane:h200:int8:hold=gemv_parts", NULL, 0, NULL);
