@@ -163,6 +163,7 @@ struct rules_binding {
     X(HOIST_TO_PRODUCER, "hoist_to_producer", "the consumer moves up to the producer's slot") \
     X(HOIST_TO_FIRST, "hoist_to_first", "each later member moves up to the first member's slot") \
     X(GROUP_AT_LAST, "group_at_last", "every member moves down to the last member's slot") \
+    X(GROUP_AT_ANCHOR, "group_at_anchor", "every member moves to the anchor's slot: those before it down, those after it up") \
     X(PLACE_ROWS, "place_rows", "the producer writes its result into the table's rows; the row set goes") \
     X(PLACE_UNITS, "place_units", "each producer writes its result into its part of every unit; the join goes") \
     X(READ_IN_PLACE, "read_in_place", "the consumer reads the source's part in place; the slice goes") \

@@ -918,7 +918,9 @@ static void apply_merged_projections(struct rules_rewriter *r)
             if (members_hold(r, group, n + 1) && merge_admitted(r, group, n + 1, first.x))
                 n++;
         }
-        if (n >= 2)
+        /* The guards once more on the group that fires: a later candidate the chip refused after its guards held
+         * must not stand as the binding the firing is checked against (validate-run pairs them). */
+        if (n >= 2 && members_hold(r, group, n))
             fold_merged(r, group, n, first.x);
     }
     free(group);
