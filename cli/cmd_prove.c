@@ -362,8 +362,8 @@ int cli_cmd_prove(int argc, char **argv)
 static void on_check(const struct oracle_check *c, void *ctx)
 {
     bool verbose = *(const bool *)ctx;
-    bool ok = c->atoms && c->premises && c->legal && c->positions;
-    bool unknown = c->atoms && c->premises && c->legal && !c->positions && c->unknown;
+    bool ok = c->atoms && c->premises && c->legal && c->admitted && c->positions;
+    bool unknown = c->atoms && c->premises && c->legal && c->admitted && !c->positions && c->unknown;
     if (!ok || verbose)
         printf("%-28s %-28s at slot %-5d %s%s%s\n", c->rule, c->cls < IR_CLASS_COUNT ? ir_class_name(c->cls) : "-",
                (int)c->at, ok ? "ok" : unknown ? "UNKNOWN" : "FAILED", c->why[0] ? ": " : "", c->why);

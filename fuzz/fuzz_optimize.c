@@ -28,7 +28,7 @@ struct oracle_seen {
 static void on_validated(const struct oracle_check *c, void *ctx)
 {
     struct oracle_seen *s = ctx;
-    if (s->failed || (c->atoms && c->premises && c->legal && c->positions))
+    if (s->failed || (c->atoms && c->premises && c->legal && c->admitted && c->positions))
         return;
     s->failed = true;
     snprintf(s->rule, sizeof s->rule, "%s", c->rule);

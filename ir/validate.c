@@ -943,24 +943,79 @@ static int check_operands(struct vstate *v, const struct ir_op *op)
     return 0;
 }
 
-/* ir_op_leaves callback: mark each leaf's out with the current mark. */
-static void mark_leaf(const struct ir_op *leaf, void *ctx)
+/* Mark with the current mark the result of every part below op, at any depth: each leaf's, and each nested fused
+ * op's (a table its parts fill by rows is no leaf's). */
+static void mark_results(struct vstate *v, const struct ir_op *op)
 {
-    struct vstate *v = ctx;
-    v->inside[leaf->out] = v->mark;
+    for (int32_t p = 0; p < op->nparts; p++) {
+        v->inside[op->parts[p].out] = v->mark;
+        mark_results(v, &op->parts[p]);
+    }
 }
 
-/* Check a fused op's own fields: its out is a part's out, its keeps are leaves' outs, its strided reads fit. */
+/* The rows of a table that a fused op's leaves write by fixed-row destinations (table_rows' tally). */
+struct table_rows {
+    ir_tid table;
+    int64_t rows, cols, written;
+    unsigned char *seen; /* rows entries: 1 once a leaf writes that row */
+    bool bad;            /* a leaf writes the table otherwise, or one row twice */
+};
+
+/* Count one leaf. */
+static void count_leaf(const struct ir_op *leaf, void *ctx)
+{
+    (void)leaf;
+    ++*(int64_t *)ctx;
+}
+
+/* Tally leaf's fixed-row write into the table in ctx. */
+static void tally_table_row(const struct ir_op *leaf, void *ctx)
+{
+    struct table_rows *t = ctx;
+    const struct ir_dst *d = &leaf->dst;
+    if (d->buf != t->table || leaf->out == t->table)
+        return;
+    int64_t r = d->row_fixed - 1;
+    if (d->row != IR_ROWSEL_FIXED || d->has_unit || d->row_cols != t->cols || r < 0 || r >= t->rows || t->seen[r]) {
+        t->bad = true;
+        return;
+    }
+    t->seen[r] = 1;
+    t->written++;
+}
+
+/* Whether op's result is a table its leaves fill whole, one fixed row each (a block's mixtures run as one), and
+ * the op keeps it as its own buffer. */
+static bool fills_table(const struct vstate *v, const struct ir_op *op)
+{
+    const struct ir_tensor *t = &v->g->tensors[op->out];
+    int64_t leaves = 0;
+    ir_op_leaves(op, count_leaf, &leaves);
+    if (!ir_dst_is_own(&op->dst) || t->role != IR_ROLE_STATE || t->rows < 1 || t->rows > leaves)
+        return false; /* a leaf writes one row at most: more rows than leaves cannot be filled */
+    unsigned char *seen = calloc((size_t)t->rows, 1);
+    if (!seen)
+        abort();
+    struct table_rows tally = {op->out, t->rows, t->cols, 0, seen, false};
+    ir_op_leaves(op, tally_table_row, &tally);
+    free(seen);
+    return !tally.bad && tally.written == t->rows;
+}
+
+/* Check a fused op's own fields: its out is a part's out (or the table its parts fill by rows), its keeps are
+ * leaves' outs, its strided reads fit. */
 static int check_fused(struct vstate *v, const struct ir_op *op)
 {
     char buf[32];
     bool found = false;
     for (int32_t p = 0; p < op->nparts && !found; p++)
         found = op->parts[p].out == op->out;
-    if (!found)
-        return fail(v, IR_NONE, "out", "'%s' is no part's result", tname(v, op->out, buf, sizeof buf));
+    if (!found && !fills_table(v, op))
+        return fail(v, IR_NONE, "out",
+                    "'%s' is no part's result, nor a state table its parts fill whole, one fixed row each",
+                    tname(v, op->out, buf, sizeof buf));
     v->mark++;
-    ir_op_leaves(op, mark_leaf, v);
+    mark_results(v, op);
     for (int32_t k = 0; k < op->nkeeps; k++)
         if (v->inside[op->keeps[k]] != v->mark)
             return fail(v, IR_NONE, "keeps", "'%s' is no part's result", tname(v, op->keeps[k], buf, sizeof buf));
@@ -983,7 +1038,7 @@ static int check_fused_operands(struct vstate *v, const struct ir_op *op)
     if (op->sym != IR_SYM_FUSED)
         return 0;
     v->mark++;
-    ir_op_leaves(op, mark_leaf, v);
+    mark_results(v, op);
     if (check_operands(v, op))
         return 1;
     for (int32_t p = 0; p < op->nparts; p++) {

@@ -100,6 +100,7 @@ static struct oracle_term host_of(struct oracle_builder *b, enum rules_motion m,
     case RULES_MOTION_HOIST_TO_FIRST:
         return oracle_ob_ite(b, oracle_ob_in(b, RULES_ROLE_MEMBERS, k), oracle_ob_slot(b, RULES_ROLE_FIRST), k);
     case RULES_MOTION_GROUP_AT_LAST:
+    case RULES_MOTION_GROUP_AT_ANCHOR:
         return oracle_ob_ite(b, oracle_ob_in(b, RULES_ROLE_MEMBERS, k), oracle_ob_slot(b, RULES_ROLE_ANCHOR), k);
     case RULES_MOTION_PLACE_UNITS: return oracle_ob_ite(b, oracle_ob_eq(b, k, consumer(b)), oracle_half_producer(b, 0), k);
     default: return k;

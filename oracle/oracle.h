@@ -158,6 +158,8 @@ struct oracle_check {
     bool positions;   /* a named row position: the written rows fit and miss every row read between, for every
                        * value the position may take (Z3); true when there is none */
     bool unknown;     /* Z3 gave no answer on the positions (a timeout): neither held nor broken */
+    bool admitted;    /* the shim admits the op the firing built: every class it realizes supported, the chip's fits
+                       * met (a chip's own rule that asks no admission can build one the chip refuses) */
     char why[ORACLE_REASON_LEN]; /* the first failure, in words */
 };
 typedef void (*oracle_check_fn)(const struct oracle_check *c, void *ctx);

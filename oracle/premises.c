@@ -86,6 +86,7 @@ enum pkind {
     P_STATE,       /* tensor t[0] is state */
     P_FIRST_OF,    /* slot a is the first of set b (every member a slot) */
     P_LAST_OF,     /* slot a is the last of set b (every member a slot) */
+    P_ONE_OF,      /* slot a is a member of set b */
     P_EACH_AFTER,  /* every slot of set b is after slot a */
     P_EACH_READS,  /* every slot of set b reads tensor t[0] */
     P_HALVES,      /* the join's halves t[0], t[1] are written by two slots before b, the first of them a */
@@ -110,6 +111,7 @@ static const struct premise sink_premises[] = {
 };
 static const struct premise first_premises[] = {{P_FIRST_OF, R(FIRST), R(MEMBERS), {0}, false, false}};
 static const struct premise last_premises[] = {{P_LAST_OF, R(ANCHOR), R(MEMBERS), {0}, false, false}};
+static const struct premise anchor_premises[] = {{P_ONE_OF, R(ANCHOR), R(MEMBERS), {0}, false, false}};
 static const struct premise rows_premises[] = {
     {P_BEFORE, R(PRODUCER), R(CONSUMER), {0}, false, false},
     {P_WRITES, R(PRODUCER), 0, {R(RESULT)}, false, false},
@@ -156,6 +158,7 @@ static const struct motion_premises by_motion[RULES_MOTION_COUNT] = {
     [RULES_MOTION_HOIST_TO_PRODUCER] = ROWS(sink_premises),
     [RULES_MOTION_HOIST_TO_FIRST] = ROWS(first_premises),
     [RULES_MOTION_GROUP_AT_LAST] = ROWS(last_premises),
+    [RULES_MOTION_GROUP_AT_ANCHOR] = ROWS(anchor_premises),
     [RULES_MOTION_PLACE_ROWS] = ROWS(rows_premises),
     [RULES_MOTION_PLACE_UNITS] = ROWS(units_premises),
     [RULES_MOTION_READ_IN_PLACE] = ROWS(in_place_read_premises),
@@ -332,6 +335,7 @@ static struct oracle_term premise_term(struct oracle_builder *b, const struct pr
     case P_STATE: return oracle_ob_state(b, oracle_ob_tensor(b, p->t[0]));
     case P_FIRST_OF: return oracle_ob_and(b, oracle_ob_in(b, p->b, c.a), oracle_ob_forall_slot(b, member_first, &c));
     case P_LAST_OF: return oracle_ob_and(b, oracle_ob_in(b, p->b, c.a), oracle_ob_forall_slot(b, member_last, &c));
+    case P_ONE_OF: return oracle_ob_in(b, p->b, c.a);
     case P_EACH_AFTER: return oracle_ob_forall_slot(b, member_after, &c);
     case P_EACH_READS: return oracle_ob_forall_slot(b, member_reads, &c);
     case P_HALVES: return halves(b, p);
@@ -426,6 +430,7 @@ static void premise_text(const struct premise *p, char *buf, size_t n)
     case P_STATE: snprintf(buf, n, "%s is state", t0); break;
     case P_FIRST_OF: snprintf(buf, n, "%s is the first of %s", a, bb); break;
     case P_LAST_OF: snprintf(buf, n, "%s is the last of %s", a, bb); break;
+    case P_ONE_OF: snprintf(buf, n, "%s is one of %s", a, bb); break;
     case P_EACH_AFTER: snprintf(buf, n, "every slot of %s is after %s", bb, a); break;
     case P_EACH_READS: snprintf(buf, n, "every slot of %s reads %s", bb, t0); break;
     case P_HALVES:

@@ -336,7 +336,8 @@ static int32_t expected_at(const struct rules_rule *rule, const struct rules_bin
     case RULES_MOTION_HOIST_TO_PRODUCER:
     case RULES_MOTION_PLACE_ROWS: return b->slot[RULES_ROLE_PRODUCER];
     case RULES_MOTION_HOIST_TO_FIRST: return b->slot[RULES_ROLE_FIRST];
-    case RULES_MOTION_GROUP_AT_LAST: return b->slot[RULES_ROLE_ANCHOR];
+    case RULES_MOTION_GROUP_AT_LAST:
+    case RULES_MOTION_GROUP_AT_ANCHOR: return b->slot[RULES_ROLE_ANCHOR];
     case RULES_MOTION_PLACE_UNITS: {
         int32_t pa = ir_facts_producer(s, b->tensor[RULES_ROLE_INPUT]);
         int32_t pb = ir_facts_producer(s, b->tensor[RULES_ROLE_OTHER]);
@@ -360,6 +361,7 @@ static int32_t *expected_gone(const struct rules_rule *rule, const struct rules_
     case RULES_MOTION_PLACE_UNITS: gone[(*n)++] = b->slot[RULES_ROLE_CONSUMER]; break;
     case RULES_MOTION_HOIST_TO_FIRST:
     case RULES_MOTION_GROUP_AT_LAST:
+    case RULES_MOTION_GROUP_AT_ANCHOR:
         for (int32_t i = 0; i < b->nset[RULES_ROLE_MEMBERS]; i++)
             if (b->set[RULES_ROLE_MEMBERS][i] != at)
                 gone[(*n)++] = b->set[RULES_ROLE_MEMBERS][i];
@@ -418,6 +420,17 @@ static bool rewrite_matches(const struct pending *p, const struct rules_rewriter
     return true;
 }
 
+/* Whether the shim admits the op now at slot at; its refusal into why when not. */
+static bool admitted_at(const struct rules_rewriter *r, int32_t at, char why[ORACLE_REASON_LEN])
+{
+    const struct ir_op *op = at >= 0 ? ir_slots_get(r->s, at) : NULL;
+    char refusal[IR_ERR_LEN];
+    if (!op || rules_allows(r, op, refusal) == 0)
+        return true;
+    snprintf(why, ORACLE_REASON_LEN, "fired an op the chip refuses: %.200s", refusal);
+    return false;
+}
+
 /* A firing: pair it with the pending guard success of its step, or report it unbound. */
 static void on_fired(struct vstate *st, const struct rules_rewriter *r, enum ir_class cls, int32_t at)
 {
@@ -434,6 +447,12 @@ static void on_fired(struct vstate *st, const struct rules_rewriter *r, enum ir_
         bool still = rule && rule->motion == RULES_MOTION_IN_PLACE;
         c.atoms = c.premises = c.legal = c.positions = still;
         snprintf(c.why, sizeof c.why, "%s", still ? "nothing moves (in_place)" : "fired without a guard binding");
+        char refused[ORACLE_REASON_LEN];
+        c.admitted = admitted_at(r, at, refused);
+        if (still && !c.admitted) {
+            still = false;
+            snprintf(c.why, sizeof c.why, "%s", refused);
+        }
         st->v->unbound++;
         if (still)
             st->v->checked++;
@@ -452,8 +471,11 @@ static void on_fired(struct vstate *st, const struct rules_rewriter *r, enum ir_
         if (!c.why[0])
             snprintf(c.why, sizeof c.why, "%s", why);
     }
+    c.admitted = admitted_at(r, at, why);
+    if (!c.admitted && !c.why[0])
+        snprintf(c.why, sizeof c.why, "%s", why);
     st->v->checked++;
-    if (!(c.atoms && c.premises && c.legal) || (!c.positions && !c.unknown))
+    if (!(c.atoms && c.premises && c.legal && c.admitted) || (!c.positions && !c.unknown))
         st->v->failed++;
     else if (c.unknown)
         st->v->unknown++; /* Z3 gave no answer (a timeout): unknown, as prove calls it, not a failure */

@@ -2,6 +2,7 @@
  * convolutions, mixtures; the placements carried down to the parts; and the classes an op realizes. */
 #include "rules.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct rules_weights rules_weights_of(const struct ir_graph *g, ir_tid w)
@@ -344,14 +345,16 @@ bool rules_moe(const struct ir_op *op, struct rules_moe_form *f)
     if (rules_is(op, IR_KIND_MOE)) {
         m = op;
     } else if (rules_class(op) == IR_CLASS_SHARED_EXPERT_FUSION || rules_class(op) == IR_CLASS_MOE_TOKEN_SORT) {
-        const struct ir_op *leaves[256];
-        int32_t n = rules_leaves(op, leaves, 256), moes = 0;
-        for (int32_t i = 0; i < n && i < 256; i++)
+        int32_t n = rules_leaves(op, NULL, 0), moes = 0;
+        const struct ir_op **leaves = rules_xmalloc(sizeof *leaves * (size_t)(n ? n : 1));
+        rules_leaves(op, leaves, n);
+        for (int32_t i = 0; i < n; i++) /* every leaf: a chunk's rows can be thousands */
             if (rules_is(leaves[i], IR_KIND_MOE)) {
                 if (!m)
                     m = leaves[i];
                 moes++;
             }
+        free(leaves);
         f->shared = op->cls == IR_CLASS_SHARED_EXPERT_FUSION;
         f->rows = f->shared ? 1 : moes;
     }

@@ -72,13 +72,6 @@ void rules_report_free(struct rules_report *rep)
     memset(rep, 0, sizeof *rep);
 }
 
-/* Ascending order of int32 values, for qsort. */
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Room for one more decision in rep; the new slot. */
 static struct rules_decision *report_slot(struct rules_report *rep)
 {
@@ -108,7 +101,7 @@ void rules_report_push(struct rules_report *rep, const char *rule, enum ir_class
         abort();
     if (ncovers)
         memcpy(d->covers, covers, sizeof *covers * (size_t)ncovers);
-    qsort(d->covers, (size_t)ncovers, sizeof *d->covers, cmp_i32);
+    qsort(d->covers, (size_t)ncovers, sizeof *d->covers, rules_cmp_i32);
     d->outcome = outcome;
     d->why = why ? strdup(why) : NULL;
 }

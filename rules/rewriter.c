@@ -6,27 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* malloc that aborts on exhaustion. */
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-/* Ascending order of int32 values, for qsort. */
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sort n covers ascending and drop repeats (a recomputed producer's lifted op is covered by each of its readers);
  * returns the new count. */
 static int32_t sort_unique(int32_t *v, int32_t n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_i32);
+    qsort(v, (size_t)n, sizeof *v, rules_cmp_i32);
     int32_t m = 0;
     for (int32_t i = 0; i < n; i++)
         if (m == 0 || v[m - 1] != v[i])
@@ -71,11 +55,11 @@ int rules_allows(const struct rules_rewriter *r, const struct ir_op *op, char wh
 static int32_t *leaf_covers(const struct ir_op *op, int32_t *n)
 {
     int32_t count = 0, nleaves = rules_leaves(op, NULL, 0);
-    const struct ir_op **leaves = xmalloc(sizeof *leaves * (size_t)(nleaves ? nleaves : 1));
+    const struct ir_op **leaves = rules_xmalloc(sizeof *leaves * (size_t)(nleaves ? nleaves : 1));
     rules_leaves(op, leaves, nleaves);
     for (int32_t i = 0; i < nleaves; i++)
         count += leaves[i]->ncovers;
-    int32_t *covers = xmalloc(sizeof *covers * (size_t)(count ? count : 1));
+    int32_t *covers = rules_xmalloc(sizeof *covers * (size_t)(count ? count : 1));
     count = 0;
     for (int32_t i = 0; i < nleaves; i++)
         for (int32_t k = 0; k < leaves[i]->ncovers; k++)
@@ -160,18 +144,18 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
                 const ir_tid *ins, const struct ir_access *access, int32_t nins, ir_tid out, struct ir_dst dst)
 {
     int32_t nslots = ngone + 1;
-    int32_t *slots = xmalloc(sizeof *slots * (size_t)nslots);
+    int32_t *slots = rules_xmalloc(sizeof *slots * (size_t)nslots);
     slots[0] = at;
     if (ngone)
         memcpy(slots + 1, gone, sizeof *gone * (size_t)ngone);
-    qsort(slots, (size_t)nslots, sizeof *slots, cmp_i32);
-    struct ir_op *parts = xmalloc(sizeof *parts * (size_t)nslots);
+    qsort(slots, (size_t)nslots, sizeof *slots, rules_cmp_i32);
+    struct ir_op *parts = rules_xmalloc(sizeof *parts * (size_t)nslots);
     int32_t ncovers = 0;
     for (int32_t i = 0; i < nslots; i++) {
         parts[i] = ir_slots_take(rules_slots(r), slots[i]);
         ncovers += parts[i].ncovers;
     }
-    int32_t *covers = xmalloc(sizeof *covers * (size_t)(ncovers ? ncovers : 1));
+    int32_t *covers = rules_xmalloc(sizeof *covers * (size_t)(ncovers ? ncovers : 1));
     ncovers = 0;
     for (int32_t i = 0; i < nslots; i++)
         for (int32_t k = 0; k < parts[i].ncovers; k++)
@@ -181,12 +165,12 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
     int32_t nleaves = 0;
     for (int32_t i = 0; i < nslots; i++)
         nleaves += rules_leaves(&parts[i], NULL, 0);
-    ir_tid *inside = xmalloc(sizeof *inside * (size_t)(nleaves + 1));
+    ir_tid *inside = rules_xmalloc(sizeof *inside * (size_t)(nleaves + 1));
     int32_t ninside = 0;
     for (int32_t i = 0; i < nslots; i++)
         leaf_outs(&parts[i], inside, &ninside);
-    qsort(inside, (size_t)ninside, sizeof *inside, cmp_i32);
-    ir_tid *keeps = xmalloc(sizeof *keeps * (size_t)(ninside + 1));
+    qsort(inside, (size_t)ninside, sizeof *inside, rules_cmp_i32);
+    ir_tid *keeps = rules_xmalloc(sizeof *keeps * (size_t)(ninside + 1));
     int32_t nkeeps = 0, probe;
     for (int32_t i = 0; i < ninside; i++) {
         ir_tid t = inside[i];
@@ -198,11 +182,11 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
     if (rules_planted() == RULES_PLANT_drop_keep)
         nkeeps = 0;
     /* The operands are what the parts read from outside: a tensor a part computes is no operand of the fold. */
-    ir_tid *outer = xmalloc(sizeof *outer * (size_t)(nins ? nins : 1));
-    struct ir_access *outer_access = xmalloc(sizeof *outer_access * (size_t)(nins ? nins : 1));
+    ir_tid *outer = rules_xmalloc(sizeof *outer * (size_t)(nins ? nins : 1));
+    struct ir_access *outer_access = rules_xmalloc(sizeof *outer_access * (size_t)(nins ? nins : 1));
     int32_t nouter = 0;
     for (int32_t k = 0; k < nins; k++) {
-        if (bsearch(&ins[k], inside, (size_t)ninside, sizeof *inside, cmp_i32))
+        if (bsearch(&ins[k], inside, (size_t)ninside, sizeof *inside, rules_cmp_i32))
             continue;
         outer[nouter] = ins[k];
         outer_access[nouter++] = access ? access[k] : (struct ir_access){0};
@@ -228,7 +212,7 @@ void rules_absorb(struct rules_rewriter *r, enum ir_class cls, int32_t at, const
 {
     const struct ir_op *cur = ir_slots_get(r->s, at);
     int32_t n = cur->ncovers;
-    int32_t *covers = xmalloc(sizeof *covers * (size_t)(n + 1));
+    int32_t *covers = rules_xmalloc(sizeof *covers * (size_t)(n + 1));
     memcpy(covers, cur->covers, sizeof *covers * (size_t)n);
     for (int32_t i = 0; i < ngone; i++) {
         struct ir_op g = ir_slots_take(rules_slots(r), gone[i]);
@@ -250,7 +234,7 @@ void rules_absorb(struct rules_rewriter *r, enum ir_class cls, int32_t at, const
 struct ir_op rules_candidate(enum ir_class cls, const struct ir_op *const *parts, int32_t nparts, const ir_tid *ins,
                              int32_t nins, ir_tid out, struct ir_dst dst)
 {
-    struct ir_op *copies = xmalloc(sizeof *copies * (size_t)(nparts > 0 ? nparts : 1));
+    struct ir_op *copies = rules_xmalloc(sizeof *copies * (size_t)(nparts > 0 ? nparts : 1));
     for (int32_t i = 0; i < nparts; i++)
         copies[i] = ir_op_clone(parts[i]);
     return ir_op_fused(cls, copies, nparts, ins, NULL, nins, out, dst);
@@ -259,7 +243,7 @@ struct ir_op rules_candidate(enum ir_class cls, const struct ir_op *const *parts
 struct ir_op rules_candidate_slots(const struct rules_rewriter *r, enum ir_class cls, const int32_t *slots,
                                    int32_t nslots, const ir_tid *ins, int32_t nins, ir_tid out, struct ir_dst dst)
 {
-    const struct ir_op **parts = xmalloc(sizeof *parts * (size_t)(nslots > 0 ? nslots : 1));
+    const struct ir_op **parts = rules_xmalloc(sizeof *parts * (size_t)(nslots > 0 ? nslots : 1));
     for (int32_t i = 0; i < nslots; i++)
         parts[i] = ir_slots_get(r->s, slots[i]);
     struct ir_op op = rules_candidate(cls, parts, nslots, ins, nins, out, dst);
@@ -311,12 +295,12 @@ bool rules_fold(struct rules_rewriter *r, enum ir_class cls, const int32_t *slot
                 struct ir_dst dst)
 {
     int32_t room = operand_room(r, slots, n);
-    ir_tid *ins = xmalloc(sizeof *ins * (size_t)room);
-    struct ir_access *access = xmalloc(sizeof *access * (size_t)room);
+    ir_tid *ins = rules_xmalloc(sizeof *ins * (size_t)room);
+    struct ir_access *access = rules_xmalloc(sizeof *access * (size_t)room);
     int32_t nins = rules_external(r, slots, n, ins, access, room);
     bool ok = rules_admits_slots(r, cls, slots, n, ins, nins, out, dst);
     if (ok) {
-        int32_t *gone = xmalloc(sizeof *gone * (size_t)n);
+        int32_t *gone = rules_xmalloc(sizeof *gone * (size_t)n);
         int32_t ngone = 0;
         for (int32_t i = 0; i < n; i++)
             if (slots[i] != at)
@@ -334,8 +318,8 @@ bool rules_pair(struct rules_rewriter *r, enum ir_class cls, int32_t producer, i
     int32_t slots[2] = {producer, consumer};
     /* The operands in the order producer then consumer read them; the parts in slot order. */
     int32_t room = operand_room(r, slots, 2);
-    ir_tid *ins = xmalloc(sizeof *ins * (size_t)room);
-    struct ir_access *access = xmalloc(sizeof *access * (size_t)room);
+    ir_tid *ins = rules_xmalloc(sizeof *ins * (size_t)room);
+    struct ir_access *access = rules_xmalloc(sizeof *access * (size_t)room);
     int32_t nins = rules_external(r, slots, 2, ins, access, room);
     const struct ir_op *c = ir_slots_get(r->s, consumer);
     ir_tid out = c->out;
@@ -356,7 +340,7 @@ bool rules_pair(struct rules_rewriter *r, enum ir_class cls, int32_t producer, i
 bool rules_group_at_last(struct rules_rewriter *r, enum ir_class cls, int32_t *members, int32_t nmembers,
                          struct rules_binding *b)
 {
-    qsort(members, (size_t)nmembers, sizeof *members, cmp_i32);
+    qsort(members, (size_t)nmembers, sizeof *members, rules_cmp_i32);
     int32_t n = 0;
     for (int32_t i = 0; i < nmembers; i++)
         if (n == 0 || members[n - 1] != members[i])

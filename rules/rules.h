@@ -163,6 +163,7 @@ struct rules_binding {
     X(HOIST_TO_PRODUCER, "hoist_to_producer", "the consumer moves up to the producer's slot") \
     X(HOIST_TO_FIRST, "hoist_to_first", "each later member moves up to the first member's slot") \
     X(GROUP_AT_LAST, "group_at_last", "every member moves down to the last member's slot") \
+    X(GROUP_AT_ANCHOR, "group_at_anchor", "every member moves to the anchor's slot: those before it down, those after it up") \
     X(PLACE_ROWS, "place_rows", "the producer writes its result into the table's rows; the row set goes") \
     X(PLACE_UNITS, "place_units", "each producer writes its result into its part of every unit; the join goes") \
     X(READ_IN_PLACE, "read_in_place", "the consumer reads the source's part in place; the slice goes") \
@@ -367,6 +368,36 @@ const struct ir_op *rules_slot(const struct rules_rewriter *r, int32_t i);
  * the count, written to ins/access (room for cap). */
 int32_t rules_external(const struct rules_rewriter *r, const int32_t *slots, int32_t nslots, ir_tid *ins,
                        struct ir_access *access, int32_t cap);
+
+/* ── Helpers the rule files share (rules/helpers.c) ─────────────────────────────────────────────────────────── */
+
+/* malloc that aborts on exhaustion. */
+void *rules_xmalloc(size_t n);
+/* Ascending order of int32 values, for qsort. */
+int rules_cmp_i32(const void *a, const void *b);
+/* A growing list of slots ({0} is empty). */
+struct rules_list {
+    int32_t *v;
+    int32_t n, cap;
+};
+/* Append x to l. */
+void rules_list_push(struct rules_list *l, int32_t x);
+/* Whether l holds x. */
+bool rules_list_has(const struct rules_list *l, int32_t x);
+/* Free what l holds and empty it. */
+void rules_list_free(struct rules_list *l);
+/* Sort l ascending and drop repeats. */
+void rules_list_sort_unique(struct rules_list *l);
+/* A copy of l, with x appended when x >= 0, sorted and unique. */
+struct rules_list rules_list_with(const struct rules_list *l, int32_t x);
+/* a·b for sizes, or -1 when either is negative or the product would overflow. */
+int64_t rules_size_mul(int64_t a, int64_t b);
+/* Bind set role g to the slots of l (which must outlive the binding's use). */
+void rules_bind_list(struct rules_binding *b, enum rules_role g, const struct rules_list *l);
+/* Whether the consumer sought is op, one of t's readers (ctx: what the matcher knows). */
+typedef bool (*rules_reader_fit)(const struct ir_op *op, ir_tid t, const void *ctx);
+/* The first live slot reading t whose op fits, or -1: the consumer found by its shape among t's readers. */
+int32_t rules_reader_such(const struct rules_rewriter *r, ir_tid t, rules_reader_fit fits, const void *ctx);
 
 /* ── Forms: what an op is, as the rules read it ──────────────────────────────────────────────────────────── */
 

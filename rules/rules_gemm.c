@@ -25,15 +25,6 @@
 
 /* ── Shared helpers ──────────────────────────────────────────────────────────────────────────────────────── */
 
-/* malloc that aborts on exhaustion. */
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
 /* Whether op reads every operand whole. */
 static bool all_whole(const struct ir_op *op)
 {
@@ -53,7 +44,7 @@ static bool constant_row(const struct ir_graph *g, ir_tid t, int64_t len)
 static int32_t *readers_of(const struct rules_rewriter *r, ir_tid t, int32_t *n)
 {
     int32_t count = rules_reader_count(r, t);
-    int32_t *out = xmalloc(sizeof *out * (size_t)(count ? count : 1));
+    int32_t *out = rules_xmalloc(sizeof *out * (size_t)(count ? count : 1));
     *n = ir_facts_readers(r->s, t, out, count);
     return out;
 }
@@ -123,8 +114,8 @@ static bool plain_norm(const struct ir_op *op, struct rules_norm_form *f)
 /* Copies of an op's operands and accesses, malloc'd (the caller frees both); the op may be moved meanwhile. */
 static int32_t copy_operands(const struct ir_op *op, ir_tid **ins, struct ir_access **access)
 {
-    *ins = xmalloc(sizeof **ins * (size_t)(op->nins + 1));
-    *access = xmalloc(sizeof **access * (size_t)(op->nins + 1));
+    *ins = rules_xmalloc(sizeof **ins * (size_t)(op->nins + 1));
+    *access = rules_xmalloc(sizeof **access * (size_t)(op->nins + 1));
     memcpy(*ins, op->ins, sizeof **ins * (size_t)op->nins);
     memcpy(*access, op->access, sizeof **access * (size_t)op->nins);
     return op->nins;
@@ -200,8 +191,8 @@ static void apply_head_norm_rope(struct rules_rewriter *r)
             continue;
         /* The norm's input and weight, then the rotation's tables (and position). */
         int32_t nins = op->nins + 1;
-        ir_tid *ins = xmalloc(sizeof *ins * (size_t)nins);
-        struct ir_access *access = xmalloc(sizeof *access * (size_t)nins);
+        ir_tid *ins = rules_xmalloc(sizeof *ins * (size_t)nins);
+        struct ir_access *access = rules_xmalloc(sizeof *access * (size_t)nins);
         memset(access, 0, sizeof *access * (size_t)nins);
         ins[0] = nf.x;
         access[0] = nop->access[0];
@@ -244,7 +235,7 @@ static bool members_hold(const struct rules_rewriter *r, const int32_t *members,
 static bool op_reads(const struct ir_op *op, ir_tid t)
 {
     int cap = ir_op_reads(op, NULL, 0);
-    ir_tid *reads = xmalloc(sizeof *reads * (size_t)(cap + 1));
+    ir_tid *reads = rules_xmalloc(sizeof *reads * (size_t)(cap + 1));
     int n = ir_op_reads(op, reads, cap);
     bool found = false;
     for (int k = 0; k < n && !found; k++)
@@ -257,7 +248,7 @@ static bool op_reads(const struct ir_op *op, ir_tid t)
 static bool op_writes(const struct ir_op *op, ir_tid t)
 {
     int cap = ir_op_writes(op, NULL, 0);
-    ir_tid *writes = xmalloc(sizeof *writes * (size_t)(cap + 1));
+    ir_tid *writes = rules_xmalloc(sizeof *writes * (size_t)(cap + 1));
     int n = ir_op_writes(op, writes, cap);
     bool found = false;
     for (int k = 0; k < n && !found; k++)
@@ -853,7 +844,7 @@ static bool projects(const struct ir_op *op, const struct ir_graph *g, struct pr
     if (op->sym != IR_SYM_FUSED || op->nins < 1)
         return false;
     int32_t n = rules_leaves(op, NULL, 0), found = 0;
-    const struct ir_op **leaves = xmalloc(sizeof *leaves * (size_t)(n ? n : 1));
+    const struct ir_op **leaves = rules_xmalloc(sizeof *leaves * (size_t)(n ? n : 1));
     rules_leaves(op, leaves, n);
     bool one = true;
     for (int32_t k = 0; k < n && one; k++) {
@@ -892,8 +883,8 @@ static void fold_merged(struct rules_rewriter *r, const int32_t *group, int32_t 
     int32_t room = 1;
     for (int32_t k = 0; k < n; k++)
         room += rules_slot(r, group[k])->nins;
-    ir_tid *ins = xmalloc(sizeof *ins * (size_t)room);
-    struct ir_access *access = xmalloc(sizeof *access * (size_t)room);
+    ir_tid *ins = rules_xmalloc(sizeof *ins * (size_t)room);
+    struct ir_access *access = rules_xmalloc(sizeof *access * (size_t)room);
     const struct ir_op *first = rules_slot(r, group[0]);
     int32_t nins = rules_projection_operands(r, group, n, x, ins, access, room);
     ir_tid out = first->out;
@@ -908,8 +899,8 @@ static void fold_merged(struct rules_rewriter *r, const int32_t *group, int32_t 
 static void apply_merged_projections(struct rules_rewriter *r)
 {
     int32_t len = ir_slots_len(r->s);
-    int32_t *group = xmalloc(sizeof *group * (size_t)(len + 1));
-    int32_t *readers = xmalloc(sizeof *readers * (size_t)(len + 1));
+    int32_t *group = rules_xmalloc(sizeof *group * (size_t)(len + 1));
+    int32_t *readers = rules_xmalloc(sizeof *readers * (size_t)(len + 1));
     for (int32_t i = 0; i < len; i++) {
         const struct ir_op *op = rules_slot(r, i);
         struct projection first;
@@ -927,7 +918,9 @@ static void apply_merged_projections(struct rules_rewriter *r)
             if (members_hold(r, group, n + 1) && merge_admitted(r, group, n + 1, first.x))
                 n++;
         }
-        if (n >= 2)
+        /* The guards once more on the group that fires: a later candidate the chip refused after its guards held
+         * must not stand as the binding the firing is checked against (validate-run pairs them). */
+        if (n >= 2 && members_hold(r, group, n))
             fold_merged(r, group, n, first.x);
     }
     free(group);

@@ -11,20 +11,11 @@
 
 /* ── Small helpers ───────────────────────────────────────────────────────────────────────────────────────── */
 
-/* malloc that aborts on exhaustion. */
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
 /* The live slots that read t, ascending, malloc'd; *n receives their count. */
 static int32_t *readers_of(const struct rules_rewriter *r, ir_tid t, int32_t *n)
 {
     int32_t cap = ir_slots_len(r->s) + 1;
-    int32_t *buf = xmalloc(sizeof *buf * (size_t)cap);
+    int32_t *buf = rules_xmalloc(sizeof *buf * (size_t)cap);
     *n = ir_facts_readers(r->s, t, buf, cap);
     if (*n > cap)
         *n = cap;
@@ -35,7 +26,7 @@ static int32_t *readers_of(const struct rules_rewriter *r, ir_tid t, int32_t *n)
 static const struct ir_op **leaves_of(const struct ir_op *op, int32_t *n)
 {
     int32_t count = rules_leaves(op, NULL, 0);
-    const struct ir_op **out = xmalloc(sizeof *out * (size_t)(count ? count : 1));
+    const struct ir_op **out = rules_xmalloc(sizeof *out * (size_t)(count ? count : 1));
     *n = rules_leaves(op, out, count);
     return out;
 }
@@ -109,8 +100,8 @@ static int32_t group_operands(const struct rules_rewriter *r, const int32_t *slo
     int32_t room = 1;
     for (int32_t i = 0; i < n; i++)
         room += rules_slot(r, slots[i])->nins;
-    *ins = xmalloc(sizeof **ins * (size_t)room);
-    *access = xmalloc(sizeof **access * (size_t)room);
+    *ins = rules_xmalloc(sizeof **ins * (size_t)room);
+    *access = rules_xmalloc(sizeof **access * (size_t)room);
     if (!all)
         return rules_external(r, slots, n, *ins, *access, room);
     int32_t count = 0;
@@ -603,8 +594,8 @@ static bool same_row(const struct rules_rewriter *r, int32_t i, int32_t j)
 static void apply_cross_layer_launch(struct rules_rewriter *r)
 {
     int32_t len = ir_slots_len(r->s), nsets = 0;
-    int32_t *group = xmalloc(sizeof *group * (size_t)(len + 1));
-    int32_t *sets = xmalloc(sizeof *sets * (size_t)(len + 1));
+    int32_t *group = rules_xmalloc(sizeof *group * (size_t)(len + 1));
+    int32_t *sets = rules_xmalloc(sizeof *sets * (size_t)(len + 1));
     struct row_key k;
     /* The row sets, once: only they can join a group. One at a named row reads its row's param, so its group is
      * among that param's readers; one at a literal row among the sets at literal rows. */
@@ -656,7 +647,7 @@ static bool same_rotation(const struct rules_rewriter *r, int32_t i, int32_t j)
  * touches what it writes. */
 static void apply_rope_parts(struct rules_rewriter *r)
 {
-    int32_t *group = xmalloc(sizeof *group * (size_t)(ir_slots_len(r->s) + 1));
+    int32_t *group = rules_xmalloc(sizeof *group * (size_t)(ir_slots_len(r->s) + 1));
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
         struct rules_rope_form first;
         if (!rules_slot(r, i) || !rules_rope(rules_slot(r, i), &first))
@@ -737,7 +728,7 @@ static bool inserts_rows(const struct rules_rewriter *r, const int32_t *slots, i
  * reads or touches what it writes. */
 static void apply_horizontal_norm_rope_insert(struct rules_rewriter *r)
 {
-    int32_t *group = xmalloc(sizeof *group * (size_t)(ir_slots_len(r->s) + 1));
+    int32_t *group = rules_xmalloc(sizeof *group * (size_t)(ir_slots_len(r->s) + 1));
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
         struct rotation_tables t;
         if (!rules_slot(r, i) || !normed_rotation(rules_slot(r, i), &t))
@@ -924,18 +915,11 @@ static int region_feed(const struct rules_rewriter *r, struct region *rg, int32_
     return fed;
 }
 
-/* Ascending order of int32 values, for qsort. */
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Grow the region ending at y to its fixed point; whether some member joins two of the region's results. */
 static bool grow_region(const struct rules_rewriter *r, struct region *rg)
 {
     bool joins = false, grew = true;
-    int32_t *snapshot = xmalloc(sizeof *snapshot * (size_t)(ir_slots_len(r->s) + 1));
+    int32_t *snapshot = rules_xmalloc(sizeof *snapshot * (size_t)(ir_slots_len(r->s) + 1));
     while (grew) {
         grew = false;
         int32_t n = rg->n;
@@ -953,7 +937,7 @@ static bool grow_region(const struct rules_rewriter *r, struct region *rg)
 static void apply_elementwise_regions(struct rules_rewriter *r)
 {
     struct region rg;
-    rg.members = xmalloc(sizeof *rg.members * (size_t)(ir_slots_len(r->s) + 1));
+    rg.members = rules_xmalloc(sizeof *rg.members * (size_t)(ir_slots_len(r->s) + 1));
     for (int32_t y = ir_slots_len(r->s) - 1; y >= 0; y--) {
         const struct ir_op *sink = rules_slot(r, y);
         if (!sink || !region_member(sink, r->g, &rg.form))
@@ -963,7 +947,7 @@ static void apply_elementwise_regions(struct rules_rewriter *r)
         rg.n = 1;
         if (!grow_region(r, &rg) || rg.n < 3)
             continue;
-        qsort(rg.members, (size_t)rg.n, sizeof *rg.members, cmp_i32);
+        qsort(rg.members, (size_t)rg.n, sizeof *rg.members, rules_cmp_i32);
         ir_tid *ins;
         struct ir_access *access;
         int32_t nins = group_operands(r, rg.members, rg.n, false, &ins, &access);
@@ -1069,7 +1053,7 @@ static int32_t grow_chain(const struct rules_rewriter *r, int32_t *chain, int64_
  * nothing that writes what it reads or touches what it writes, and only the next link reads what a link carries. */
 static void apply_elementwise_chains(struct rules_rewriter *r)
 {
-    int32_t *chain = xmalloc(sizeof *chain * (size_t)(ir_slots_len(r->s) + 1));
+    int32_t *chain = rules_xmalloc(sizeof *chain * (size_t)(ir_slots_len(r->s) + 1));
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
         const struct ir_op *first = rules_slot(r, i);
         if (!first || !rules_is(first, IR_KIND_ELEMENTWISE) || pointwise(first) < 0)
@@ -1156,14 +1140,14 @@ static void recompute_in(struct rules_rewriter *r, int32_t i, int32_t k)
     struct ir_access *access;
     int32_t nins = group_operands(r, pair, 2, false, &ins, &access);
     const struct ir_op *producer = rules_slot(r, i);
-    struct ir_op *parts = xmalloc(sizeof *parts * 2);
+    struct ir_op *parts = rules_xmalloc(sizeof *parts * 2);
     parts[0] = ir_op_clone(producer);
     parts[1] = ir_slots_take(rules_slots(r), k);
     int32_t ncovers = parts[0].ncovers + parts[1].ncovers;
-    int32_t *covers = xmalloc(sizeof *covers * (size_t)(ncovers ? ncovers : 1));
+    int32_t *covers = rules_xmalloc(sizeof *covers * (size_t)(ncovers ? ncovers : 1));
     memcpy(covers, parts[0].covers, sizeof *covers * (size_t)parts[0].ncovers);
     memcpy(covers + parts[0].ncovers, parts[1].covers, sizeof *covers * (size_t)parts[1].ncovers);
-    qsort(covers, (size_t)ncovers, sizeof *covers, cmp_i32);
+    qsort(covers, (size_t)ncovers, sizeof *covers, rules_cmp_i32);
     ir_tid out = parts[1].out;
     struct ir_dst dst = parts[1].dst;
     struct ir_op fused = ir_op_fused(IR_CLASS_RECOMPUTE_FANOUT, parts, 2, ins, access, nins, out, dst);
@@ -1180,7 +1164,7 @@ static void recompute_in(struct rules_rewriter *r, int32_t i, int32_t k)
  * input is unwritten up to each reader. */
 static void apply_recompute_fanout(struct rules_rewriter *r)
 {
-    int32_t *members = xmalloc(sizeof *members * (size_t)(ir_slots_len(r->s) + 1));
+    int32_t *members = rules_xmalloc(sizeof *members * (size_t)(ir_slots_len(r->s) + 1));
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
         const struct ir_op *op = rules_slot(r, i);
         if (!op || !cheap(op) || pointwise(op) < 0)

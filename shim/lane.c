@@ -782,18 +782,19 @@ static int fit_gemv_norm_epilogue(const struct shim *s, const struct ir_op *op, 
                : refuse(why, "a projection norms in its last block only a row that block holds in its registers");
 }
 
-/* The width of a folded shared expert (its down projection's depth: the last product among the fold's parts), or 0
- * for a mixture alone. */
-static int64_t shared_dff(const struct ir_op *op, const struct ir_graph *g)
+/* The width of a folded shared expert into *sdff (0 for a mixture alone): the depth of the fold's third part, its
+ * down projection where the fold's members ran mixture, gate-and-up, down. False when that part is no product: the
+ * down launch cannot read the expert's width from its parts. */
+static bool shared_dff(const struct ir_op *op, const struct ir_graph *g, int64_t *sdff)
 {
     struct rules_gemv_form p;
-    int64_t sdff = 0;
+    *sdff = 0;
     if (rules_class(op) != IR_CLASS_SHARED_EXPERT_FUSION)
-        return 0;
-    for (int32_t i = 1; i < op->nparts; i++)
-        if (rules_gemv(&op->parts[i], g, &p))
-            sdff = p.k;
-    return sdff;
+        return true;
+    if (op->nparts < 3 || !rules_gemv(&op->parts[2], g, &p))
+        return false;
+    *sdff = p.k;
+    return true;
 }
 
 /* moe_deferred_finalize: a mixture, alone or summed with one array, adds and norms in its last step the whole rows
@@ -813,7 +814,10 @@ static int fit_moe_deferred_finalize(const struct shim *s, const struct ir_op *o
                            "the whole rows it writes");
     if (m.rows != 1 || l->batch)
         return 0;
-    struct kernels_moe_down down = kernels_moe_down_launch(m.d, m.dff, m.k, shared_dff(&op->parts[0], g));
+    int64_t sdff;
+    if (!shared_dff(&op->parts[0], g, &sdff))
+        return refuse(why, "a decode mixture's down projection reads its experts' widths from its parts");
+    struct kernels_moe_down down = kernels_moe_down_launch(m.d, m.dff, m.k, sdff);
     return kernels_block_holds_its_norm(down.threads, m.d)
                ? 0
                : refuse(why, "a decode mixture norms in its last down block only a row that block holds in its "
@@ -1184,13 +1188,16 @@ static int lane_numerics(const struct shim *s, struct shim_contract *out)
 static const enum ir_class builds_latent_expanded[] = {IR_CLASS_MLA};
 static const enum ir_class builds_gemv_parts[] = {IR_CLASS_MERGED_QKV};
 
-/* latent_expanded: every member moves down to the last one's slot (the value half's product), passing nothing that
- * writes what it reads or touches what it writes; what the members before it compute is read only inside. */
+/* latent_expanded: every member moves to the attention's slot — the query's and the values' makers down, the value
+ * half's product up — passing nothing that writes what it reads or touches what it writes; what the members before
+ * the product compute is read only inside. */
 static const struct rules_atom guards_latent_expanded[] = {
     {.name = "made_for", .kind = RULES_ATOM_READ_ONLY_WITHIN, .a = RULES_ROLE_EACH, .g = RULES_ROLE_WITHIN,
      .forall = RULES_ROLE_PRODUCERS, RULES_WIDENED_BY("F4")},
     {.name = "no_sink_past", .kind = RULES_ATOM_NO_SINK_PAST, .a = RULES_ROLE_EACH, .b = RULES_ROLE_ANCHOR,
      .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F14")},
+    {.name = "no_cross", .kind = RULES_ATOM_NO_CROSS, .a = RULES_ROLE_ANCHOR, .b = RULES_ROLE_EACH,
+     .g = RULES_ROLE_MEMBERS, .forall = RULES_ROLE_MEMBERS, RULES_ADDED_BY("F18")},
 };
 
 /* gemv_parts: each later product moves up to the first one's slot, crossing nothing outside the group that writes
@@ -1202,7 +1209,7 @@ static const struct rules_atom guards_gemv_parts[] = {
 
 static const struct rules_rule rule_latent_expanded = {
     "latent_expanded", RULES_GROUP, builds_latent_expanded, 1, NULL, guards_latent_expanded,
-    NGUARDS(guards_latent_expanded), RULES_MOTION_GROUP_AT_LAST,
+    NGUARDS(guards_latent_expanded), RULES_MOTION_GROUP_AT_ANCHOR,
     "a wide chunk's absorbed latent attention — the query's slices, its absorbed and rotated parts joined, the cache's "
     "latent values, the attention and the value half's expansion — runs as one op the lane expands per cached row: "
     "each member made only for the others moves down past nothing that writes what it reads or touches what it writes"};
@@ -1326,6 +1333,40 @@ static bool latent_in_tiles(const struct lane *l, const struct latent *m)
            kernels_attn_heads_per_block(1, qk, m->vd, span, smem, kernels_accumulator(mode).stage_bytes) > 0;
 }
 
+/* Fold a latent attention's members into one op at the attention's slot, its result and place the value half's, when
+ * the guards hold. The lane's admission is asked (F19: the seed asks none, and fuses attentions the lane cannot run
+ * expanded); under the seed's rules it is not. */
+static void fold_latent(struct rules_rewriter *r, const struct latent *m)
+{
+    int32_t members[6] = {m->qslice, m->absorb, m->join, m->values, m->attend, m->expand};
+    int32_t made[5] = {m->qslice, m->absorb, m->join, m->values, m->attend};
+    qsort(members, 6, sizeof *members, rules_cmp_i32);
+    struct rules_binding b = rules_binding_empty();
+    b.set[RULES_ROLE_PRODUCERS] = made;
+    b.nset[RULES_ROLE_PRODUCERS] = 5;
+    b.set[RULES_ROLE_WITHIN] = members;
+    b.nset[RULES_ROLE_WITHIN] = 6;
+    b.set[RULES_ROLE_MEMBERS] = members;
+    b.nset[RULES_ROLE_MEMBERS] = 6;
+    b.slot[RULES_ROLE_ANCHOR] = m->attend;
+    if (!rules_guards_hold(r, r->rule, &b, NULL))
+        return;
+    const struct ir_op *expand = rules_slot(r, m->expand);
+    ir_tid out = expand->out;
+    struct ir_dst dst = expand->dst;
+    if (!rules_seed_rules()) {
+        rules_fold(r, IR_CLASS_MLA, members, 6, m->attend, out, dst);
+        return;
+    }
+    ir_tid ins[64];
+    struct ir_access access[64];
+    int32_t nins = rules_external(r, members, 6, ins, access, 64), gone[5], ngone = 0;
+    for (int32_t k = 0; k < 6; k++)
+        if (members[k] != m->attend)
+            gone[ngone++] = members[k];
+    rules_fuse(r, IR_CLASS_MLA, m->attend, gone, ngone, ins, access, nins, out, dst);
+}
+
 /* A wide chunk's latent attention whole (`mla`), where the lane runs it expanded: under the quantized numerics (not a
  * batch's), a chunk of more rows than the GEMV takes attending its cache absorbed. The op means its parts; the lane
  * runs each cached latent row through both halves of the expansion once, and each head's query attends its own
@@ -1340,14 +1381,7 @@ static void apply_latent_expanded(struct rules_rewriter *r, const struct shim *s
         struct latent m;
         if (!latent_shape(r, i, &m) || !latent_in_tiles(l, &m))
             continue;
-        int32_t members[6] = {m.qslice, m.absorb, m.join, m.values, m.attend, m.expand};
-        int32_t made[5] = {m.qslice, m.absorb, m.join, m.values, m.attend};
-        struct rules_binding b = rules_binding_empty();
-        b.set[RULES_ROLE_PRODUCERS] = made;
-        b.nset[RULES_ROLE_PRODUCERS] = 5;
-        b.set[RULES_ROLE_WITHIN] = members;
-        b.nset[RULES_ROLE_WITHIN] = 6;
-        rules_group_at_last(r, IR_CLASS_MLA, members, 6, &b);
+        fold_latent(r, &m);
     }
 }
 
@@ -1366,8 +1400,26 @@ static bool gemv_group_holds(struct rules_rewriter *r, const struct lane *l, con
     return rules_guards_hold(r, r->rule, &b, NULL);
 }
 
-/* Fold the group into one merged op at the first one's slot: the activation, then each member's other operands once;
- * result and place the first one's. */
+/* The merged op's operands, as the seed lists them: the activation with the first member's access, then every
+ * member's other operands in turn, whole, a shared one as often as it is read. Their count. */
+static int32_t gemv_parts_operands(const struct rules_rewriter *r, const int32_t *group, int32_t n, ir_tid x,
+                                   ir_tid *ins, struct ir_access *access)
+{
+    int32_t nins = 0;
+    ins[nins] = x;
+    access[nins++] = rules_slot(r, group[0])->access[0];
+    for (int32_t k = 0; k < n; k++) {
+        const struct ir_op *m = rules_slot(r, group[k]);
+        for (int32_t q = 1; q < m->nins; q++) {
+            ins[nins] = m->ins[q];
+            access[nins++] = (struct ir_access){0};
+        }
+    }
+    return nins;
+}
+
+/* Fold the group into one merged op at the first one's slot (the lane's own rule: no shim is asked), result and
+ * place the first one's. */
 static void fold_gemv_parts(struct rules_rewriter *r, const int32_t *group, int32_t n, ir_tid x)
 {
     int32_t room = 1;
@@ -1378,14 +1430,8 @@ static void fold_gemv_parts(struct rules_rewriter *r, const int32_t *group, int3
     if (!ins || !access)
         abort();
     const struct ir_op *first = rules_slot(r, group[0]);
-    int32_t nins = rules_projection_operands(r, group, n, x, ins, access, room);
-    ir_tid out = first->out;
-    struct ir_dst dst = first->dst;
-    struct ir_op cand = rules_candidate_slots(r, IR_CLASS_MERGED_QKV, group, n, ins, nins, out, dst);
-    bool ok = rules_admits(r, &cand);
-    ir_op_free(&cand);
-    if (ok)
-        rules_fuse(r, IR_CLASS_MERGED_QKV, group[0], group + 1, n - 1, ins, access, nins, out, dst);
+    int32_t nins = gemv_parts_operands(r, group, n, x, ins, access);
+    rules_fuse(r, IR_CLASS_MERGED_QKV, group[0], group + 1, n - 1, ins, access, nins, first->out, first->dst);
     free(ins);
     free(access);
 }

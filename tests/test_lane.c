@@ -603,6 +603,26 @@ static char *moe_final_text(int d, const char *second)
                d, d, d, d, d, d, d, d, d, d, d, second, d, d);
 }
 
+/* A decode mixture with its shared expert folded in (the fold's parts as `parts` lists them; freed here), added to
+ * the residual and normed. */
+static char *moe_shared_final_text(char *parts)
+{
+    char *text = fmt("tensor x f32 1x8 input\ntensor res f32 1x8 input\ntensor rt f32 8x4 constant\n"
+               "tensor eg f32 8x8 constant\ntensor eu f32 8x8 constant\ntensor ed f32 8x8 constant\n"
+               "tensor wg f32 8x6 constant\ntensor wd f32 6x8 constant\ntensor nw f32 1x8 constant\n"
+               "tensor ym f32 1x8 activation\ntensor g f32 1x6 activation\ntensor ys f32 1x8 activation\n"
+               "tensor y f32 1x8 activation\ntensor s f32 1x8 activation observed\n"
+               "tensor n f32 1x8 activation observed\n"
+               "fused moe_deferred_finalize n = (x, rt, eg, eu, ed, wg, wd, res, nw) keep s {\n"
+               "    fused shared_expert_fusion y = (x, rt, eg, eu, ed, wg, wd) {\n%s    }\n"
+               "    op s = elementwise(res, y) op=add n=8\n"
+               "    op n = rms_norm(s, nw) rows=1 cols=8 eps=1e-06 weight offset=0\n"
+               "}\n",
+               parts);
+    free(parts);
+    return text;
+}
+
 static void test_fits_moe_deferred_finalize(void)
 {
     fits("decode down block", "cuda-lane:h200:int8", moe_final_text(512, "add"), 0);
@@ -621,6 +641,17 @@ static void test_fits_moe_deferred_finalize(void)
                 "    op s = elementwise(res, ym) op=add n=32\n"
                 "}\n"),
             0, "a mixture's last step norms the add of the mixture's result");
+    /* The down launch reads the shared expert's width from the fold's third part: a product there fits; the
+     * shared expert's ops first, its third part the mixture, is refused. */
+    const char *moe = "        op ym = moe(x, rt, eg, eu, ed) d=8 k=2 dff=2 experts=4 act=swiglu\n";
+    const char *gate = "        op g = matmul(x, wg) m=1 k=8 n=6\n";
+    const char *down = "        op ys = matmul(g, wd) m=1 k=6 n=8\n";
+    const char *sum = "        op y = elementwise(ym, ys) op=add n=8\n";
+    fits("shared expert's down third", "cuda-lane:h200:int8", moe_shared_final_text(fmt("%s%s%s%s", moe, gate, down, sum)),
+         0);
+    refused("shared expert's down not third", "cuda-lane:h200:int8",
+            moe_shared_final_text(fmt("%s%s%s%s", gate, down, moe, sum)), 0,
+            "a decode mixture's down projection reads its experts' widths from its parts");
 }
 
 /* A gather (or `first`, reading `ins` and the norm's weight) whose rows a norm closes. */
@@ -1190,6 +1221,26 @@ static void test_gemv_parts(void)
         CHECKF(has_line(rep, line) == (k > 0), "case %d: %s", k, rep);
         free(rep);
         ir_graph_free(c);
+    }
+    /* The merged op's operands as the seed lists them: the activation, then every member's weights whole, a weight
+     * two products share named twice; the rewritten graph stays valid (report_of validates it). */
+    struct ir_graph *shared = parse("tensor x f32 1x32 input\ntensor w f32 32x64 constant q8_0 transposed\n"
+                                    "tensor y1 f32 1x64 activation observed\ntensor y2 f32 1x64 activation observed\n"
+                                    "op y1 = matmul(x, w) m=1 k=32 n=64\nop y2 = matmul(x, w) m=1 k=32 n=64\n",
+                                    "shared weight");
+    if (shared) {
+        struct ir_graph *out = NULL;
+        rep = report_of(shared, "cuda-lane:h200:int8", NULL, 0, &out);
+        CHECKF(has_line(rep, "gemv_parts merged_qkv [0, 1] fired"), "%s", rep);
+        const struct ir_op *m = NULL;
+        for (int32_t i = 0; out && i < out->nops && !m; i++)
+            if (out->ops[i].sym == IR_SYM_FUSED && out->ops[i].cls == IR_CLASS_MERGED_QKV)
+                m = &out->ops[i];
+        CHECKF(m && m->nins == 3 && m->ins[1] == m->ins[2] && m->ins[1] == ir_tensor_find(out, "w", 1),
+               "merged operands: %d", m ? (int)m->nins : -1);
+        free(rep);
+        ir_graph_free(out);
+        ir_graph_free(shared);
     }
     /* Held as a knob: the step runs dry, reported and merging nothing, as `--hold gemv_parts` holds it; and the lane
      * counts on no GEMV in parts, so neither rule merges the group. */

@@ -789,10 +789,44 @@ static void test_smt2(void)
 static void tally(const struct oracle_check *c, void *ctx)
 {
     int *bad = ctx;
-    if (!(c->atoms && c->premises && c->legal && c->positions)) {
+    if (!(c->atoms && c->premises && c->legal && c->admitted && c->positions)) {
         (*bad)++;
         fprintf(stderr, "validate: %s at %d: %s\n", c->rule, (int)c->at, c->why);
     }
+}
+
+/* Under the lane: a firing is checked against the binding of the group that fired, not a later candidate the chip
+ * refused after its guards held (merged_projections on tiny-qwen3-next's chunk of 16, three firings once mispaired);
+ * and a firing the chip refuses fails — the seed's latent_expanded, asking no admission, fuses a soft-capped latent
+ * attention (F19), which fusecheck's own rule leaves refused. */
+static void test_validate_lane(void)
+{
+    char err[IR_ERR_LEN];
+    struct oracle_options opt = oracle_defaults();
+    struct shim *shim = shim_lookup("cuda-lane:h200:int8", err);
+    const struct models_config *c = models_find("tiny-qwen3-next");
+    struct models_options mo = models_default_options();
+    mo.mode = (struct models_mode){.kind = MODELS_PREFILL, .n = 16};
+    struct ir_graph *g = c ? models_lift(c, &mo, err) : NULL;
+    CHECK(shim && g);
+    struct oracle_validation v;
+    int bad = 0;
+    if (shim && g) {
+        CHECK(oracle_validate_run(g, shim, &opt, tally, &bad, &v, err) == 0);
+        CHECKF(v.checked > 100 && v.failed == 0 && bad == 0, "checked %d, failed %d", v.checked, v.failed);
+    }
+    ir_graph_free(g);
+    g = ir_parse_file(FIXTURES "/latent_expanded/refused_softcap.fc", err);
+    CHECKF(g != NULL, "%s", err);
+    for (int seed = 0; seed < 2 && shim && g; seed++) {
+        rules_seed_mode(seed == 1);
+        bad = 0;
+        CHECK(oracle_validate_run(g, shim, &opt, NULL, &bad, &v, err) == 0);
+        rules_seed_mode(false);
+        CHECKF(v.failed == seed, "seed rules %d: rewrites %d, failed %d", seed, v.rewrites, v.failed);
+    }
+    ir_graph_free(g);
+    shim_free(shim);
 }
 
 /* Translation validation passes a zoo model's optimization, and catches a mutant firing on a near miss. */
@@ -826,6 +860,7 @@ static void test_validate(void)
     }
     ir_graph_free(g);
     shim_free(shim);
+    test_validate_lane();
 }
 
 /* A schedule prints what it is. */

@@ -9,6 +9,8 @@
  *   # reports: <report line>    this exact report line appears (refusals, holds)
  *   # near-miss: <atom>         the rule must not fire; with only that atom dropped it must fire
  *   # quiet                     the rule must make no decision at all
+ *   # seed-quiet                a firing case the seed's rules leave alone (a matcher the seed has otherwise)
+ * A firing case fires the same lines of its rule under the seed's rules (`--seed-rules`), unless `seed-quiet`.
  * A case with a `fires` directive must have a sibling <case>.expected: the rewritten graph's canonical text.
  * Every case's rewritten graph must give bit-identical observed and carried tensors to the lifted one.
  *
@@ -32,13 +34,13 @@ struct directives {
     char reports[MAX_DIRECTIVES][512];
     int nreports;
     char near_miss[128];
-    bool quiet;
+    bool quiet, seed_quiet;
 };
 
 /* Per rule: whether a firing case and which atoms' near misses were seen. */
 struct coverage {
     const struct rules_rule *rule;
-    bool fired;
+    bool fired, seed_fired; /* a firing case under fusecheck's rules; one the seed's fire alike */
     bool near[32];
 };
 
@@ -74,6 +76,8 @@ static void read_directive(const char *line, struct directives *d)
         memcpy(d->reports[d->nreports++], tmp, sizeof tmp);
     else if (strncmp(line, "quiet", 5) == 0)
         d->quiet = true;
+    else if (strncmp(line, "seed-quiet", 10) == 0)
+        d->seed_quiet = true;
 }
 
 /* Read the directives from the comment and blank lines that open text. */
@@ -193,6 +197,29 @@ static struct coverage *coverage_of(struct coverage *cov, int ncov, const char *
     return NULL;
 }
 
+/* Whether the case's own rule fires the same lines under the seed's rules (or, for a seed-quiet case, none). */
+static bool fires_under_seed(const struct ir_graph *g, const struct directives *d, const char *path)
+{
+    struct rules_optimized s;
+    rules_seed_mode(true);
+    int rc = optimize_case(g, d, &s);
+    rules_seed_mode(false);
+    CHECKF(rc == 0, "%s: optimize under the seed's rules failed", path);
+    if (rc != 0)
+        return false;
+    size_t n = strlen(d->rule);
+    bool all = true;
+    for (int i = 0; i < d->nfires; i++)
+        if (strncmp(d->fires[i], d->rule, n) == 0 && d->fires[i][n] == ' ')
+            all = all && has_line(&s.report, d->fires[i]);
+    if (d->seed_quiet)
+        CHECKF(rules_report_count(&s.report, RULES_FIRED, d->rule) == 0, "%s: the seed's %s fired", path, d->rule);
+    else
+        CHECKF(all, "%s: %s fires otherwise under the seed's rules", path, d->rule);
+    rules_optimized_free(&s);
+    return all && !d->seed_quiet;
+}
+
 /* Run one case file. */
 static void run_case(const char *path, struct coverage *cov, int ncov)
 {
@@ -223,6 +250,7 @@ static void run_case(const char *path, struct coverage *cov, int ncov)
     if (d.nfires) {
         c->fired = true;
         check_expected(path, o.graph);
+        c->seed_fired |= fires_under_seed(g, &d, path);
     }
     if (d.quiet)
         CHECKF(decisions_of(&o.report, d.rule) == 0, "%s: %s made a decision", path, d.rule);
@@ -421,16 +449,16 @@ int main(void)
     struct coverage cov[64];
     int ncov = 0;
     for (int i = 0; i < n; i++)
-        cov[ncov++] = (struct coverage){table[i], false, {false}};
+        cov[ncov++] = (struct coverage){.rule = table[i]};
     for (int i = 0; i < nlate; i++)
-        cov[ncov++] = (struct coverage){late[i], false, {false}};
-    cov[ncov++] = (struct coverage){rules_advance(), false, {false}};
-    cov[ncov++] = (struct coverage){&rules_rule_fused_quant, false, {false}};
+        cov[ncov++] = (struct coverage){.rule = late[i]};
+    cov[ncov++] = (struct coverage){.rule = rules_advance()};
+    cov[ncov++] = (struct coverage){.rule = &rules_rule_fused_quant};
     /* The lane's own rules (their cases name a cuda-lane shim). */
     char err[IR_ERR_LEN];
     struct shim *lane = shim_lookup("cuda-lane:h200:int8", err);
     for (int i = 0; lane && i < lane->nrules; i++)
-        cov[ncov++] = (struct coverage){lane->rules[i].rule, false, {false}};
+        cov[ncov++] = (struct coverage){.rule = lane->rules[i].rule};
     shim_free(lane);
     for (int i = 0; i < ncov; i++) {
         char dir[512];
@@ -439,6 +467,7 @@ int main(void)
     }
     for (int i = 0; i < ncov; i++) {
         CHECKF(cov[i].fired, "rule %s has no firing case under tests/rules/%s", cov[i].rule->name, cov[i].rule->name);
+        CHECKF(cov[i].seed_fired, "rule %s has no case firing alike under the seed's rules", cov[i].rule->name);
         for (int a = 0; a < cov[i].rule->nguards && a < 32; a++)
             CHECKF(cov[i].near[a], "rule %s: atom %s has no near-miss case", cov[i].rule->name,
                    cov[i].rule->guards[a].name);

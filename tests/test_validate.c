@@ -643,6 +643,33 @@ static void test_operand_in_place(void)
     ir_graph_free(g);
 }
 
+/* A fused op's result may be a state table its parts fill whole, one fixed row each (a block's mixtures run as one):
+ * both rows written is valid; one row written twice, or the table an activation, is refused. */
+static void test_table_result(void)
+{
+    const char *text = "tensor a f32 1x4 input\ntensor b f32 1x4 input\ntensor pa f32 1x4 activation\n"
+                       "tensor pb f32 1x4 activation\ntensor tab f32 2x4 %s observed\n"
+                       "fused moe_token_sort tab = (a, b) {\n"
+                       "    op pa = scale(a) n=4 factor=2 -> tab row(1, 4)\n"
+                       "    op pb = scale(b) n=4 factor=2 -> tab row(%d, 4)\n}\n";
+    const struct {
+        const char *role;
+        int row;
+        bool valid;
+    } cases[] = {{"state", 2, true}, {"state", 1, false}, {"activation", 2, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[640], err[IR_ERR_LEN];
+        snprintf(buf, sizeof buf, text, cases[i].role, cases[i].row);
+        struct ir_graph *g = ir_parse(buf, strlen(buf), "table", err);
+        if (cases[i].valid)
+            CHECKF(g != NULL, "case %zu: %s", i, err);
+        else
+            CHECKF(!g && strstr(err, "out: 'tab' is no part's result, nor a state table its parts fill whole"),
+                   "case %zu: got %s", i, g ? "valid" : err);
+        ir_graph_free(g);
+    }
+}
+
 /* An activation written in unit parts by several ops is read only once every part is written: a read between the
  * parts is refused at the part written after it (a graph the fuzzer's mutator made, on which a later rewrite read a
  * tensor before it was written). In order, the same ops are valid. */
@@ -803,6 +830,7 @@ int main(void)
     test_valid();
     test_violations();
     test_operand_in_place();
+    test_table_result();
     test_unit_parts_before_read();
     test_kernel_contract();
     test_depth();

@@ -34,6 +34,7 @@ F11 gates/near_no_sink_past.fc reference
 F12 act_gate/near_no_sink_past.fc reference
 F13 gather_scale/near_no_cross.fc reference
 F14 latent_expanded/near_no_sink_past.fc cuda-lane:h200:int8
+F18 latent_expanded/near_no_cross.fc cuda-lane:h200:int8
 F17 slice_read/quiet_state_read_before_slice.fc reference
 F17 strided_values/quiet_state_read_before_slice.fc reference
 F17 row_write/quiet_state_written_after_set.fc reference
@@ -48,6 +49,14 @@ for file in add_norm/quiet_state_read_before_sum.fc sandwich_norm/quiet_written_
   contains "$tmp/out" "a premise of sink_to_consumer does not hold" "F2 $file: the premise named"
   expect 0 "F2 $file" -- "$fc" validate-run "tests/rules/$file" --shim reference
 done
+
+# F19: the seed's latent_expanded asks no admission and fuses a soft-capped latent attention the lane refuses;
+# validate-run re-asks the shim for every op a firing built.
+expect 1 "F19 under --seed-rules" -- "$fc" validate-run tests/rules/latent_expanded/refused_softcap.fc \
+  --shim cuda-lane:h200:int8 --seed-rules
+contains "$tmp/out" "fired an op the chip refuses: the lane's attention kernels put no soft cap on their logits" \
+  "F19: the refusal named"
+expect 0 "F19" -- "$fc" validate-run tests/rules/latent_expanded/refused_softcap.fc --shim cuda-lane:h200:int8
 
 # F15: under the seed's rules a chain links the next slot only, so it does not reach past another op at all.
 expect 0 "F15 default reaches past" -- "$fc" optimize tests/rules/elementwise_chains/past_other.fc --shim reference \
