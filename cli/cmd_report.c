@@ -393,6 +393,7 @@ static void render_heatmap(struct report *r, const struct run *run)
 
 /* ── Changes against the previous run ────────────────────────────────────────────────────────────────────── */
 
+/* Each decision made differently, or made by one run only, on a graph and shim both runs reported on. */
 static const struct table decision_changes = {
     "decision-changes",
     "SELECT graph, coalesce(mode, ''), shim, rule, class, covers, coalesce(outcome_before, '(none)'),"
@@ -403,6 +404,7 @@ static const struct table decision_changes = {
     REPORT_ROWS,
 };
 
+/* Each report whose decisions' digest changed. */
 static const struct table digest_changes = {
     "digest-changes",
     "SELECT graph, coalesce(mode, ''), shim, substr(digest_before, 1, 16), substr(digest_after, 1, 16)"
@@ -412,6 +414,7 @@ static const struct table digest_changes = {
     REPORT_ROWS,
 };
 
+/* Each graph (name and mode) whose content changed: its reports are not paired. */
 static const struct table graph_changes = {
     "graph-changes",
     "SELECT graph, coalesce(mode, ''), ops_before, ops_after, substr(sha256_before, 1, 16), substr(sha256_after, 1, 16)"
@@ -421,6 +424,7 @@ static const struct table graph_changes = {
     REPORT_ROWS,
 };
 
+/* Each step of both runs' tables that fired somewhere in one run and nowhere in the other. */
 static const struct table firing_changes = {
     "firing-changes",
     "SELECT rule, 'stopped firing' FROM rules_never_fired WHERE run = ?1"
@@ -470,6 +474,7 @@ static void render_changes(struct report *r, const struct run *run)
 
 /* ── Comparisons and failures ────────────────────────────────────────────────────────────────────────────── */
 
+/* The comparisons of each kind the run made, and how many failed. */
 static const struct table comparison_counts = {
     "comparisons",
     "SELECT kind, count(*), sum(identical = 0), CASE WHEN sum(identical = 0) > 0 THEN 'bad' END FROM diffs"
@@ -479,6 +484,7 @@ static const struct table comparison_counts = {
     0,
 };
 
+/* Each comparison that failed: where, and why. */
 static const struct table mismatches = {
     "mismatches",
     "SELECT graph, coalesce(mode, ''), shim, kind, coalesce(tensor, ''), coalesce(first_index, ''),"
@@ -488,6 +494,7 @@ static const struct table mismatches = {
     REPORT_ROWS,
 };
 
+/* Each part of the run that could not be checked, and why. */
 static const struct table failures = {
     "failures",
     "SELECT coalesce(graph, ''), coalesce(mode, ''), coalesce(shim, ''), stage, reason FROM failures"
@@ -509,6 +516,7 @@ static void render_checks(struct report *r, const struct run *run)
 
 /* ── Proofs ──────────────────────────────────────────────────────────────────────────────────────────────── */
 
+/* The run's verdicts by solver: how many, and their time. */
 static const struct table proof_counts = {
     "proof-counts",
     "SELECT solver, verdict, count(*), printf('%.1f', sum(ms)), CASE WHEN verdict <> 'proved' THEN 'bad' END"
@@ -543,6 +551,7 @@ static void render_proofs(struct report *r, const struct run *run)
 
 /* ── Fuzzing ─────────────────────────────────────────────────────────────────────────────────────────────── */
 
+/* Each harness's figures beside its exec/s in the previous run. */
 static const struct table fuzz_stats = {
     "fuzz-stats",
     "SELECT f.harness, f.executions, printf('%.1f', f.seconds),"
@@ -555,6 +564,7 @@ static const struct table fuzz_stats = {
     0,
 };
 
+/* The findings first seen in the run. */
 static const struct table fuzz_new = {
     "fuzz-findings",
     "SELECT harness, signature, substr(input_sha256, 1, 16), count, last_run, 'bad' FROM fuzz_findings"
@@ -751,6 +761,7 @@ struct section {
     void (*render)(struct report *r, const struct run *run);
 };
 
+/* The page's sections, in order. */
 static const struct section sections[] = {
     {"run", "The run", "SELECT 1", "", render_run},
     {"heatmap", "Rule × graph firings", "SELECT count(*) FROM reports WHERE run_id = ?1",
@@ -827,7 +838,8 @@ static const char page_style[] =
     "table.heat td{width:1.6em;min-width:1.6em;text-align:center;font-size:11px;padding:1px}"
     "table.heat th.graph{vertical-align:bottom;font-weight:normal;font-size:11px;padding:2px}"
     "table.heat th.graph span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}"
-    "table.heat th.rule{font-weight:normal;white-space:nowrap}td.total{font-weight:bold}td.never{background:#fcc}"
+    "table.heat th.rule{font-weight:normal;white-space:nowrap;position:sticky;left:0;background:#fff}"
+    "td.total{font-weight:bold}td.never{background:#fcc}"
     ".legend span{display:inline-block;min-width:3em;text-align:center;border:1px solid #ccd;margin-right:2px}"
     ".h0{background:#f6f6f8}.h1{background:#dbe7f5}.h2{background:#bcd3ee}.h3{background:#93b7e3}"
     ".h4{background:#6b9bd6;color:#fff}.h5{background:#447fc8;color:#fff}.h6{background:#2a62a8;color:#fff}"
@@ -867,11 +879,13 @@ static void write_page(struct report *r)
 
 /* ── The command ─────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* Fill a run's kind and its previous run of that kind; 1 (a message on stderr) when the file has no such run. */
+/* A run being looked up, and whether the file has it. */
 struct run_lookup {
     struct run *run;
     bool found;
 };
+
+/* Keep a run's kind and the previous ended run of that kind. */
 static void keep_lookup(const char *const *cols, int n, void *ctx)
 {
     struct run_lookup *l = ctx;
@@ -880,6 +894,7 @@ static void keep_lookup(const char *const *cols, int n, void *ctx)
     snprintf(l->run->kind, sizeof l->run->kind, "%s", cols[0] ? cols[0] : "");
     l->run->prev = cols[1] ? strtoll(cols[1], NULL, 10) : 0;
 }
+/* Fill a run's kind and its previous run of that kind; 1 (a message on stderr) when the file has no such run. */
 static int lookup_run(struct report *r, struct run *run, const char *path)
 {
     struct run_lookup l = {run, false};
@@ -986,6 +1001,7 @@ static int parse_args(int argc, char **argv, const char **path, const char **out
     return 0;
 }
 
+/* `fusecheck report [--db FILE] [--run N]... -o FILE|-`. */
 int cli_cmd_report(int argc, char **argv)
 {
     const char *path = "results.db", *out = NULL;
