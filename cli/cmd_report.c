@@ -62,15 +62,24 @@ static void put_n(struct page *p, const char *s, size_t len)
 /* Append text to the page as it is (markup). */
 static void put(struct page *p, const char *s) { put_n(p, s, strlen(s)); }
 
-/* Append formatted markup to the page. */
+/* Append formatted markup to the page (every value in it a number or a fixed word: nothing to escape). */
+static void putf(struct page *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(struct page *p, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    put_n(p, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    if (n < 0)
+        abort();
+    char *buf = malloc((size_t)n + 1);
+    if (!buf)
+        abort();
+    va_start(ap, fmt);
+    vsnprintf(buf, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    put_n(p, buf, (size_t)n);
+    free(buf);
 }
 
 /* Append text to the page escaped for HTML (and SVG): NULL appends nothing. */
@@ -92,6 +101,7 @@ static void esc(struct page *p, const char *s)
 }
 
 /* Append formatted text to the page escaped for HTML (a sentence whose values come from the file). */
+static void escf(struct page *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void escf(struct page *p, const char *fmt, ...)
 {
     char buf[1024];
@@ -112,10 +122,16 @@ static void query(struct report *r, const char *sql, const int64_t *params, int 
     }
 }
 
+/* A column as an integer (NULL: 0). */
+static int64_t col_int(const char *v) { return v ? strtoll(v, NULL, 10) : 0; }
+
+/* A column as a real (NULL: 0). */
+static double col_real(const char *v) { return v ? strtod(v, NULL) : 0; }
+
 /* Keep a one-value query's answer as a number (NULL: 0). */
 static void take_number(const char *const *cols, int n, void *ctx)
 {
-    *(int64_t *)ctx = n > 0 && cols[0] ? strtoll(cols[0], NULL, 10) : 0;
+    *(int64_t *)ctx = n > 0 ? col_int(cols[0]) : 0;
 }
 
 /* The integer a one-value query answers for one run and its previous one (0 when none or NULL). */
@@ -247,7 +263,7 @@ struct run_rows {
 static void keep_run_row(const char *const *cols, int n, void *ctx)
 {
     struct run_rows *rr = ctx;
-    int slot = strtoll(cols[0], NULL, 10) == rr->id ? 0 : 1;
+    int slot = col_int(cols[0]) == rr->id ? 0 : 1;
     for (int i = 0; i < n && i < (int)NRUN_FIELDS; i++)
         rr->v[slot][i] = cols[i] ? strdup(cols[i]) : NULL;
 }
@@ -322,14 +338,14 @@ static int heat_level(int64_t n)
 /* The heat map being written: the rule of the row open, its total so far. */
 struct heat {
     struct page *page;
-    char rule[128];
+    char *rule; /* NULL before the first row */
     int64_t total, rows;
 };
 
 /* Close the heat map's open row with its total. */
 static void heat_row_end(struct heat *h)
 {
-    if (h->rule[0])
+    if (h->rule)
         putf(h->page, "<td class=\"total%s\">%lld</td></tr>\n", h->total ? "" : " never", (long long)h->total);
 }
 
@@ -350,16 +366,18 @@ static void heat_cell(const char *const *cols, int n, void *ctx)
 {
     struct heat *h = ctx;
     (void)n;
-    if (strcmp(h->rule, cols[0]) != 0) {
+    if (!h->rule || strcmp(h->rule, cols[0]) != 0) {
         heat_row_end(h);
-        snprintf(h->rule, sizeof h->rule, "%s", cols[0]);
+        free(h->rule);
+        if (!(h->rule = strdup(cols[0])))
+            abort();
         h->total = 0;
         h->rows++;
         put(h->page, "<tr><th class=\"rule\">");
         esc(h->page, cols[0]);
         put(h->page, "</th>");
     }
-    int64_t fired = strtoll(cols[3], NULL, 10);
+    int64_t fired = col_int(cols[3]);
     h->total += fired;
     putf(h->page, "<td class=\"h%d\" title=\"", heat_level(fired));
     esc(h->page, cols[0]);
@@ -385,9 +403,10 @@ static void render_heatmap(struct report *r, const struct run *run)
     int64_t params[1] = {run->id};
     query(r, heat_graphs_sql, params, 1, heat_head, &r->page);
     put(&r->page, "<th>total</th></tr></thead><tbody>\n");
-    struct heat h = {&r->page, "", 0, 0};
+    struct heat h = {&r->page, NULL, 0, 0};
     query(r, heat_cells_sql, params, 1, heat_cell, &h);
     heat_row_end(&h);
+    free(h.rule);
     put(&r->page, "</tbody></table></div>\n");
 }
 
@@ -627,17 +646,17 @@ static void keep_class(const char *const *cols, int n, void *ctx)
             abort();
     }
     struct tol_class *c = &t->c[t->n++];
-    c->kernel = strdup(cols[0]);
-    c->backend = strdup(cols[1]);
+    c->kernel = strdup(cols[0] ? cols[0] : "");
+    c->backend = strdup(cols[1] ? cols[1] : "");
     if (!c->kernel || !c->backend)
         abort();
-    c->n = strtoll(cols[2], NULL, 10);
-    c->failed = strtoll(cols[3], NULL, 10);
-    c->worst = strtod(cols[4], NULL);
-    c->max_abs = strtod(cols[5], NULL);
-    c->bound = strtod(cols[6], NULL);
+    c->n = col_int(cols[2]);
+    c->failed = col_int(cols[3]);
+    c->worst = col_real(cols[4]);
+    c->max_abs = col_real(cols[5]);
+    c->bound = col_real(cols[6]);
     c->has_prev = cols[7] != NULL;
-    c->prev = cols[7] ? strtod(cols[7], NULL) : 0;
+    c->prev = col_real(cols[7]);
 }
 
 /* The plot's frame: the labels' width, the axis's decades (10^LO to 10^HI), its pixels, a row's height. */
@@ -892,7 +911,7 @@ static void keep_lookup(const char *const *cols, int n, void *ctx)
     (void)n;
     l->found = true;
     snprintf(l->run->kind, sizeof l->run->kind, "%s", cols[0] ? cols[0] : "");
-    l->run->prev = cols[1] ? strtoll(cols[1], NULL, 10) : 0;
+    l->run->prev = col_int(cols[1]);
 }
 /* Fill a run's kind and its previous run of that kind; 1 (a message on stderr) when the file has no such run. */
 static int lookup_run(struct report *r, struct run *run, const char *path)
