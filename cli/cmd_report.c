@@ -144,9 +144,9 @@ static int64_t number(struct report *r, const char *sql, const struct run *run)
 
 /* ── Tables from queries ─────────────────────────────────────────────────────────────────────────────────── */
 
-/* A table read from one query over (?1 this run, ?2 the previous one): its id, the columns' headings (NULL-ended;
- * a query column past them names the row's CSS class), what to say when it has no rows, and the rows shown (0: every
- * one; past that they are counted). */
+/* A table read from one query over (?1 this run, ?2 the previous one): its id (the run's id is added to it), the
+ * columns' headings (NULL-ended; a query column past them names the row's CSS class), what to say when it has no
+ * rows, and the rows shown (0: every one; past that they are counted). */
 struct table {
     const char *id;
     const char *sql;
@@ -155,10 +155,10 @@ struct table {
     int cap;
 };
 
-/* A table being written: its spec, rows seen, the page. */
+/* A table being written: its spec, the run it is of (its id suffixes the table's), rows seen, the page. */
 struct table_state {
     const struct table *t;
-    int64_t rows;
+    int64_t run, rows;
     struct page *page;
 };
 
@@ -177,7 +177,7 @@ static void table_row(const char *const *cols, int n, void *ctx)
     struct table_state *s = ctx;
     int shown = heads_of(s->t);
     if (s->rows++ == 0) {
-        putf(s->page, "<table id=\"%s\"><thead><tr>", s->t->id);
+        putf(s->page, "<table id=\"%s-%lld\"><thead><tr>", s->t->id, (long long)s->run);
         for (int i = 0; i < shown; i++) {
             put(s->page, "<th>");
             esc(s->page, s->t->heads[i]);
@@ -205,7 +205,7 @@ static void table_row(const char *const *cols, int n, void *ctx)
 /* Write a table over this run and its previous one, or the sentence saying it has no rows. Its row count. */
 static int64_t table(struct report *r, const struct table *t, const struct run *run)
 {
-    struct table_state s = {t, 0, &r->page};
+    struct table_state s = {t, run->id, 0, &r->page};
     int64_t params[2] = {run->id, run->prev};
     query(r, t->sql, params, 2, table_row, &s);
     if (s.rows == 0) {

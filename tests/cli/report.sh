@@ -39,12 +39,12 @@ contains "$html" '<table id="run-2" class="run">' "the run's identity"
 contains "$html" "<th>previous check run</th>" "beside the previous check run"
 contains "$html" '<table id="heatmap-2" class="heat">' "the heat map"
 contains "$html" 'title="head_norm_rope on tiny-qwen3 decode: ' "a heat map cell names its rule and graph"
-contains "$html" '<table id="decision-changes">' "the decision changes"
+contains "$html" '<table id="decision-changes-2">' "the decision changes"
 contains "$html" "<td>add_norm</td><td>add_norm</td>" "add_norm's decisions changed"
 contains "$html" "<td>held</td>" "to held"
-contains "$html" '<table id="digest-changes">' "the digest changes"
+contains "$html" '<table id="digest-changes-2">' "the digest changes"
 contains "$html" "no graph&#39;s content changed." "the graph changes say why they are empty"
-contains "$html" '<table id="comparisons">' "the comparisons"
+contains "$html" '<table id="comparisons-2">' "the comparisons"
 contains "$html" "every comparison passed." "none failed"
 contains "$html" '<svg id="tolerance-plot-2" class="plot"' "the tolerance plot"
 contains "$html" '<table id="tolerance-2">' "the tolerance table"
@@ -58,7 +58,7 @@ heat_rows=$(sed -n '/<table id="heatmap-2"/,/<\/table>/p' "$html" | grep -c '<th
 steps=$(sqlite3 "$db" "SELECT count(*) FROM steps WHERE run_id = 2")
 test "$heat_rows" -ge "$steps" && test "$steps" -gt 20 && ok || bad "a heat map row for each of the $steps steps: $heat_rows"
 changes=$(sqlite3 "$db" "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2")
-shown=$(sed -n '/<table id="decision-changes"/,/<\/table>/p' "$html" | grep -c '^<tr>')
+shown=$(sed -n '/<table id="decision-changes-2"/,/<\/table>/p' "$html" | grep -c '^<tr>')
 test "$changes" -gt 0 && test "$shown" -eq "$changes" && ok || bad "every decision change shown: $shown of $changes"
 
 # the first run has nothing before it
@@ -70,11 +70,11 @@ contains "$tmp/pages/first.html" "No check run ended before run 1 in this file."
 expect 0 "report of a night" -- "$fc" report --db "$db" --run 4 --run 2 --run 3 --run 2 -o "$tmp/pages/night.html"
 night="$tmp/pages/night.html"
 contains "$night" "fusecheck report: runs 2 (a check run), 3 (a prove run) and 4 (a fuzz run)" "each run once, in order"
-contains "$night" '<table id="proofs">' "the proofs"
+contains "$night" '<table id="proofs-3">' "the proofs"
 contains "$night" "<td>add_norm</td><td>dataflow</td><td>0</td><td>z3</td><td>proved</td>" "a proof with its verdict"
-contains "$night" '<table id="fuzz-stats">' "the fuzz figures"
+contains "$night" '<table id="fuzz-stats-4">' "the fuzz figures"
 contains "$night" "<td>fuzz_optimize</td><td>12345</td><td>60.5</td><td>204</td>" "executions and exec/s"
-contains "$night" '<table id="fuzz-findings">' "the new findings"
+contains "$night" '<table id="fuzz-findings-4">' "the new findings"
 contains "$night" "diff:&lt;script&gt;&amp;&quot;x&quot;" "a finding's text escaped"
 lacks "$night" "<script" "no unescaped markup from the file"
 expect 0 "report of the newest run" -- "$fc" report --db "$db" -o "$tmp/pages/newest.html"
@@ -148,8 +148,8 @@ browse() { HOME="$tmp/home" timeout 120 "$chromium" --headless --no-sandbox --di
   --user-data-dir="$tmp/chrome" --window-size=1280,2000 "$@" 2>>"$tmp/chromium.log"; }
 mkdir -p "$tmp/home"
 browse --dump-dom "file://$night" >"$tmp/dom.html" && ok || bad "chromium loads the page"
-for id in 'table id="run-2"' 'table id="heatmap-2"' 'table id="decision-changes"' 'table id="digest-changes"' \
-          'table id="proofs"' 'table id="fuzz-stats"' 'table id="fuzz-findings"' 'svg id="tolerance-plot-2"' \
+for id in 'table id="run-2"' 'table id="heatmap-2"' 'table id="decision-changes-2"' 'table id="digest-changes-2"' \
+          'table id="proofs-3"' 'table id="fuzz-stats-4"' 'table id="fuzz-findings-4"' 'svg id="tolerance-plot-2"' \
           'table id="tolerance-2"'; do
   contains "$tmp/dom.html" "<$id" "the rendered DOM holds <$id>"
 done
