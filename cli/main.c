@@ -66,6 +66,8 @@ static const struct cli_command commands[] = {
      "fusecheck launches [--shim NAME]... [--mode M]...", cli_cmd_launches},
     {"golden", "the optimizer's decisions on every zoo graph, pinned in tests/golden/: compare, or --update rewrite",
      "fusecheck golden [--update] [--dir DIR] [MODEL...]", cli_cmd_golden},
+    {"report", "one self-contained HTML page of runs in results.db against the runs before them",
+     "fusecheck report [--db FILE] [--run N]... -o FILE|-", cli_cmd_report},
     {"help", "show help for a command", "fusecheck help [COMMAND]", cmd_help},
 };
 

@@ -991,6 +991,32 @@ int db_graph_changes(struct db *db, int64_t a, int64_t b, db_graph_change_fn fn,
     return rc == SQLITE_DONE ? 0 : fail(db, "comparing two runs' graphs", err);
 }
 
+int db_select(struct db *db, const char *sql, const int64_t *params, int nparams, db_row_fn fn, void *ctx,
+              char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(db, "preparing a query", err);
+    int n = sqlite3_column_count(st);
+    if (!sqlite3_stmt_readonly(st) || n > DB_SELECT_COLUMNS) {
+        snprintf(err, DB_ERR_LEN, "a query must only read, at most %d columns", DB_SELECT_COLUMNS);
+        sqlite3_finalize(st);
+        return 1;
+    }
+    for (int i = 0; i < nparams; i++)
+        sqlite3_bind_int64(st, i + 1, params[i]);
+    const char *cols[DB_SELECT_COLUMNS];
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < n; i++)
+            cols[i] = col_text(st, i);
+        fn(cols, n, ctx);
+    }
+    rc = rc == SQLITE_DONE ? 0 : fail(db, "reading results", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* ── Merge ───────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Copy every run of the attached file `src` (named `label` in origins) into the main file, ids remapped through

@@ -196,6 +196,15 @@ int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]
  * compare). */
 int db_runs_common(struct db *db, int64_t a, int64_t b, int64_t *n, char err[DB_ERR_LEN]);
 
+/* One row of a read query: its n columns as text (NULL where the value is NULL), in the order selected. */
+typedef void (*db_row_fn)(const char *const *cols, int n, void *ctx);
+/* Run one read-only statement (at most DB_SELECT_COLUMNS columns), its numbered parameters ?1, ?2, ... bound to
+ * params[0..nparams), calling fn on each row in the order SQLite returns them. A statement that would write is
+ * refused. 0, or 1 with err. */
+#define DB_SELECT_COLUMNS 24
+int db_select(struct db *db, const char *sql, const int64_t *params, int nparams, db_row_fn fn, void *ctx,
+              char err[DB_ERR_LEN]);
+
 /* How db_merge treats an output that exists: refuse it, replace it, or add the inputs to what it holds. */
 enum db_merge_mode { DB_MERGE_NEW, DB_MERGE_FORCE, DB_MERGE_APPEND };
 /* What a merge did: runs copied, and runs skipped because the output held them already (the same origin). */

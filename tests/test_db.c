@@ -133,6 +133,40 @@ static void on_change(const char *graph, const char *mode, const char *shim, con
              before ? before : "(none)", after ? after : "(none)");
 }
 
+/* Rows a read query gave: how many, and the last one's columns joined by '|' (NULL as "~"). */
+struct selected {
+    int n;
+    char last[256];
+};
+static void on_row(const char *const *cols, int n, void *ctx)
+{
+    struct selected *s = ctx;
+    s->n++;
+    s->last[0] = '\0';
+    for (int i = 0; i < n; i++)
+        snprintf(s->last + strlen(s->last), sizeof s->last - strlen(s->last), "%s%s", i ? "|" : "",
+                 cols[i] ? cols[i] : "~");
+}
+
+/* db_select: numbered parameters, NULLs, and a statement that would write refused (the file unchanged). */
+static void test_select(struct db *db, const char *path, int64_t r1, int64_t r2)
+{
+    char err[DB_ERR_LEN];
+    struct selected s = {0, ""};
+    int64_t params[2] = {r2, r1};
+    CHECK(db_select(db, "SELECT id, kind, ?2, NULL FROM runs WHERE id >= ?2 AND id <= ?1 ORDER BY id", params, 2,
+                    on_row, &s, err) == 0);
+    CHECK(s.n == 2);
+    char want[64];
+    snprintf(want, sizeof want, "%lld|check|%lld|~", (long long)r2, (long long)r1);
+    CHECK_STR(s.last, want);
+    long long runs = sql_int(path, "SELECT count(*) FROM runs");
+    s.n = 0;
+    CHECK(db_select(db, "DELETE FROM runs", NULL, 0, on_row, &s, err) != 0 && strstr(err, "only read"));
+    CHECK(db_select(db, "SELECT nothing FROM nowhere", NULL, 0, on_row, &s, err) != 0);
+    CHECK(s.n == 0 && sql_int(path, "SELECT count(*) FROM runs") == runs);
+}
+
 /* The schema, the writes and the views. */
 static void test_views(void)
 {
@@ -156,6 +190,7 @@ static void test_views(void)
     char status[16];
     CHECK(db_run_status(db, r1, status, err) == 0 && strcmp(status, "complete") == 0);
     CHECK(db_run_status(db, 999, status, err) == 0 && status[0] == '\0');
+    test_select(db, p, r1, r2);
     db_close(db);
     CHECK(sql_int(p, "SELECT count(*) FROM latest_reports") == 1);
     CHECK(sql_int(p, "SELECT run FROM latest_reports") == r2);
