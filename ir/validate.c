@@ -1485,17 +1485,19 @@ static void vstate_free(struct vstate *v)
     free(v->w);
 }
 
-/* Check every activation the host reads after the step is written by some op: a fused op that computes one inside
- * must keep it. */
+/* Check every activation the host reads after the step, or keeps across steps, is written by some op: a fused op
+ * that computes one inside must keep it. */
 static int check_seen_written(struct vstate *v)
 {
     char buf[32];
     v->cur = -1;
     for (ir_tid t = 0; t < v->g->ntensors; t++) {
         const struct ir_tensor *x = &v->g->tensors[t];
-        if (x->role == IR_ROLE_ACTIVATION && x->observed && !v->defined[t])
-            return fail(v, t, "observed", "the host reads '%s' after the step, but no op writes it",
-                        tname(v, t, buf, sizeof buf));
+        if (x->role != IR_ROLE_ACTIVATION || v->defined[t] || !(x->observed || x->carried))
+            continue;
+        return fail(v, t, x->observed ? "observed" : "carried", "the host %s '%s'%s, but no op writes it",
+                    x->observed ? "reads" : "keeps", tname(v, t, buf, sizeof buf),
+                    x->observed ? " after the step" : " across steps");
     }
     return 0;
 }

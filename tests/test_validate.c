@@ -670,6 +670,28 @@ static void test_table_result(void)
     }
 }
 
+/* A carried activation, like an observed one, must be written by some op: a fused op that computes one inside and
+ * does not keep it leaves the host nothing to keep (a graph fuzz_optimize made, which a rewrite then folded into a
+ * class whose kernel does not write it). Kept, it is valid. */
+static void test_carried_written(void)
+{
+    const char *text = "tensor a f32 1x4 input\ntensor g f32 1x4 input\ntensor sg f32 1x4 activation carried\n"
+                       "tensor y f32 1x4 activation observed\n"
+                       "fused glu_act_mul y = (a, g)%s {\n"
+                       "    op sg = silu(g) n=4\n"
+                       "    op y = elementwise(a, sg) op=mul n=4\n}\n";
+    char buf[512], err[IR_ERR_LEN];
+    snprintf(buf, sizeof buf, text, "");
+    struct ir_graph *g = ir_parse(buf, strlen(buf), "carried", err);
+    CHECKF(!g && strstr(err, "carried: the host keeps 'sg' across steps, but no op writes it"), "got %s",
+           g ? "valid" : err);
+    ir_graph_free(g);
+    snprintf(buf, sizeof buf, text, " keep sg");
+    g = ir_parse(buf, strlen(buf), "carried", err);
+    CHECKF(g != NULL, "%s", err);
+    ir_graph_free(g);
+}
+
 /* An activation written in unit parts by several ops is read only once every part is written: a read between the
  * parts is refused at the part written after it (a graph the fuzzer's mutator made, on which a later rewrite read a
  * tensor before it was written). In order, the same ops are valid. */
@@ -831,6 +853,7 @@ int main(void)
     test_violations();
     test_operand_in_place();
     test_table_result();
+    test_carried_written();
     test_unit_parts_before_read();
     test_kernel_contract();
     test_depth();
