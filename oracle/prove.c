@@ -428,6 +428,12 @@ static bool report_index(const struct rules_rule *rule, int i, const char *name,
     return o.verdict == ORACLE_PROVED;
 }
 
+/* A query's verdict read as the statement that a model exists: proved when satisfiable, refuted when not. */
+static enum oracle_verdict invert(enum oracle_verdict v)
+{
+    return v == ORACLE_REFUTED ? ORACLE_PROVED : v == ORACLE_PROVED ? ORACLE_REFUTED : ORACLE_UNKNOWN;
+}
+
 /* Check that the rule's assumptions (invariants, premises, guards) admit a firing at all — else every proof of it
  * would hold vacuously — and report it; whether they do. */
 static bool report_consistent(const struct rules_rule *rule, const struct oracle_options *opt, oracle_outcome_fn fn,
@@ -452,8 +458,11 @@ static bool report_consistent(const struct rules_rule *rule, const struct oracle
         if (n == k)
             break;
     }
-    /* A model is the witness sought: the statement "some schedule satisfies them" holds. */
-    o.verdict = v == ORACLE_REFUTED ? ORACLE_PROVED : v == ORACLE_PROVED ? ORACLE_REFUTED : ORACLE_UNKNOWN;
+    /* A model is the witness sought: the statement "some schedule satisfies them" holds. The second solver's verdict
+     * on the same query reads the same way, so results.db logs both of the statement. */
+    o.verdict = invert(v);
+    if (opt->cross)
+        opt->cross->last = invert(opt->cross->last);
     o.bound = opt->bound;
     if (o.verdict == ORACLE_REFUTED)
         snprintf(o.reason, sizeof o.reason, "vacuous: no schedule satisfies the invariants, premises and guards");
