@@ -65,6 +65,10 @@ static struct models_config shrink(const struct models_config *c)
     s.heads = 2;
     s.kv_heads = 1;
     s.head_dim = 16;
+    /* The rotated part keeps its share of the head, an even width (a partial rotation stays partial). */
+    s.rotary_dim = c->rotary_dim && c->head_dim ? (c->rotary_dim * s.head_dim / c->head_dim) & ~(int64_t)1 : 0;
+    if (c->rotary_dim && s.rotary_dim < 2)
+        s.rotary_dim = 2;
     s.ffn = c->ffn ? 64 : 0;
     s.vocab = 32;
     s.experts = c->experts ? 4 : 0;

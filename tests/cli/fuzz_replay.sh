@@ -16,6 +16,9 @@ expect 2 "fuzz unknown subcommand" -- "$fc" fuzz frobnicate
 
 # Seeds: one directory per harness, the zoo's families and the rule cases among them.
 expect 0 "fuzz seeds" -- "$fc" fuzz seeds "$tmp/corpus"
+same "$(cat "$tmp/err")" "" "every tiny family's shrunk model lifts (nothing on stderr)"
+ntiny=$("$fc" models | grep -c '^tiny-')
+same "$(ls "$tmp/corpus/fuzz_format" | grep -c '^zoo-')" "$((ntiny * 3))" "a zoo seed per tiny model and mode"
 for h in fuzz_format fuzz_optimize fuzz_facts fuzz_db; do
   n=$(ls "$tmp/corpus/$h" | wc -l)
   if [ "$n" -gt 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: no seeds for $h"; fi
