@@ -744,15 +744,26 @@ int32_t ir_facts_maker(const struct ir_slots *s, ir_tid t)
     return l && l->n ? l->v[0] : -1;
 }
 
+/* The slots of tensor t's list `l`, ascending, into out (at most cap); their count. */
+static int32_t list_copy(const struct ir_slots *s, int l, ir_tid t, int32_t *out, int32_t cap)
+{
+    const struct slist *sl = list_of(s, l, t);
+    if (!sl)
+        return 0;
+    int32_t m = cap < sl->n ? cap : sl->n;
+    if (m > 0)
+        memcpy(out, sl->v, (size_t)m * sizeof *out);
+    return sl->n;
+}
+
+int32_t ir_facts_writers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap)
+{
+    return list_copy(s, L_WRITE, t, out, cap);
+}
+
 int32_t ir_facts_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap)
 {
-    const struct slist *l = list_of(s, L_READ, t);
-    if (!l)
-        return 0;
-    int32_t m = cap < l->n ? cap : l->n;
-    if (m > 0)
-        memcpy(out, l->v, (size_t)m * sizeof *out);
-    return l->n;
+    return list_copy(s, L_READ, t, out, cap);
 }
 
 bool ir_facts_observed(const struct ir_slots *s, ir_tid t)
@@ -813,7 +824,7 @@ static bool all_in_group(const struct slist *l, struct sorted_group *g)
         return true;
     if (l->n > g->n)
         return false;
-    if ((int64_t)l->n * g->n <= 4096 || l->n <= 8) {
+    if (!g->v && ((int64_t)l->n * g->n <= 4096 || l->n <= 8)) {
         for (int32_t x = 0; x < l->n; x++)
             if (!in_group(l->v[x], g->raw, g->n))
                 return false;
@@ -852,6 +863,8 @@ bool ir_facts_all_read_only_within(const struct ir_slots *s, const int32_t *ps, 
 {
     struct sorted_group g;
     group_over(&g, within, nwithin);
+    if (nps > 1 && nwithin > 64)
+        group_sorted(&g); /* asked once a slot: sorted once for all */
     bool ok = true;
     for (int32_t x = 0; x < nps && ok; x++)
         ok = read_only_within(s, ps[x], &g);

@@ -616,6 +616,8 @@ int32_t ir_facts_producer(const struct ir_slots *s, ir_tid t);
 int32_t ir_facts_maker(const struct ir_slots *s, ir_tid t);
 /* The live slots that read t, ascending; returns the count, writes at most cap. */
 int32_t ir_facts_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);
+/* The live slots that write t, ascending; returns the count, writes at most cap. */
+int32_t ir_facts_writers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);
 /* Whether the host sees t after the step (observed or carried). */
 bool ir_facts_observed(const struct ir_slots *s, ir_tid t);
 /* Whether the host keeps t across steps. */
