@@ -423,6 +423,41 @@ static void index_slot(struct ir_slots *s, int32_t i)
         slist_insert(s, &s->lists[L_PRODUCE][op->out], i);
 }
 
+/* Move slot i in list `l` from the tensors of set `was` to those of set `now` (both sorted): only the tensors in one
+ * set and not the other have their lists changed, so replacing an op that reads what thousands of slots read costs
+ * nothing there. */
+static void index_diff(struct ir_slots *s, int l, const struct tset *was, const struct tset *now, int32_t i)
+{
+    int32_t a = 0, b = 0;
+    while (a < was->n || b < now->n) {
+        if (b == now->n || (a < was->n && was->v[a] < now->v[b]))
+            slist_remove(&s->lists[l][was->v[a++]], i);
+        else if (a == was->n || now->v[b] < was->v[a])
+            slist_insert(s, &s->lists[l][now->v[b++]], i);
+        else
+            a++, b++;
+    }
+}
+
+/* Index slot i's new op (already in s->ops[i]) in place of the one whose sets and result were was[3] and was_out:
+ * the per-tensor lists end as unindexing the old and indexing the new would leave them. Frees the old sets. */
+static void reindex_slot(struct ir_slots *s, int32_t i, struct tset was[3], ir_tid was_out)
+{
+    ensure_tensors(s);
+    sets_fill(s, i);
+    index_diff(s, L_READ, &was[0], &s->reads[i], i);
+    index_diff(s, L_WRITE, &was[1], &s->writes[i], i);
+    index_diff(s, L_MAKE, &was[2], &s->makes[i], i);
+    ir_tid out = s->ops[i].out;
+    if (was_out != out) {
+        if (tid_ok(s, was_out) && was_out < s->nt)
+            slist_remove(&s->lists[L_PRODUCE][was_out], i);
+        if (tid_ok(s, out))
+            slist_insert(s, &s->lists[L_PRODUCE][out], i);
+    }
+    free(was[0].v); /* the old op's three sets */
+}
+
 /* Drop slot i from the per-tensor lists and free its cached sets. */
 static void unindex_slot(struct ir_slots *s, int32_t i)
 {
@@ -620,9 +655,13 @@ void ir_slots_put(struct ir_slots *s, int32_t i, struct ir_op op)
     if (s->journaling)
         journal_note(s, i, s->live[i], s->live[i] ? s->ops[i] : (struct ir_op){0});
     if (s->live[i]) {
-        unindex_slot(s, i);
+        struct tset was[3] = {s->reads[i], s->writes[i], s->makes[i]};
+        ir_tid was_out = s->ops[i].out;
         if (!s->journaling) /* else the journal keeps it */
             ir_op_free(&s->ops[i]);
+        s->ops[i] = op;
+        reindex_slot(s, i, was, was_out);
+        return;
     }
     s->ops[i] = op;
     s->live[i] = true;
