@@ -198,29 +198,28 @@ static double print_row(const char *model, const char *mode, struct figures f, s
     return ratio;
 }
 
-/* The table for one model: prefill 128..max and batch 8..64; the worst ratio per doubling. */
-static double family_table(const char *model, const char *shim, long max, int rounds)
+/* The rows of one series, `kind`:N for N = from, 2·from, ... up to `to`; the worst ratio per doubling. */
+static double series(const char *model, const char *shim, const char *kind, long from, long to, int rounds)
 {
     double worst = 0;
     struct figures prev = {0, 0, 0, 0};
-    for (long n = 128; n <= max; n *= 2) {
+    for (long n = from; n <= to; n *= 2) {
         char mode[32];
-        snprintf(mode, sizeof mode, "prefill:%ld", n);
-        struct figures f = median_run(model, mode, shim, rounds);
-        double r = print_row(model, mode, f, prev);
-        worst = r > worst ? r : worst;
-        prev = f;
-    }
-    prev = (struct figures){0, 0, 0, 0};
-    for (int n = 8; n <= 64; n *= 2) {
-        char mode[32];
-        snprintf(mode, sizeof mode, "batch:%d", n);
+        snprintf(mode, sizeof mode, "%s:%ld", kind, n);
         struct figures f = median_run(model, mode, shim, rounds);
         double r = print_row(model, mode, f, prev);
         worst = r > worst ? r : worst;
         prev = f;
     }
     return worst;
+}
+
+/* The table for one model: prefill 128..max and batch 8..64; the worst ratio per doubling. */
+static double family_table(const char *model, const char *shim, long max, int rounds)
+{
+    double prefill = series(model, shim, "prefill", 128, max, rounds);
+    double batch = series(model, shim, "batch", 8, 64, rounds);
+    return prefill > batch ? prefill : batch;
 }
 
 int main(void)

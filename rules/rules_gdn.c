@@ -166,74 +166,10 @@ static bool conv_joins(struct rules_rewriter *r, int32_t first, const struct rul
     return ok;
 }
 
-/* The latest slot before j, other than a convolution's (is_conv), that writes an operand of the op at j, or -1: when
- * it lies after a group's first slot, j crosses it and cannot join (its no_cross atom fails). */
-static int32_t last_other_writer(const struct rules_rewriter *r, int32_t j, const bool *is_conv)
-{
-    const struct ir_op *op = rules_slot(r, j);
-    int32_t last = -1;
-    for (int32_t k = 0; k < op->nins; k++) {
-        int32_t n = ir_facts_writers(r->s, op->ins[k], NULL, 0);
-        int32_t *w = rules_xmalloc(sizeof *w * (size_t)(n + 1));
-        ir_facts_writers(r->s, op->ins[k], w, n);
-        int32_t x = n - 1;
-        while (x >= 0 && (w[x] >= j || is_conv[w[x]]))
-            x--;
-        if (x >= 0 && w[x] > last)
-            last = w[x];
-        free(w);
-    }
-    return last;
-}
-
-/* The convolutions' latest other writers (last_other_writer) as a tree of minima over their order, so that the
- * candidates of a group are found without passing every later convolution. */
-struct writer_tree {
-    int32_t *min; /* node k covers a range of convolutions; leaves from `size` on */
-    int32_t size;
-};
-
-/* The tree over the n values v. */
-static struct writer_tree writer_tree_make(const int32_t *v, int32_t n)
-{
-    struct writer_tree wt = {NULL, 1};
-    while (wt.size < n)
-        wt.size *= 2;
-    wt.min = rules_xmalloc(sizeof *wt.min * (size_t)(2 * wt.size));
-    for (int32_t k = 0; k < wt.size; k++)
-        wt.min[wt.size + k] = k < n ? v[k] : INT32_MAX;
-    for (int32_t k = wt.size - 1; k >= 1; k--)
-        wt.min[k] = wt.min[2 * k] < wt.min[2 * k + 1] ? wt.min[2 * k] : wt.min[2 * k + 1];
-    return wt;
-}
-
-/* The first position at or after `from` whose value is at most `bound`, or -1. */
-static int32_t writer_tree_next(const struct writer_tree *wt, int32_t from, int32_t bound)
-{
-    if (from >= wt->size)
-        return -1;
-    int32_t k = wt->size + from;
-    if (wt->min[k] <= bound)
-        return from;
-    /* Up until a right sibling's range holds a value within the bound, then down to its first such leaf. */
-    for (;;) {
-        while (k & 1) {
-            k /= 2;
-            if (k <= 1)
-                return -1;
-        }
-        k++;
-        if (wt->min[k] <= bound)
-            break;
-    }
-    while (k < wt->size)
-        k = wt->min[2 * k] <= bound ? 2 * k : 2 * k + 1;
-    return k - wt->size;
-}
-
 /* A step's causal convolutions as one op over their channels, each later one moved up to the first one's slot
  * where it crosses nothing; the chip says which it takes together. A later convolution that would cross an operand's
- * writer other than a convolution is passed over unasked while the no_cross atom is in force (it would fail it). */
+ * writer other than a convolution is passed over unasked while the no_cross atom is in force (it would fail it): a
+ * tree of each one's latest other writer finds the candidates without passing every later convolution. */
 static void apply_conv_parts(struct rules_rewriter *r)
 {
     struct rules_list convs = {0};
@@ -247,15 +183,15 @@ static void apply_conv_parts(struct rules_rewriter *r)
     bool early = rules_atom_active(r->rule, "no_cross");
     int32_t *writer = rules_xmalloc(sizeof *writer * (size_t)(convs.n + 1));
     for (int32_t x = 0; x < convs.n; x++)
-        writer[x] = early ? last_other_writer(r, convs.v[x], is_conv) : -1;
-    struct writer_tree wt = writer_tree_make(writer, convs.n);
+        writer[x] = early ? rules_last_writer_but(r, convs.v[x], is_conv) : -1;
+    struct rules_min_tree wt = rules_min_tree_make(writer, convs.n);
     for (int32_t at = 0; at < convs.n; at++) {
         int32_t i = convs.v[at];
         if (!conv_at(r, i))
             continue;
         struct rules_list group = {0};
         rules_list_push(&group, i);
-        for (int32_t x = writer_tree_next(&wt, at + 1, i); x >= 0; x = writer_tree_next(&wt, x + 1, i))
+        for (int32_t x = rules_min_tree_next(&wt, at + 1, i); x >= 0; x = rules_min_tree_next(&wt, x + 1, i))
             if (conv_at(r, convs.v[x]) && conv_joins(r, i, &group, convs.v[x]))
                 rules_list_push(&group, convs.v[x]);
         /* The guards once more of the group as it fires: the last binding asked is then the one that moves. */
@@ -271,7 +207,7 @@ static void apply_conv_parts(struct rules_rewriter *r)
         }
         rules_list_free(&group);
     }
-    free(wt.min);
+    rules_min_tree_free(&wt);
     free(writer);
     free(is_conv);
     rules_list_free(&convs);

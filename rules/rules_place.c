@@ -212,10 +212,16 @@ struct keyed {
 };
 
 /* The slots that had a key when a rule began, ordered by key and then slot: each group's candidates are the later
- * slots of its first one's key (as a rule runs, a later slot is only ever removed, so its key stands). */
+ * slots of its first one's key (as a rule runs, a later slot is only ever removed, so its key stands). While the
+ * rule's no_cross atom is in force, each also carries the latest slot before it, not a keyed one, that writes one of
+ * its operands: a candidate whose writer lies after the group's first slot would cross it (grow_group passes it
+ * over), so a tree of those writers finds the candidates without passing the others. A keyed slot only ever leaves
+ * as the rule runs and the others stay, so the writers stand too. */
 struct keyed_slots {
     struct keyed *v;
-    int32_t *slots; /* v's slots in the same order */
+    int32_t *slots;  /* v's slots in the same order */
+    int32_t *cands;  /* room for one group's candidates */
+    struct rules_min_tree writers;
     int32_t n;
 };
 
@@ -229,20 +235,30 @@ static int cmp_keyed(const void *pa, const void *pb)
     return (a->slot > b->slot) - (a->slot < b->slot);
 }
 
-/* Every live slot with a key, ordered. */
+/* Every live slot with a key, ordered, with its latest other writer while the rule's no_cross atom is in force. */
 static struct keyed_slots keyed_make(const struct rules_rewriter *r, key_fn key)
 {
     int32_t len = ir_slots_len(r->s);
-    struct keyed_slots ks = {rules_xmalloc(sizeof *ks.v * (size_t)(len + 1)), NULL, 0};
+    struct keyed_slots ks = {rules_xmalloc(sizeof *ks.v * (size_t)(len + 1)), NULL, NULL, {NULL, 0}, 0};
+    bool *keyed = rules_xmalloc(sizeof *keyed * (size_t)(len + 1));
     for (int32_t i = 0; i < len; i++) {
         struct keyed k = {{0}, i};
-        if (rules_slot(r, i) && key(r, i, k.key))
+        keyed[i] = rules_slot(r, i) && key(r, i, k.key);
+        if (keyed[i])
             ks.v[ks.n++] = k;
     }
     qsort(ks.v, (size_t)ks.n, sizeof *ks.v, cmp_keyed);
     ks.slots = rules_xmalloc(sizeof *ks.slots * (size_t)(ks.n + 1));
-    for (int32_t x = 0; x < ks.n; x++)
+    ks.cands = rules_xmalloc(sizeof *ks.cands * (size_t)(ks.n + 1));
+    bool early = rules_atom_active(r->rule, "no_cross");
+    int32_t *writer = rules_xmalloc(sizeof *writer * (size_t)(ks.n + 1));
+    for (int32_t x = 0; x < ks.n; x++) {
         ks.slots[x] = ks.v[x].slot;
+        writer[x] = early ? rules_last_writer_but(r, ks.slots[x], keyed) : -1;
+    }
+    ks.writers = rules_min_tree_make(writer, ks.n);
+    free(writer);
+    free(keyed);
     return ks;
 }
 
@@ -251,6 +267,8 @@ static void keyed_free(struct keyed_slots *ks)
 {
     free(ks->v);
     free(ks->slots);
+    free(ks->cands);
+    rules_min_tree_free(&ks->writers);
 }
 
 /* Grow a group from slot i (which has a key) among the later slots of its key. */
@@ -267,10 +285,11 @@ static int32_t grow_by_key(struct rules_rewriter *r, enum ir_class cls, int32_t 
         else
             hi = mid;
     }
-    int32_t end = lo;
-    while (end < ks->n && memcmp(ks->v[end].key, k.key, sizeof k.key) == 0)
-        end++;
-    return grow_group(r, cls, i, alike, all, group, ks->slots + lo, end - lo);
+    int32_t n = 0;
+    for (int32_t x = rules_min_tree_next(&ks->writers, lo, i);
+         x >= 0 && memcmp(ks->v[x].key, k.key, sizeof k.key) == 0; x = rules_min_tree_next(&ks->writers, x + 1, i))
+        ks->cands[n++] = ks->slots[x];
+    return grow_group(r, cls, i, alike, all, group, ks->cands, n);
 }
 
 /* The op at j reads the slice's source in place of the slice at i (its part of every unit), when the chip runs that
