@@ -423,6 +423,41 @@ static void index_slot(struct ir_slots *s, int32_t i)
         slist_insert(s, &s->lists[L_PRODUCE][op->out], i);
 }
 
+/* Move slot i in list `l` from the tensors of set `was` to those of set `now` (both sorted): only the tensors in one
+ * set and not the other have their lists changed, so replacing an op that reads what thousands of slots read costs
+ * nothing there. */
+static void index_diff(struct ir_slots *s, int l, const struct tset *was, const struct tset *now, int32_t i)
+{
+    int32_t a = 0, b = 0;
+    while (a < was->n || b < now->n) {
+        if (b == now->n || (a < was->n && was->v[a] < now->v[b]))
+            slist_remove(&s->lists[l][was->v[a++]], i);
+        else if (a == was->n || now->v[b] < was->v[a])
+            slist_insert(s, &s->lists[l][now->v[b++]], i);
+        else
+            a++, b++;
+    }
+}
+
+/* Index slot i's new op (already in s->ops[i]) in place of the one whose sets and result were was[3] and was_out:
+ * the per-tensor lists end as unindexing the old and indexing the new would leave them. Frees the old sets. */
+static void reindex_slot(struct ir_slots *s, int32_t i, struct tset was[3], ir_tid was_out)
+{
+    ensure_tensors(s);
+    sets_fill(s, i);
+    index_diff(s, L_READ, &was[0], &s->reads[i], i);
+    index_diff(s, L_WRITE, &was[1], &s->writes[i], i);
+    index_diff(s, L_MAKE, &was[2], &s->makes[i], i);
+    ir_tid out = s->ops[i].out;
+    if (was_out != out) {
+        if (tid_ok(s, was_out) && was_out < s->nt)
+            slist_remove(&s->lists[L_PRODUCE][was_out], i);
+        if (tid_ok(s, out))
+            slist_insert(s, &s->lists[L_PRODUCE][out], i);
+    }
+    free(was[0].v); /* the old op's three sets */
+}
+
 /* Drop slot i from the per-tensor lists and free its cached sets. */
 static void unindex_slot(struct ir_slots *s, int32_t i)
 {
@@ -620,9 +655,13 @@ void ir_slots_put(struct ir_slots *s, int32_t i, struct ir_op op)
     if (s->journaling)
         journal_note(s, i, s->live[i], s->live[i] ? s->ops[i] : (struct ir_op){0});
     if (s->live[i]) {
-        unindex_slot(s, i);
+        struct tset was[3] = {s->reads[i], s->writes[i], s->makes[i]};
+        ir_tid was_out = s->ops[i].out;
         if (!s->journaling) /* else the journal keeps it */
             ir_op_free(&s->ops[i]);
+        s->ops[i] = op;
+        reindex_slot(s, i, was, was_out);
+        return;
     }
     s->ops[i] = op;
     s->live[i] = true;
@@ -744,15 +783,26 @@ int32_t ir_facts_maker(const struct ir_slots *s, ir_tid t)
     return l && l->n ? l->v[0] : -1;
 }
 
+/* The slots of tensor t's list `l`, ascending, into out (at most cap); their count. */
+static int32_t list_copy(const struct ir_slots *s, int l, ir_tid t, int32_t *out, int32_t cap)
+{
+    const struct slist *sl = list_of(s, l, t);
+    if (!sl)
+        return 0;
+    int32_t m = cap < sl->n ? cap : sl->n;
+    if (m > 0)
+        memcpy(out, sl->v, (size_t)m * sizeof *out);
+    return sl->n;
+}
+
+int32_t ir_facts_writers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap)
+{
+    return list_copy(s, L_WRITE, t, out, cap);
+}
+
 int32_t ir_facts_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap)
 {
-    const struct slist *l = list_of(s, L_READ, t);
-    if (!l)
-        return 0;
-    int32_t m = cap < l->n ? cap : l->n;
-    if (m > 0)
-        memcpy(out, l->v, (size_t)m * sizeof *out);
-    return l->n;
+    return list_copy(s, L_READ, t, out, cap);
 }
 
 bool ir_facts_observed(const struct ir_slots *s, ir_tid t)
@@ -805,20 +855,142 @@ bool ir_facts_sinks_past(const struct ir_slots *s, int32_t i, int32_t j, const i
     return conflicts(s, i, i, j, members, nmembers);
 }
 
-bool ir_facts_read_only_within(const struct ir_slots *s, int32_t i, const int32_t *within, int32_t nwithin)
+/* Whether every slot of list l is in the group: more slots than members settles it at once; a short list is looked
+ * up in the group as given, a long one in its sorted copy. */
+static bool all_in_group(const struct slist *l, struct sorted_group *g)
+{
+    if (!l || l->n == 0)
+        return true;
+    if (l->n > g->n)
+        return false;
+    if (!g->v && ((int64_t)l->n * g->n <= 4096 || l->n <= 8)) {
+        for (int32_t x = 0; x < l->n; x++)
+            if (!in_group(l->v[x], g->raw, g->n))
+                return false;
+        return true;
+    }
+    const int32_t *sorted = group_sorted(g);
+    for (int32_t x = 0; x < l->n; x++)
+        if (!bsearch(&l->v[x], sorted, (size_t)g->n, sizeof *sorted, cmp_slot))
+            return false;
+    return true;
+}
+
+/* Whether every tensor slot i writes is unobserved and read only by slots of the group. */
+static bool read_only_within(const struct ir_slots *s, int32_t i, struct sorted_group *g)
 {
     if (!is_live(s, i))
         return true;
     const struct tset *w = &s->writes[i];
-    for (int32_t k = 0; k < w->n; k++) {
-        if (ir_facts_observed(s, w->v[k]))
+    for (int32_t k = 0; k < w->n; k++)
+        if (ir_facts_observed(s, w->v[k]) || !all_in_group(list_of(s, L_READ, w->v[k]), g))
             return false;
-        const struct slist *l = list_of(s, L_READ, w->v[k]);
-        for (int32_t x = 0; l && x < l->n; x++)
-            if (!in_group(l->v[x], within, nwithin))
-                return false;
-    }
     return true;
+}
+
+bool ir_facts_read_only_within(const struct ir_slots *s, int32_t i, const int32_t *within, int32_t nwithin)
+{
+    struct sorted_group g;
+    group_over(&g, within, nwithin);
+    bool ok = read_only_within(s, i, &g);
+    group_done(&g);
+    return ok;
+}
+
+bool ir_facts_all_read_only_within(const struct ir_slots *s, const int32_t *ps, int32_t nps, const int32_t *within,
+                                   int32_t nwithin)
+{
+    struct sorted_group g;
+    group_over(&g, within, nwithin);
+    if (nps > 1 && nwithin > 64)
+        group_sorted(&g); /* asked once a slot: sorted once for all */
+    bool ok = true;
+    for (int32_t x = 0; x < nps && ok; x++)
+        ok = read_only_within(s, ps[x], &g);
+    group_done(&g);
+    return ok;
+}
+
+bool ir_facts_readers_within(const struct ir_slots *s, ir_tid t, const int32_t *group, int32_t ngroup)
+{
+    struct sorted_group g;
+    group_over(&g, group, ngroup);
+    bool ok = all_in_group(list_of(s, L_READ, t), &g);
+    group_done(&g);
+    return ok;
+}
+
+/* One question of the quantified sink: list `l` of tensor t, asked for the earliest mover `from` that has t in the
+ * set the list answers for. */
+struct sink_ask {
+    ir_tid t;
+    int l;
+    int32_t from;
+};
+
+/* Order by tensor, then list, then mover. */
+static int cmp_ask(const void *pa, const void *pb)
+{
+    const struct sink_ask *a = pa, *b = pb;
+    if (a->t != b->t)
+        return (a->t > b->t) - (a->t < b->t);
+    if (a->l != b->l)
+        return (a->l > b->l) - (a->l < b->l);
+    return (a->from > b->from) - (a->from < b->from);
+}
+
+/* Whether list l holds a slot k with from < k < j outside the group: the last such slot below j is found walking down
+ * past the group's own slots, and stops at `from`. */
+static bool any_after(const struct slist *l, int32_t from, int32_t j, struct sorted_group *g)
+{
+    if (!l || j <= from + 1)
+        return false;
+    const int32_t *sorted = NULL;
+    for (int32_t at = lower_bound(l, j) - 1; at >= 0 && l->v[at] > from; at--) {
+        bool member;
+        if (g->n <= 8)
+            member = in_group(l->v[at], g->raw, g->n);
+        else {
+            if (!sorted)
+                sorted = group_sorted(g);
+            member = bsearch(&l->v[at], sorted, (size_t)g->n, sizeof *sorted, cmp_slot) != NULL;
+        }
+        if (!member)
+            return true;
+    }
+    return false;
+}
+
+bool ir_facts_none_sinks_past(const struct ir_slots *s, const int32_t *movers, int32_t nmovers, int32_t j,
+                              const int32_t *members, int32_t nmembers)
+{
+    size_t n = 0;
+    for (int32_t x = 0; x < nmovers; x++)
+        if (is_live(s, movers[x]))
+            n += (size_t)s->reads[movers[x]].n + 2 * (size_t)s->writes[movers[x]].n;
+    struct sink_ask *ask = xcalloc(n, sizeof *ask);
+    n = 0;
+    for (int32_t x = 0; x < nmovers; x++) {
+        int32_t m = movers[x];
+        if (!is_live(s, m))
+            continue;
+        for (int32_t k = 0; k < s->reads[m].n; k++)
+            ask[n++] = (struct sink_ask){s->reads[m].v[k], L_WRITE, m};
+        for (int32_t k = 0; k < s->writes[m].n; k++) {
+            ask[n++] = (struct sink_ask){s->writes[m].v[k], L_WRITE, m};
+            ask[n++] = (struct sink_ask){s->writes[m].v[k], L_READ, m};
+        }
+    }
+    qsort(ask, n, sizeof *ask, cmp_ask);
+    struct sorted_group g;
+    group_over(&g, members, nmembers);
+    bool past = false;
+    for (size_t x = 0; x < n && !past; x++)
+        if (x == 0 || ask[x].t != ask[x - 1].t || ask[x].l != ask[x - 1].l) /* the earliest mover asks for all */
+            past = any_after(list_of(s, ask[x].l, ask[x].t), ask[x].from, j, &g);
+    group_done(&g);
+    free(ask);
+    return !past;
 }
 
 /* ── The specification: every slot scanned, every set recomputed ────────────────────────────────────────── */

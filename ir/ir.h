@@ -629,6 +629,8 @@ int32_t ir_facts_producer(const struct ir_slots *s, ir_tid t);
 int32_t ir_facts_maker(const struct ir_slots *s, ir_tid t);
 /* The live slots that read t, ascending; returns the count, writes at most cap. */
 int32_t ir_facts_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);
+/* The live slots that write t, ascending; returns the count, writes at most cap. */
+int32_t ir_facts_writers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);
 /* Whether the host sees t after the step (observed or carried). */
 bool ir_facts_observed(const struct ir_slots *s, ir_tid t);
 /* Whether the host keeps t across steps. */
@@ -645,6 +647,15 @@ bool ir_facts_crosses(const struct ir_slots *s, int32_t i, int32_t j, const int3
 bool ir_facts_sinks_past(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *members, int32_t nmembers);
 /* Whether every tensor slot i's op writes is unobserved and read only by slots in within. */
 bool ir_facts_read_only_within(const struct ir_slots *s, int32_t i, const int32_t *within, int32_t nwithin);
+/* Whether every live slot that reads t is in group. */
+bool ir_facts_readers_within(const struct ir_slots *s, ir_tid t, const int32_t *group, int32_t ngroup);
+/* Whether ir_facts_sinks_past is false for every slot of movers sinking to j past members: the quantified question
+ * asked once, its cost the movers' tensors' lists, not the movers times the members. */
+bool ir_facts_none_sinks_past(const struct ir_slots *s, const int32_t *movers, int32_t nmovers, int32_t j,
+                              const int32_t *members, int32_t nmembers);
+/* Whether ir_facts_read_only_within holds for every slot of ps, the group within prepared once. */
+bool ir_facts_all_read_only_within(const struct ir_slots *s, const int32_t *ps, int32_t nps, const int32_t *within,
+                                   int32_t nwithin);
 
 /* The same predicates by plainly scanning every slot: the specification the indexed ones are tested against. */
 int32_t ir_facts_spec_producer(const struct ir_slots *s, ir_tid t);

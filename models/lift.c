@@ -1239,7 +1239,7 @@ const char *models_family_name(int i)
 /* The most layers a configuration may have, and the most ops a lifted step may hold (bounds on what a lift
  * allocates). */
 #define MAX_LAYERS 1024
-#define MAX_OPS ((int64_t)1 << 22)
+#define MAX_OPS ((int64_t)1 << 23)
 
 /* Whether a family's layers include Gated DeltaNet ones (its DeltaNet dimensions needed). */
 static bool deltanet(const struct models_family *f) { return f->attention == attention_qwen3_next; }

@@ -119,28 +119,6 @@ struct rules_binding rules_group_binding(int32_t first, const int32_t *members, 
     return b;
 }
 
-/* Whether slot k is in the set bound to role g. */
-static bool in_set(const struct rules_binding *b, enum rules_role g, int32_t k)
-{
-    if (g == RULES_ROLE_NONE)
-        return false;
-    for (int32_t i = 0; i < b->nset[g]; i++)
-        if (b->set[g][i] == k)
-            return true;
-    return false;
-}
-
-/* The readers of t, malloc'd (the caller frees); *n receives their count. */
-static int32_t *readers_of(const struct ir_slots *s, ir_tid t, int32_t *n)
-{
-    int32_t cap = ir_slots_len(s) + 1;
-    int32_t *buf = malloc(sizeof *buf * (size_t)cap);
-    if (!buf)
-        abort();
-    *n = ir_facts_readers(s, t, buf, cap);
-    return buf;
-}
-
 /* The set bound to g (or empty), as a pointer and a count. */
 static const int32_t *set_of(const struct rules_binding *b, enum rules_role g, int32_t *n)
 {
@@ -163,23 +141,12 @@ static bool atom_once(const struct rules_rewriter *r, const struct rules_atom *a
     const int32_t *g = set_of(b, at->g, &ng);
     switch (at->kind) {
     case RULES_ATOM_ONLY_READER:
-    case RULES_ATOM_FIRST_READER:
-    case RULES_ATOM_READERS_WITHIN: {
-        int32_t n;
-        int32_t *rd = readers_of(s, t, &n);
-        bool ok;
-        if (at->kind == RULES_ATOM_ONLY_READER)
-            ok = n == 1 && rd[0] == a;
-        else if (at->kind == RULES_ATOM_FIRST_READER)
-            ok = n >= 1 && rd[0] == a;
-        else {
-            ok = true;
-            for (int32_t i = 0; i < n && ok; i++)
-                ok = in_set(b, at->g, rd[i]);
-        }
-        free(rd);
-        return ok;
+    case RULES_ATOM_FIRST_READER: {
+        int32_t first = -1;
+        int32_t n = ir_facts_readers(s, t, &first, 1);
+        return at->kind == RULES_ATOM_ONLY_READER ? n == 1 && first == a : n >= 1 && first == a;
     }
+    case RULES_ATOM_READERS_WITHIN: return ir_facts_readers_within(s, t, g, ng);
     case RULES_ATOM_UNTOUCHED: return ir_facts_untouched(s, t, a, bb, false, g, ng);
     case RULES_ATOM_UNREAD_UNWRITTEN: return ir_facts_untouched(s, t, a, bb, true, g, ng);
     case RULES_ATOM_NO_CROSS: return !ir_facts_crosses(s, a, bb, g, ng);
@@ -192,10 +159,36 @@ static bool atom_once(const struct rules_rewriter *r, const struct rules_atom *a
     return false;
 }
 
+/* Whether the facts answer atom's quantifier in one question: a sink of each slot of the set to one anchor, or what
+ * each slot writes read only within one group. */
+static bool quantified_at_once(const struct rules_rewriter *r, const struct rules_atom *atom,
+                               const struct rules_binding *b)
+{
+    (void)r;
+    if (atom->a != RULES_ROLE_EACH || atom->g == RULES_ROLE_EACH)
+        return false;
+    if (atom->kind == RULES_ATOM_NO_SINK_PAST)
+        return atom->b != RULES_ROLE_EACH && b->slot[atom->b] >= 0;
+    return atom->kind == RULES_ATOM_READ_ONLY_WITHIN;
+}
+
+/* The quantified atom asked of the facts at once (what atom_once gives for every slot of the set, and-ed). */
+static bool quantified(const struct rules_rewriter *r, const struct rules_atom *atom, const struct rules_binding *b)
+{
+    int32_t n, ng;
+    const int32_t *each = set_of(b, atom->forall, &n);
+    const int32_t *g = set_of(b, atom->g, &ng);
+    if (atom->kind == RULES_ATOM_NO_SINK_PAST)
+        return ir_facts_none_sinks_past(r->s, each, n, b->slot[atom->b], g, ng);
+    return ir_facts_all_read_only_within(r->s, each, n, g, ng);
+}
+
 bool rules_atom_holds(const struct rules_rewriter *r, const struct rules_atom *atom, const struct rules_binding *b)
 {
     if (atom->forall == RULES_ROLE_NONE)
         return atom_once(r, atom, b);
+    if (quantified_at_once(r, atom, b))
+        return quantified(r, atom, b);
     struct rules_binding each = *b;
     for (int32_t i = 0; i < b->nset[atom->forall]; i++) {
         each.slot[RULES_ROLE_EACH] = b->set[atom->forall][i];

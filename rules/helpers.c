@@ -1,6 +1,7 @@
 /* rules/helpers.c — the small helpers the rule files share: allocation that aborts on exhaustion, growing lists of
  * slots, the ascending order of slots, a size product that refuses overflow, a set role bound to a list, and the
- * reader of a tensor found by its shape. */
+ * reader of a tensor found by its shape, an operand's latest writer, and a tree of minima that finds the next value
+ * within a bound. */
 #include "rules.h"
 
 #include <stdint.h>
@@ -105,4 +106,68 @@ int32_t rules_reader_such(const struct rules_rewriter *r, ir_tid t, rules_reader
             found = rd[k];
     free(rd);
     return found;
+}
+
+/* The latest slot before j, other than those `but` marks, that writes an operand of the op at j, or -1. */
+int32_t rules_last_writer_but(const struct rules_rewriter *r, int32_t j, const bool *but)
+{
+    const struct ir_op *op = rules_slot(r, j);
+    int32_t last = -1;
+    for (int32_t k = 0; op && k < op->nins; k++) {
+        int32_t n = ir_facts_writers(r->s, op->ins[k], NULL, 0);
+        int32_t *w = rules_xmalloc(sizeof *w * (size_t)(n + 1));
+        ir_facts_writers(r->s, op->ins[k], w, n);
+        int32_t x = n - 1;
+        while (x >= 0 && (w[x] >= j || but[w[x]]))
+            x--;
+        if (x >= 0 && w[x] > last)
+            last = w[x];
+        free(w);
+    }
+    return last;
+}
+
+/* The tree over the n values v. */
+struct rules_min_tree rules_min_tree_make(const int32_t *v, int32_t n)
+{
+    struct rules_min_tree t = {NULL, 1};
+    while (t.size < n)
+        t.size *= 2;
+    t.min = rules_xmalloc(sizeof *t.min * (size_t)(2 * t.size));
+    for (int32_t k = 0; k < t.size; k++)
+        t.min[t.size + k] = k < n ? v[k] : INT32_MAX;
+    for (int32_t k = t.size - 1; k >= 1; k--)
+        t.min[k] = t.min[2 * k] < t.min[2 * k + 1] ? t.min[2 * k] : t.min[2 * k + 1];
+    return t;
+}
+
+/* The first position at or after `from` whose value is at most `bound`, or -1. */
+int32_t rules_min_tree_next(const struct rules_min_tree *t, int32_t from, int32_t bound)
+{
+    if (from < 0 || from >= t->size)
+        return -1;
+    int32_t k = t->size + from;
+    if (t->min[k] <= bound)
+        return from;
+    /* Up until a right sibling's range holds a value within the bound, then down to its first such leaf. */
+    for (;;) {
+        while (k & 1) {
+            k /= 2;
+            if (k <= 1)
+                return -1;
+        }
+        k++;
+        if (t->min[k] <= bound)
+            break;
+    }
+    while (k < t->size)
+        k = t->min[2 * k] <= bound ? 2 * k : 2 * k + 1;
+    return k - t->size;
+}
+
+/* Free what rules_min_tree_make made. */
+void rules_min_tree_free(struct rules_min_tree *t)
+{
+    free(t->min);
+    t->min = NULL;
 }

@@ -47,15 +47,50 @@ const struct rules_rule *rules_find(const char *name)
 
 /* ── The views pre-pass ──────────────────────────────────────────────────────────────────────────────────── */
 
-/* Whether op writes tensor t in place (t one of its state inputs). */
-static bool writes_in_place(const struct ir_op *op, ir_tid t)
+/* Every op's in-place writes, by tensor: the ops that write tensor t in place (t one of their state inputs) are
+ * at[first[t] .. first[t + 1]), ascending. */
+struct in_place_writers {
+    int32_t *first, *at;
+};
+
+/* Whether t is a tensor of g. */
+static bool tensor_ok(const struct ir_graph *g, ir_tid t) { return t >= 0 && t < g->ntensors; }
+
+/* The in-place writers of every tensor of g (a counting sort over the ops' state inputs). */
+static struct in_place_writers in_place_writers(const struct ir_graph *g)
 {
+    struct in_place_writers w = {calloc((size_t)g->ntensors + 2, sizeof *w.first), NULL};
+    if (!w.first)
+        abort();
     int idx[4];
-    int n = ir_op_state_inputs(op, idx);
-    for (int i = 0; i < n; i++)
-        if (op->ins[idx[i]] == t)
-            return true;
-    return false;
+    for (int32_t k = 0; k < g->nops; k++)
+        for (int i = 0, n = ir_op_state_inputs(&g->ops[k], idx); i < n; i++)
+            if (tensor_ok(g, g->ops[k].ins[idx[i]]))
+                w.first[g->ops[k].ins[idx[i]] + 2]++;
+    for (ir_tid t = 0; t < g->ntensors; t++)
+        w.first[t + 2] += w.first[t + 1];
+    w.at = malloc(sizeof *w.at * (size_t)(w.first[g->ntensors + 1] + 1));
+    if (!w.at)
+        abort();
+    for (int32_t k = 0; k < g->nops; k++)
+        for (int i = 0, n = ir_op_state_inputs(&g->ops[k], idx); i < n; i++)
+            if (tensor_ok(g, g->ops[k].ins[idx[i]]))
+                w.at[w.first[g->ops[k].ins[idx[i]] + 1]++] = k;
+    return w; /* first[t] now starts t's writers */
+}
+
+/* Whether an op at a slot k, lo <= k < hi, writes t in place. */
+static bool written_in_place(const struct in_place_writers *w, ir_tid t, int32_t lo, int32_t hi)
+{
+    int32_t a = w->first[t], b = w->first[t + 1];
+    while (a < b) { /* the first writer at or after lo */
+        int32_t mid = a + (b - a) / 2;
+        if (w->at[mid] < lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < w->first[t + 1] && w->at[a] < hi;
 }
 
 /* The lifted ops, each literal row of a computed table read in place as a view, unless the table is written in
@@ -66,6 +101,7 @@ static struct ir_op *views(const struct ir_graph *g)
     struct ir_op *ops = malloc(sizeof *ops * (size_t)(g->nops + 1));
     if (!last_reader || !ops)
         abort();
+    struct in_place_writers w = in_place_writers(g);
     for (ir_tid t = 0; t < g->ntensors; t++)
         last_reader[t] = -1;
     for (int32_t k = 0; k < g->nops; k++)
@@ -81,14 +117,13 @@ static struct ir_op *views(const struct ir_graph *g)
         if (g->tensors[table].role == IR_ROLE_CONSTANT || rg->index.literal < 1 || rg->index.literal > rg->rows)
             continue;
         int32_t last = last_reader[op->out] > i ? last_reader[op->out] : i + 1;
-        bool rewritten = false;
-        for (int32_t k = i + 1; k < last && k < g->nops && !rewritten; k++)
-            rewritten = writes_in_place(&g->ops[k], table);
-        if (rewritten)
+        if (written_in_place(&w, table, i + 1, last < g->nops ? last : g->nops))
             continue;
         ops[i].sym = IR_SYM_VIEW;
         ops[i].view_offset = (rg->index.literal - 1) * rg->cols;
     }
+    free(w.first);
+    free(w.at);
     free(last_reader);
     return ops;
 }

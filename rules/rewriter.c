@@ -151,7 +151,7 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
     qsort(slots, (size_t)nslots, sizeof *slots, rules_cmp_i32);
     struct ir_op *parts = rules_xmalloc(sizeof *parts * (size_t)nslots);
     int32_t ncovers = 0;
-    for (int32_t i = 0; i < nslots; i++) {
+    for (int32_t i = nslots - 1; i >= 0; i--) { /* last first: each leaves its tensors' slot lists at their tail */
         parts[i] = ir_slots_take(rules_slots(r), slots[i]);
         ncovers += parts[i].ncovers;
     }

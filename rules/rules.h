@@ -398,6 +398,21 @@ void rules_bind_list(struct rules_binding *b, enum rules_role g, const struct ru
 typedef bool (*rules_reader_fit)(const struct ir_op *op, ir_tid t, const void *ctx);
 /* The first live slot reading t whose op fits, or -1: the consumer found by its shape among t's readers. */
 int32_t rules_reader_such(const struct rules_rewriter *r, ir_tid t, rules_reader_fit fits, const void *ctx);
+/* The latest slot before j, other than those `but` marks (indexed by slot), that writes an operand of the op at j, or
+ * -1: a candidate moving up to a slot before that one would cross it. */
+int32_t rules_last_writer_but(const struct rules_rewriter *r, int32_t j, const bool *but);
+/* A tree of minima over n values, to find the next position whose value is within a bound without passing every
+ * position. */
+struct rules_min_tree {
+    int32_t *min; /* node k covers a range of positions; the leaves from `size` on */
+    int32_t size;
+};
+/* The tree over the n values v. */
+struct rules_min_tree rules_min_tree_make(const int32_t *v, int32_t n);
+/* The first position at or after `from` whose value is at most `bound`, or -1. */
+int32_t rules_min_tree_next(const struct rules_min_tree *t, int32_t from, int32_t bound);
+/* Free what rules_min_tree_make made. */
+void rules_min_tree_free(struct rules_min_tree *t);
 
 /* ── Forms: what an op is, as the rules read it ──────────────────────────────────────────────────────────── */
 

@@ -332,6 +332,29 @@ static bool prologue_shape(const struct rules_rewriter *r, const struct rules_li
     return projects && absorbs && rotates;
 }
 
+/* The slots before `at` whose op places its result into q or kc (not its own buffer), ascending, into members: each
+ * writes q or kc, so they are found among those tensors' writers. */
+static void placed_into(const struct rules_rewriter *r, ir_tid q, ir_tid kc, int32_t at, struct rules_list *members)
+{
+    struct rules_list writers = {0};
+    ir_tid both[2] = {q, kc};
+    for (int x = 0; x < 2; x++) {
+        int32_t n = ir_facts_writers(r->s, both[x], NULL, 0);
+        int32_t *w = rules_xmalloc(sizeof *w * (size_t)(n + 1));
+        ir_facts_writers(r->s, both[x], w, n);
+        for (int32_t k = 0; k < n; k++)
+            rules_list_push(&writers, w[k]);
+        free(w);
+    }
+    rules_list_sort_unique(&writers);
+    for (int32_t x = 0; x < writers.n && writers.v[x] < at; x++) {
+        const struct ir_op *o = rules_slot(r, writers.v[x]);
+        if (o && (o->dst.buf == q || o->dst.buf == kc) && !ir_dst_is_own(&o->dst))
+            rules_list_push(members, writers.v[x]);
+    }
+    rules_list_free(&writers);
+}
+
 /* Everything a latent attention's query and cache row are made by in its step — the projection of the layer's
  * activation, the latent's norm, the rotations, the cache append and the query's absorption — made only for itself
  * and the attention, as one op before the attention: every member sinks to the last past nothing that sees the
@@ -343,11 +366,7 @@ static void apply_mla_prologue(struct rules_rewriter *r)
         if (!rules_slot(r, at) || !latent_attention(r, at, &q, &kc))
             continue;
         struct rules_list members = {0}, grown = {0};
-        for (int32_t k = 0; k < at; k++) {
-            const struct ir_op *o = rules_slot(r, k);
-            if (o && (o->dst.buf == q || o->dst.buf == kc) && !ir_dst_is_own(&o->dst))
-                rules_list_push(&members, k);
-        }
+        placed_into(r, q, kc, at, &members);
         if (members.n > 0) {
             gather_made_for(r, &members, &grown, at);
             if (prologue_shape(r, &members)) {

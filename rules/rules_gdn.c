@@ -167,20 +167,31 @@ static bool conv_joins(struct rules_rewriter *r, int32_t first, const struct rul
 }
 
 /* A step's causal convolutions as one op over their channels, each later one moved up to the first one's slot
- * where it crosses nothing; the chip says which it takes together. */
+ * where it crosses nothing; the chip says which it takes together. A later convolution that would cross an operand's
+ * writer other than a convolution is passed over unasked while the no_cross atom is in force (it would fail it): a
+ * tree of each one's latest other writer finds the candidates without passing every later convolution. */
 static void apply_conv_parts(struct rules_rewriter *r)
 {
     struct rules_list convs = {0};
-    for (int32_t i = 0; i < ir_slots_len(r->s); i++)
-        if (conv_at(r, i))
+    int32_t len = ir_slots_len(r->s);
+    bool *is_conv = rules_xmalloc(sizeof *is_conv * (size_t)(len + 1));
+    for (int32_t i = 0; i < len; i++) {
+        is_conv[i] = conv_at(r, i);
+        if (is_conv[i])
             rules_list_push(&convs, i);
+    }
+    bool early = rules_atom_active(r->rule, "no_cross");
+    int32_t *writer = rules_xmalloc(sizeof *writer * (size_t)(convs.n + 1));
+    for (int32_t x = 0; x < convs.n; x++)
+        writer[x] = early ? rules_last_writer_but(r, convs.v[x], is_conv) : -1;
+    struct rules_min_tree wt = rules_min_tree_make(writer, convs.n);
     for (int32_t at = 0; at < convs.n; at++) {
         int32_t i = convs.v[at];
         if (!conv_at(r, i))
             continue;
         struct rules_list group = {0};
         rules_list_push(&group, i);
-        for (int32_t x = at + 1; x < convs.n; x++)
+        for (int32_t x = rules_min_tree_next(&wt, at + 1, i); x >= 0; x = rules_min_tree_next(&wt, x + 1, i))
             if (conv_at(r, convs.v[x]) && conv_joins(r, i, &group, convs.v[x]))
                 rules_list_push(&group, convs.v[x]);
         /* The guards once more of the group as it fires: the last binding asked is then the one that moves. */
@@ -196,6 +207,9 @@ static void apply_conv_parts(struct rules_rewriter *r)
         }
         rules_list_free(&group);
     }
+    rules_min_tree_free(&wt);
+    free(writer);
+    free(is_conv);
     rules_list_free(&convs);
 }
 

@@ -14,8 +14,8 @@
 /* The live slots that read t, ascending, malloc'd; *n receives their count. */
 static int32_t *readers_of(const struct rules_rewriter *r, ir_tid t, int32_t *n)
 {
-    int32_t cap = ir_slots_len(r->s) + 1;
-    int32_t *buf = rules_xmalloc(sizeof *buf * (size_t)cap);
+    int32_t cap = rules_reader_count(r, t);
+    int32_t *buf = rules_xmalloc(sizeof *buf * (size_t)(cap + 1));
     *n = ir_facts_readers(r->s, t, buf, cap);
     if (*n > cap)
         *n = cap;
@@ -193,15 +193,103 @@ static int32_t grow_group(struct rules_rewriter *r, enum ir_class cls, int32_t i
     return n;
 }
 
-/* Grow a group from slot i among the readers of `key`, a tensor every slot alike to i reads. */
-static int32_t grow_among_readers(struct rules_rewriter *r, enum ir_class cls, int32_t i, alike_fn alike, bool all,
-                                  int32_t *group, ir_tid key)
+/* What a slot's alike test reads, as numbers: two slots are alike exactly when both have a key and the keys are
+ * equal. Returns whether the op at slot i has one. */
+#define KEY_LEN 5
+typedef bool (*key_fn)(const struct rules_rewriter *r, int32_t i, int64_t key[KEY_LEN]);
+
+/* Whether slots i and j both have a key and the keys are equal. */
+static bool same_key(const struct rules_rewriter *r, key_fn key, int32_t i, int32_t j)
 {
-    int32_t count;
-    int32_t *readers = readers_of(r, key, &count);
-    int32_t n = grow_group(r, cls, i, alike, all, group, readers, count);
-    free(readers);
-    return n;
+    int64_t a[KEY_LEN] = {0}, b[KEY_LEN] = {0};
+    return key(r, i, a) && key(r, j, b) && memcmp(a, b, sizeof a) == 0;
+}
+
+/* A keyed slot. */
+struct keyed {
+    int64_t key[KEY_LEN];
+    int32_t slot;
+};
+
+/* The slots that had a key when a rule began, ordered by key and then slot: each group's candidates are the later
+ * slots of its first one's key (as a rule runs, a later slot is only ever removed, so its key stands). While the
+ * rule's no_cross atom is in force, each also carries the latest slot before it, not a keyed one, that writes one of
+ * its operands: a candidate whose writer lies after the group's first slot would cross it (grow_group passes it
+ * over), so a tree of those writers finds the candidates without passing the others. A keyed slot only ever leaves
+ * as the rule runs and the others stay, so the writers stand too. */
+struct keyed_slots {
+    struct keyed *v;
+    int32_t *slots;  /* v's slots in the same order */
+    int32_t *cands;  /* room for one group's candidates */
+    struct rules_min_tree writers;
+    int32_t n;
+};
+
+/* Order by key, then slot. */
+static int cmp_keyed(const void *pa, const void *pb)
+{
+    const struct keyed *a = pa, *b = pb;
+    for (int x = 0; x < KEY_LEN; x++)
+        if (a->key[x] != b->key[x])
+            return (a->key[x] > b->key[x]) - (a->key[x] < b->key[x]);
+    return (a->slot > b->slot) - (a->slot < b->slot);
+}
+
+/* Every live slot with a key, ordered, with its latest other writer while the rule's no_cross atom is in force. */
+static struct keyed_slots keyed_make(const struct rules_rewriter *r, key_fn key)
+{
+    int32_t len = ir_slots_len(r->s);
+    struct keyed_slots ks = {rules_xmalloc(sizeof *ks.v * (size_t)(len + 1)), NULL, NULL, {NULL, 0}, 0};
+    bool *keyed = rules_xmalloc(sizeof *keyed * (size_t)(len + 1));
+    for (int32_t i = 0; i < len; i++) {
+        struct keyed k = {{0}, i};
+        keyed[i] = rules_slot(r, i) && key(r, i, k.key);
+        if (keyed[i])
+            ks.v[ks.n++] = k;
+    }
+    qsort(ks.v, (size_t)ks.n, sizeof *ks.v, cmp_keyed);
+    ks.slots = rules_xmalloc(sizeof *ks.slots * (size_t)(ks.n + 1));
+    ks.cands = rules_xmalloc(sizeof *ks.cands * (size_t)(ks.n + 1));
+    bool early = rules_atom_active(r->rule, "no_cross");
+    int32_t *writer = rules_xmalloc(sizeof *writer * (size_t)(ks.n + 1));
+    for (int32_t x = 0; x < ks.n; x++) {
+        ks.slots[x] = ks.v[x].slot;
+        writer[x] = early ? rules_last_writer_but(r, ks.slots[x], keyed) : -1;
+    }
+    ks.writers = rules_min_tree_make(writer, ks.n);
+    free(writer);
+    free(keyed);
+    return ks;
+}
+
+/* Free what keyed_make made. */
+static void keyed_free(struct keyed_slots *ks)
+{
+    free(ks->v);
+    free(ks->slots);
+    free(ks->cands);
+    rules_min_tree_free(&ks->writers);
+}
+
+/* Grow a group from slot i (which has a key) among the later slots of its key. */
+static int32_t grow_by_key(struct rules_rewriter *r, enum ir_class cls, int32_t i, alike_fn alike, bool all,
+                           int32_t *group, const struct keyed_slots *ks, key_fn key)
+{
+    struct keyed k = {{0}, i};
+    key(r, i, k.key);
+    int32_t lo = 0, hi = ks->n;
+    while (lo < hi) { /* the first entry after (key, i) */
+        int32_t mid = lo + (hi - lo) / 2;
+        if (cmp_keyed(&ks->v[mid], &k) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int32_t n = 0;
+    for (int32_t x = rules_min_tree_next(&ks->writers, lo, i);
+         x >= 0 && memcmp(ks->v[x].key, k.key, sizeof k.key) == 0; x = rules_min_tree_next(&ks->writers, x + 1, i))
+        ks->cands[n++] = ks->slots[x];
+    return grow_group(r, cls, i, alike, all, group, ks->cands, n);
 }
 
 /* The op at j reads the slice's source in place of the slice at i (its part of every unit), when the chip runs that
@@ -581,39 +669,38 @@ static bool row_key_of(const struct ir_op *op, struct row_key *k)
     return true;
 }
 
+/* The key of a lifted row set: its row (a named index, or a literal). */
+static bool row_set_key(const struct rules_rewriter *r, int32_t i, int64_t key[KEY_LEN])
+{
+    struct row_key k;
+    if (!row_key_of(rules_slot(r, i), &k))
+        return false;
+    key[0] = k.named;
+    key[1] = k.literal;
+    return true;
+}
+
 /* Whether slots i and j are row sets at one row. */
 static bool same_row(const struct rules_rewriter *r, int32_t i, int32_t j)
 {
-    struct row_key a, b;
-    return row_key_of(rules_slot(r, i), &a) && row_key_of(rules_slot(r, j), &b) && a.named == b.named &&
-           a.literal == b.literal;
+    return same_key(r, row_set_key, i, j);
 }
 
 /* Rows written into tables at one row (every layer's cache insert of a step) as one op at the first one's slot.
  * Legal: each later write moves up past nothing that touches what it reads or writes. */
 static void apply_cross_layer_launch(struct rules_rewriter *r)
 {
-    int32_t len = ir_slots_len(r->s), nsets = 0;
-    int32_t *group = rules_xmalloc(sizeof *group * (size_t)(len + 1));
-    int32_t *sets = rules_xmalloc(sizeof *sets * (size_t)(len + 1));
-    struct row_key k;
-    /* The row sets, once: only they can join a group. One at a named row reads its row's param, so its group is
-     * among that param's readers; one at a literal row among the sets at literal rows. */
-    for (int32_t i = 0; i < len; i++)
-        if (rules_slot(r, i) && row_key_of(rules_slot(r, i), &k))
-            sets[nsets++] = i;
-    for (int32_t q = 0; q < nsets; q++) {
-        int32_t i = sets[q];
-        if (!rules_slot(r, i) || !row_key_of(rules_slot(r, i), &k))
+    int32_t *group = rules_xmalloc(sizeof *group * (size_t)(ir_slots_len(r->s) + 1));
+    /* The row sets, once, by row: only they can join a group, and only at their own row. */
+    struct keyed_slots sets = keyed_make(r, row_set_key);
+    for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
+        if (!rules_slot(r, i) || !row_set_key(r, i, (int64_t[KEY_LEN]){0}))
             continue;
-        int32_t n = k.named != IR_NONE
-                        ? grow_among_readers(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, k.named)
-                        : grow_group(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, sets + q + 1,
-                                     nsets - q - 1);
+        int32_t n = grow_by_key(r, IR_CLASS_CROSS_LAYER_LAUNCH, i, same_row, false, group, &sets, row_set_key);
         if (n >= 2)
             fuse_at_first(r, IR_CLASS_CROSS_LAYER_LAUNCH, group, n, false);
     }
-    free(sets);
+    keyed_free(&sets);
     free(group);
 }
 
@@ -634,12 +721,21 @@ static const struct rules_atom guards_rope_parts[] = {
      .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
+/* The key of a rotation: its tables, its position, its head width and rotated half. */
+static bool rotation_key(const struct rules_rewriter *r, int32_t i, int64_t key[KEY_LEN])
+{
+    struct rules_rope_form f;
+    if (!rules_rope(rules_slot(r, i), &f))
+        return false;
+    int64_t k[KEY_LEN] = {f.cos, f.sin, f.pos, f.hd, f.half};
+    memcpy(key, k, sizeof k);
+    return true;
+}
+
 /* Whether slots i and j are rotations by one table at one position, of one head width and rotated half. */
 static bool same_rotation(const struct rules_rewriter *r, int32_t i, int32_t j)
 {
-    struct rules_rope_form a, b;
-    return rules_rope(rules_slot(r, i), &a) && rules_rope(rules_slot(r, j), &b) && a.cos == b.cos &&
-           a.sin == b.sin && a.pos == b.pos && a.hd == b.hd && a.half == b.half;
+    return same_key(r, rotation_key, i, j);
 }
 
 /* A step's rotations of one row by one table at one position (normed alike or not at all) as one op over their
@@ -648,15 +744,15 @@ static bool same_rotation(const struct rules_rewriter *r, int32_t i, int32_t j)
 static void apply_rope_parts(struct rules_rewriter *r)
 {
     int32_t *group = rules_xmalloc(sizeof *group * (size_t)(ir_slots_len(r->s) + 1));
+    struct keyed_slots ropes = keyed_make(r, rotation_key);
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
-        struct rules_rope_form first;
-        if (!rules_slot(r, i) || !rules_rope(rules_slot(r, i), &first))
+        if (!rules_slot(r, i) || !rotation_key(r, i, (int64_t[KEY_LEN]){0}))
             continue;
-        int32_t n = grow_among_readers(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, i, same_rotation, true, group,
-                                       first.pos != IR_NONE ? first.pos : first.cos);
+        int32_t n = grow_by_key(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, i, same_rotation, true, group, &ropes, rotation_key);
         if (n >= 2 && group_admitted(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, group, n, true))
             fuse_at_first(r, IR_CLASS_ROPE_QK_ONE_LAUNCH, group, n, true);
     }
+    keyed_free(&ropes);
     free(group);
 }
 
@@ -701,12 +797,21 @@ static bool normed_rotation(const struct ir_op *op, struct rotation_tables *t)
     return normed && found;
 }
 
+/* The key of a normed rotation: its first rotation's tables and position. */
+static bool normed_rotation_key(const struct rules_rewriter *r, int32_t i, int64_t key[KEY_LEN])
+{
+    struct rotation_tables tb;
+    if (!normed_rotation(rules_slot(r, i), &tb))
+        return false;
+    int64_t k[KEY_LEN] = {tb.cos, tb.sin, tb.pos, 0, 0};
+    memcpy(key, k, sizeof k);
+    return true;
+}
+
 /* Whether slots i and j are normed rotations by one table at one position. */
 static bool same_normed_rotation(const struct rules_rewriter *r, int32_t i, int32_t j)
 {
-    struct rotation_tables a, b;
-    return normed_rotation(rules_slot(r, i), &a) && normed_rotation(rules_slot(r, j), &b) && a.cos == b.cos &&
-           a.sin == b.sin && a.pos == b.pos;
+    return same_key(r, normed_rotation_key, i, j);
 }
 
 /* Whether any leaf of any op at slots writes into a table's rows (a cache insert). */
@@ -729,15 +834,16 @@ static bool inserts_rows(const struct rules_rewriter *r, const int32_t *slots, i
 static void apply_horizontal_norm_rope_insert(struct rules_rewriter *r)
 {
     int32_t *group = rules_xmalloc(sizeof *group * (size_t)(ir_slots_len(r->s) + 1));
+    struct keyed_slots rotations = keyed_make(r, normed_rotation_key);
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
-        struct rotation_tables t;
-        if (!rules_slot(r, i) || !normed_rotation(rules_slot(r, i), &t))
+        if (!rules_slot(r, i) || !normed_rotation_key(r, i, (int64_t[KEY_LEN]){0}))
             continue;
-        int32_t n = grow_among_readers(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, i, same_normed_rotation, false,
-                                       group, t.pos != IR_NONE ? t.pos : t.cos);
+        int32_t n = grow_by_key(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, i, same_normed_rotation, false, group,
+                                &rotations, normed_rotation_key);
         if (n >= 2 && inserts_rows(r, group, n))
             fuse_at_first(r, IR_CLASS_HORIZONTAL_NORM_ROPE_INSERT, group, n, false);
     }
+    keyed_free(&rotations);
     free(group);
 }
 

@@ -416,6 +416,52 @@ static int32_t random_group(int32_t n, int32_t *group)
     return m;
 }
 
+/* Whether the writers of t, and the quantified and group questions (none_sinks_past, all_read_only_within,
+ * readers_within) over a random set of up to 12 slots (repeats and slots out of range among them), disagree with
+ * the specification asked slot by slot; the disagreement into note. */
+static bool quantified_disagree(const struct ir_slots *s, int32_t nt, char *note, size_t cap)
+{
+    int32_t n = ir_slots_len(s), set[12], group[12], w[64], spec = 0;
+    ir_tid t = below(nt + 2) - 1;
+    for (int32_t k = 0; k < n; k++) {
+        const struct ir_op *op = ir_slots_get(s, k);
+        ir_tid wr[64];
+        int nw = op && t >= 0 && t < nt ? ir_op_writes(op, wr, 64) : 0;
+        bool writes = false;
+        for (int x = 0; x < nw && x < 64; x++)
+            writes = writes || wr[x] == t;
+        if (writes)
+            w[spec++] = k;
+    }
+    int32_t got[64], ngot = ir_facts_writers(s, t, got, 64);
+    if (!same_slots(got, ngot, w, spec))
+        return snprintf(note, cap, "writers of %d", (int)t), true;
+    int32_t nset = below(13), ngroup = below(13), j = below(n + 2) - 1;
+    for (int32_t k = 0; k < nset; k++)
+        set[k] = below(n + 2) - 1;
+    for (int32_t k = 0; k < ngroup; k++)
+        group[k] = below(n + 2) - 1;
+    bool none_past = true, all_within = true, readers_in = true;
+    for (int32_t k = 0; k < nset; k++) {
+        none_past = none_past && !ir_facts_spec_sinks_past(s, set[k], j, group, ngroup);
+        all_within = all_within && ir_facts_spec_read_only_within(s, set[k], group, ngroup);
+    }
+    int32_t rd[64], nrd = ir_facts_spec_readers(s, t, rd, 64);
+    for (int32_t x = 0; x < nrd && x < 64; x++) {
+        bool in = false;
+        for (int32_t k = 0; k < ngroup; k++)
+            in = in || group[k] == rd[x];
+        readers_in = readers_in && in;
+    }
+    if (ir_facts_none_sinks_past(s, set, nset, j, group, ngroup) != none_past)
+        return snprintf(note, cap, "none_sinks_past(%d movers, %d)", (int)nset, (int)j), true;
+    if (ir_facts_all_read_only_within(s, set, nset, group, ngroup) != all_within)
+        return snprintf(note, cap, "all_read_only_within(%d slots)", (int)nset), true;
+    if (ir_facts_readers_within(s, t, group, ngroup) != readers_in)
+        return snprintf(note, cap, "readers_within(%d)", (int)t), true;
+    return false;
+}
+
 /* Compare every indexed predicate with its specification over many queries; count and note disagreements. */
 static int agree(const struct ir_slots *s, int32_t nt, char *note, size_t cap)
 {
@@ -444,6 +490,8 @@ static int agree(const struct ir_slots *s, int32_t nt, char *note, size_t cap)
             return snprintf(note, cap, "sinks_past(%d, %d)", (int)i, (int)j), 1;
         if (ir_facts_read_only_within(s, i, group, ng) != ir_facts_spec_read_only_within(s, i, group, ng))
             return snprintf(note, cap, "read_only_within(%d)", (int)i), 1;
+        if (quantified_disagree(s, nt, note, cap))
+            return 1;
     }
     return 0;
 }
