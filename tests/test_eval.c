@@ -509,7 +509,7 @@ static bool moe_run(const float *router, enum ir_moeact act, float *out)
     ir_tid gt = F(g, "gate", 2, 3, IR_ROLE_CONSTANT), up = F(g, "up", 2, 3, IR_ROLE_CONSTANT);
     ir_tid dn = F(g, "down", 1, 6, IR_ROLE_CONSTANT), y = F(g, "y", 1, 2, IR_ROLE_ACTIVATION);
     struct ir_op op = P(IR_KIND_MOE, y, 5, x, r, gt, up, dn);
-    op.spec.u.moe = (struct ir_moe){2, 2, 1, 3, act};
+    op.spec.u.moe = (struct ir_moe){.d = 2, .k = 2, .dff = 1, .experts = 3, .act = act};
     ir_graph_push(g, op);
     struct ir_values *v = values(g);
     put(v, x, (const float[]){1, 0}, 2);
@@ -1535,7 +1535,7 @@ static struct ir_graph *every_kind_graph(void)
     op.view_offset = 24;
     ir_graph_push(g, op);
     op = P(IR_KIND_MOE, mo, 5, xm, rt, eg, eu, ed);
-    op.spec.u.moe = (struct ir_moe){12, 2, 8, 4, IR_MOE_GEGLU};
+    op.spec.u.moe = (struct ir_moe){.d = 12, .k = 2, .dff = 8, .experts = 4, .act = IR_MOE_GEGLU};
     ir_graph_push(g, op);
     /* Gated delta over 4 rows of 3 heads (dk = dv = 4), its gates from a sigmoid and a decay. */
     ir_tid gb = F(g, "gb", 4, 3, IR_ROLE_INPUT), gbs = F(g, "beta", 4, 3, IR_ROLE_ACTIVATION);

@@ -215,7 +215,7 @@ static void build_front(struct ir_graph *g)
     op.spec.u.rows_gather = (struct ir_rows_gather){16, 8, 2};
     push(g, op, O_EG);
     op = P(g, IR_KIND_MOE, "mo", "x router gate up down");
-    op.spec.u.moe = (struct ir_moe){8, 2, 4, 3, IR_MOE_SWIGLU};
+    op.spec.u.moe = (struct ir_moe){.d = 8, .k = 2, .dff = 4, .experts = 3, .act = IR_MOE_SWIGLU};
     push(g, op, O_MO);
     op = P(g, IR_KIND_DECAY, "dec", "aa alog dtb");
     op.spec.u.decay = (struct ir_decay){2, 1};
