@@ -1305,6 +1305,22 @@ static void ref_rope_part(double *x, int heads, int half, const float *cos, cons
         }
 }
 
+/* Values for the decode graph g with its weights read as plain values (no checkpoint rows), filled from seed, the
+ * step's token and position set; NULL (a failed check) when they cannot be made. */
+static struct ir_values *plain_decode_values(struct ir_graph *g, uint64_t seed, int token, int pos)
+{
+    for (int t = 0; t < g->ntensors; t++)
+        g->tensors[t].checkpoint = false;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, seed, err);
+    CHECKF(v != NULL, "%s", err);
+    if (v) {
+        ir_values_data(v, find(g, "token"))[0] = (float)token;
+        ir_values_data(v, find(g, "pos"))[0] = (float)pos;
+    }
+    return v;
+}
+
 /* One decode row of the one-layer `model` (nemotron, qwen2.5, granite or minicpm) at position pos, token tok,
  * checked against the plain implementation: the layer's output stream and the logits. */
 static void check_dense_reference(const char *model, int pos, int tok)
@@ -1319,17 +1335,12 @@ static void check_dense_reference(const char *model, int pos, int tok)
     int kvn = (int)c->kv_heads, hk = kvn * HD;
     CHECK(c->hidden == D && c->heads == H && (kvn == KV || kvn == H) && c->head_dim == HD && c->ffn == FF &&
           c->vocab == V && c->ctx == CTX);
-    for (int t = 0; t < g->ntensors; t++)
-        g->tensors[t].checkpoint = false;
     char err[IR_ERR_LEN] = "";
-    struct ir_values *v = ir_values_new(g, 5, err);
-    CHECKF(v != NULL, "%s", err);
+    struct ir_values *v = plain_decode_values(g, 5, tok, pos);
     if (!v) {
         ir_graph_free(g);
         return;
     }
-    ir_values_data(v, find(g, "token"))[0] = (float)tok;
-    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
     static double kc[CTX * HQ], vc[CTX * HQ];
     for (int i = 0; i < CTX * hk; i++) {
         kc[i] = lval(g, v, 0, "k_cache", -1)[i];
@@ -1422,6 +1433,22 @@ static void ref_glu(const struct ir_graph *g, const struct ir_values *v, int lay
         out[i] += dn[i];
 }
 
+/* The k largest of score[n] in rank order into chosen (the lower index first on ties). */
+static void ref_top_k(const double *score, int n, int k, int *chosen)
+{
+    for (int r = 0; r < k; r++) {
+        int best = -1;
+        for (int e = 0; e < n; e++) {
+            bool taken = false;
+            for (int c = 0; c < r; c++)
+                taken |= chosen[c] == e;
+            if (!taken && (best < 0 || score[e] > score[best]))
+                best = e;
+        }
+        chosen[r] = best;
+    }
+}
+
 /* The routed experts of xn (softmax router, top-k renormalised, lower index first on ties), added into out. */
 static void ref_experts(const struct ir_graph *g, const struct ir_values *v, int layer, const double *xn, double *out)
 {
@@ -1436,18 +1463,9 @@ static void ref_experts(const struct ir_graph *g, const struct ir_values *v, int
         sum += logit[e] = exp(logit[e] - mx);
     int chosen[DS_K];
     double wsum = 0;
-    for (int k = 0; k < DS_K; k++) {
-        int best = -1;
-        for (int e = 0; e < DS_E; e++) {
-            bool taken = false;
-            for (int c = 0; c < k; c++)
-                taken |= chosen[c] == e;
-            if (!taken && (best < 0 || logit[e] > logit[best]))
-                best = e;
-        }
-        chosen[k] = best;
-        wsum += logit[best] / sum;
-    }
+    ref_top_k(logit, DS_E, DS_K, chosen);
+    for (int k = 0; k < DS_K; k++)
+        wsum += logit[chosen[k]] / sum;
     for (int k = 0; k < DS_K; k++) {
         int e = chosen[k];
         for (int j = 0; j < DS_EF; j++) {
@@ -1550,18 +1568,13 @@ static void test_reference_deepseek(void)
           k->kv_lora == DS_LORA && k->v_head_dim == DS_VD && k->q_lora == DS_QL && c->ffn == DS_FF &&
           c->experts == DS_E && c->top_k == DS_K && c->expert_ffn == DS_EF && k->shared_ffn == DS_SF &&
           c->ctx == DS_CTX && k->dense_layers == 1 && c->query_scale == 0);
-    for (int t = 0; t < g->ntensors; t++)
-        g->tensors[t].checkpoint = false;
+    const int pos = 29;
     char err[IR_ERR_LEN] = "";
-    struct ir_values *v = ir_values_new(g, 11, err);
-    CHECKF(v != NULL, "%s", err);
+    struct ir_values *v = plain_decode_values(g, 11, 300, pos);
     if (!v) {
         ir_graph_free(g);
         return;
     }
-    const int pos = 29;
-    ir_values_data(v, find(g, "token"))[0] = 300;
-    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
     static float kc0[2][DS_CTX * DS_ROW];
     for (int layer = 0; layer < 2; layer++)
         memcpy(kc0[layer], lval(g, v, layer, "kv_cache", -1), sizeof kc0[layer]);
@@ -1646,17 +1659,7 @@ static void ref_gpt_oss_experts(const struct ir_graph *g, const struct ir_values
     ref_add(logit, lval(g, v, layer, "ffn_gate_inp.bias", -1), GO_E);
     int chosen[GO_K];
     double w[GO_K], sum = 0;
-    for (int k = 0; k < GO_K; k++) {
-        int best = -1;
-        for (int e = 0; e < GO_E; e++) {
-            bool taken = false;
-            for (int c = 0; c < k; c++)
-                taken |= chosen[c] == e;
-            if (!taken && (best < 0 || logit[e] > logit[best]))
-                best = e;
-        }
-        chosen[k] = best;
-    }
+    ref_top_k(logit, GO_E, GO_K, chosen);
     for (int k = 0; k < GO_K; k++)
         sum += w[k] = exp(logit[chosen[k]] - logit[chosen[0]]);
     for (int k = 0; k < GO_K; k++) {
@@ -1744,18 +1747,13 @@ static void test_reference_gpt_oss(void)
     CHECK(c->hidden == GO_D && c->heads == GO_H && c->kv_heads == GO_KV && c->head_dim == GO_HD &&
           c->experts == GO_E && c->top_k == GO_K && c->expert_ffn == GO_EF && c->ctx == GO_CTX && c->window == 16 &&
           c->query_scale == 0 && c->rotary_dim == 0);
-    for (int t = 0; t < g->ntensors; t++)
-        g->tensors[t].checkpoint = false;
+    const int pos = 37;
     char err[IR_ERR_LEN] = "";
-    struct ir_values *v = ir_values_new(g, 13, err);
-    CHECKF(v != NULL, "%s", err);
+    struct ir_values *v = plain_decode_values(g, 13, 123, pos);
     if (!v) {
         ir_graph_free(g);
         return;
     }
-    const int pos = 37;
-    ir_values_data(v, find(g, "token"))[0] = 123;
-    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
     static float kc0[2][GO_CTX * GO_HK], vc0[2][GO_CTX * GO_HK];
     for (int layer = 0; layer < 2; layer++) {
         memcpy(kc0[layer], lval(g, v, layer, "k_cache", -1), sizeof kc0[layer]);
