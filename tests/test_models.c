@@ -280,6 +280,17 @@ static void test_errors(void)
     CHECK(models_lift(models_find("deepseek-v2-lite"), &o, err) == NULL && strstr(err, "expert_ffn") &&
           strstr(err, "1408"));
     o = models_default_options();
+    /* gpt-oss: the clamped SwiGLU needs a positive alpha and limit; gpt-oss-20b's expert width (2880) takes q8_0
+     * but not q4_k. */
+    struct models_config go = *models_find("tiny-gpt-oss");
+    go.swiglu_limit = 0;
+    CHECK(models_lift(&go, &o, err) == NULL && strstr(err, "swiglu_alpha and swiglu_limit"));
+    go = *models_find("tiny-gpt-oss");
+    go.swiglu_alpha = -1;
+    CHECK(models_lift(&go, &o, err) == NULL && strstr(err, "swiglu_alpha and swiglu_limit"));
+    o.weights = IR_FMT_Q4_K;
+    CHECK(models_lift(models_find("gpt-oss-20b"), &o, err) == NULL && strstr(err, "2880"));
+    o = models_default_options();
     /* A decode mode's count is ignored: it is one row. */
     o = models_default_options();
     o.mode.n = 0;
