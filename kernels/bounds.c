@@ -757,15 +757,15 @@ static int b_attention(struct bctx *c, struct ir_leaf *l)
 
 /* ── Mixture of experts ──────────────────────────────────────────────────────────────────────────────────── */
 
-/* The bias row of a mixture's operand i at offset `at` (n values, from the reference values), or NULL without bias;
- * *bad set when the operand cannot be read. */
-static const float *moe_bias(struct bctx *c, struct ir_leaf *l, int i, int64_t len, int64_t at, bool *bad)
+/* The bias row of a mixture's operand i (len values, from the reference values), or NULL without bias; *bad set
+ * when the operand cannot be read. */
+static const float *moe_bias(struct bctx *c, struct ir_leaf *l, int i, int64_t len, bool *bad)
 {
-    if (!ir_leaf_op(l)->spec.u.moe.bias)
+    if (!ir_leaf_op(l)->spec.u.moe.bias || *bad)
         return NULL;
     const float *b = ir_leaf_arg_of(l, c->ref, i, len);
-    *bad = *bad || !b;
-    return b ? b + at : NULL;
+    *bad = !b;
+    return b;
 }
 
 /* A mixture expert's activation of gate g and up u in double into *h, and the bound on its output from the gate's
@@ -804,7 +804,8 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
         operand_pair(c, l, 0, s->d, &x, &ex))
         return -1;
     bool bad = false;
-    const float *rb = moe_bias(c, l, 5, s->experts, 0, &bad);
+    const float *rb = moe_bias(c, l, 5, s->experts, &bad), *gball = moe_bias(c, l, 6, wide, &bad);
+    const float *uball = moe_bias(c, l, 7, wide, &bad), *dball = moe_bias(c, l, 8, s->experts * s->d, &bad);
     float *y = bad ? NULL : ir_leaf_result(l, s->d);
     int words = operand_words(c->g, ir_leaf_op(l)->ins[0]);
     size_t room = (size_t)(2 * s->experts + 6 * s->dff + 3 * s->d + (s->d > s->dff ? s->d : s->dff) + 8);
@@ -875,9 +876,9 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
         }
         product_bounds(x, ex, s->d, &G, 0, ex_ * s->dff, 1, s->d, s->dff, words, eg, s->dff);
         product_bounds(x, ex, s->d, &U, 0, ex_ * s->dff, 1, s->d, s->dff, words, eu, s->dff);
-        const float *gb = moe_bias(c, l, 6, wide, ex_ * s->dff, &bad), *ub = moe_bias(c, l, 7, wide, ex_ * s->dff, &bad);
-        const float *db = moe_bias(c, l, 8, s->experts * s->d, ex_ * s->d, &bad);
-        for (int64_t j = 0; !bad && j < s->dff; j++) {
+        const float *gb = gball ? gball + ex_ * s->dff : NULL, *ub = uball ? uball + ex_ * s->dff : NULL;
+        const float *db = dball ? dball + ex_ * s->d : NULL;
+        for (int64_t j = 0; j < s->dff; j++) {
             if (gb) { /* the bias added: one rounding of the sum */
                 gv[j] += gb[j];
                 uv[j] += ub[j];
@@ -887,7 +888,7 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
             eh[j] = moe_act_bound(s, gv[j], uv[j], eg[j], eu[j], &h[j]);
         }
         product_bounds(h, eh, s->dff, &D, 0, ex_ * s->d, 1, s->dff, s->d, 0, ed, s->d);
-        for (int64_t i = 0; !bad && i < s->d; i++) {
+        for (int64_t i = 0; i < s->d; i++) {
             double dd = db ? (double)db[i] : 0.0;
             rmat_col(&D, 0, s->dff, ex_ * s->d + i, col);
             for (int64_t j = 0; j < s->dff; j++)
@@ -897,15 +898,15 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
             acc[i] += wr * move * (fabs(dd) + ed[i]) + wr * ed[i] + 3.0 * U32 * wr * (fabs(dd) + ed[i]);
         }
     }
-    for (int64_t i = 0; !bad && i < s->d; i++)
+    for (int64_t i = 0; i < s->d; i++)
         y[i] = ambiguous ? INFINITY : (float)(acc[i] + kernels_gamma((double)s->k + 2.0) * acc[i]);
-    if (ambiguous && !bad)
+    if (ambiguous)
         c->ambiguous += s->d;
     free(sel);
     free(buf);
     free(x);
     free(ex);
-    return bad ? -1 : 0;
+    return 0;
 }
 
 /* ── Selection, tables, caches, quantize ─────────────────────────────────────────────────────────────────── */
