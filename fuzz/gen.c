@@ -1026,13 +1026,14 @@ static void m_attention(struct gen *g)
     observe(g, y);
 }
 
-/* The expert weights of a mixture over d values with E experts of width f. */
+/* The expert weights of a mixture over d values with E experts of width f, and its bias rows (-1 without). */
 struct experts {
     int rt, eg, eu, ed;
+    int rb, gb, ub, db;
 };
 
-/* Declare a mixture's router and experts. */
-static struct experts experts(struct gen *g, int64_t d, int64_t E, int64_t f)
+/* Declare a mixture's router and experts, and with `biased` their bias rows. */
+static struct experts experts(struct gen *g, int64_t d, int64_t E, int64_t f, bool biased)
 {
     struct experts e;
     e.rt = konst(g, "rt", d, E);
@@ -1041,15 +1042,27 @@ static struct experts experts(struct gen *g, int64_t d, int64_t E, int64_t f)
     e.eg = konst(g, "eg", d, E * f);
     e.eu = konst(g, "eu", d, E * f);
     e.ed = konst(g, "ed", f, E * d);
+    e.rb = e.gb = e.ub = e.db = -1;
+    if (biased) {
+        e.rb = konst(g, "rb", 1, E);
+        e.gb = konst(g, "gb", 1, E * f);
+        e.ub = konst(g, "ub", 1, E * f);
+        e.db = konst(g, "db", 1, E * d);
+    }
     return e;
 }
 
-/* Emit one mixture of x with result out (tail: a destination elsewhere, leaving out unwritten; or ""). */
+/* Emit one mixture of x with result out (how: its activation and further fields; tail: a destination elsewhere,
+ * leaving out unwritten; or ""). */
 static void moe_op(struct gen *g, int out, int x, const struct experts *e, int64_t d, int64_t k, int64_t f, int64_t E,
                    const char *how, const char *tail)
 {
-    EMIT(g, tail[0] ? -1 : out, "%s = moe(%s, %s, %s, %s, %s) d=%lld k=%lld dff=%lld experts=%lld act=%s%s", N(g, out),
-         N(g, x), N(g, e->rt), N(g, e->eg), N(g, e->eu), N(g, e->ed), L(d), L(k), L(f), L(E), how, tail);
+    char biases[160] = "";
+    if (e->rb >= 0)
+        snprintf(biases, sizeof biases, ", %s, %s, %s, %s", N(g, e->rb), N(g, e->gb), N(g, e->ub), N(g, e->db));
+    EMIT(g, tail[0] ? -1 : out, "%s = moe(%s, %s, %s, %s, %s%s) d=%lld k=%lld dff=%lld experts=%lld act=%s%s%s",
+         N(g, out), N(g, x), N(g, e->rt), N(g, e->eg), N(g, e->eu), N(g, e->ed), biases, L(d), L(k), L(f), L(E), how,
+         e->rb >= 0 ? " bias" : "", tail);
 }
 
 /* A mixture: alone, with a shared SwiGLU expert summed with it, its result added and normed next, or a chunk's
@@ -1060,7 +1073,10 @@ static void m_mixture(struct gen *g)
     int64_t d = ds[fuzz_pick(g->b, 3)], E = fuzz_pick(g->b, 2) ? 2 : 4, k = 1 + fuzz_pick(g->b, 2),
             f = fuzz_pick(g->b, 2) ? 4 : 2;
     const char *how = fuzz_pick(g->b, 4) == 3 ? "geglu" : "swiglu";
-    struct experts e = experts(g, d, E, f);
+    bool clamped = how[0] == 's' && fuzz_pick(g->b, 4) == 0; /* gpt-oss's: clamped, biased, top k then softmax */
+    if (clamped)
+        how = "clamped_swiglu topk_softmax alpha=1.702 limit=7";
+    struct experts e = experts(g, d, E, f, clamped);
     int v = fuzz_pick(g->b, 5);
     if (v >= 3) { /* a chunk's rows */
         int64_t R = 2 + fuzz_pick(g->b, 2);

@@ -1370,7 +1370,102 @@ static void top_k(const float *prob, int64_t experts, int64_t k, struct ranked *
         sel[r] = rk[r].i;
 }
 
-/* moe: softmax router, top-k renormalised, Σ_rank w · (act(x·G_e) ⊙ (x·U_e)) · D_e. */
+/* x clamped to [lo, hi] (NaN stays NaN). */
+static float clampf(float x, float lo, float hi)
+{
+    return x > hi ? hi : x < lo ? lo : x;
+}
+
+/* The clamped SwiGLU of a gate g and an up u: g' = g clamped above at limit, u' = u clamped to ±limit,
+ * (g' · σ(alpha · g')) · (u' + 1). */
+static float clamped_swiglu(float g, float u, float alpha, float limit)
+{
+    float gc = g > limit ? limit : g;
+    float t = alpha * gc;
+    float glu = gc * sigmoidf(t);
+    float u1 = clampf(u, -limit, limit) + 1.0f;
+    return glu * u1;
+}
+
+/* A mixture's expert activation of gate g and up u. */
+static float moe_act(const struct ir_moe *s, float g, float u)
+{
+    if (s->act == IR_MOE_CLAMPED_SWIGLU)
+        return clamped_swiglu(g, u, (float)s->alpha.v, (float)s->limit.v);
+    float a = s->act == IR_MOE_GEGLU ? geluf(g) : siluf(g);
+    return a * u;
+}
+
+/* v[i] += b[i] for i < n (a bias row added to a product; no-op without one). */
+static void add_bias(float *v, const float *b, int64_t n)
+{
+    for (int64_t i = 0; b && i < n; i++)
+        v[i] = v[i] + b[i];
+}
+
+/* The softmax of v[0..n) in place: the largest subtracted (scanning upward), then each exp over their sum. */
+static void softmax_inplace(float *v, int64_t n)
+{
+    float m = v[0];
+    for (int64_t i = 1; i < n; i++)
+        if (v[i] > m)
+            m = v[i];
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        v[i] = expf(v[i] - m);
+        sum += v[i];
+    }
+    for (int64_t i = 0; i < n; i++)
+        v[i] = v[i] / sum;
+}
+
+/* A router's choice from its logits lg[experts] (overwritten): the k experts in rank order into ix and their weights
+ * into w. Softmax over every expert, the top k of the probabilities renormalised; or, with topk_softmax, the top k of
+ * the logits and a softmax over those k. pk has room for every expert. */
+static void moe_route(const struct ir_moe *s, float *lg, struct ranked *pk, int64_t *ix, float *w)
+{
+    if (!s->topk_softmax)
+        softmax_inplace(lg, s->experts);
+    top_k(lg, s->experts, s->k, pk, ix);
+    for (int64_t r = 0; r < s->k; r++)
+        w[r] = lg[ix[r]];
+    if (s->topk_softmax) {
+        if (s->k > 0)
+            softmax_inplace(w, s->k);
+        return;
+    }
+    float wsum = 0.0f;
+    for (int64_t r = 0; r < s->k; r++)
+        wsum += w[r];
+    for (int64_t r = 0; r < s->k; r++)
+        w[r] = w[r] / wsum;
+}
+
+/* A mixture's operands: x and the four matrices, and with bias the four bias rows (NULL without). */
+struct moe_args {
+    const float *x, *rb, *gb, *ub, *db;
+    struct wts R, G, U, D;
+};
+
+/* Read a mixture's operands into a; 0, or -1 with err. */
+static int moe_args_get(struct ev *e, const struct ir_moe *s, struct moe_args *a)
+{
+    int64_t wide = mulc(s->experts, s->dff);
+    memset(a, 0, sizeof *a);
+    a->x = arg(e, 0, s->d);
+    if (!a->x || wts_get(e, 1, s->d, s->experts, &a->R) || wts_get(e, 2, s->d, wide, &a->G) ||
+        wts_get(e, 3, s->d, wide, &a->U) || wts_get(e, 4, s->dff, mulc(s->experts, s->d), &a->D))
+        return -1;
+    if (!s->bias)
+        return 0;
+    a->rb = arg(e, 5, s->experts);
+    a->gb = a->rb ? arg(e, 6, wide) : NULL;
+    a->ub = a->gb ? arg(e, 7, wide) : NULL;
+    a->db = a->ub ? arg(e, 8, mulc(s->experts, s->d)) : NULL;
+    return a->db ? 0 : -1;
+}
+
+/* moe: the router's choice, then Σ_rank w · (act(x·G_e [+ b]) ⊙ (x·U_e [+ b])) · D_e [+ b]. */
 static int ev_moe(struct ev *e)
 {
     const struct ir_moe *s = &e->op->spec.u.moe;
@@ -1378,17 +1473,15 @@ static int ev_moe(struct ev *e)
         return -1;
     if (s->experts < 1 || s->k > s->experts || (int)s->act < 0 || s->act >= IR_MOE_COUNT)
         return fail(e, "top-%lld of %lld experts", (long long)s->k, (long long)s->experts);
-    struct wts R, G, U, D;
-    int64_t wide = mulc(s->experts, s->dff);
-    const float *x = arg(e, 0, s->d);
-    if (!x || wts_get(e, 1, s->d, s->experts, &R) || wts_get(e, 2, s->d, wide, &G) ||
-        wts_get(e, 3, s->d, wide, &U) || wts_get(e, 4, s->dff, mulc(s->experts, s->d), &D))
+    struct moe_args a;
+    if (moe_args_get(e, s, &a))
         return -1;
     float *y = result(e, s->d);
     float *prob = y ? scratch(e, s->experts) : NULL;
     float *gate = prob ? scratch(e, s->dff) : NULL, *up = gate ? scratch(e, s->dff) : NULL;
     float *down = up ? scratch(e, s->d) : NULL;
-    if (!down)
+    float *w = down ? scratch(e, max64(s->k, 1)) : NULL;
+    if (!w)
         return -1;
     struct ranked *pk = calloc((size_t)s->experts, sizeof *pk);
     int64_t *ix = calloc((size_t)max64(s->k, 1), sizeof *ix);
@@ -1397,35 +1490,23 @@ static int ev_moe(struct ev *e)
         free(ix);
         return fail(e, "out of memory");
     }
-    wts_matmul(&R, 0, s->d, 0, s->experts, x, 1, s->d, prob, s->experts);
-    float m = prob[0];
-    for (int64_t i = 1; i < s->experts; i++)
-        if (prob[i] > m)
-            m = prob[i];
-    float sum = 0.0f;
-    for (int64_t i = 0; i < s->experts; i++) {
-        prob[i] = expf(prob[i] - m);
-        sum += prob[i];
-    }
-    for (int64_t i = 0; i < s->experts; i++)
-        prob[i] = prob[i] / sum;
-    top_k(prob, s->experts, s->k, pk, ix);
-    float wsum = 0.0f;
-    for (int64_t r = 0; r < s->k; r++)
-        wsum += prob[ix[r]];
+    wts_matmul(&a.R, 0, s->d, 0, s->experts, a.x, 1, s->d, prob, s->experts);
+    add_bias(prob, a.rb, s->experts);
+    moe_route(s, prob, pk, ix, w);
     for (int64_t i = 0; i < s->d; i++)
         y[i] = 0.0f;
-    float (*act)(float) = s->act == IR_MOE_GEGLU ? geluf : siluf;
     for (int64_t r = 0; r < s->k; r++) {
         int64_t ex = ix[r];
-        float wr = prob[ex] / wsum;
-        wts_matmul(&G, 0, s->d, ex * s->dff, s->dff, x, 1, s->d, gate, s->dff);
-        wts_matmul(&U, 0, s->d, ex * s->dff, s->dff, x, 1, s->d, up, s->dff);
+        wts_matmul(&a.G, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, gate, s->dff);
+        wts_matmul(&a.U, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, up, s->dff);
+        add_bias(gate, a.gb ? a.gb + ex * s->dff : NULL, s->dff);
+        add_bias(up, a.ub ? a.ub + ex * s->dff : NULL, s->dff);
         for (int64_t j = 0; j < s->dff; j++)
-            gate[j] = act(gate[j]) * up[j];
-        wts_matmul(&D, 0, s->dff, ex * s->d, s->d, gate, 1, s->dff, down, s->d);
+            gate[j] = moe_act(s, gate[j], up[j]);
+        wts_matmul(&a.D, 0, s->dff, ex * s->d, s->d, gate, 1, s->dff, down, s->d);
+        add_bias(down, a.db ? a.db + ex * s->d : NULL, s->d);
         for (int64_t i = 0; i < s->d; i++) {
-            float t = wr * down[i];
+            float t = w[r] * down[i];
             y[i] += t;
         }
     }

@@ -184,8 +184,11 @@ static const struct ir_field f_attention[] = {
     F(attention, vd, IR_F_INT),          F(attention, l, IR_F_INT),          F(attention, rows, IR_F_INT),
     F(attention, pos, IR_F_ROWIDX_OPT),  F(attention, scale, IR_F_FLOAT_OPT), F(attention, softcap, IR_F_FLOAT_OPT),
     F(attention, sinks, IR_F_FLAG),      F(attention, window, IR_F_INT_OPT)};
-static const struct ir_field f_moe[] = {F(moe, d, IR_F_INT), F(moe, k, IR_F_INT), F(moe, dff, IR_F_INT),
-                                        F(moe, experts, IR_F_INT), F(moe, act, IR_F_MOEACT)};
+static const struct ir_field f_moe[] = {F(moe, d, IR_F_INT),          F(moe, k, IR_F_INT),
+                                        F(moe, dff, IR_F_INT),        F(moe, experts, IR_F_INT),
+                                        F(moe, act, IR_F_MOEACT),     F(moe, bias, IR_F_FLAG),
+                                        F(moe, topk_softmax, IR_F_FLAG), F(moe, alpha, IR_F_FLOAT_OPT),
+                                        F(moe, limit, IR_F_FLOAT_OPT)};
 static const struct ir_field f_gated_delta[] = {F(gated_delta, h, IR_F_INT),   F(gated_delta, dk, IR_F_INT),
                                                 F(gated_delta, dv, IR_F_INT),  F(gated_delta, rows, IR_F_INT),
                                                 F(gated_delta, gate, IR_F_GATEACT), F(gated_delta, eps, IR_F_FLOAT),

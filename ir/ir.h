@@ -86,8 +86,9 @@ enum ir_ewop {
     IR_EW_COUNT
 };
 
-/* A mixture's expert activation. */
-#define IR_MOEACTS(X) X(SWIGLU, "swiglu") X(GEGLU, "geglu")
+/* A mixture's expert activation: silu(g)·u, gelu(g)·u, or the clamped SwiGLU (g clamped above at `limit`, u to
+ * ±limit: g·σ(alpha·g)·(u + 1)). */
+#define IR_MOEACTS(X) X(SWIGLU, "swiglu") X(GEGLU, "geglu") X(CLAMPED_SWIGLU, "clamped_swiglu")
 enum ir_moeact {
 #define X(e, s) IR_MOE_##e,
     IR_MOEACTS(X)
@@ -324,9 +325,18 @@ struct ir_attention {
     bool sinks;             /* a per-head logit in the softmax's denominator */
     int64_t window;         /* 0: none; else attend the last `window` positions */
 };
-/* A mixture of `experts` experts over one row of d: softmax router, top-k (renormalised), each expert's
- * act(x·gate)⊙(x·up)·down of width dff. ins: x, router[d×experts], gate[d×(experts·dff)], up, down[dff×(experts·d)]. */
-struct ir_moe { int64_t d, k, dff, experts; enum ir_moeact act; };
+/* A mixture of `experts` experts over one row of d: softmax router, top-k (renormalised) — or, with topk_softmax,
+ * the top k of the logits and a softmax over those k — each expert's act(x·gate)⊙(x·up)·down of width dff; with
+ * bias, a bias row added to the router's, each expert's gate, up and down products. alpha and limit: the clamped
+ * SwiGLU's (present exactly when act is clamped_swiglu). ins: x, router[d×experts], gate[d×(experts·dff)], up,
+ * down[dff×(experts·d)], [router_b (experts), gate_b, up_b (experts·dff), down_b (experts·d) when bias]. */
+struct ir_moe {
+    int64_t d, k, dff, experts;
+    enum ir_moeact act;
+    bool bias;
+    bool topk_softmax;
+    struct ir_optf alpha, limit;
+};
 /* Gated delta rule over rows of h heads (dk keys, dv values), memory updated in place, output normed and gated.
  * q and k hold kh key heads (0: h), each read by h/kh consecutive heads.
  * ins: q, k, v, z (output gate), b (write strength), a (forget gate), state, norm weight. */

@@ -52,7 +52,7 @@ struct need {
 /* A spec's operands in order, its result length and whether its result is i32. */
 struct shape {
     int n;
-    struct need in[8];
+    struct need in[12];
     int64_t out;
     bool out_i32;
 };
@@ -240,7 +240,8 @@ static const char *shape_attention(const struct ir_spec *s, struct shape *sh, ch
     return NULL;
 }
 
-/* moe: x (d), router (d·experts), gate and up (d·experts·dff), down (dff·experts·d); out d. */
+/* moe: x (d), router (d·experts), gate and up (d·experts·dff), down (dff·experts·d), with bias their bias rows
+ * (experts, experts·dff twice, experts·d); out d. alpha and limit come with the clamped SwiGLU and only with it. */
 static const char *shape_moe(const struct ir_spec *s, struct shape *sh, char *why, size_t n)
 {
     const struct ir_moe *p = &s->u.moe;
@@ -249,9 +250,21 @@ static const char *shape_moe(const struct ir_spec *s, struct shape *sh, char *wh
     need_len(sh, "gate", mul3(p->d, p->experts, p->dff));
     need_len(sh, "up", mul3(p->d, p->experts, p->dff));
     need_len(sh, "down", mul3(p->dff, p->experts, p->d));
+    if (p->bias) {
+        need_len(sh, "router_b", p->experts);
+        need_len(sh, "gate_b", mul(p->experts, p->dff));
+        need_len(sh, "up_b", mul(p->experts, p->dff));
+        need_len(sh, "down_b", mul(p->experts, p->d));
+    }
     sh->out = p->d;
     if (p->k > p->experts)
         return inconsistent(why, n, "k", "k = %" PRId64 " exceeds experts = %" PRId64, p->k, p->experts);
+    bool clamped = p->act == IR_MOE_CLAMPED_SWIGLU;
+    if (p->alpha.has != clamped || p->limit.has != clamped)
+        return inconsistent(why, n, p->alpha.has != clamped ? "alpha" : "limit",
+                            clamped ? "the clamped SwiGLU needs alpha and limit" : "only the clamped SwiGLU takes it");
+    if (clamped && !(p->limit.v > 0))
+        return inconsistent(why, n, "limit", "must be positive");
     return NULL;
 }
 

@@ -757,8 +757,42 @@ static int b_attention(struct bctx *c, struct ir_leaf *l)
 
 /* ── Mixture of experts ──────────────────────────────────────────────────────────────────────────────────── */
 
-/* moe: the router's logits move by E; an expert choice that E could flip leaves the output unbounded; else each
- * kept expert's gate, up and down products carry their bounds, the weights move by e^{2E} − 1. */
+/* The bias row of a mixture's operand i (len values, from the reference values), or NULL without bias; *bad set
+ * when the operand cannot be read. */
+static const float *moe_bias(struct bctx *c, struct ir_leaf *l, int i, int64_t len, bool *bad)
+{
+    if (!ir_leaf_op(l)->spec.u.moe.bias || *bad)
+        return NULL;
+    const float *b = ir_leaf_arg_of(l, c->ref, i, len);
+    *bad = !b;
+    return b;
+}
+
+/* A mixture expert's activation of gate g and up u in double into *h, and the bound on its output from the gate's
+ * and the up's (eg, eu): its slope is at most 1.13 in the gate (the clamps only shrink moves), its factor |u| (or
+ * |u′ + 1|) in the up; its own roundings TRANS_ULPS of the magnitude, more for the clamped SwiGLU's σ(alpha·g). */
+static double moe_act_bound(const struct ir_moe *s, double g, double u, double eg, double eu, double *h)
+{
+    double a, uu, ulps = TRANS_ULPS;
+    if (s->act == IR_MOE_CLAMPED_SWIGLU) {
+        double al = (double)(float)s->alpha.v, lim = (double)(float)s->limit.v;
+        g = g > lim ? lim : g;
+        a = g / (1.0 + exp(-al * g));
+        uu = (u > lim ? lim : u < -lim ? -lim : u) + 1.0;
+        ulps += 4.0 + fabs(al * g); /* the σ's argument rounds too, its slope up to |g|/4 */
+    } else {
+        a = s->act == IR_MOE_GEGLU ? 0.5 * g * (1.0 + tanh(0.7978845608 * (g + 0.044715 * g * g * g)))
+                                   : g / (1.0 + exp(-g));
+        uu = u;
+    }
+    *h = a * uu;
+    double prop = 1.13 * eg * (fabs(uu) + eu) + (fabs(a) + 1.13 * eg) * eu;
+    return prop + ulps * U32 * (fabs(a) + 1.13 * eg + 1.0) * (fabs(uu) + eu);
+}
+
+/* moe: the router's logits (plus their bias) move by E; an expert choice that E could flip leaves the output
+ * unbounded; else each kept expert's gate, up and down products (and their biases, a rounding each) carry their
+ * bounds, the weights move by e^{2E} − 1 (whether softmax then top k or top k then softmax). */
 static int b_moe(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_moe *s = &ir_leaf_op(l)->spec.u.moe;
@@ -769,7 +803,10 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
         rmat_get(c, l, 3, s->d, wide, &U) || rmat_get(c, l, 4, s->dff, s->experts * s->d, &D) ||
         operand_pair(c, l, 0, s->d, &x, &ex))
         return -1;
-    float *y = ir_leaf_result(l, s->d);
+    bool bad = false;
+    const float *rb = moe_bias(c, l, 5, s->experts, &bad), *gball = moe_bias(c, l, 6, wide, &bad);
+    const float *uball = moe_bias(c, l, 7, wide, &bad), *dball = moe_bias(c, l, 8, s->experts * s->d, &bad);
+    float *y = bad ? NULL : ir_leaf_result(l, s->d);
     int words = operand_words(c->g, ir_leaf_op(l)->ins[0]);
     size_t room = (size_t)(2 * s->experts + 6 * s->dff + 3 * s->d + (s->d > s->dff ? s->d : s->dff) + 8);
     double *buf = y ? calloc(room, sizeof(double)) : NULL;
@@ -786,9 +823,11 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
         rmat_col(&R, 0, s->d, e, col);
         for (int64_t t = 0; t < s->d; t++)
             dot += x[t] * col[t];
-        lg[e] = dot;
+        lg[e] = dot + (rb ? rb[e] : 0.0);
     }
     product_bounds(x, ex, s->d, &R, 0, 0, 1, s->d, s->experts, 0, elg, s->experts);
+    for (int64_t e = 0; rb && e < s->experts; e++)
+        elg[e] += U32 * (fabs(lg[e]) + elg[e]);
     double E = 0.0;
     for (int64_t e = 0; e < s->experts; e++)
         E = elg[e] > E ? elg[e] : E;
@@ -837,20 +876,24 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
         }
         product_bounds(x, ex, s->d, &G, 0, ex_ * s->dff, 1, s->d, s->dff, words, eg, s->dff);
         product_bounds(x, ex, s->d, &U, 0, ex_ * s->dff, 1, s->d, s->dff, words, eu, s->dff);
+        const float *gb = gball ? gball + ex_ * s->dff : NULL, *ub = uball ? uball + ex_ * s->dff : NULL;
+        const float *db = dball ? dball + ex_ * s->d : NULL;
         for (int64_t j = 0; j < s->dff; j++) {
-            double a = s->act == IR_MOE_GEGLU ? 0.5 * gv[j] * (1.0 + tanh(0.7978845608 * (gv[j] + 0.044715 *
-                                                                                          gv[j] * gv[j] * gv[j])))
-                                              : gv[j] / (1.0 + exp(-gv[j]));
-            h[j] = a * uv[j];
-            double prop = 1.13 * eg[j] * (fabs(uv[j]) + eu[j]) + (fabs(a) + 1.13 * eg[j]) * eu[j];
-            eh[j] = prop + TRANS_ULPS * U32 * (fabs(a) + 1.13 * eg[j] + 1.0) * (fabs(uv[j]) + eu[j]);
+            if (gb) { /* the bias added: one rounding of the sum */
+                gv[j] += gb[j];
+                uv[j] += ub[j];
+                eg[j] += U32 * (fabs(gv[j]) + eg[j]);
+                eu[j] += U32 * (fabs(uv[j]) + eu[j]);
+            }
+            eh[j] = moe_act_bound(s, gv[j], uv[j], eg[j], eu[j], &h[j]);
         }
         product_bounds(h, eh, s->dff, &D, 0, ex_ * s->d, 1, s->dff, s->d, 0, ed, s->d);
         for (int64_t i = 0; i < s->d; i++) {
-            double dd = 0.0;
+            double dd = db ? (double)db[i] : 0.0;
             rmat_col(&D, 0, s->dff, ex_ * s->d + i, col);
             for (int64_t j = 0; j < s->dff; j++)
                 dd += h[j] * col[j];
+            ed[i] += db ? U32 * (fabs(dd) + ed[i]) : 0.0;
             dv[i] = dd;
             acc[i] += wr * move * (fabs(dd) + ed[i]) + wr * ed[i] + 3.0 * U32 * wr * (fabs(dd) + ed[i]);
         }

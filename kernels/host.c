@@ -566,17 +566,39 @@ static int st_attention(struct kernels_lane *L, struct ir_leaf *l)
 
 /* ── Mixture of experts: router, top-k, each kept expert's gate, up and down products ────────────────────── */
 
-/* moe: the router's product and softmax, the top k renormalised, each expert's products in rank order. */
+/* v[i] = v[i] + b[i] for i < n: a bias row into a product's outputs (nothing without one). */
+static void bias_add(float *v, const float *b, int64_t n)
+{
+    for (int64_t i = 0; b && i < n; i++)
+        v[i] = ka_ew(0, v[i], b[i]);
+}
+
+/* A mixture's four bias rows (router, gate, up, down) into b, each NULL without bias; 0, or -1 with the failure. */
+static int moe_biases(struct ir_leaf *l, const struct ir_moe *s, const float *b[4])
+{
+    b[0] = b[1] = b[2] = b[3] = NULL;
+    if (!s->bias)
+        return 0;
+    b[0] = ir_leaf_arg(l, 5, s->experts);
+    b[1] = b[0] ? ir_leaf_arg(l, 6, s->experts * s->dff) : NULL;
+    b[2] = b[1] ? ir_leaf_arg(l, 7, s->experts * s->dff) : NULL;
+    b[3] = b[2] ? ir_leaf_arg(l, 8, s->experts * s->d) : NULL;
+    return b[3] ? 0 : -1;
+}
+
+/* moe: the router's product (and bias) and its routing, each kept expert's products (and biases) in rank order. */
 static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
 {
     const struct ir_moe *s = &ir_leaf_op(l)->spec.u.moe;
     if (s->experts < 1 || s->k > s->experts || s->k < 0)
         return ir_leaf_fail(l, "top-%lld of %lld experts", (long long)s->k, (long long)s->experts);
     struct kernels_weights R, G, U, D;
+    const float *b[4];
     int64_t wide = s->experts * s->dff;
     const float *x = ir_leaf_arg(l, 0, s->d);
     if (!x || wmat_get(L, l, 1, s->d, s->experts, &R) || wmat_get(L, l, 2, s->d, wide, &G) ||
-        wmat_get(L, l, 3, s->d, wide, &U) || wmat_get(L, l, 4, s->dff, s->experts * s->d, &D))
+        wmat_get(L, l, 3, s->d, wide, &U) || wmat_get(L, l, 4, s->dff, s->experts * s->d, &D) ||
+        moe_biases(l, s, b))
         return -1;
     float *y = ir_leaf_result(l, s->d);
     float *prob = y ? ir_leaf_scratch(l, s->experts) : NULL;
@@ -589,9 +611,11 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
     const struct side *xq = quantized_operand(L, l, 0);
     struct product router = {x, s->d, NULL, &R, s->d, 0, 0, KERNELS_FAULT_NONE};
     product_run(&router, 1, s->experts, 1, prob, s->experts);
-    ka_route(prob, s->experts, s->k, sel, wts);
+    bias_add(prob, b[0], s->experts);
+    ka_route(prob, s->experts, s->k, s->topk_softmax, sel, wts);
     for (int64_t i = 0; i < s->d; i++)
         y[i] = 0.0f;
+    float alpha = (float)s->alpha.v, limit = (float)s->limit.v;
     for (int64_t r = 0; r < s->k; r++) {
         int64_t ex = sel[r];
         float wr = wts[r];
@@ -599,10 +623,13 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
         struct product pu = {x, s->d, xq, &U, s->d, 0, ex * s->dff, L->fault};
         product_run(&pg, 1, s->dff, 1, gate, s->dff);
         product_run(&pu, 1, s->dff, 1, up, s->dff);
+        bias_add(gate, b[1] ? b[1] + ex * s->dff : NULL, s->dff);
+        bias_add(up, b[2] ? b[2] + ex * s->dff : NULL, s->dff);
         for (int64_t j = 0; j < s->dff; j++)
-            gate[j] = ka_glu(gate[j], up[j], s->act == IR_MOE_GEGLU);
+            gate[j] = ka_moe_act(gate[j], up[j], (int)s->act, alpha, limit);
         struct product pd = {gate, s->dff, NULL, &D, s->dff, 0, ex * s->d, L->fault};
         product_run(&pd, 1, s->d, 1, down, s->d);
+        bias_add(down, b[3] ? b[3] + ex * s->d : NULL, s->d);
         for (int64_t i = 0; i < s->d; i++)
             y[i] = ka_axpy(y[i], wr, down[i]);
     }

@@ -2,7 +2,7 @@
  * device runner). Their arithmetic is kernels/arith.inc's, shared with the host lane (kernels/host.c): a kernel only
  * moves data (indices, shared memory, warp shuffles) and calls it, in host.c's decomposition and combining order,
  * so both lanes compute the same bits: every sum, product and activation is the arith.inc helper host.c calls at the
- * same place (ka_acc, ka_scale, ka_glu, ka_axpy, ka_logit, ...), never an inline operator. Built with -fmad=false,
+ * same place (ka_acc, ka_scale, ka_glu, ka_moe_act, ka_axpy, ka_logit, ...), never an inline operator. Built with -fmad=false,
  * as the host build keeps products out of sums. */
 #include <stdbool.h>
 #include <stddef.h>
@@ -330,26 +330,39 @@ __global__ void kc_attention_merge(const struct ka_softmax *st, const float *acc
 
 /* ── Mixture of experts (host.c's st_moe, as three kernels) ──────────────────────────────────────────────── */
 
+/* A mixture's bias rows (each NULL without bias: router experts, gate and up experts·dff, down experts·d) and its
+ * activation (enum ir_moeact's index, the clamped SwiGLU's alpha and limit). */
+struct kc_moe_extra {
+    const float *router_b, *gate_b, *up_b, *down_b;
+    int act;
+    float alpha, limit;
+};
+
+/* v + b[i], or v without a bias row: host.c's bias_add for one value. */
+__device__ __forceinline__ float kc_biased(float v, const float *b, int64_t i) { return b ? ka_ew(0, v, b[i]) : v; }
+
 /* moe's router: one block; warp w the f32 router outputs e ≡ w (mod warps) into the scratch prob[experts] (router:
- * x, xs = k = d, no words, c0 = 0; a GEMV's lane order), then thread 0 the softmax, the k best by rank into sel[k]
- * and each kept expert's weight wts[r] = prob / (Σ kept, in rank order). */
-__global__ void kc_moe_route(kc_product router, int64_t experts, int64_t k, float *prob, int64_t *sel, float *wts)
+ * x, xs = k = d, no words, c0 = 0; a GEMV's lane order) plus the router's bias, then thread 0 the routing (softmax
+ * and top k renormalised, or with topk_softmax the top k and their softmax) into sel[k] and wts[k]. */
+__global__ void kc_moe_route(kc_product router, kc_moe_extra ex, int64_t experts, int64_t k, int topk_softmax,
+                             float *prob, int64_t *sel, float *wts)
 {
     for (int64_t e = kc_warp(); e < experts; e += blockDim.x / KA_WARP) {
         float out = kc_product_out(router, 0, e);
         if (kc_lane() == 0)
-            prob[e] = out;
+            prob[e] = kc_biased(out, ex.router_b, e);
     }
     __syncthreads();
     if (threadIdx.x != 0)
         return;
-    ka_route(prob, experts, k, sel, wts);
+    ka_route(prob, experts, k, topk_softmax, sel, wts);
 }
 
 /* moe's gate and up: rank r = blockIdx.y, a warp an output j of its expert sel[r] (gate: x, xs = k = d, the
- * activation's words or none, the gate weights; c0 set here; up: its weights), hid[r·dff + j] = ka_glu(gate, up)
- * (GELU under geglu, else SiLU). */
-__global__ void kc_moe_gate_up(kc_product gate, kc_weights up, const int64_t *sel, int64_t dff, int gelu, float *hid)
+ * activation's words or none, the gate weights; c0 set here; up: its weights), each plus its bias, then
+ * hid[r·dff + j] = ka_moe_act(gate, up) (SiLU, GELU or the clamped SwiGLU by ex.act). */
+__global__ void kc_moe_gate_up(kc_product gate, kc_weights up, kc_moe_extra ex, const int64_t *sel, int64_t dff,
+                               float *hid)
 {
     int64_t r = blockIdx.y, j = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + kc_warp();
     if (j >= dff)
@@ -358,14 +371,16 @@ __global__ void kc_moe_gate_up(kc_product gate, kc_weights up, const int64_t *se
     kc_product pu = gate;
     pu.w = up;
     float gv = kc_product_out(gate, 0, j), uv = kc_product_out(pu, 0, j);
+    gv = kc_biased(gv, ex.gate_b, sel[r] * dff + j);
+    uv = kc_biased(uv, ex.up_b, sel[r] * dff + j);
     if (kc_lane() == 0)
-        hid[r * dff + j] = ka_glu(gv, uv, gelu);
+        hid[r * dff + j] = ka_moe_act(gv, uv, ex.act, ex.alpha, ex.limit);
 }
 
 /* moe's down and sum: a warp an output i; over the ranks in order, the f32 product of hid's row r by expert sel[r]'s
- * down weights (dff in), added into the output by ka_axpy with weight wts[r]. */
-__global__ void kc_moe_down(kc_weights down, const int64_t *sel, const float *wts, const float *hid, int64_t k,
-                            int64_t d, int64_t dff, float *y)
+ * down weights (dff in) plus its down bias, added into the output by ka_axpy with weight wts[r]. */
+__global__ void kc_moe_down(kc_weights down, kc_moe_extra ex, const int64_t *sel, const float *wts, const float *hid,
+                            int64_t k, int64_t d, int64_t dff, float *y)
 {
     int64_t i = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + kc_warp();
     if (i >= d)
@@ -373,7 +388,8 @@ __global__ void kc_moe_down(kc_weights down, const int64_t *sel, const float *wt
     float out = 0.0f;
     for (int64_t r = 0; r < k; r++) {
         kc_product p = {hid + r * dff, dff, NULL, 0, down, dff, 0, sel[r] * d};
-        out = ka_axpy(out, wts[r], kc_product_out(p, 0, i));
+        float o = kc_biased(kc_product_out(p, 0, i), ex.down_b, sel[r] * d + i);
+        out = ka_axpy(out, wts[r], o);
     }
     if (kc_lane() == 0)
         y[i] = out;

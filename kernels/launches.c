@@ -55,10 +55,14 @@ static void stage_name(const struct kernels_point *p, const struct ir_graph *g, 
                  words_of(g, leaf->ins[0]) ? (words_of(g, leaf->ins[0]) == 2 ? "i8x2" : "i8") : "f32",
                  (s->kind == IR_KIND_MATMUL ? s->u.matmul.m : s->u.head_matmul.m) > KERNELS_GEMV_ROWS ? ",gemm" : "");
         return;
-    case IR_KIND_MOE:
-        snprintf(out + n, cap - n, "%smoe[%s,%s]", sep, format_of(g, leaf->ins[2]),
-                 words_of(g, leaf->ins[0]) ? (words_of(g, leaf->ins[0]) == 2 ? "i8x2" : "i8") : "f32");
+    case IR_KIND_MOE: {
+        const struct ir_moe *m = &s->u.moe;
+        snprintf(out + n, cap - n, "%smoe[%s,%s%s%s%s%s]", sep, format_of(g, leaf->ins[2]),
+                 words_of(g, leaf->ins[0]) ? (words_of(g, leaf->ins[0]) == 2 ? "i8x2" : "i8") : "f32",
+                 m->act != IR_MOE_SWIGLU ? "," : "", m->act != IR_MOE_SWIGLU ? ir_moeact_name(m->act) : "",
+                 m->bias ? ",bias" : "", m->topk_softmax ? ",topk_softmax" : "");
         return;
+    }
     case IR_KIND_ATTENTION: {
         enum kernels_mode m = kernels_mode(p->acts);
         bool tiles = kernels_attention_in_tiles(m, s->u.attention.rows, s->u.attention.hd, s->u.attention.vd);

@@ -292,8 +292,9 @@ static ir_tid rope(struct models_lift *l, ir_tid x, int64_t heads, ir_tid at, co
     return push(l, s, ins, 4, out);
 }
 
-/* The causal attention of q's rows over a layer's caches at the named position at. */
-static ir_tid attention(struct models_lift *l, int layer, ir_tid q, ir_tid kc, ir_tid vc, ir_tid at,
+/* The causal attention of q's rows over a layer's caches at the named position at, with the layer's sinks (one
+ * logit a head) unless sinks is IR_NONE. */
+static ir_tid attention(struct models_lift *l, int layer, ir_tid q, ir_tid kc, ir_tid vc, ir_tid at, ir_tid sinks,
                         const char *name)
 {
     const struct models_config *c = l->c;
@@ -312,15 +313,17 @@ static ir_tid attention(struct models_lift *l, int layer, ir_tid q, ir_tid kc, i
     a->softcap.has = c->attn_softcap != 0;
     a->softcap.v = c->attn_softcap;
     a->window = l->f->window ? l->f->window(c, layer) : 0;
-    ir_tid ins[4] = {q, kc, vc, at};
-    return push(l, s, ins, 4, out);
+    a->sinks = sinks != IR_NONE;
+    ir_tid ins[5] = {q, kc, vc, at, sinks};
+    return push(l, s, ins, a->sinks ? 5 : 4, out);
 }
 
 /* ── The decoder block ───────────────────────────────────────────────────────────────────────────────────── */
 
-/* One sequence's rotations, cache writes and attention: q, k, v its rows; at its position; seq its index in a batch
- * (-1 otherwise). The attended rows. */
-static ir_tid attend(struct models_lift *l, int layer, ir_tid q, ir_tid k, ir_tid v, ir_tid at, int64_t seq)
+/* One sequence's rotations, cache writes and attention: q, k, v its rows; at its position; sinks the layer's (or
+ * IR_NONE); seq its index in a batch (-1 otherwise). The attended rows. */
+static ir_tid attend(struct models_lift *l, int layer, ir_tid q, ir_tid k, ir_tid v, ir_tid at, ir_tid sinks,
+                     int64_t seq)
 {
     const struct models_config *c = l->c;
     if (l->f->head)
@@ -333,22 +336,36 @@ static ir_tid attend(struct models_lift *l, int layer, ir_tid q, ir_tid k, ir_ti
     ir_tid vc = cache(l, blk(l, layer, "v_cache", seq), c->kv_heads * c->head_dim);
     set_rows(l, kc, kr, 0, at);
     set_rows(l, vc, v, 0, at);
-    return attention(l, layer, qr, kc, vc, at, blk(l, layer, "attn", seq));
+    return attention(l, layer, qr, kc, vc, at, sinks, blk(l, layer, "attn", seq));
 }
 
 /* A batch's attention: each sequence's row of q, k and v through its own caches at its own position, each result set
  * into its row of the layer's attention table (state the step fills and reads). The table. */
-static ir_tid attend_batch(struct models_lift *l, int layer, ir_tid q, ir_tid k, ir_tid v)
+static ir_tid attend_batch(struct models_lift *l, int layer, ir_tid q, ir_tid k, ir_tid v, ir_tid sinks)
 {
     ir_tid rows = tensor(l, blk(l, layer, "attn_rows", -1), IR_ELEM_F32, l->n, cols_of(l, q), IR_ROLE_STATE);
     for (int64_t b = 0; b < l->n && !l->failed; b++) {
         ir_tid qb = row_of(l, q, b + 1, blk(l, layer, "q", b));
         ir_tid kb = row_of(l, k, b + 1, blk(l, layer, "k", b));
         ir_tid vb = row_of(l, v, b + 1, blk(l, layer, "v", b));
-        ir_tid ab = attend(l, layer, qb, kb, vb, l->pos[b], b);
+        ir_tid ab = attend(l, layer, qb, kb, vb, l->pos[b], sinks, b);
         set_rows(l, rows, ab, b + 1, IR_NONE);
     }
     return rows;
+}
+
+/* p plus the layer's bias row `bname` (n = p's cols), into a new activation `name`. */
+static ir_tid bias_row(struct models_lift *l, int layer, ir_tid p, const char *bname, const char *name)
+{
+    int64_t n = cols_of(l, p);
+    ir_tid bias = tensor(l, blk(l, layer, bname, -1), IR_ELEM_F32, 1, n, IR_ROLE_CONSTANT);
+    ir_tid out = act(l, blk(l, layer, name, -1), rows_of(l, p), n);
+    struct ir_spec s = spec_of(IR_KIND_ELEMENTWISE);
+    s.u.elementwise.op = IR_EW_ADD;
+    s.u.elementwise.n = rows_of(l, p) * n;
+    s.u.elementwise.row = n;
+    ir_tid ins[2] = {p, bias};
+    return push(l, s, ins, 2, out);
 }
 
 /* The product of the normed rows xn by a layer's projection `what` (n wide), plus the layer's bias row when biased. */
@@ -361,36 +378,45 @@ static ir_tid project(struct models_lift *l, int layer, ir_tid xn, const char *w
     if (!biased)
         return p;
     snprintf(b, sizeof b, "attn_%s.bias", what);
-    ir_tid bias = tensor(l, blk(l, layer, b, -1), IR_ELEM_F32, 1, n, IR_ROLE_CONSTANT);
-    ir_tid out = act(l, blk(l, layer, what, -1), rows_of(l, p), n);
-    struct ir_spec s = spec_of(IR_KIND_ELEMENTWISE);
-    s.u.elementwise.op = IR_EW_ADD;
-    s.u.elementwise.n = rows_of(l, p) * n;
-    s.u.elementwise.row = n;
-    ir_tid ins[2] = {p, bias};
-    return push(l, s, ins, 2, out);
+    return bias_row(l, layer, p, b, what);
 }
 
-/* The attention half of a layer over the stream x, its q, k and v products biased or not: the stream after its
- * residual add. */
-static ir_tid attention_half(struct models_lift *l, int layer, ir_tid x, bool biased)
+/* What a family's attention half adds to the common one: bias rows on the q, k and v products, one on the output
+ * product, and sinks (a learned logit a head in every softmax's denominator). */
+struct attn_form {
+    bool qkv_bias, out_bias, sinks;
+};
+
+/* The attention half of a layer over the stream x, in the form af: the stream after its residual add. */
+static ir_tid attention_half(struct models_lift *l, int layer, ir_tid x, const struct attn_form *af)
 {
     const struct models_config *c = l->c;
     int64_t d = c->hidden, hq = c->heads * c->head_dim, hk = c->kv_heads * c->head_dim;
     ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
                          blk(l, layer, "attn_norm", -1));
-    ir_tid q = project(l, layer, xn, "q", hq, biased);
-    ir_tid k = project(l, layer, xn, "k", hk, biased);
-    ir_tid v = project(l, layer, xn, "v", hk, biased);
-    ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v) : attend(l, layer, q, k, v, l->pos[0], -1);
-    ir_tid o = matmul(l, a, matrix(l, blk(l, layer, "attn_output.weight", -1), hq, d), blk(l, layer, "attn_out", -1));
+    ir_tid q = project(l, layer, xn, "q", hq, af->qkv_bias);
+    ir_tid k = project(l, layer, xn, "k", hk, af->qkv_bias);
+    ir_tid v = project(l, layer, xn, "v", hk, af->qkv_bias);
+    ir_tid sinks = af->sinks ? tensor(l, blk(l, layer, "attn_sinks.weight", -1), IR_ELEM_F32, 1, c->heads,
+                                      IR_ROLE_CONSTANT)
+                             : IR_NONE;
+    ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v, sinks)
+                                       : attend(l, layer, q, k, v, l->pos[0], sinks, -1);
+    ir_tid w = matrix(l, blk(l, layer, "attn_output.weight", -1), hq, d);
+    ir_tid o = matmul(l, a, w, blk(l, layer, af->out_bias ? "attn_out.raw" : "attn_out", -1));
+    if (af->out_bias)
+        o = bias_row(l, layer, o, "attn_output.bias", "attn_out");
     if (l->f->post)
         o = l->f->post(l, layer, o, "post_attention_norm");
     return elementwise(l, IR_EW_ADD, x, o, blk(l, layer, "attn_res", -1));
 }
 
 /* The attention half of a layer over the stream x: the stream after its residual add. */
-static ir_tid attention_block(struct models_lift *l, int layer, ir_tid x) { return attention_half(l, layer, x, false); }
+static ir_tid attention_block(struct models_lift *l, int layer, ir_tid x)
+{
+    static const struct attn_form plain = {false, false, false};
+    return attention_half(l, layer, x, &plain);
+}
 
 /* The FFN half of a layer over the stream h: the layer's output stream. */
 static ir_tid ffn_block(struct models_lift *l, int layer, ir_tid h)
@@ -554,8 +580,20 @@ static ir_tid ffn_geglu(struct models_lift *l, int layer, ir_tid x)
     return down(l, layer, elementwise(l, IR_EW_MUL, ga, u, blk(l, layer, "ffn_act", -1)));
 }
 
-/* A mixture op over the row x with the layer's expert weights, into a new activation `name`. */
-static ir_tid moe_op(struct models_lift *l, ir_tid x, const ir_tid w[4], const char *name)
+/* A mixture's form: its experts' activation (and the clamped SwiGLU's alpha and limit), bias rows on the router and
+ * the experts' products, and the top k of the logits before their softmax. */
+struct moe_form {
+    enum ir_moeact act;
+    bool bias, topk_softmax;
+    double alpha, limit;
+};
+
+/* The mixtures of SwiGLU experts without biases (qwen3-moe, qwen3-next, deepseek). */
+static const struct moe_form swiglu_experts = {IR_MOE_SWIGLU, false, false, 0, 0};
+
+/* A mixture op of form mf over the row x with the layer's expert weights (and bias rows: w[4..8)), into a new
+ * activation `name`. */
+static ir_tid moe_op(struct models_lift *l, ir_tid x, const ir_tid w[8], const struct moe_form *mf, const char *name)
 {
     const struct models_config *c = l->c;
     ir_tid out = act(l, name, 1, c->hidden);
@@ -564,32 +602,54 @@ static ir_tid moe_op(struct models_lift *l, ir_tid x, const ir_tid w[4], const c
     s.u.moe.k = c->top_k;
     s.u.moe.dff = c->expert_ffn;
     s.u.moe.experts = c->experts;
-    s.u.moe.act = IR_MOE_SWIGLU;
-    ir_tid ins[5] = {x, w[0], w[1], w[2], w[3]};
-    return push(l, s, ins, 5, out);
+    s.u.moe.act = mf->act;
+    s.u.moe.bias = mf->bias;
+    s.u.moe.topk_softmax = mf->topk_softmax;
+    s.u.moe.alpha = (struct ir_optf){mf->act == IR_MOE_CLAMPED_SWIGLU, mf->alpha};
+    s.u.moe.limit = (struct ir_optf){mf->act == IR_MOE_CLAMPED_SWIGLU, mf->limit};
+    ir_tid ins[9] = {x, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+    return push(l, s, ins, mf->bias ? 9 : 5, out);
 }
 
-/* qwen3-moe: a mixture of SwiGLU experts. One row: one op. Several: each row gathered (a literal row of the normed
- * rows), mixed, and set into its row of the layer's mixture table (state the step fills and reads). */
-static ir_tid ffn_moe(struct models_lift *l, int layer, ir_tid x)
+/* A layer's router and expert weights into w[0..4), and with bias their bias rows into w[4..8). */
+static void expert_weights(struct models_lift *l, int layer, bool bias, ir_tid w[8])
 {
     const struct models_config *c = l->c;
     int64_t d = c->hidden, e = c->experts, ff = c->expert_ffn;
-    ir_tid w[4];
     w[0] = checkpoint(l, blk(l, layer, "ffn_gate_inp.weight", -1), d, e, IR_FMT_F32, true);
     w[1] = matrix(l, blk(l, layer, "ffn_gate_exps.weight", -1), d, e * ff);
     w[2] = matrix(l, blk(l, layer, "ffn_up_exps.weight", -1), d, e * ff);
     w[3] = matrix(l, blk(l, layer, "ffn_down_exps.weight", -1), ff, e * d);
+    w[4] = w[5] = w[6] = w[7] = IR_NONE;
+    if (!bias)
+        return;
+    static const char *const names[4] = {"ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias",
+                                         "ffn_down_exps.bias"};
+    const int64_t widths[4] = {e, e * ff, e * ff, e * d};
+    for (int i = 0; i < 4; i++)
+        w[4 + i] = tensor(l, blk(l, layer, names[i], -1), IR_ELEM_F32, 1, widths[i], IR_ROLE_CONSTANT);
+}
+
+/* A mixture of form mf. One row: one op. Several: each row gathered (a literal row of the normed rows), mixed, and
+ * set into its row of the layer's mixture table (state the step fills and reads). */
+static ir_tid ffn_mixture(struct models_lift *l, int layer, ir_tid x, const struct moe_form *mf)
+{
+    int64_t d = l->c->hidden;
+    ir_tid w[8];
+    expert_weights(l, layer, mf->bias, w);
     if (l->kind == MODELS_DECODE)
-        return moe_op(l, x, w, blk(l, layer, "ffn_moe", -1));
+        return moe_op(l, x, w, mf, blk(l, layer, "ffn_moe", -1));
     ir_tid table = tensor(l, blk(l, layer, "ffn_moe_rows", -1), IR_ELEM_F32, l->n, d, IR_ROLE_STATE);
     for (int64_t r = 0; r < l->n && !l->failed; r++) {
         ir_tid xr = row_of(l, x, r + 1, blk(l, layer, "ffn_in", r));
-        ir_tid m = moe_op(l, xr, w, blk(l, layer, "ffn_moe", r));
+        ir_tid m = moe_op(l, xr, w, mf, blk(l, layer, "ffn_moe", r));
         set_rows(l, table, m, r + 1, IR_NONE);
     }
     return table;
 }
+
+/* qwen3-moe: a mixture of SwiGLU experts. */
+static ir_tid ffn_moe(struct models_lift *l, int layer, ir_tid x) { return ffn_mixture(l, layer, x, &swiglu_experts); }
 
 /* gemma2: the logits through the final soft cap. */
 static ir_tid logits_capped(struct models_lift *l, ir_tid t)
@@ -787,7 +847,8 @@ static ir_tid gated_attention_block(struct models_lift *l, int layer, ir_tid x)
         matmul(l, xn, matrix(l, blk(l, layer, "attn_gate.weight", -1), d, hq), blk(l, layer, "attn_gate", -1));
     ir_tid k = matmul(l, xn, matrix(l, blk(l, layer, "attn_k.weight", -1), d, hk), blk(l, layer, "k", -1));
     ir_tid v = matmul(l, xn, matrix(l, blk(l, layer, "attn_v.weight", -1), d, hk), blk(l, layer, "v", -1));
-    ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v) : attend(l, layer, q, k, v, l->pos[0], -1);
+    ir_tid a = l->kind == MODELS_BATCH ? attend_batch(l, layer, q, k, v, IR_NONE)
+                                       : attend(l, layer, q, k, v, l->pos[0], IR_NONE, -1);
     ir_tid sg = unary(l, IR_KIND_SIGMOID, gate, blk(l, layer, "attn_gate_sigmoid", -1));
     ir_tid ag = elementwise(l, IR_EW_MUL, a, sg, blk(l, layer, "attn_gated", -1));
     ir_tid o = matmul(l, ag, matrix(l, blk(l, layer, "attn_output.weight", -1), hq, d), blk(l, layer, "attn_out", -1));
@@ -897,7 +958,8 @@ static int64_t params_relu2(const struct models_config *c, int layer)
 /* qwen2.5: the common attention half, each of q, k and v its product plus a bias row. */
 static ir_tid attention_qkv_bias(struct models_lift *l, int layer, ir_tid x)
 {
-    return attention_half(l, layer, x, true);
+    static const struct attn_form qkv_biased = {true, false, false};
+    return attention_half(l, layer, x, &qkv_biased);
 }
 
 /* Parameters of a qwen2.5 layer beyond its two norms (its attention half is its own): the q, k, v and output
@@ -1177,6 +1239,44 @@ static int64_t params_deepseek(const struct models_config *c, int layer)
     return size_add(attn, size_add(router, size_add(experts, shared)));
 }
 
+/* ── gpt-oss: attention sinks, biases, alternating sliding windows, a mixture of clamped SwiGLU experts ───────
+ *
+ * A layer: the attention half with bias rows on its q, k, v and output products and a learned sink a head (a
+ * `sinks` operand of the attention), a sliding window of `window` rows on even layers; the FFN a `moe` of clamped
+ * SwiGLU experts (act clamped_swiglu, alpha and limit the config's), bias rows on the router and each expert's gate,
+ * up and down products, the top k of the router's logits then a softmax over them (topk_softmax). The model's one
+ * interleaved gate_up projection is lifted split by column into its gate and up halves. Its YaRN rotary frequencies
+ * and attention factor are values of the rotary tables (constants the host fills): the rope op reads them as any. */
+
+/* gpt-oss: the attention half, its q, k, v and output products biased, its attention with sinks. */
+static ir_tid attention_gpt_oss(struct models_lift *l, int layer, ir_tid x)
+{
+    static const struct attn_form sinked = {true, true, true};
+    return attention_half(l, layer, x, &sinked);
+}
+
+/* gpt-oss: a mixture of clamped SwiGLU experts, biased, routed by the top k of the logits then their softmax. */
+static ir_tid ffn_gpt_oss(struct models_lift *l, int layer, ir_tid x)
+{
+    const struct moe_form mf = {IR_MOE_CLAMPED_SWIGLU, true, true, l->c->swiglu_alpha, l->c->swiglu_limit};
+    return ffn_mixture(l, layer, x, &mf);
+}
+
+/* Parameters of a gpt-oss layer beyond its two norms: the q, k, v and output products and their biases, the sinks,
+ * the router and its bias, the experts' products and their biases. */
+static int64_t params_gpt_oss(const struct models_config *c, int layer)
+{
+    (void)layer;
+    int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
+    int64_t e = c->experts, ff = c->expert_ffn;
+    int64_t proj = size_add(size_mul(2, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
+    int64_t attn = size_add(proj, size_add(size_add(hq, size_mul(2, hk)), size_add(d, c->heads)));
+    int64_t router = size_mul(size_add(d, 1), e);
+    int64_t experts = size_mul(size_mul(3, e), size_mul(d, ff));
+    int64_t biases = size_mul(e, size_add(size_mul(2, ff), d));
+    return size_add(attn, size_add(router, size_add(experts, biases)));
+}
+
 /* The families: name, norm offset, mixture, embed, head, post, ffn, attention, logits, window, layer params. */
 static const struct models_family families[] = {
     {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, NULL, params_dense},
@@ -1192,6 +1292,7 @@ static const struct models_family families[] = {
     {"granite", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense},
     {"minicpm", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, NULL, NULL, params_dense},
     {"deepseek", 0, true, NULL, NULL, NULL, ffn_deepseek, attention_mla, NULL, NULL, params_deepseek},
+    {"gpt-oss", 0, true, NULL, NULL, NULL, ffn_gpt_oss, attention_gpt_oss, NULL, window_alternate, params_gpt_oss},
 };
 
 
@@ -1273,6 +1374,12 @@ static bool config_ok(const struct models_config *c, const struct models_family 
     if (!taps_ok || !lin_ok || !rot_ok) {
         snprintf(err, IR_ERR_LEN, "model '%s': conv_taps must be 2..%lld, lin_v_heads a multiple of lin_k_heads, "
                  "rotary_dim even and at most head_dim", c->name, (long long)big);
+        return false;
+    }
+    if (f->ffn == ffn_gpt_oss && !(c->swiglu_alpha > 0 && c->swiglu_limit > 0 && isfinite(c->swiglu_alpha) &&
+                                   isfinite(c->swiglu_limit))) {
+        snprintf(err, IR_ERR_LEN, "model '%s': the clamped SwiGLU's swiglu_alpha and swiglu_limit must be positive",
+                 c->name);
         return false;
     }
     if (c->heads % c->kv_heads || c->head_dim % 2 || (f->mixture && c->top_k > c->experts) ||

@@ -93,6 +93,18 @@ static const struct models_config zoo[] = {
      .head_dim = 64, .ffn = 512, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .eps = 1e-6,
      .rope_base = 10000, .tiny = true, .deepseek = {.q_lora = 256, .kv_lora = 256, .rope_dim = 64, .v_head_dim = 64,
      .shared_ffn = 256, .dense_layers = 1}},
+    /* gpt-oss (openai/gpt-oss-20b's config.json: 24 layers of 64 query heads and 8 kv heads of 64 over a 2880-wide
+     * stream, biases on q/k/v/o, a sink a head, a 128-row sliding window on even layers (layer_types), 32 experts of
+     * 2880, 4 a token, router and expert biases, the clamped SwiGLU of alpha 1.702 and swiglu_limit 7, rope_theta
+     * 150000 with YaRN (factor 32 over 4096), an untied LM head over 201088 tokens). */
+    {.name = "gpt-oss-20b", .family = "gpt-oss", .layers = 24, .hidden = 2880, .heads = 64, .kv_heads = 8,
+     .head_dim = 64, .vocab = 201088, .experts = 32, .top_k = 4, .expert_ffn = 2880, .ctx = 4096, .window = 128,
+     .eps = 1e-5, .rope_base = 150000, .swiglu_alpha = 1.702, .swiglu_limit = 7},
+    /* tiny-gpt-oss keeps every structural feature: q wider than the stream, grouped kv heads, a window on layer 0
+     * only, sinks, every bias, the clamped experts and their routing. */
+    {.name = "tiny-gpt-oss", .family = "gpt-oss", .layers = 2, .hidden = 256, .heads = 8, .kv_heads = 2,
+     .head_dim = 64, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .window = 16,
+     .eps = 1e-5, .rope_base = 150000, .tiny = true, .swiglu_alpha = 1.702, .swiglu_limit = 7},
 };
 
 #define ZOO_COUNT ((int)(sizeof zoo / sizeof zoo[0]))

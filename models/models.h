@@ -51,6 +51,11 @@
  *              the cache's latents as its values through a `head_slice`, and a second `head_matmul` expands the
  *              attended latent into each head's values. The first dense_layers layers a SwiGLU FFN, the rest a
  *              mixture (as qwen3-moe's) plus the shared experts' SwiGLU, summed.
+ *   gpt-oss    bias rows on the q, k, v and output products; a learned sink a head in the attention (`sinks`); a
+ *              sliding window on even layers; the FFN a `moe` (as qwen3-moe's, by rows) of clamped SwiGLU experts
+ *              (act clamped_swiglu, swiglu_alpha, swiglu_limit) with bias rows on the router and on every expert
+ *              product, routed by the top k of the logits then their softmax (topk_softmax). YaRN's frequencies and
+ *              attention factor are the rotary tables' values.
  *
  * What the host sees, as a runtime would:
  *   carried   every key and value cache, convolution ring and DeltaNet memory (role state): the host keeps them
@@ -117,7 +122,7 @@ struct models_config {
         int64_t shared_ffn;   /* the shared experts' inner width (their count × expert_ffn) */
         int32_t dense_layers; /* the first layers whose FFN is dense SwiGLU of width ffn (first_k_dense_replace) */
     } deepseek;
-    /* qwen3-next, nemotron, qwen2.5, granite, minicpm (0 where a family has no such part). */
+    /* qwen3-next, nemotron, qwen2.5, granite, minicpm, gpt-oss (0 where a family has no such part). */
     int32_t full_every;     /* qwen3-next: layers l with (l+1) % full_every == 0 attend; the rest are Gated DeltaNet */
     int64_t lin_k_heads;    /* Gated DeltaNet key heads (each shared by lin_v_heads/lin_k_heads value heads) */
     int64_t lin_v_heads;    /* Gated DeltaNet value heads */
@@ -130,6 +135,8 @@ struct models_config {
     double residual_mult;   /* granite: each branch's multiplier before its residual add */
     double logit_scale;     /* granite: the logits are divided by it */
     double head_divisor;    /* minicpm: the final norm's output is divided by it before the LM head */
+    double swiglu_alpha;    /* gpt-oss: the clamped SwiGLU's σ(alpha·g) */
+    double swiglu_limit;    /* gpt-oss: its gate clamped above, its up to ±limit */
 };
 
 /* Number of models in the zoo. */

@@ -200,7 +200,9 @@ static bool moe_alike(const struct ir_op *a, const struct ir_op *b)
         return false;
     if (a->sym == IR_SYM_PRIM) {
         const struct ir_moe *x = &a->spec.u.moe, *y = &b->spec.u.moe;
-        if (x->d != y->d || x->k != y->k || x->dff != y->dff || x->experts != y->experts || x->act != y->act)
+        if (x->d != y->d || x->k != y->k || x->dff != y->dff || x->experts != y->experts || x->act != y->act ||
+            x->bias != y->bias || x->topk_softmax != y->topk_softmax || x->alpha.has != y->alpha.has ||
+            x->alpha.v != y->alpha.v || x->limit.has != y->limit.has || x->limit.v != y->limit.v)
             return false;
     }
     for (int32_t k = 1; k < a->nins; k++)

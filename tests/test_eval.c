@@ -35,7 +35,7 @@ static ir_tid F(struct ir_graph *g, const char *name, int64_t rows, int64_t cols
 /* A primitive op of kind k writing out, reading the n tensors that follow. */
 static struct ir_op P(enum ir_kind k, ir_tid out, int n, ...)
 {
-    ir_tid ins[8];
+    ir_tid ins[12];
     va_list ap;
     va_start(ap, n);
     for (int i = 0; i < n; i++)
@@ -509,7 +509,7 @@ static bool moe_run(const float *router, enum ir_moeact act, float *out)
     ir_tid gt = F(g, "gate", 2, 3, IR_ROLE_CONSTANT), up = F(g, "up", 2, 3, IR_ROLE_CONSTANT);
     ir_tid dn = F(g, "down", 1, 6, IR_ROLE_CONSTANT), y = F(g, "y", 1, 2, IR_ROLE_ACTIVATION);
     struct ir_op op = P(IR_KIND_MOE, y, 5, x, r, gt, up, dn);
-    op.spec.u.moe = (struct ir_moe){2, 2, 1, 3, act};
+    op.spec.u.moe = (struct ir_moe){.d = 2, .k = 2, .dff = 1, .experts = 3, .act = act};
     ir_graph_push(g, op);
     struct ir_values *v = values(g);
     put(v, x, (const float[]){1, 0}, 2);
@@ -549,6 +549,56 @@ static void test_moe(void)
         double want = 0.5 * gelu(1.0) * 2 * 1 + 0.5 * gelu(2.0) * 2 * 2;
         CHECKF(fabs(out[0] - want) < 1e-5, "moe geglu: %g want %g", (double)out[0], want);
     }
+}
+
+/* moe with bias rows, the clamped SwiGLU and the top k of the logits then their softmax (gpt-oss's), against the
+ * formula in double: x = (1, 0) reads row 0 of every matrix; the router's bias picks experts 1 then 2; expert 1's
+ * gate passes the limit above, its up below, expert 2's up above. */
+static void test_moe_clamped(void)
+{
+    struct ir_graph *g = ir_graph_new();
+    ir_tid x = F(g, "x", 1, 2, IR_ROLE_INPUT), r = F(g, "router", 2, 3, IR_ROLE_CONSTANT);
+    ir_tid gt = F(g, "gate", 2, 6, IR_ROLE_CONSTANT), up = F(g, "up", 2, 6, IR_ROLE_CONSTANT);
+    ir_tid dn = F(g, "down", 2, 6, IR_ROLE_CONSTANT), rb = F(g, "rb", 1, 3, IR_ROLE_CONSTANT);
+    ir_tid gb = F(g, "gb", 1, 6, IR_ROLE_CONSTANT), ub = F(g, "ub", 1, 6, IR_ROLE_CONSTANT);
+    ir_tid db = F(g, "db", 1, 6, IR_ROLE_CONSTANT), y = F(g, "y", 1, 2, IR_ROLE_ACTIVATION);
+    struct ir_op op = P(IR_KIND_MOE, y, 9, x, r, gt, up, dn, rb, gb, ub, db);
+    op.spec.u.moe = (struct ir_moe){.d = 2, .k = 2, .dff = 2, .experts = 3, .act = IR_MOE_CLAMPED_SWIGLU,
+                                    .bias = true, .topk_softmax = true, .alpha = {true, 1.702}, .limit = {true, 7}};
+    ir_graph_push(g, op);
+    struct ir_values *v = values(g);
+    static const float gate0[6] = {0, 0, 8, -2, 1, -0.7f}, up0[6] = {0, 0, -9, 0, 7.5f, -0.7f};
+    static const float down[12] = {1, 1, 1, -1, 0.5f, 2, 1, 1, 1, 1, -3, 0.25f};
+    put(v, x, (const float[]){1, 0}, 2);
+    put(v, r, (const float[]){0.25f, 0.5f, 0.5f, 9, 9, 9}, 6);
+    put(v, gt, (const float[]){0, 0, 8, -2, 1, -0.7f, 5, 5, 5, 5, 5, 5}, 12);
+    put(v, up, (const float[]){0, 0, -9, 0, 7.5f, -0.7f, 5, 5, 5, 5, 5, 5}, 12);
+    put(v, dn, down, 12);
+    put(v, rb, (const float[]){0, 1.5f, 0.5f}, 3);
+    put(v, gb, (const float[]){0, 0, 1, 1, 1, 1}, 6);
+    put(v, ub, (const float[]){0, 0, 0.5f, 0.5f, 0.5f, 0.5f}, 6);
+    put(v, db, (const float[]){0, 0, 0.1f, -0.1f, 0.2f, -0.2f}, 6);
+    if (run(g, v)) {
+        double l1 = 0.5 + 1.5, l2 = 0.5 + 0.5, w1 = 1 / (1 + exp(l2 - l1)), w2 = 1 - w1, want[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            int e = k == 0 ? 1 : 2;
+            double w = k == 0 ? w1 : w2;
+            for (int i = 0; i < 2; i++) {
+                double o = e == 1 ? (i == 0 ? 0.1 : -0.1) : (i == 0 ? 0.2 : -0.2);
+                for (int j = 0; j < 2; j++) {
+                    double gg = fmin(gate0[e * 2 + j] + 1.0, 7.0), uu = fmax(-7.0, fmin(up0[e * 2 + j] + 0.5, 7.0));
+                    o += gg * sig(1.702 * gg) * (uu + 1) * down[j * 6 + e * 2 + i];
+                }
+                want[i] += w * o;
+            }
+        }
+        const float *got = ir_values_cdata(v, y);
+        for (int i = 0; i < 2; i++)
+            CHECKF(fabs(got[i] - want[i]) < 1e-5 * fmax(1, fabs(want[i])), "moe clamped [%d]: %g want %g", i,
+                   (double)got[i], want[i]);
+    }
+    ir_values_free(v);
+    ir_graph_free(g);
 }
 
 /* ── Gated delta rule and convolution ────────────────────────────────────────────────────────────────────── */
@@ -1535,7 +1585,7 @@ static struct ir_graph *every_kind_graph(void)
     op.view_offset = 24;
     ir_graph_push(g, op);
     op = P(IR_KIND_MOE, mo, 5, xm, rt, eg, eu, ed);
-    op.spec.u.moe = (struct ir_moe){12, 2, 8, 4, IR_MOE_GEGLU};
+    op.spec.u.moe = (struct ir_moe){.d = 12, .k = 2, .dff = 8, .experts = 4, .act = IR_MOE_GEGLU};
     ir_graph_push(g, op);
     /* Gated delta over 4 rows of 3 heads (dk = dv = 4), its gates from a sigmoid and a decay. */
     ir_tid gb = F(g, "gb", 4, 3, IR_ROLE_INPUT), gbs = F(g, "beta", 4, 3, IR_ROLE_ACTIVATION);
@@ -1708,6 +1758,7 @@ int main(void)
     test_attention();
     test_attention_strided_values();
     test_moe();
+    test_moe_clamped();
     test_gated_delta();
     test_causal_conv();
     test_unary();

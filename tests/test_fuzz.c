@@ -534,7 +534,7 @@ static bool in_dict(const char *dict, const char *word)
     return strstr(dict, q) != NULL;
 }
 
-/* fuzz/fc.dict names every row of the format's tables. */
+/* fuzz/fc.dict names every row of the format's tables, and every field of a mixture. */
 static void test_dictionary(void)
 {
     size_t len;
@@ -553,6 +553,12 @@ static void test_dictionary(void)
         missing += !in_dict(dict, ir_role_name((enum ir_role)r));
     for (int f = 0; f < IR_FMT_COUNT; f++)
         missing += !in_dict(dict, ir_format_name((enum ir_format)f));
+    for (int a = 0; a < IR_MOE_COUNT; a++)
+        missing += !in_dict(dict, ir_moeact_name((enum ir_moeact)a));
+    int nmoe = 0;
+    const struct ir_field *moe = ir_spec_fields(IR_KIND_MOE, &nmoe);
+    for (int f = 0; f < nmoe; f++)
+        missing += !in_dict(dict, moe[f].name);
     CHECKF(missing == 0, "%d table names are missing from fuzz/fc.dict", missing);
     free(dict);
 }

@@ -77,7 +77,7 @@ static struct ir_graph *lift(const char *model, const char *mode, int layers, en
 static void test_table(void)
 {
     CHECK(models_count() >= 10);
-    CHECK(models_family_count() == 10);
+    CHECK(models_family_count() == 11);
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
         CHECK(c != NULL && models_find(c->name) == c);
@@ -120,7 +120,7 @@ static void test_params(void)
         {"qwen3-8b", 8.2e9},     {"qwen3-30b-a3b", 30.5e9}, {"gemma2-2b", 2.6e9},
         {"qwen3-next-80b-a3b", 80e9}, {"minitron-4b", 4.19e9},    {"qwen2.5-7b", 7.61e9},
         {"granite-3.1-8b", 8.17e9},   {"minicpm-2b", 2.72e9},
-        {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},
+        {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},     {"gpt-oss-20b", 20.9e9},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         const struct models_config *c = models_find(sizes[i].name);
@@ -279,6 +279,17 @@ static void test_errors(void)
     o.weights = IR_FMT_Q4_K;
     CHECK(models_lift(models_find("deepseek-v2-lite"), &o, err) == NULL && strstr(err, "expert_ffn") &&
           strstr(err, "1408"));
+    o = models_default_options();
+    /* gpt-oss: the clamped SwiGLU needs a positive alpha and limit; gpt-oss-20b's expert width (2880) takes q8_0
+     * but not q4_k. */
+    struct models_config go = *models_find("tiny-gpt-oss");
+    go.swiglu_limit = 0;
+    CHECK(models_lift(&go, &o, err) == NULL && strstr(err, "swiglu_alpha and swiglu_limit"));
+    go = *models_find("tiny-gpt-oss");
+    go.swiglu_alpha = -1;
+    CHECK(models_lift(&go, &o, err) == NULL && strstr(err, "swiglu_alpha and swiglu_limit"));
+    o.weights = IR_FMT_Q4_K;
+    CHECK(models_lift(models_find("gpt-oss-20b"), &o, err) == NULL && strstr(err, "2880"));
     o = models_default_options();
     /* A decode mode's count is ignored: it is one row. */
     o = models_default_options();
@@ -757,6 +768,50 @@ static void test_shape_deepseek(void)
 }
 
 /* ── Evaluation ──────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* gpt-oss: biased q, k, v and output products, sinks on every attention and a window on even layers only, the
+ * mixture of clamped SwiGLU experts with its biases and its top-k-then-softmax routing, by rows in a chunk. */
+static void test_shape_gpt_oss(void)
+{
+    struct ir_graph *d = lift("tiny-gpt-oss", "decode", 0, IR_FMT_Q8_0);
+    struct ir_graph *p = lift("tiny-gpt-oss", "prefill:8", 0, IR_FMT_Q8_0);
+    const struct models_config *c = models_find("tiny-gpt-oss");
+    if (d && c) {
+        static const char *const biased[] = {"q", "k", "v", "attn_out"};
+        for (int i = 0; i < 4; i++) {
+            char n[64];
+            snprintf(n, sizeof n, "blk.1.%s", biased[i]);
+            int b = producer(d, find(d, n));
+            CHECKF(is_kind(d, b, IR_KIND_ELEMENTWISE) && d->ops[b].spec.u.elementwise.op == IR_EW_ADD &&
+                   d->ops[b].spec.u.elementwise.row == d->tensors[find(d, n)].cols &&
+                   d->tensors[d->ops[b].ins[1]].role == IR_ROLE_CONSTANT, "%s: a bias row added", n);
+        }
+        for (int layer = 0; layer < 2; layer++) {
+            char n[64];
+            snprintf(n, sizeof n, "blk.%d.attn", layer);
+            int a = producer(d, find(d, n));
+            snprintf(n, sizeof n, "blk.%d.attn_sinks.weight", layer);
+            CHECK(is_kind(d, a, IR_KIND_ATTENTION) && d->ops[a].spec.u.attention.sinks && d->ops[a].nins == 5 &&
+                  d->ops[a].ins[4] == find(d, n) && d->tensors[find(d, n)].cols == c->heads);
+            CHECK(d->ops[a].spec.u.attention.window == (layer % 2 == 0 ? c->window : 0));
+        }
+        int m = producer(d, find(d, "blk.0.ffn_moe"));
+        CHECK(is_kind(d, m, IR_KIND_MOE) && d->ops[m].nins == 9);
+        if (is_kind(d, m, IR_KIND_MOE)) {
+            const struct ir_moe *mo = &d->ops[m].spec.u.moe;
+            CHECK(mo->act == IR_MOE_CLAMPED_SWIGLU && mo->bias && mo->topk_softmax && mo->alpha.has &&
+                  mo->alpha.v == 1.702 && mo->limit.has && mo->limit.v == 7 && mo->k == 2 && mo->experts == 8);
+            CHECK(d->ops[m].ins[5] == find(d, "blk.0.ffn_gate_inp.bias") &&
+                  d->ops[m].ins[8] == find(d, "blk.0.ffn_down_exps.bias"));
+        }
+        CHECK(count_kind(d, IR_KIND_MOE) == 2 && find(d, "output.weight") != IR_NONE);
+    }
+    if (p)
+        CHECK(count_kind(p, IR_KIND_MOE) == 16 && find(p, "blk.1.ffn_moe_rows") != IR_NONE &&
+              count_kind(p, IR_KIND_ATTENTION) == 2);
+    ir_graph_free(d);
+    ir_graph_free(p);
+}
 
 /* The bytes of every tensor of g that v holds as plain values (checkpoint constants aside), one after another. */
 static float *snapshot(const struct ir_graph *g, const struct ir_values *v, size_t *n)
@@ -1261,6 +1316,22 @@ static void ref_rope_part(double *x, int heads, int half, const float *cos, cons
         }
 }
 
+/* Values for the decode graph g with its weights read as plain values (no checkpoint rows), filled from seed, the
+ * step's token and position set; NULL (a failed check) when they cannot be made. */
+static struct ir_values *plain_decode_values(struct ir_graph *g, uint64_t seed, int token, int pos)
+{
+    for (int t = 0; t < g->ntensors; t++)
+        g->tensors[t].checkpoint = false;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, seed, err);
+    CHECKF(v != NULL, "%s", err);
+    if (v) {
+        ir_values_data(v, find(g, "token"))[0] = (float)token;
+        ir_values_data(v, find(g, "pos"))[0] = (float)pos;
+    }
+    return v;
+}
+
 /* One decode row of the one-layer `model` (nemotron, qwen2.5, granite or minicpm) at position pos, token tok,
  * checked against the plain implementation: the layer's output stream and the logits. */
 static void check_dense_reference(const char *model, int pos, int tok)
@@ -1275,17 +1346,12 @@ static void check_dense_reference(const char *model, int pos, int tok)
     int kvn = (int)c->kv_heads, hk = kvn * HD;
     CHECK(c->hidden == D && c->heads == H && (kvn == KV || kvn == H) && c->head_dim == HD && c->ffn == FF &&
           c->vocab == V && c->ctx == CTX);
-    for (int t = 0; t < g->ntensors; t++)
-        g->tensors[t].checkpoint = false;
     char err[IR_ERR_LEN] = "";
-    struct ir_values *v = ir_values_new(g, 5, err);
-    CHECKF(v != NULL, "%s", err);
+    struct ir_values *v = plain_decode_values(g, 5, tok, pos);
     if (!v) {
         ir_graph_free(g);
         return;
     }
-    ir_values_data(v, find(g, "token"))[0] = (float)tok;
-    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
     static double kc[CTX * HQ], vc[CTX * HQ];
     for (int i = 0; i < CTX * hk; i++) {
         kc[i] = lval(g, v, 0, "k_cache", -1)[i];
@@ -1378,6 +1444,22 @@ static void ref_glu(const struct ir_graph *g, const struct ir_values *v, int lay
         out[i] += dn[i];
 }
 
+/* The k largest of score[n] in rank order into chosen (the lower index first on ties). */
+static void ref_top_k(const double *score, int n, int k, int *chosen)
+{
+    for (int r = 0; r < k; r++) {
+        int best = -1;
+        for (int e = 0; e < n; e++) {
+            bool taken = false;
+            for (int c = 0; c < r; c++)
+                taken |= chosen[c] == e;
+            if (!taken && (best < 0 || score[e] > score[best]))
+                best = e;
+        }
+        chosen[r] = best;
+    }
+}
+
 /* The routed experts of xn (softmax router, top-k renormalised, lower index first on ties), added into out. */
 static void ref_experts(const struct ir_graph *g, const struct ir_values *v, int layer, const double *xn, double *out)
 {
@@ -1392,18 +1474,9 @@ static void ref_experts(const struct ir_graph *g, const struct ir_values *v, int
         sum += logit[e] = exp(logit[e] - mx);
     int chosen[DS_K];
     double wsum = 0;
-    for (int k = 0; k < DS_K; k++) {
-        int best = -1;
-        for (int e = 0; e < DS_E; e++) {
-            bool taken = false;
-            for (int c = 0; c < k; c++)
-                taken |= chosen[c] == e;
-            if (!taken && (best < 0 || logit[e] > logit[best]))
-                best = e;
-        }
-        chosen[k] = best;
-        wsum += logit[best] / sum;
-    }
+    ref_top_k(logit, DS_E, DS_K, chosen);
+    for (int k = 0; k < DS_K; k++)
+        wsum += logit[chosen[k]] / sum;
     for (int k = 0; k < DS_K; k++) {
         int e = chosen[k];
         for (int j = 0; j < DS_EF; j++) {
@@ -1506,18 +1579,13 @@ static void test_reference_deepseek(void)
           k->kv_lora == DS_LORA && k->v_head_dim == DS_VD && k->q_lora == DS_QL && c->ffn == DS_FF &&
           c->experts == DS_E && c->top_k == DS_K && c->expert_ffn == DS_EF && k->shared_ffn == DS_SF &&
           c->ctx == DS_CTX && k->dense_layers == 1 && c->query_scale == 0);
-    for (int t = 0; t < g->ntensors; t++)
-        g->tensors[t].checkpoint = false;
+    const int pos = 29;
     char err[IR_ERR_LEN] = "";
-    struct ir_values *v = ir_values_new(g, 11, err);
-    CHECKF(v != NULL, "%s", err);
+    struct ir_values *v = plain_decode_values(g, 11, 300, pos);
     if (!v) {
         ir_graph_free(g);
         return;
     }
-    const int pos = 29;
-    ir_values_data(v, find(g, "token"))[0] = 300;
-    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
     static float kc0[2][DS_CTX * DS_ROW];
     for (int layer = 0; layer < 2; layer++)
         memcpy(kc0[layer], lval(g, v, layer, "kv_cache", -1), sizeof kc0[layer]);
@@ -1539,6 +1607,191 @@ static void test_reference_deepseek(void)
     ir_graph_free(g);
 }
 
+/* ── tiny-gpt-oss against a plain implementation ─────────────────────────────────────────────────────────── */
+
+/* tiny-gpt-oss's sizes: hidden, query and kv heads, head width, their widths, experts, top-k, expert width, cache
+ * rows. */
+enum { GO_D = 256, GO_H = 8, GO_KV = 2, GO_HD = 64, GO_HQ = GO_H * GO_HD, GO_HK = GO_KV * GO_HD, GO_E = 8, GO_K = 2,
+       GO_EF = 256, GO_CTX = 64 };
+
+/* x[i] += b[i] over n values. */
+static void ref_add(double *x, const float *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        x[i] += b[i];
+}
+
+/* Each query head of q attending the cached rows lo..hi of its group's kv head, with its sink's logit in the
+ * softmax's denominator only, into att. */
+static void ref_attend_sinks(const double *q, const double *kc, const double *vc, int lo, int hi, const float *sinks,
+                             double *att)
+{
+    for (int h = 0; h < GO_H; h++) {
+        int kvh = h / (GO_H / GO_KV);
+        double logit[GO_CTX], mx = sinks[h], sum = 0;
+        for (int j = lo; j <= hi; j++) {
+            double s = 0;
+            for (int i = 0; i < GO_HD; i++)
+                s += q[h * GO_HD + i] * kc[j * GO_HK + kvh * GO_HD + i];
+            logit[j] = s / sqrt((double)GO_HD);
+            mx = fmax(mx, logit[j]);
+        }
+        for (int j = lo; j <= hi; j++)
+            sum += logit[j] = exp(logit[j] - mx);
+        sum += exp(sinks[h] - mx);
+        for (int i = 0; i < GO_HD; i++) {
+            double a = 0;
+            for (int j = lo; j <= hi; j++)
+                a += logit[j] / sum * vc[j * GO_HK + kvh * GO_HD + i];
+            att[h * GO_HD + i] = a;
+        }
+    }
+}
+
+/* The clamped SwiGLU of gate g and up u: min(g, limit)·σ(alpha·min(g, limit))·(clamp(u, ±limit) + 1). */
+static double ref_clamped(double g, double u, double alpha, double limit)
+{
+    g = fmin(g, limit);
+    u = fmax(-limit, fmin(u, limit));
+    return g / (1 + exp(-alpha * g)) * (u + 1);
+}
+
+/* The biased router's top k logits (lower index first on ties), a softmax over them, and each chosen expert's
+ * biased clamped SwiGLU, added into out. */
+static void ref_gpt_oss_experts(const struct ir_graph *g, const struct ir_values *v, int layer, const double *xn,
+                                double alpha, double limit, double *out)
+{
+    static double logit[GO_E], gt[GO_EF], ut[GO_EF];
+    const float *gate = lval(g, v, layer, "ffn_gate_exps.weight", -1), *up = lval(g, v, layer, "ffn_up_exps.weight", -1);
+    const float *down = lval(g, v, layer, "ffn_down_exps.weight", -1);
+    const float *gb = lval(g, v, layer, "ffn_gate_exps.bias", -1), *ub = lval(g, v, layer, "ffn_up_exps.bias", -1);
+    const float *db = lval(g, v, layer, "ffn_down_exps.bias", -1);
+    ref_matvec(xn, lval(g, v, layer, "ffn_gate_inp.weight", -1), GO_D, GO_E, logit);
+    ref_add(logit, lval(g, v, layer, "ffn_gate_inp.bias", -1), GO_E);
+    int chosen[GO_K];
+    double w[GO_K], sum = 0;
+    ref_top_k(logit, GO_E, GO_K, chosen);
+    for (int k = 0; k < GO_K; k++)
+        sum += w[k] = exp(logit[chosen[k]] - logit[chosen[0]]);
+    for (int k = 0; k < GO_K; k++) {
+        int e = chosen[k];
+        for (int j = 0; j < GO_EF; j++) {
+            gt[j] = gb[e * GO_EF + j];
+            ut[j] = ub[e * GO_EF + j];
+            for (int t = 0; t < GO_D; t++) {
+                gt[j] += xn[t] * gate[(size_t)t * GO_E * GO_EF + e * GO_EF + j];
+                ut[j] += xn[t] * up[(size_t)t * GO_E * GO_EF + e * GO_EF + j];
+            }
+            gt[j] = ref_clamped(gt[j], ut[j], alpha, limit);
+        }
+        for (int i = 0; i < GO_D; i++) {
+            double o = db[e * GO_D + i];
+            for (int j = 0; j < GO_EF; j++)
+                o += gt[j] * down[(size_t)j * GO_E * GO_D + e * GO_D + i];
+            out[i] += w[k] / sum * o;
+        }
+    }
+}
+
+/* One decode row x through layer `layer` of tiny-gpt-oss at position pos: biased q, k, v, the rotations, the caches
+ * (as they were before the step) taking their new rows, the attention with sinks over the layer's window, the biased
+ * output product, then the mixture. */
+static void ref_gpt_oss_layer(const struct ir_graph *g, const struct ir_values *v, const struct models_config *c,
+                              int layer, int pos, double *x, double *kc, double *vc)
+{
+    static double xn[GO_D], q[GO_HQ], k[GO_HK], vv[GO_HK], att[GO_HQ], o[GO_D], ffn[GO_D];
+    const float *cos = val(g, v, "rope.cos"), *sin = val(g, v, "rope.sin");
+    ref_rms(x, lval(g, v, layer, "attn_norm.weight", -1), GO_D, c->eps, xn);
+    ref_matvec(xn, lval(g, v, layer, "attn_q.weight", -1), GO_D, GO_HQ, q);
+    ref_matvec(xn, lval(g, v, layer, "attn_k.weight", -1), GO_D, GO_HK, k);
+    ref_matvec(xn, lval(g, v, layer, "attn_v.weight", -1), GO_D, GO_HK, vv);
+    ref_add(q, lval(g, v, layer, "attn_q.bias", -1), GO_HQ);
+    ref_add(k, lval(g, v, layer, "attn_k.bias", -1), GO_HK);
+    ref_add(vv, lval(g, v, layer, "attn_v.bias", -1), GO_HK);
+    for (int h = 0; h < GO_H; h++)
+        ref_rope(q + h * GO_HD, 1, GO_HD, cos, sin, pos);
+    for (int h = 0; h < GO_KV; h++)
+        ref_rope(k + h * GO_HD, 1, GO_HD, cos, sin, pos);
+    for (int i = 0; i < GO_HK; i++) {
+        kc[pos * GO_HK + i] = k[i];
+        vc[pos * GO_HK + i] = vv[i];
+    }
+    int lo = layer % 2 == 0 && pos - c->window + 1 > 0 ? pos - (int)c->window + 1 : 0;
+    ref_attend_sinks(q, kc, vc, lo, pos, lval(g, v, layer, "attn_sinks.weight", -1), att);
+    ref_matvec(att, lval(g, v, layer, "attn_output.weight", -1), GO_HQ, GO_D, o);
+    ref_add(o, lval(g, v, layer, "attn_output.bias", -1), GO_D);
+    for (int i = 0; i < GO_D; i++)
+        x[i] += o[i];
+    ref_rms(x, lval(g, v, layer, "ffn_norm.weight", -1), GO_D, c->eps, xn);
+    for (int i = 0; i < GO_D; i++)
+        ffn[i] = 0;
+    ref_gpt_oss_experts(g, v, layer, xn, c->swiglu_alpha, c->swiglu_limit, ffn);
+    for (int i = 0; i < GO_D; i++)
+        x[i] += ffn[i];
+}
+
+/* Push some of a layer's expert gate and up biases past the clamped SwiGLU's limit (both signs), so the clamps act. */
+static void push_past_limit(const struct ir_graph *g, struct ir_values *v, int layer, double limit)
+{
+    char n[64];
+    snprintf(n, sizeof n, "blk.%d.ffn_gate_exps.bias", layer);
+    float *gb = ir_values_data(v, find(g, n));
+    snprintf(n, sizeof n, "blk.%d.ffn_up_exps.bias", layer);
+    float *ub = ir_values_data(v, find(g, n));
+    for (int j = 0; gb && ub && j < GO_E * GO_EF; j += 3) {
+        gb[j] = (float)(j % 2 ? limit + 2 : -limit - 2);
+        ub[j] = (float)(j % 4 == 0 ? limit + 1.5 : -limit - 1.5);
+    }
+}
+
+/* A tiny-gpt-oss decode step evaluated against the plain implementation, layer by layer (the windowed layer 0 at a
+ * position past its window, and the full layer 1): each from the evaluator's input to it, its output row and its
+ * caches within 1e-5; some expert biases pushed past the clamps' limit. Weights are taken as plain values. */
+static void test_reference_gpt_oss(void)
+{
+    const struct models_config *c = models_find("tiny-gpt-oss");
+    struct ir_graph *g = lift("tiny-gpt-oss", "decode", 0, IR_FMT_F32);
+    if (!g || !c) {
+        ir_graph_free(g);
+        return;
+    }
+    CHECK(c->hidden == GO_D && c->heads == GO_H && c->kv_heads == GO_KV && c->head_dim == GO_HD &&
+          c->experts == GO_E && c->top_k == GO_K && c->expert_ffn == GO_EF && c->ctx == GO_CTX && c->window == 16 &&
+          c->query_scale == 0 && c->rotary_dim == 0);
+    const int pos = 37;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = plain_decode_values(g, 13, 123, pos);
+    if (!v) {
+        ir_graph_free(g);
+        return;
+    }
+    static float kc0[2][GO_CTX * GO_HK], vc0[2][GO_CTX * GO_HK];
+    for (int layer = 0; layer < 2; layer++) {
+        memcpy(kc0[layer], lval(g, v, layer, "k_cache", -1), sizeof kc0[layer]);
+        memcpy(vc0[layer], lval(g, v, layer, "v_cache", -1), sizeof vc0[layer]);
+        push_past_limit(g, v, layer, c->swiglu_limit);
+    }
+    CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    static double x[GO_D], kc[GO_CTX * GO_HK], vc[GO_CTX * GO_HK];
+    for (int layer = 0; layer < 2; layer++) {
+        const float *in = layer == 0 ? val(g, v, "embd") : lval(g, v, layer - 1, "out", -1);
+        for (int i = 0; i < GO_D; i++)
+            x[i] = in[i];
+        for (int i = 0; i < GO_CTX * GO_HK; i++) {
+            kc[i] = kc0[layer][i];
+            vc[i] = vc0[layer][i];
+        }
+        ref_gpt_oss_layer(g, v, c, layer, pos, x, kc, vc);
+        double dk = rel_diff(lval(g, v, layer, "k_cache", -1), kc, GO_CTX * GO_HK);
+        double dv = rel_diff(lval(g, v, layer, "v_cache", -1), vc, GO_CTX * GO_HK);
+        double dx = rel_diff(lval(g, v, layer, "out", -1), x, GO_D);
+        CHECKF(dk < 1e-5 && dv < 1e-5, "tiny-gpt-oss layer %d: caches differ by %g, %g", layer, dk, dv);
+        CHECKF(dx < 1e-5, "tiny-gpt-oss layer %d: output differs by %g", layer, dx);
+    }
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     test_table();
@@ -1554,11 +1807,13 @@ int main(void)
     test_shape_gemma();
     test_shape_qwen3_next();
     test_shape_deepseek();
+    test_shape_gpt_oss();
     test_all_lift();
     test_eval_deterministic();
     test_reference();
     test_gdn_reference();
     test_dense_reference();
     test_reference_deepseek();
+    test_reference_gpt_oss();
     return check_done("test_models");
 }

@@ -215,7 +215,7 @@ static void build_front(struct ir_graph *g)
     op.spec.u.rows_gather = (struct ir_rows_gather){16, 8, 2};
     push(g, op, O_EG);
     op = P(g, IR_KIND_MOE, "mo", "x router gate up down");
-    op.spec.u.moe = (struct ir_moe){8, 2, 4, 3, IR_MOE_SWIGLU};
+    op.spec.u.moe = (struct ir_moe){.d = 8, .k = 2, .dff = 4, .experts = 3, .act = IR_MOE_SWIGLU};
     push(g, op, O_MO);
     op = P(g, IR_KIND_DECAY, "dec", "aa alog dtb");
     op.spec.u.decay = (struct ir_decay){2, 1};
@@ -434,6 +434,18 @@ static void m_attention_kv(struct ir_graph *g) { OP(O_ATT)->spec.u.attention.kv 
 static void m_attention_rows(struct ir_graph *g) { OP(O_ATT2)->spec.u.attention.pos.literal = 4, OP(O_ATT2)->spec.u.attention.rows = 2; }
 static void m_slice(struct ir_graph *g) { OP(O_HS)->spec.u.head_slice.from = 3; }
 static void m_moe_k(struct ir_graph *g) { OP(O_MO)->spec.u.moe.k = 4; }
+static void m_moe_alpha(struct ir_graph *g) { OP(O_MO)->spec.u.moe.alpha = (struct ir_optf){true, 1.702}; }
+static void m_moe_clamped(struct ir_graph *g)
+{
+    OP(O_MO)->spec.u.moe.act = IR_MOE_CLAMPED_SWIGLU;
+    OP(O_MO)->spec.u.moe.alpha = (struct ir_optf){true, 1.702};
+}
+static void m_moe_limit(struct ir_graph *g)
+{
+    m_moe_clamped(g);
+    OP(O_MO)->spec.u.moe.limit = (struct ir_optf){true, -7};
+}
+static void m_moe_bias(struct ir_graph *g) { OP(O_MO)->spec.u.moe.bias = true; }
 static void m_literal_row(struct ir_graph *g) { OP(O_E2)->spec.u.row_gather.index.literal = 17; }
 static void m_set_row_literal(struct ir_graph *g)
 {
@@ -588,6 +600,10 @@ static const struct violation violations[] = {
     {"attention rows", m_attention_rows, "rows: 2 query rows from row 4 pass l = 4", O_ATT2, NULL},
     {"head slice", m_slice, "width: from + width = 5 exceeds every = 4", O_HS, NULL},
     {"moe k", m_moe_k, "k: k = 4 exceeds experts = 3", O_MO, NULL},
+    {"moe alpha", m_moe_alpha, "alpha: only the clamped SwiGLU takes it", O_MO, NULL},
+    {"moe clamped", m_moe_clamped, "limit: the clamped SwiGLU needs alpha and limit", O_MO, NULL},
+    {"moe limit", m_moe_limit, "limit: must be positive", O_MO, NULL},
+    {"moe bias", m_moe_bias, "ins: 5 operands, expected 9", O_MO, NULL},
     {"literal row", m_literal_row, "index: row 17 is outside 1..16", O_E2, NULL},
     {"set_row literal", m_set_row_literal, "index: rows 5..5 are outside 1..4", O_SETK, NULL},
     {"set_row out", m_set_row_out, "out: must be the table 'kc' it writes in place", O_SETK, NULL},
