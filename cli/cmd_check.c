@@ -23,6 +23,8 @@ struct check_args {
     const char *db;
     struct cli_lift lift;
     bool eval_real, progress, tolerance;
+    const char *device;            /* --device: where the tolerance runs' launches run (NULL: the host lane) */
+    struct kernels_device *dev;    /* that device, opened */
     uint64_t seed;
     struct cli_holds holds; /* --hold: held in every compile (under a shim that has the step or holds it) */
 };
@@ -103,6 +105,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"ctx", required_argument, NULL, 'C'},
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
         {"tolerance", no_argument, NULL, 't'},    {"hold", required_argument, NULL, 'H'},
+        {"device", required_argument, NULL, 'D'},
         CLI_SEED_RULES_OPTION,                    {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
@@ -132,6 +135,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 'C': if (cli_lift_option(&a->lift, "ctx", optarg)) return CLI_USAGE; break;
         case 'e': a->eval_real = true; break;
         case 't': a->tolerance = true; break;
+        case 'D': a->device = optarg; break;
         case 'q': a->progress = false; break;
         case 'R': rules_seed_mode(true); break;
         case 'H': if (cli_holds_add(&a->holds, optarg)) return CLI_USAGE; break;
@@ -390,7 +394,7 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
             print_failed(l, shim, &cmp.rows[i], a->progress);
     if (!rc && a->tolerance && l->values && strncmp(shim->name, "cuda-lane:", 10) == 0 && cmp.rows[0].pass) {
         /* the lane's kernels on the host lane, every launch against the evaluator, logged in the same run */
-        struct cli_tol_options to = {a->seed, 1, KERNELS_FAULT_NONE, false, false, db, run, l->id, shim_id};
+        struct cli_tol_options to = {a->seed, 1, KERNELS_FAULT_NONE, false, false, db, run, l->id, shim_id, a->dev};
         char why[IR_ERR_LEN];
         t0 = now();
         if (cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) {
@@ -471,6 +475,10 @@ int cli_cmd_check(int argc, char **argv)
 {
     struct check_args a;
     int rc = parse_check_args(argc, argv, &a);
+    if (!rc && a.device && !a.tolerance)
+        rc = cli_usage_error("check", "--device runs the tolerance runs' launches: it needs --tolerance");
+    if (!rc)
+        rc = cli_device_open("check", a.device, &a.dev);
     char err[DB_ERR_LEN], rev[64], host[128] = "";
     struct db *db = NULL;
     if (!rc && db_open(a.db, &db, err)) {
@@ -478,6 +486,7 @@ int cli_cmd_check(int argc, char **argv)
         rc = CLI_USAGE;
     }
     if (rc) {
+        kernels_device_close(a.dev);
         cli_holds_free(&a.holds);
         return rc;
     }
@@ -520,12 +529,14 @@ int cli_cmd_check(int argc, char **argv)
            t.optimize_s, t.eval_s, t.db_s, a.db);
     if (begun && a.tolerance)
         printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
-               "%.3g, %lld end-to-end top-1 misses; host lane %.2f s, evaluator %.2f s\n",
+               "%.3g, %lld end-to-end top-1 misses; %s %.2f s, evaluator %.2f s\n",
                (long long)t.tol.graphs, (long long)t.tol.launches, (long long)t.tol.rows, (long long)t.tol.failed,
-               t.tol.worst_ratio, (long long)t.tol.top1_misses, t.tol.lane_s, t.tol.eval_s);
+               t.tol.worst_ratio, (long long)t.tol.top1_misses, a.dev ? kernels_device_backend(a.dev) : "host lane",
+               t.tol.lane_s, t.tol.eval_s);
     for (int i = 0; i < nshims; i++)
         shim_free(shims[i]);
     cli_holds_free(&a.holds);
+    kernels_device_close(a.dev);
     free(command);
     db_close(db);
     if (rc)

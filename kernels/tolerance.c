@@ -196,6 +196,8 @@ struct run {
     const struct kernels_tol_input *in;
     struct kernels_lane *lane;
     struct ir_values *lanev, *bounds;  /* the launch's buffers and bounds, made for the rewritten graph */
+    struct kernels_lane *host;         /* with a device: the host lane the device must equal, and its buffers */
+    struct ir_values *hostv;
     struct kernels_tol_result *out;
     int32_t step;
     char *err;
@@ -339,8 +341,52 @@ static void widen_quantized(const struct kernels_point *p, const struct ir_graph
         widen_quantized(p, g, &op->parts[k], ref, bounds);
 }
 
+/* Run launch i with its inputs from `ref` on the run's host lane into its own buffers (the device's twin). */
+static int host_twin(struct run *r, int32_t i, struct ir_values *ref, struct ir_values *pre,
+                     const struct ir_graph *sg, const struct ir_values *src, bool unquantized)
+{
+    struct run h = *r;
+    h.lane = r->host;
+    h.lanev = r->hostv;
+    swap_recurrent(r->in->rewritten, &r->in->rewritten->ops[i], ref, pre);
+    kernels_lane_forget(r->host);
+    int rc = load_inputs(&h, i, ref, sg, src, unquantized) || kernels_lane_launch(r->host, r->in->rewritten, i,
+                                                                                  r->hostv, r->err);
+    swap_recurrent(r->in->rewritten, &r->in->rewritten->ops[i], ref, pre);
+    return rc;
+}
+
+/* The device's values of tensor t against the host lane's: the same arithmetic in the same order
+ * (docs/numerics.md), so equal bit for bit (a NaN equals a NaN); a failing row at the first that is not. */
+static int device_equals_host(struct run *r, int32_t i, ir_tid t, bool unquantized)
+{
+    const float *dv = ir_values_cdata(r->lanev, t), *hv = ir_values_cdata(r->hostv, t);
+    int64_t n = ir_tensor_len(r->in->rewritten, t);
+    for (int64_t e = 0; dv && hv && e < n; e++) {
+        if (memcmp(&dv[e], &hv[e], sizeof(float)) == 0 || (dv[e] != dv[e] && hv[e] != hv[e]))
+            continue;
+        struct kernels_tol_row *row = launch_row(r, i, kernels_launch_kernel(&r->in->rewritten->ops[i]));
+        if (!row)
+            return -1;
+        row->unquantized = unquantized;
+        snprintf(row->tensor, sizeof row->tensor, "%s", r->in->rewritten->tensors[t].name);
+        row->elements = n;
+        row->worst = e;
+        row->lane = dv[e];
+        row->ref = hv[e];
+        row->max_abs = fabs((double)dv[e] - hv[e]);
+        row->ratio = INFINITY;
+        snprintf(row->why, sizeof row->why, "the device gives %.9g at value %lld, the host lane %.9g: they must be "
+                 "equal", (double)dv[e], (long long)e, (double)hv[e]);
+        r->out->failed++;
+        return 0;
+    }
+    return 0;
+}
+
 /* Run launch i on the lane with its inputs from `ref` (its recurrent state from `pre`, the step's reference before
- * the step) and compare what it writes; rows into the result. */
+ * the step) and compare what it writes; rows into the result. On a device, also run it on the host lane and hold
+ * the device to its values bit for bit. */
 static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct ir_values *pre,
                         const struct ir_graph *sg, const struct ir_values *src, bool unquantized)
 {
@@ -355,6 +401,8 @@ static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct 
         rc = -1;
     }
     swap_recurrent(g, op, ref, pre);
+    if (!rc && r->host)
+        rc = host_twin(r, i, ref, pre, sg, src, unquantized);
     if (rc)
         return -1;
     if (unquantized)
@@ -381,6 +429,8 @@ static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct 
             if (ir_tensor_find(r->in->lifted, name, strlen(name)) == IR_NONE && !quantize_of(g, name))
                 continue;
         }
+        if (r->host && device_equals_host(r, i, t, unquantized))
+            return -1;
         struct kernels_tol_row *row = launch_row(r, i, kernels_launch_kernel(op));
         if (!row)
             return -1;
@@ -498,24 +548,31 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
 {
     memset(out, 0, sizeof *out);
     const struct ir_graph *g = in->rewritten, *R = in->reference, *F = in->lifted;
+    if (in->device && kernels_device_prepare(in->device, in->point, g, err)) /* refused before any launch */
+        return -1;
     int32_t steps = in->steps > 0 ? in->steps : 1;
-    enum { REFV, LIFTV, REFRW, LIFTRW, REFPRE, LIFTPRE, LANEV, BOUNDS, CHAINV, NV };
+    enum { REFV, LIFTV, REFRW, LIFTRW, REFPRE, LIFTPRE, LANEV, BOUNDS, CHAINV, HOSTV, NV };
     struct ir_values *v[NV] = {0};
     v[REFV] = ir_values_new_like(R, in->seed, F, err);
     v[LIFTV] = v[REFV] ? ir_values_new(F, in->seed, err) : NULL;
-    for (int k = REFRW; k < NV && v[k - 1]; k++)
+    for (int k = REFRW; k < NV && v[k - 1] && (k != HOSTV || in->device); k++) /* the host twin's: with a device */
         v[k] = ir_values_new_like(g, in->seed, F, err);
-    struct kernels_lane *lane = v[NV - 1] ? kernels_lane_new(in->point) : NULL;
+    struct kernels_lane *lane = v[CHAINV] && (v[HOSTV] || !in->device) ? kernels_lane_new(in->point) : NULL;
     struct kernels_lane *chain = lane ? kernels_lane_new(in->point) : NULL;
-    if (!chain) {
+    struct kernels_lane *host = chain && in->device ? kernels_lane_new(in->point) : NULL;
+    if (!chain || (in->device && !host)) {
         kernels_lane_free(lane);
+        kernels_lane_free(chain);
         values_free(v, NV);
         if (!err[0])
             snprintf(err, IR_ERR_LEN, "out of memory");
         return -1;
     }
+    kernels_lane_use_device(lane, in->device);
+    kernels_lane_use_device(chain, in->device);
     kernels_lane_plant_fault(lane, in->fault);
     kernels_lane_plant_fault(chain, in->fault);
+    snprintf(out->backend, sizeof out->backend, "%s", in->device ? kernels_device_backend(in->device) : "host");
     int64_t rows = step_rows(g), room = cache_rows(R);
     int64_t fit = room == INT64_MAX ? 0 : room - rows * steps;
     round_states(in->point, R, v[REFV]);
@@ -528,7 +585,7 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
     }
     int rc = positions(R, v[REFV], 0, fit, err) || positions(F, v[LIFTV], 0, fit, err) ||
              positions(g, v[CHAINV], 0, fit, err);
-    struct run r = {in, lane, v[LANEV], v[BOUNDS], out, 0, err};
+    struct run r = {in, lane, v[LANEV], v[BOUNDS], host, v[HOSTV], out, 0, err};
     ir_tid lg = logits_of(g), lr = lg != IR_NONE ? ir_tensor_find(R, g->tensors[lg].name, strlen(g->tensors[lg].name))
                                                  : IR_NONE;
     out->steps = calloc((size_t)steps, sizeof *out->steps);
@@ -558,6 +615,7 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
             }
         }
         out->launches += g->nops;
+        kernels_lane_forget(chain);
         t0 = now_s();
         for (int32_t i = 0; !rc && i < g->nops; i++)
             rc = kernels_lane_launch(chain, g, i, v[CHAINV], err);
@@ -576,6 +634,7 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
     }
     kernels_lane_free(lane);
     kernels_lane_free(chain);
+    kernels_lane_free(host);
     values_free(v, NV);
     return rc ? -1 : 0;
 }
