@@ -95,6 +95,10 @@ struct cli_tol_totals {
  * err when the run could not be made (failing rows are not an error: t->failed counts them). */
 int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *rewritten, const struct shim *shim,
                         const struct cli_tol_options *o, struct cli_tol_totals *t, char err[IR_ERR_LEN]);
+/* Record the shim a tolerance run's rows are logged under into *id: `logged` on the host lane, `logged@<backend>` on
+ * device dev, so that results.db's views compare a device's rows with the same device's only. 0, or 1 with err. */
+int cli_tolerance_shim(struct db *db, const char *logged, const char *knobs, const struct kernels_device *dev,
+                       int64_t *id, char err[IR_ERR_LEN]);
 /* Open the device a --device value names into *out (NULL for "host" or no value); 0, or a usage error of command
  * `cmd` (exit 2) saying why: a bad value, no CUDA device, a build without CUDA. */
 int cli_device_open(const char *cmd, const char *spec, struct kernels_device **out);

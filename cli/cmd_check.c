@@ -395,9 +395,11 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
     if (!rc && a->tolerance && l->values && strncmp(shim->name, "cuda-lane:", 10) == 0 && cmp.rows[0].pass) {
         /* the lane's kernels on the host lane, every launch against the evaluator, logged in the same run */
         struct cli_tol_options to = {a->seed, 1, KERNELS_FAULT_NONE, false, false, db, run, l->id, shim_id, a->dev};
-        char why[IR_ERR_LEN];
+        char why[IR_ERR_LEN], logged[sizeof shim->name + 16];
+        snprintf(logged, sizeof logged, "%s%s", shim->name, rules_seed_rules() ? "+seed-rules" : "");
         t0 = now();
-        if (cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) {
+        if ((a->dev && cli_tolerance_shim(db, logged, shim->name, a->dev, &to.shim, why)) ||
+            cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) {
             fprintf(stderr, "%s%s %s under %s: tolerance: %s\n", a->progress ? "\n" : "", l->g->name, l->g->mode,
                     shim->name, why);
             log_failure(db, run, l->g->name, l->g->mode, shim->name, "tolerance", why);

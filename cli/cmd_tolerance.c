@@ -263,7 +263,15 @@ static int open_log(const struct tol_args *a, const struct ir_graph *g, const st
     free(text);
     return db_run_begin(o->db, &info, &o->run, err) || db_begin(o->db, err) ||
            db_graph(o->db, g->name ? g->name : a->arg, g->family, g->mode, g->nops, hex, &o->graph, err) ||
-           db_shim(o->db, shim->name, a->shim, &o->shim, err) || db_commit(o->db, err);
+           cli_tolerance_shim(o->db, shim->name, a->shim, o->device, &o->shim, err) || db_commit(o->db, err);
+}
+
+int cli_tolerance_shim(struct db *db, const char *logged, const char *knobs, const struct kernels_device *dev,
+                       int64_t *id, char err[IR_ERR_LEN])
+{
+    char name[512];
+    snprintf(name, sizeof name, "%.300s%s%.200s", logged, dev ? "@" : "", dev ? kernels_device_backend(dev) : "");
+    return db_shim(db, name, knobs, id, err);
 }
 
 int cli_device_open(const char *cmd, const char *spec, struct kernels_device **out)

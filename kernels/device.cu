@@ -42,6 +42,9 @@ struct kernels_device {
     struct kernels_lane *L;     /* the lane of the launch running, and its buffers */
     struct ir_values *v;
     enum kernels_fault fault;
+    cudaEvent_t t0, t1;         /* around the stage's kernels: its first launch, its last */
+    bool timing;                /* t0 recorded for the stage running */
+    double seconds;             /* the kernels' time so far */
 };
 
 /* ── Errors ──────────────────────────────────────────────────────────────────────────────────────────────── */
@@ -62,6 +65,23 @@ static int kd_sync(struct kernels_device *D, struct ir_leaf *l, const char *what
     cudaError_t e = cudaGetLastError();
     return kd_check(l, what, e != cudaSuccess ? e : cudaStreamSynchronize(D->stream));
 }
+
+/* Mark the start of the stage's kernels (at its first launch) and the end (after each launch). */
+static void kd_begin(struct kernels_device *D)
+{
+    if (!D->timing)
+        cudaEventRecord(D->t0, D->stream);
+    D->timing = true;
+}
+static void kd_end(struct kernels_device *D) { cudaEventRecord(D->t1, D->stream); }
+
+/* One launch of the stage, its time counted: KD_RUN(D, kernel<<<...>>>(...)). */
+#define KD_RUN(D, ...)        \
+    do {                      \
+        kd_begin(D);          \
+        __VA_ARGS__;          \
+        kd_end(D);            \
+    } while (0)
 
 /* ── The allocation ──────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -102,6 +122,10 @@ static int kd_get(struct kernels_device *D, struct ir_leaf *l, const char *what,
 {
     if (kd_sync(D, l, what))
         return -1;
+    float ms = 0.0f;
+    if (D->timing && cudaEventElapsedTime(&ms, D->t0, D->t1) == cudaSuccess)
+        D->seconds += 1e-3 * ms;
+    D->timing = false;
     if (n > 0 && kd_check(l, "a result's copy", cudaMemcpyAsync(h, d, sizeof(float) * (size_t)n,
                                                                cudaMemcpyDeviceToHost, D->stream)))
         return -1;
@@ -195,7 +219,7 @@ static void kd_product(struct kernels_device *D, const kc_product &p, int64_t m,
         n -= 1;
     }
     dim3 grid((unsigned)((n + per_block - 1) / per_block), (unsigned)heads);
-    kc_gemv<<<grid, (unsigned)threads, 0, D->stream>>>(p, m, n, pw, y, ys, xh, rh, yh);
+    KD_RUN(D, kc_gemv<<<grid, (unsigned)threads, 0, D->stream>>>(p, m, n, pw, y, ys, xh, rh, yh));
 }
 
 /* matmul: y[m×n] = x[m×k] · W[k×n], x's int8 words where the lane holds them. */
@@ -259,8 +283,8 @@ static int kd_rms_norm(struct kernels_device *D, struct ir_leaf *l)
     if (!dx || (w && !(dw = kd_put(D, l, w, s->cols))) || (res && !(dr = kd_put(D, l, res, n))) ||
         !(dy = kd_room(D, l, n)))
         return -1;
-    kc_rms_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(
-        dx, dw, dr, s->cols, (float)s->eps, (float)s->offset, dy);
+    KD_RUN(D, kc_rms_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(
+        dx, dw, dr, s->cols, (float)s->eps, (float)s->offset, dy));
     return kd_get(D, l, "rms_norm", y, dy, n);
 }
 
@@ -274,8 +298,8 @@ static int kd_l2_norm(struct kernels_device *D, struct ir_leaf *l)
     float *dx = y ? kd_put(D, l, x, n) : NULL, *dy = dx ? kd_room(D, l, n) : NULL;
     if (!dy)
         return -1;
-    kc_l2_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(dx, s->cols,
-                                                                                              (float)s->eps, dy);
+    KD_RUN(D, kc_l2_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(dx, s->cols,
+                                                                                              (float)s->eps, dy));
     return kd_get(D, l, "l2_norm", y, dy, n);
 }
 
@@ -302,8 +326,8 @@ static int kd_rope(struct kernels_device *D, struct ir_leaf *l)
     if (!dy)
         return -1;
     int64_t warps = KD_THREADS / KA_WARP;
-    kc_rope<<<(unsigned)((s->h + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(dx, dc, ds, s->h, s->hd, s->half,
-                                                                                    per_row, p, dy);
+    KD_RUN(D, kc_rope<<<(unsigned)((s->h + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(dx, dc, ds, s->h, s->hd, s->half,
+                                                                                    per_row, p, dy));
     return kd_get(D, l, "rope", y, dy, n);
 }
 
@@ -324,8 +348,8 @@ static int kd_quantize(struct kernels_device *D, struct ir_leaf *l)
     if (!dy)
         return -1;
     int64_t nb = (n + KA_QBLOCK - 1) / KA_QBLOCK, warps = KD_THREADS / KA_WARP;
-    kc_quantize<<<(unsigned)((nb + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(
-        dx, n, op->quant_words, (struct ka_qblock *)(D->mem + s->words), dy);
+    KD_RUN(D, kc_quantize<<<(unsigned)((nb + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(
+        dx, n, op->quant_words, (struct ka_qblock *)(D->mem + s->words), dy));
     s->nblocks = nb;
     s->nwords = op->quant_words;
     return kd_get(D, l, "quantize", y, dy, n);
@@ -381,10 +405,10 @@ static int kd_attention(struct kernels_device *D, struct ir_leaf *l)
                                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                       (int)smem)))
         return -1;
-    kc_attention_chunk<<<dim3((unsigned)a.splits, (unsigned)heads), 128, smem, D->stream>>>(a, st, acc);
+    KD_RUN(D, kc_attention_chunk<<<dim3((unsigned)a.splits, (unsigned)heads), 128, smem, D->stream>>>(a, st, acc));
     if (kd_check(l, "attention's chunks", cudaSuccess))
         return -1;
-    kc_attention_merge<<<(unsigned)heads, 128, 0, D->stream>>>(st, acc, s->h, s->vd, a.splits, dsink, dy);
+    KD_RUN(D, kc_attention_merge<<<(unsigned)heads, 128, 0, D->stream>>>(st, acc, s->h, s->vd, a.splits, dsink, dy));
     return kd_get(D, l, "attention", y, dy, ny);
 }
 
@@ -434,24 +458,24 @@ static int kd_moe(struct kernels_device *D, struct ir_leaf *l)
         return -1;
     router.x = gate.x = dx;
     router.xs = router.k = gate.xs = gate.k = s->d;
-    kc_moe_route<<<1, KD_THREADS, 0, D->stream>>>(router, ex, s->experts, s->k, s->topk_softmax, prob, sel, wts);
+    KD_RUN(D, kc_moe_route<<<1, KD_THREADS, 0, D->stream>>>(router, ex, s->experts, s->k, s->topk_softmax, prob, sel, wts));
     if (kd_check(l, "moe's routing", cudaSuccess))
         return -1;
     int64_t warps = KD_THREADS / KA_WARP;
     if (s->k > 0) {
-        kc_moe_gate_up<<<dim3((unsigned)((s->dff + warps - 1) / warps), (unsigned)s->k), KD_THREADS, 0, D->stream>>>(
-            gate, up, ex, sel, s->dff, hid);
+        KD_RUN(D, kc_moe_gate_up<<<dim3((unsigned)((s->dff + warps - 1) / warps), (unsigned)s->k), KD_THREADS, 0, D->stream>>>(
+            gate, up, ex, sel, s->dff, hid));
         if (kd_check(l, "moe's gate and up", cudaSuccess))
             return -1;
     }
-    kc_moe_down<<<(unsigned)((s->d + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(down, ex, sel, wts, hid, s->k,
-                                                                                      s->d, s->dff, dy);
+    KD_RUN(D, kc_moe_down<<<(unsigned)((s->d + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(down, ex, sel, wts, hid, s->k,
+                                                                                      s->d, s->dff, dy));
     return kd_get(D, l, "moe", y, dy, s->d);
 }
 
 /* The elementwise family: a thread a value, grid-stride. Operands a (n_a values) and b (n_b, none when 0) copied in,
  * the result of n values out, `launch` launching the kernel over them. */
-typedef void (*kd_ew_launch)(cudaStream_t st, const struct ir_op *op, const float *a, const float *b, float *y);
+typedef void (*kd_ew_launch)(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y);
 static int kd_ew(struct kernels_device *D, struct ir_leaf *l, const char *what, int64_t na, int64_t nb, int64_t n,
                  kd_ew_launch launch)
 {
@@ -461,50 +485,50 @@ static int kd_ew(struct kernels_device *D, struct ir_leaf *l, const char *what, 
     float *dy = da && (db || !nb) ? kd_room(D, l, n) : NULL;
     if (!dy)
         return -1;
-    launch(D->stream, ir_leaf_op(l), da, db, dy);
+    launch(D, ir_leaf_op(l), da, db, dy);
     return kd_get(D, l, what, y, dy, n);
 }
 
 /* The launches of the elementwise family, each over its spec's values. */
-static void kd_launch_ew(cudaStream_t st, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_ew(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
     const struct ir_elementwise *s = &op->spec.u.elementwise;
-    kc_elementwise<<<kd_blocks(s->n), KD_THREADS, 0, st>>>(a, b, s->n, s->row, (int)s->op, y);
+    KD_RUN(D, kc_elementwise<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(a, b, s->n, s->row, (int)s->op, y));
 }
-static void kd_launch_unary(cudaStream_t st, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_unary(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
     (void)b;
-    kc_unary<<<kd_blocks(op->spec.u.unary.n), KD_THREADS, 0, st>>>(a, op->spec.u.unary.n, (int)op->spec.kind, y);
+    KD_RUN(D, kc_unary<<<kd_blocks(op->spec.u.unary.n), KD_THREADS, 0, D->stream>>>(a, op->spec.u.unary.n, (int)op->spec.kind, y));
 }
-static void kd_launch_scale(cudaStream_t st, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_scale(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
     (void)b;
     const struct ir_scale *s = &op->spec.u.scale;
-    kc_scale<<<kd_blocks(s->n), KD_THREADS, 0, st>>>(a, s->n, (float)s->factor, y);
+    KD_RUN(D, kc_scale<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(a, s->n, (float)s->factor, y));
 }
-static void kd_launch_swiglu(cudaStream_t st, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_swiglu(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
     int64_t n = op->spec.u.swiglu.total;
-    kc_swiglu<<<kd_blocks(n), KD_THREADS, 0, st>>>(a, b, n, y);
+    KD_RUN(D, kc_swiglu<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(a, b, n, y));
 }
-static void kd_launch_softcap(cudaStream_t st, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_softcap(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
     (void)b;
     const struct ir_softcap *s = &op->spec.u.softcap;
-    kc_softcap<<<kd_blocks(s->n), KD_THREADS, 0, st>>>(a, s->n, (float)s->cap, y);
+    KD_RUN(D, kc_softcap<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(a, s->n, (float)s->cap, y));
 }
-static void kd_launch_head_slice(cudaStream_t st, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_head_slice(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
     (void)b;
     const struct ir_head_slice *s = &op->spec.u.head_slice;
     int64_t n = (s->every > 0 ? s->n / s->every : 0) * s->width;
-    kc_head_slice<<<kd_blocks(n), KD_THREADS, 0, st>>>(a, n, s->every, s->from, s->width, y);
+    KD_RUN(D, kc_head_slice<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(a, n, s->every, s->from, s->width, y));
 }
-static void kd_launch_join(cudaStream_t st, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_join(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
     const struct ir_join *s = &op->spec.u.join;
     int64_t ha = s->wa / s->heads, hb = s->wb / s->heads, n = s->rows * (s->wa + s->wb);
-    kc_join<<<kd_blocks(n), KD_THREADS, 0, st>>>(a, b, n, ha, hb, y);
+    KD_RUN(D, kc_join<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(a, b, n, ha, hb, y));
 }
 
 /* elementwise, the activations, scale, swiglu, softcap, head_slice, join: their operands' and result's sizes. */
@@ -555,7 +579,7 @@ static int kd_argmax(struct kernels_device *D, struct ir_leaf *l)
     float *dx = y ? kd_put(D, l, x, s->rows * s->cols) : NULL, *dy = dx ? kd_room(D, l, s->rows) : NULL;
     if (!dy)
         return -1;
-    kc_argmax<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(dx, s->cols, dy);
+    KD_RUN(D, kc_argmax<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(dx, s->cols, dy));
     return kd_get(D, l, "argmax", y, dy, s->rows);
 }
 
@@ -570,7 +594,7 @@ static int kd_row_gather(struct kernels_device *D, struct ir_leaf *l)
     float *y = ir_leaf_result(l, s->cols), *dy = y ? kd_room(D, l, s->cols) : NULL;
     if (!dy)
         return -1;
-    kc_row_gather<<<kd_blocks(s->cols), KD_THREADS, 0, D->stream>>>(w, r, s->cols, dy);
+    KD_RUN(D, kc_row_gather<<<kd_blocks(s->cols), KD_THREADS, 0, D->stream>>>(w, r, s->cols, dy));
     return kd_get(D, l, "row_gather", y, dy, s->cols);
 }
 
@@ -589,7 +613,7 @@ static int kd_rows_gather(struct kernels_device *D, struct ir_leaf *l)
     int *dbad = dy ? (int *)kd_take(D, l, sizeof(int)) : NULL;
     if (!dbad || kd_check(l, "rows_gather's flag", cudaMemsetAsync(dbad, 0, sizeof(int), D->stream)))
         return -1;
-    kc_rows_gather<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(w, di, s->count, s->rows, s->cols, dbad, dy);
+    KD_RUN(D, kc_rows_gather<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(w, di, s->count, s->rows, s->cols, dbad, dy));
     if (kd_get(D, l, "rows_gather", y, dy, n) ||
         kd_check(l, "rows_gather's flag", cudaMemcpy(&bad, dbad, sizeof(int), cudaMemcpyDeviceToHost)))
         return -1;
@@ -610,7 +634,7 @@ static int kd_set_row(struct kernels_device *D, struct ir_leaf *l)
     if (!ds)
         return -1;
     int keep = (int)kernels_lane_row_keep(D->L, ir_leaf_op(l)->ins[0]);
-    kc_set_row<<<kd_blocks(s->count * s->cols), KD_THREADS, 0, D->stream>>>(ds, s->count, s->cols, r, keep, dt);
+    KD_RUN(D, kc_set_row<<<kd_blocks(s->count * s->cols), KD_THREADS, 0, D->stream>>>(ds, s->count, s->cols, r, keep, dt));
     if (kd_get(D, l, "set_row", table, dt, n))
         return -1;
     if (y != table)
@@ -633,8 +657,8 @@ static int kd_causal_conv(struct kernels_device *D, struct ir_leaf *l)
     float *dr = dw ? kd_put(D, l, ring, keep) : NULL, *dy = dr ? kd_room(D, l, nx) : NULL;
     if (!dy)
         return -1;
-    kc_causal_conv<<<kd_blocks(s->chan), KD_THREADS, 0, D->stream>>>(
-        dx, dw, s->chan, s->taps, s->rows, (int)kernels_lane_point(D->L)->state, dr, dy);
+    KD_RUN(D, kc_causal_conv<<<kd_blocks(s->chan), KD_THREADS, 0, D->stream>>>(
+        dx, dw, s->chan, s->taps, s->rows, (int)kernels_lane_point(D->L)->state, dr, dy));
     return kd_get(D, l, "causal_conv", y, dy, nx) || kd_get(D, l, "causal_conv's ring", ring, dr, keep) ? -1 : 0;
 }
 
@@ -652,7 +676,7 @@ static int kd_decay(struct kernels_device *D, struct ir_leaf *l)
     float *db = dl ? kd_put(D, l, dtb, heads) : NULL, *dy = db ? kd_room(D, l, s->n) : NULL;
     if (!dy)
         return -1;
-    kc_decay<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(da, dl, db, s->n, heads, dy);
+    KD_RUN(D, kc_decay<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(da, dl, db, s->n, heads, dy));
     return kd_get(D, l, "decay", y, dy, s->n);
 }
 
@@ -696,7 +720,7 @@ static int kd_gated_delta(struct kernels_device *D, struct ir_leaf *l)
                                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                         (int)smem)))
         return -1;
-    kc_gated_delta<<<(unsigned)s->h, (unsigned)kernels_gdn_threads(s->dv), smem, D->stream>>>(p);
+    KD_RUN(D, kc_gated_delta<<<(unsigned)s->h, (unsigned)kernels_gdn_threads(s->dv), smem, D->stream>>>(p));
     return kd_get(D, l, "gated_delta", y, p.y, nv) || kd_get(D, l, "gated_delta's memory", S, p.state, ns) ? -1 : 0;
 }
 
@@ -780,7 +804,8 @@ struct kernels_device *kernels_device_open(int index, char err[IR_ERR_LEN])
     if (e == cudaSuccess)
         e = cudaGetDeviceProperties(&prop, index);
     struct kernels_device *D = e == cudaSuccess ? (struct kernels_device *)calloc(1, sizeof *D) : NULL;
-    if (D && (e = cudaStreamCreateWithFlags(&D->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+    if (D && ((e = cudaStreamCreateWithFlags(&D->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+              (e = cudaEventCreate(&D->t0)) != cudaSuccess || (e = cudaEventCreate(&D->t1)) != cudaSuccess)) {
         free(D);
         D = NULL;
     }
@@ -813,6 +838,8 @@ void kernels_device_close(struct kernels_device *D)
         return;
     cudaSetDevice(D->index);
     kd_release(D);
+    cudaEventDestroy(D->t0);
+    cudaEventDestroy(D->t1);
     cudaStreamDestroy(D->stream);
     free(D);
 }
@@ -877,6 +904,8 @@ int kernels_device_prepare(struct kernels_device *D, const struct kernels_point 
 }
 
 void kernels_device_plant_fault(struct kernels_device *D, enum kernels_fault f) { D->fault = f; }
+
+double kernels_device_seconds(const struct kernels_device *D) { return D->seconds; }
 
 int kernels_device_launch(struct kernels_device *D, struct kernels_lane *L, const struct ir_graph *g, int32_t op,
                           struct ir_values *v, char err[IR_ERR_LEN])

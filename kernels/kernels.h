@@ -289,6 +289,8 @@ void kernels_device_plant_fault(struct kernels_device *D, enum kernels_fault f);
  * stage. 0, or -1 with err. */
 int kernels_device_launch(struct kernels_device *D, struct kernels_lane *L, const struct ir_graph *g, int32_t op,
                           struct ir_values *v, char err[IR_ERR_LEN]);
+/* The device's kernels' own time so far, in seconds (CUDA events around each stage's kernels; copies excluded). */
+double kernels_device_seconds(const struct kernels_device *D);
 /* Forget the device's quantized activations (a new step). */
 void kernels_device_forget(struct kernels_device *D);
 
