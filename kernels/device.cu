@@ -298,8 +298,8 @@ static int kd_l2_norm(struct kernels_device *D, struct ir_leaf *l)
     float *dx = y ? kd_put(D, l, x, n) : NULL, *dy = dx ? kd_room(D, l, n) : NULL;
     if (!dy)
         return -1;
-    KD_RUN(D, kc_l2_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(dx, s->cols,
-                                                                                              (float)s->eps, dy));
+    KD_RUN(D, kc_l2_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(
+        dx, s->cols, (float)s->eps, dy));
     return kd_get(D, l, "l2_norm", y, dy, n);
 }
 
@@ -326,8 +326,8 @@ static int kd_rope(struct kernels_device *D, struct ir_leaf *l)
     if (!dy)
         return -1;
     int64_t warps = KD_THREADS / KA_WARP;
-    KD_RUN(D, kc_rope<<<(unsigned)((s->h + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(dx, dc, ds, s->h, s->hd, s->half,
-                                                                                    per_row, p, dy));
+    unsigned blocks = (unsigned)((s->h + warps - 1) / warps);
+    KD_RUN(D, kc_rope<<<blocks, KD_THREADS, 0, D->stream>>>(dx, dc, ds, s->h, s->hd, s->half, per_row, p, dy));
     return kd_get(D, l, "rope", y, dy, n);
 }
 
@@ -339,9 +339,9 @@ static int kd_quantize(struct kernels_device *D, struct ir_leaf *l)
     int64_t n = op->out >= 0 && op->out < g->ntensors ? ir_tensor_len(g, op->out) : 0;
     if (op->quant_words != 1 && op->quant_words != 2)
         return ir_leaf_fail(l, "%d words a value (1 or 2)", (int)op->quant_words);
-    struct kd_slot *s = op->out < D->nslots ? &D->slots[op->out] : NULL;
+    struct kd_slot *s = op->out >= 0 && op->out < D->nslots ? &D->slots[op->out] : NULL;
     if (!s || s->words < 0)
-        return ir_leaf_fail(l, "%s has no slot for its words on the device", g->tensors[op->out].name);
+        return ir_leaf_fail(l, "its result has no slot for its words on the device");
     const float *x = ir_leaf_arg(l, 0, n);
     float *y = x ? ir_leaf_result(l, n) : NULL;
     float *dx = y ? kd_put(D, l, x, n) : NULL, *dy = dx ? kd_room(D, l, n) : NULL;
@@ -458,24 +458,26 @@ static int kd_moe(struct kernels_device *D, struct ir_leaf *l)
         return -1;
     router.x = gate.x = dx;
     router.xs = router.k = gate.xs = gate.k = s->d;
-    KD_RUN(D, kc_moe_route<<<1, KD_THREADS, 0, D->stream>>>(router, ex, s->experts, s->k, s->topk_softmax, prob, sel, wts));
+    KD_RUN(D, kc_moe_route<<<1, KD_THREADS, 0, D->stream>>>(router, ex, s->experts, s->k, s->topk_softmax, prob, sel,
+                                                            wts));
     if (kd_check(l, "moe's routing", cudaSuccess))
         return -1;
     int64_t warps = KD_THREADS / KA_WARP;
     if (s->k > 0) {
-        KD_RUN(D, kc_moe_gate_up<<<dim3((unsigned)((s->dff + warps - 1) / warps), (unsigned)s->k), KD_THREADS, 0, D->stream>>>(
-            gate, up, ex, sel, s->dff, hid));
+        dim3 grid((unsigned)((s->dff + warps - 1) / warps), (unsigned)s->k);
+        KD_RUN(D, kc_moe_gate_up<<<grid, KD_THREADS, 0, D->stream>>>(gate, up, ex, sel, s->dff, hid));
         if (kd_check(l, "moe's gate and up", cudaSuccess))
             return -1;
     }
-    KD_RUN(D, kc_moe_down<<<(unsigned)((s->d + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(down, ex, sel, wts, hid, s->k,
-                                                                                      s->d, s->dff, dy));
+    unsigned blocks = (unsigned)((s->d + warps - 1) / warps);
+    KD_RUN(D, kc_moe_down<<<blocks, KD_THREADS, 0, D->stream>>>(down, ex, sel, wts, hid, s->k, s->d, s->dff, dy));
     return kd_get(D, l, "moe", y, dy, s->d);
 }
 
 /* The elementwise family: a thread a value, grid-stride. Operands a (n_a values) and b (n_b, none when 0) copied in,
  * the result of n values out, `launch` launching the kernel over them. */
-typedef void (*kd_ew_launch)(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y);
+typedef void (*kd_ew_launch)(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b,
+                             float *y);
 static int kd_ew(struct kernels_device *D, struct ir_leaf *l, const char *what, int64_t na, int64_t nb, int64_t n,
                  kd_ew_launch launch)
 {
@@ -498,7 +500,8 @@ static void kd_launch_ew(struct kernels_device *D, const struct ir_op *op, const
 static void kd_launch_unary(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
     (void)b;
-    KD_RUN(D, kc_unary<<<kd_blocks(op->spec.u.unary.n), KD_THREADS, 0, D->stream>>>(a, op->spec.u.unary.n, (int)op->spec.kind, y));
+    int64_t n = op->spec.u.unary.n;
+    KD_RUN(D, kc_unary<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(a, n, (int)op->spec.kind, y));
 }
 static void kd_launch_scale(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
 {
@@ -511,13 +514,15 @@ static void kd_launch_swiglu(struct kernels_device *D, const struct ir_op *op, c
     int64_t n = op->spec.u.swiglu.total;
     KD_RUN(D, kc_swiglu<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(a, b, n, y));
 }
-static void kd_launch_softcap(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_softcap(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b,
+                              float *y)
 {
     (void)b;
     const struct ir_softcap *s = &op->spec.u.softcap;
     KD_RUN(D, kc_softcap<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(a, s->n, (float)s->cap, y));
 }
-static void kd_launch_head_slice(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b, float *y)
+static void kd_launch_head_slice(struct kernels_device *D, const struct ir_op *op, const float *a, const float *b,
+                                 float *y)
 {
     (void)b;
     const struct ir_head_slice *s = &op->spec.u.head_slice;
@@ -634,7 +639,8 @@ static int kd_set_row(struct kernels_device *D, struct ir_leaf *l)
     if (!ds)
         return -1;
     int keep = (int)kernels_lane_row_keep(D->L, ir_leaf_op(l)->ins[0]);
-    KD_RUN(D, kc_set_row<<<kd_blocks(s->count * s->cols), KD_THREADS, 0, D->stream>>>(ds, s->count, s->cols, r, keep, dt));
+    int64_t nsrc = s->count * s->cols;
+    KD_RUN(D, kc_set_row<<<kd_blocks(nsrc), KD_THREADS, 0, D->stream>>>(ds, s->count, s->cols, r, keep, dt));
     if (kd_get(D, l, "set_row", table, dt, n))
         return -1;
     if (y != table)
@@ -810,7 +816,8 @@ struct kernels_device *kernels_device_open(int index, char err[IR_ERR_LEN])
         D = NULL;
     }
     if (!D) {
-        snprintf(err, IR_ERR_LEN, "CUDA device %d: %s", index, e != cudaSuccess ? cudaGetErrorString(e) : "out of memory");
+        snprintf(err, IR_ERR_LEN, "CUDA device %d: %s", index,
+                 e != cudaSuccess ? cudaGetErrorString(e) : "out of memory");
         return NULL;
     }
     D->index = index;
