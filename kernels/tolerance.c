@@ -220,29 +220,41 @@ static struct kernels_tol_row *launch_row(struct run *r, int32_t i, const char *
     return row;
 }
 
-/* Against the quantized reference, the lane's quantize of a source must give the evaluator's values bit for bit
- * (the same arithmetic): a failing row when it does not. -1 only when memory is short. */
-static int quantize_differs(struct run *r, int32_t i, ir_tid t, const float *lane, const float *ref, int64_t n)
+/* A failing row for launch i (kernel) at the first of the n values of tensor t where `got` differs from `want` — bit
+ * for bit when `bits`, else as numbers; a NaN equals a NaN — saying "<who> gives x at value e, <whom> y"; no row when
+ * none differs. -1 only when memory is short. */
+static int first_difference(struct run *r, int32_t i, const char *kernel, ir_tid t, const float *got,
+                            const float *want, int64_t n, bool bits, bool unquantized, const char *who,
+                            const char *whom)
 {
     for (int64_t e = 0; e < n; e++) {
-        if (lane[e] == ref[e] || (lane[e] != lane[e] && ref[e] != ref[e]))
+        bool same = bits ? memcmp(&got[e], &want[e], sizeof(float)) == 0 : got[e] == want[e];
+        if (same || (got[e] != got[e] && want[e] != want[e]))
             continue;
-        struct kernels_tol_row *row = launch_row(r, i, "quantize");
+        struct kernels_tol_row *row = launch_row(r, i, kernel);
         if (!row)
             return -1;
+        row->unquantized = unquantized;
         snprintf(row->tensor, sizeof row->tensor, "%s", r->in->rewritten->tensors[t].name);
         row->elements = n;
         row->worst = e;
-        row->lane = lane[e];
-        row->ref = ref[e];
-        row->max_abs = fabs((double)lane[e] - ref[e]);
+        row->lane = got[e];
+        row->ref = want[e];
+        row->max_abs = fabs((double)got[e] - want[e]);
         row->ratio = INFINITY;
-        snprintf(row->why, sizeof row->why, "the lane's quantize gives %.9g at value %lld, the evaluator's %.9g",
-                 (double)lane[e], (long long)e, (double)ref[e]);
+        snprintf(row->why, sizeof row->why, "%s gives %.9g at value %lld, %s %.9g", who, (double)got[e],
+                 (long long)e, whom, (double)want[e]);
         r->out->failed++;
         return 0;
     }
     return 0;
+}
+
+/* Against the quantized reference, the lane's quantize of a source must give the evaluator's values bit for bit
+ * (the same arithmetic): a failing row when it does not. -1 only when memory is short. */
+static int quantize_differs(struct run *r, int32_t i, ir_tid t, const float *lane, const float *ref, int64_t n)
+{
+    return first_difference(r, i, "quantize", t, lane, ref, n, false, false, "the lane's quantize", "the evaluator's");
 }
 
 /* Load the tensors launch i reads into the lane's buffers from `ref` (made for the rewritten graph), each bound set to
@@ -357,31 +369,15 @@ static int host_twin(struct run *r, int32_t i, struct ir_values *ref, struct ir_
 }
 
 /* The device's values of tensor t against the host lane's: the same arithmetic in the same order
- * (docs/numerics.md), so equal bit for bit (a NaN equals a NaN); a failing row at the first that is not. */
+ * (docs/numerics.md), so equal bit for bit; a failing row at the first that is not. */
 static int device_equals_host(struct run *r, int32_t i, ir_tid t, bool unquantized)
 {
     const float *dv = ir_values_cdata(r->lanev, t), *hv = ir_values_cdata(r->hostv, t);
-    int64_t n = ir_tensor_len(r->in->rewritten, t);
-    for (int64_t e = 0; dv && hv && e < n; e++) {
-        if (memcmp(&dv[e], &hv[e], sizeof(float)) == 0 || (dv[e] != dv[e] && hv[e] != hv[e]))
-            continue;
-        struct kernels_tol_row *row = launch_row(r, i, kernels_launch_kernel(&r->in->rewritten->ops[i]));
-        if (!row)
-            return -1;
-        row->unquantized = unquantized;
-        snprintf(row->tensor, sizeof row->tensor, "%s", r->in->rewritten->tensors[t].name);
-        row->elements = n;
-        row->worst = e;
-        row->lane = dv[e];
-        row->ref = hv[e];
-        row->max_abs = fabs((double)dv[e] - hv[e]);
-        row->ratio = INFINITY;
-        snprintf(row->why, sizeof row->why, "the device gives %.9g at value %lld, the host lane %.9g: they must be "
-                 "equal", (double)dv[e], (long long)e, (double)hv[e]);
-        r->out->failed++;
+    if (!dv || !hv)
         return 0;
-    }
-    return 0;
+    return first_difference(r, i, kernels_launch_kernel(&r->in->rewritten->ops[i]), t, dv, hv,
+                            ir_tensor_len(r->in->rewritten, t), true, unquantized, "the device",
+                            "the host lane");
 }
 
 /* Run launch i on the lane with its inputs from `ref` (its recurrent state from `pre`, the step's reference before
