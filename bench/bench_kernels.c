@@ -1,12 +1,17 @@
 /* bench/bench_kernels.c — figures for the host lane: one decode step run end to end on the lane (every launch's
  * kernels walked over their grids) beside the evaluator on the reference graph of the same step, for tiny-qwen3 (the
- * median of 9 runs) and qwen3-0.6b (one run of 2 steps), under cuda-lane:h200 with int8 and dequant activations. */
+ * median of 9 runs) and qwen3-0.6b (one run of 2 steps), under cuda-lane:h200 with int8 and dequant activations.
+ * On a CUDA device, the device's figures too: each GEMV block format at decode sizes, and a whole decode step of
+ * qwen3-8b and llama3-8b — the kernels' time (CUDA events), the bytes they move, GB/s and the fraction of the chip's
+ * bandwidth (the chip table's); without one, a line saying why they were skipped. */
 #include "kernels/kernels.h"
 #include "models/models.h"
 #include "rules/rules.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Ascending order of doubles, for qsort. */
 static int cmp_double(const void *a, const void *b)
@@ -39,7 +44,7 @@ static int bench(const char *model, const char *shim_name, int steps, int runs)
     double lane[16], eval[16];
     int rc = 0;
     for (int i = 0; !rc && i < runs; i++) {
-        struct kernels_tol_input in = {r.graph, ref, g, &p, 1, steps, KERNELS_FAULT_NONE, true};
+        struct kernels_tol_input in = {r.graph, ref, g, &p, 1, steps, KERNELS_FAULT_NONE, true, NULL};
         struct kernels_tol_result res;
         rc = kernels_tolerance(&in, &res, err);
         lane[i] = res.seconds_lane / steps;
@@ -60,6 +65,152 @@ static int bench(const char *model, const char *shim_name, int steps, int runs)
     return rc;
 }
 
+/* The chip of the table whose name the device's backend name holds (case aside), or NULL. */
+static const struct kernels_chip *chip_of_device(const char *backend)
+{
+    char low[160];
+    size_t n = 0;
+    for (; backend[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)tolower((unsigned char)backend[n]);
+    low[n] = 0;
+    for (int i = 0; i < kernels_chip_count(); i++)
+        if (strstr(low, kernels_chip_get(i)->name))
+            return kernels_chip_get(i);
+    return NULL;
+}
+
+/* Every i32 parameter (token, position) set to 0: a step at the start of its cache. */
+static void zero_params(const struct ir_graph *g, struct ir_values *v)
+{
+    for (ir_tid t = 0; t < g->ntensors; t++) {
+        float *d = g->tensors[t].elem == IR_ELEM_I32 ? ir_values_data(v, t) : NULL;
+        if (d)
+            memset(d, 0, sizeof(float) * (size_t)ir_tensor_len(g, t));
+    }
+}
+
+/* Time `reps` runs of g's launches on device D at point p (after one to warm it); the kernels' seconds a run, or a
+ * negative value with err. */
+static double device_runs(struct kernels_device *D, const struct kernels_point *p, const struct ir_graph *g,
+                          int reps, char err[IR_ERR_LEN])
+{
+    struct ir_values *v = ir_values_new(g, 1, err);
+    struct kernels_lane *L = v ? kernels_lane_new(p) : NULL;
+    double s = -1.0;
+    if (L && !kernels_device_prepare(D, p, g, err)) {
+        kernels_lane_use_device(L, D);
+        zero_params(g, v);
+        int rc = 0;
+        double t0 = 0.0;
+        for (int r = 0; !rc && r <= reps; r++) {
+            if (r == 1)
+                t0 = kernels_device_seconds(D);
+            for (int32_t i = 0; !rc && i < g->nops; i++)
+                rc = kernels_lane_launch(L, g, i, v, err);
+            kernels_lane_forget(L);
+        }
+        s = rc ? -1.0 : (kernels_device_seconds(D) - t0) / reps;
+    }
+    kernels_lane_free(L);
+    ir_values_free(v);
+    return s;
+}
+
+/* Bytes a run of g's launches reads at least: every checkpoint constant once, and every input and state. */
+static int64_t step_bytes(const struct ir_graph *g)
+{
+    int64_t b = 0;
+    for (ir_tid t = 0; t < g->ntensors; t++)
+        if (g->tensors[t].checkpoint || g->tensors[t].role == IR_ROLE_INPUT || g->tensors[t].role == IR_ROLE_PARAM)
+            b += kernels_device_tensor_bytes(g, t);
+    return b;
+}
+
+/* One figure line: the time, the bytes, GB/s and the fraction of the chip's bandwidth. */
+static void device_line(const char *what, double s, int64_t bytes, const struct kernels_chip *chip)
+{
+    double gbs = s > 0 ? (double)bytes / s / 1e9 : 0.0;
+    printf("%-40s %10.1f us  %8.1f MB  %8.1f GB/s  %5.1f%% of %s\n", what, 1e6 * s, (double)bytes / 1e6, gbs,
+           chip ? 100.0 * gbs / chip->bandwidth_gbs : 0.0, chip ? chip->label : "an unknown chip's bandwidth");
+}
+
+/* Each GEMV block format at the decode sizes (outputs × inputs). */
+static int bench_device_gemv(struct kernels_device *D, const struct kernels_chip *chip)
+{
+    static const enum ir_format formats[] = {IR_FMT_Q8_0, IR_FMT_Q4_0, IR_FMT_Q4_K, IR_FMT_Q6_K, IR_FMT_F16, IR_FMT_BF16};
+    static const int64_t sizes[][2] = {{4096, 4096}, {4096, 14336}, {14336, 4096}, {151936, 4096}};
+    struct kernels_point p = {chip ? chip : kernels_chip_find("h200"), KERNELS_ACTS_DEQUANT, SHIM_KEEP_F16,
+                              SHIM_KEEP_F32};
+    int rc = 0;
+    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            long long n = sizes[z][0], k = sizes[z][1];
+            char text[512], err[IR_ERR_LEN], what[96];
+            snprintf(text, sizeof text,
+                     "graph gemv family=bench mode=decode\ntensor x f32 1x%lld input\n"
+                     "tensor w f32 %lldx%lld constant %s transposed\ntensor y f32 1x%lld activation observed\n"
+                     "op y = matmul(x, w) m=1 k=%lld n=%lld\n",
+                     k, k, n, ir_format_name(formats[f]), n, k, n);
+            struct ir_graph *g = ir_parse(text, strlen(text), "gemv", err);
+            double s = g ? device_runs(D, &p, g, 20, err) : -1.0;
+            snprintf(what, sizeof what, "gemv %s %lldx%lld", ir_format_name(formats[f]), n, k);
+            if (s < 0) {
+                fprintf(stderr, "bench_kernels: %s: %s\n", what, err);
+                rc = 1;
+            } else
+                device_line(what, s, step_bytes(g) + 4 * n, chip);
+            ir_graph_free(g);
+        }
+    return rc;
+}
+
+/* A whole decode step of model (4096 positions of cache) under shim_name, rewritten by the optimizer. */
+static int bench_device_step(struct kernels_device *D, const char *model, const char *shim_name,
+                             const struct kernels_chip *chip)
+{
+    char err[IR_ERR_LEN], what[96];
+    struct models_options o = models_default_options();
+    o.ctx = 4096;
+    struct ir_graph *g = models_lift(models_find(model), &o, err);
+    struct shim *shim = g ? shim_lookup(shim_name, err) : NULL;
+    struct kernels_point p;
+    struct rules_optimized r;
+    double s = -1.0;
+    if (shim && !kernels_point_of(shim, &p, err) && !rules_optimize(g, shim, NULL, 0, &r, err)) {
+        s = device_runs(D, &p, r.graph, 3, err);
+        snprintf(what, sizeof what, "%s decode step (%d launches)", model, (int)r.graph->nops);
+        if (s >= 0)
+            device_line(what, s, step_bytes(r.graph), chip);
+        rules_optimized_free(&r);
+    }
+    if (s < 0)
+        fprintf(stderr, "bench_kernels: %s under %s: %s\n", model, shim_name, err);
+    shim_free(shim);
+    ir_graph_free(g);
+    return s < 0;
+}
+
+/* The device's figures, or one line saying why there are none. */
+static int bench_device(void)
+{
+    char err[IR_ERR_LEN];
+    struct kernels_device *D = kernels_device_count(err) > 0 ? kernels_device_open(0, err) : NULL;
+    if (!D) {
+        printf("bench_kernels: the device figures skipped: %s\n", err);
+        return 0;
+    }
+    const struct kernels_chip *chip = chip_of_device(kernels_device_backend(D));
+    printf("device %s (%s: %d GB/s)\n", kernels_device_backend(D), chip ? chip->label : "not in the chip table",
+           chip ? (int)chip->bandwidth_gbs : 0);
+    int rc = bench_device_gemv(D, chip);
+    char shim[64];
+    snprintf(shim, sizeof shim, "cuda-lane:%s:int8", chip ? chip->name : "h200");
+    rc |= bench_device_step(D, "qwen3-8b", shim, chip);
+    rc |= bench_device_step(D, "llama3-8b", shim, chip);
+    kernels_device_close(D);
+    return rc;
+}
+
 int main(void)
 {
     int rc = 0;
@@ -67,5 +218,6 @@ int main(void)
     rc |= bench("tiny-qwen3", "cuda-lane:h200:dequant", 1, 9);
     rc |= bench("qwen3-0.6b", "cuda-lane:h200:int8", 2, 1);
     rc |= bench("qwen3-0.6b", "cuda-lane:h200:dequant", 2, 1);
+    rc |= bench_device();
     return rc;
 }

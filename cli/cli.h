@@ -90,6 +90,7 @@ struct cli_tol_options {
     bool print_rows, all;
     struct db *db;
     int64_t run, graph, shim;
+    struct kernels_device *device; /* where the launches run (NULL: the host lane) */
 };
 /* Running totals of tolerance runs. */
 struct cli_tol_totals {
@@ -101,6 +102,13 @@ struct cli_tol_totals {
  * err when the run could not be made (failing rows are not an error: t->failed counts them). */
 int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *rewritten, const struct shim *shim,
                         const struct cli_tol_options *o, struct cli_tol_totals *t, char err[IR_ERR_LEN]);
+/* Record the shim a tolerance run's rows are logged under into *id: `logged` on the host lane, `logged@<backend>` on
+ * device dev, so that results.db's views compare a device's rows with the same device's only. 0, or 1 with err. */
+int cli_tolerance_shim(struct db *db, const char *logged, const char *knobs, const struct kernels_device *dev,
+                       int64_t *id, char err[IR_ERR_LEN]);
+/* Open the device a --device value names into *out (NULL for "host" or no value); 0, or a usage error of command
+ * `cmd` (exit 2) saying why: a bad value, no CUDA device, a build without CUDA. */
+int cli_device_open(const char *cmd, const char *spec, struct kernels_device **out);
 
 /* One comparison a rewritten graph is held to (cli/compare.c): its kind ("valid", "values", "unquantized"), whether
  * it passed, how much it compared, and where and why it failed. */

@@ -25,6 +25,8 @@ struct check_args {
     const char *db;
     struct cli_lift lift;
     bool eval_real, progress, tolerance;
+    const char *device;            /* --device: where the tolerance runs' launches run (NULL: the host lane) */
+    struct kernels_device *dev;    /* that device, opened */
     uint64_t seed;
     struct cli_holds holds; /* --hold: held in every compile (under a shim that has the step or holds it) */
 };
@@ -105,6 +107,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"ctx", required_argument, NULL, 'C'},
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
         {"tolerance", no_argument, NULL, 't'},    {"hold", required_argument, NULL, 'H'},
+        {"device", required_argument, NULL, 'D'},
         CLI_SEED_RULES_OPTION,                    {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
@@ -134,6 +137,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 'C': if (cli_lift_option(&a->lift, "ctx", optarg)) return CLI_USAGE; break;
         case 'e': a->eval_real = true; break;
         case 't': a->tolerance = true; break;
+        case 'D': a->device = optarg; break;
         case 'q': a->progress = false; break;
         case 'R': rules_seed_mode(true); break;
         case 'H': if (cli_holds_add(&a->holds, optarg)) return CLI_USAGE; break;
@@ -394,10 +398,12 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
             print_failed(l, shim, &cmp.rows[i], a->progress);
     if (!rc && a->tolerance && l->values && strncmp(shim->name, "cuda-lane:", 10) == 0 && cmp.rows[0].pass) {
         /* the lane's kernels on the host lane, every launch against the evaluator, logged in the same run */
-        struct cli_tol_options to = {a->seed, 1, KERNELS_FAULT_NONE, false, false, db, run, l->id, shim_id};
-        char why[IR_ERR_LEN];
+        struct cli_tol_options to = {a->seed, 1, KERNELS_FAULT_NONE, false, false, db, run, l->id, shim_id, a->dev};
+        char why[IR_ERR_LEN], logged[sizeof shim->name + 16];
+        snprintf(logged, sizeof logged, "%s%s", shim->name, rules_seed_rules() ? "+seed-rules" : "");
         t0 = now();
-        if (cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) {
+        if ((a->dev && cli_tolerance_shim(db, logged, shim->name, a->dev, &to.shim, why)) ||
+            cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) {
             fprintf(stderr, "%s%s %s under %s: tolerance: %s\n", a->progress ? "\n" : "", l->g->name, l->g->mode,
                     shim->name, why);
             log_failure(db, run, l->g->name, l->g->mode, shim->name, "tolerance", why);
@@ -471,9 +477,10 @@ static int check_all(struct db *db, int64_t run, const struct check_args *a, str
     return 0;
 }
 
-/* Free what check's arguments hold: its holds and the configurations it read. */
+/* Free what check's arguments hold: its device, its holds and the configurations it read. */
 static void free_check_args(struct check_args *a)
 {
+    kernels_device_close(a->dev);
     cli_holds_free(&a->holds);
     for (int i = 0; i < MAX_LIST; i++)
         models_config_free(a->owned[i]);
@@ -483,6 +490,10 @@ int cli_cmd_check(int argc, char **argv)
 {
     struct check_args a;
     int rc = parse_check_args(argc, argv, &a);
+    if (!rc && a.device && !a.tolerance)
+        rc = cli_usage_error("check", "--device runs the tolerance runs' launches: it needs --tolerance");
+    if (!rc)
+        rc = cli_device_open("check", a.device, &a.dev);
     char err[DB_ERR_LEN], rev[64], host[128] = "";
     struct db *db = NULL;
     if (!rc && db_open(a.db, &db, err)) {
@@ -532,9 +543,10 @@ int cli_cmd_check(int argc, char **argv)
            t.optimize_s, t.eval_s, t.db_s, a.db);
     if (begun && a.tolerance)
         printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
-               "%.3g, %lld end-to-end top-1 misses; host lane %.2f s, evaluator %.2f s\n",
+               "%.3g, %lld end-to-end top-1 misses; %s %.2f s, evaluator %.2f s\n",
                (long long)t.tol.graphs, (long long)t.tol.launches, (long long)t.tol.rows, (long long)t.tol.failed,
-               t.tol.worst_ratio, (long long)t.tol.top1_misses, t.tol.lane_s, t.tol.eval_s);
+               t.tol.worst_ratio, (long long)t.tol.top1_misses, a.dev ? kernels_device_backend(a.dev) : "host lane",
+               t.tol.lane_s, t.tol.eval_s);
     for (int i = 0; i < nshims; i++)
         shim_free(shims[i]);
     free_check_args(&a);

@@ -12,9 +12,13 @@
 #include "rules/rules.h"
 #include "shim/shim.h"
 
-/* The backend names results.db keeps a launch's rows under: against the quantized reference, and against the
- * unquantized lifted graph. */
-static const char *backend_of(const struct kernels_tol_row *r) { return r->unquantized ? "host:unquantized" : "host"; }
+/* The backend name results.db keeps a launch's rows under: where it ran ("host", "cuda:<device>:sm_<cc>"), with
+ * ":unquantized" against the unquantized lifted graph. Written to out (160 bytes), returned. */
+static const char *backend_of(const struct kernels_tol_result *res, const struct kernels_tol_row *r, char *out)
+{
+    snprintf(out, 160, "%.127s%s", res->backend[0] ? res->backend : "host", r->unquantized ? ":unquantized" : "");
+    return out;
+}
 
 /* The text of one row or step as results.db keeps it: its op and tensor columns. */
 static void row_names(const struct kernels_tol_row *r, char op[96], char tensor[IR_MAX_NAME + 32])
@@ -40,15 +44,15 @@ static void tolerance_digest(const struct kernels_tol_result *res, char hex[65])
         abort();
     for (int32_t i = 0; i < res->nrows; i++) {
         const struct kernels_tol_row *r = &res->rows[i];
-        char op[96], tensor[IR_MAX_NAME + 32];
+        char op[96], tensor[IR_MAX_NAME + 32], be[160];
         row_names(r, op, tensor);
-        fprintf(f, "row %s|%s|%s|%lld|%a|%a|%a|%a|%d|%a|%lld|%a|%a\n", backend_of(r), op, tensor,
+        fprintf(f, "row %s|%s|%s|%lld|%a|%a|%a|%a|%d|%a|%lld|%a|%a\n", backend_of(res, r, be), op, tensor,
                 (long long)r->elements, r->max_abs, r->max_rel, r->nmse, stored(r->bound), (int)r->pass,
                 stored(r->ratio), (long long)r->worst, r->lane, r->ref);
     }
     for (int32_t i = 0; i < res->nsteps; i++) {
         const struct kernels_tol_step *s = &res->steps[i];
-        fprintf(f, "step host|%lld|%s|%lld|%a|%a|%lld|%a\n", (long long)s->step, s->tensor, (long long)s->rows,
+        fprintf(f, "step %s|%lld|%s|%lld|%a|%a|%lld|%a\n", res->backend[0] ? res->backend : "host", (long long)s->step, s->tensor, (long long)s->rows,
                 s->nmse, s->kl, (long long)s->top1_agree, s->max_abs);
     }
     if (fclose(f) != 0 || !text)
@@ -71,15 +75,15 @@ static int log_tolerance(struct db *db, int64_t run, int64_t graph, int64_t shim
     int rc = db_tolerance_set(db, run, graph, shim, digest, &set, &fresh, err);
     for (int32_t i = 0; !rc && fresh && i < res->nrows; i++) {
         const struct kernels_tol_row *r = &res->rows[i];
-        char op[96], tensor[IR_MAX_NAME + 32];
+        char op[96], tensor[IR_MAX_NAME + 32], be[160];
         row_names(r, op, tensor);
-        struct db_tolerance t = {set, i, backend_of(r), op, tensor, r->elements, r->max_abs, r->max_rel, r->nmse,
+        struct db_tolerance t = {set, i, backend_of(res, r, be), op, tensor, r->elements, r->max_abs, r->max_rel, r->nmse,
                                  stored(r->bound), r->pass, stored(r->ratio), r->worst, r->lane, r->ref};
         rc = db_tolerance(db, &t, err);
     }
     for (int32_t i = 0; !rc && fresh && i < res->nsteps; i++) {
         const struct kernels_tol_step *s = &res->steps[i];
-        struct db_tolerance_step t = {set, i, "host", s->tensor, s->step, s->rows, s->top1_agree,
+        struct db_tolerance_step t = {set, i, res->backend[0] ? res->backend : "host", s->tensor, s->step, s->rows, s->top1_agree,
                                       s->nmse, s->kl, s->max_abs};
         rc = db_tolerance_step(db, &t, err);
     }
@@ -91,10 +95,11 @@ static int log_tolerance(struct db *db, int64_t run, int64_t graph, int64_t shim
 }
 
 /* Print one row of the table. */
-static void print_row(const struct kernels_tol_row *r)
+static void print_row(const struct kernels_tol_result *res, const struct kernels_tol_row *r)
 {
+    char be[160];
     printf("%4d %5d %-26.26s %-16s %-34.34s %8lld %10.3g %10.3g %10.3g %8.3g %s%s%s\n", (int)r->step, (int)r->launch,
-           r->kernel, backend_of(r), r->tensor, (long long)r->elements, r->max_abs, r->max_rel, r->nmse, r->ratio,
+           r->kernel, backend_of(res, r, be), r->tensor, (long long)r->elements, r->max_abs, r->max_rel, r->nmse, r->ratio,
            r->pass ? "pass" : "FAIL", r->why[0] ? ": " : "", r->why);
 }
 
@@ -140,7 +145,7 @@ int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *re
         snprintf(err, IR_ERR_LEN, "the quantized reference could not be built");
         return -1;
     }
-    struct kernels_tol_input in = {rewritten, ref, lifted, &p, o->seed, o->steps, o->fault, false};
+    struct kernels_tol_input in = {rewritten, ref, lifted, &p, o->seed, o->steps, o->fault, false, o->device};
     struct kernels_tol_result res;
     int rc = kernels_tolerance(&in, &res, err);
     ir_graph_free(ref);
@@ -151,7 +156,7 @@ int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *re
     const char *name = lifted->name ? lifted->name : "graph";
     for (int32_t i = 0; i < res.nrows; i++) {
         if (o->print_rows && (o->all || !res.rows[i].pass))
-            print_row(&res.rows[i]);
+            print_row(&res, &res.rows[i]);
         if (!res.rows[i].pass)
             print_failure(name, &res.rows[i]);
         double ratio = res.rows[i].ratio;
@@ -180,7 +185,7 @@ int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *re
 /* What tolerance reads from its command line. */
 struct tol_args {
     struct cli_lift lift;
-    const char *shim, *arg, *db;
+    const char *shim, *arg, *db, *device;
     uint64_t seed;
     int steps;
     bool all;
@@ -210,11 +215,7 @@ static int parse_tol_args(int argc, char **argv, struct tol_args *a)
         case 's': a->shim = optarg; break;
         case 'd': a->db = optarg; break;
         case 'a': a->all = true; break;
-        case 'D':
-            if (strcmp(optarg, "host") != 0)
-                return cli_usage_error("tolerance", "--device: only 'host' runs here (the CUDA device runner is not "
-                                                    "built), got '%s'", optarg);
-            break;
+        case 'D': a->device = optarg; break;
         case 'n': {
             long v = strtol(optarg, &end, 10);
             if (end == optarg || *end || v < 1 || v > 4096)
@@ -262,7 +263,35 @@ static int open_log(const struct tol_args *a, const struct ir_graph *g, const st
     free(text);
     return db_run_begin(o->db, &info, &o->run, err) || db_begin(o->db, err) ||
            db_graph(o->db, g->name ? g->name : a->arg, g->family, g->mode, g->nops, hex, &o->graph, err) ||
-           db_shim(o->db, shim->name, a->shim, &o->shim, err) || db_commit(o->db, err);
+           cli_tolerance_shim(o->db, shim->name, a->shim, o->device, &o->shim, err) || db_commit(o->db, err);
+}
+
+int cli_tolerance_shim(struct db *db, const char *logged, const char *knobs, const struct kernels_device *dev,
+                       int64_t *id, char err[IR_ERR_LEN])
+{
+    char name[512];
+    snprintf(name, sizeof name, "%.300s%s%.200s", logged, dev ? "@" : "", dev ? kernels_device_backend(dev) : "");
+    return db_shim(db, name, knobs, id, err);
+}
+
+int cli_device_open(const char *cmd, const char *spec, struct kernels_device **out)
+{
+    char err[IR_ERR_LEN];
+    int index;
+    *out = NULL;
+    if (!spec || strcmp(spec, "host") == 0)
+        return 0;
+    if (kernels_device_parse(spec, &index, err))
+        return cli_usage_error(cmd, "--device: %s", err);
+    int n = kernels_device_count(err);
+    if (n < 0)
+        return cli_usage_error(cmd, "--device %s: %s", spec, err);
+    if (index >= n)
+        return cli_usage_error(cmd, "--device %s: no CUDA device %d (%d present)", spec, index, n);
+    *out = kernels_device_open(index, err);
+    if (!*out)
+        return cli_usage_error(cmd, "--device %s: %s", spec, err);
+    return 0;
 }
 
 int cli_cmd_tolerance(int argc, char **argv)
@@ -278,8 +307,14 @@ int cli_cmd_tolerance(int argc, char **argv)
         shim_free(shim);
         return cli_usage_error("tolerance", "%s", err);
     }
+    struct kernels_device *dev;
+    if (cli_device_open("tolerance", a.device, &dev)) {
+        shim_free(shim);
+        return CLI_USAGE;
+    }
     struct ir_graph *g = cli_load(a.arg, &a.lift);
     if (!g) {
+        kernels_device_close(dev);
         shim_free(shim);
         return CLI_USAGE;
     }
@@ -287,10 +322,11 @@ int cli_cmd_tolerance(int argc, char **argv)
     if (rules_optimize(g, shim, NULL, 0, &o, err)) {
         fprintf(stderr, "fusecheck: tolerance: %s\n", err);
         ir_graph_free(g);
+        kernels_device_close(dev);
         shim_free(shim);
         return CLI_FAILED;
     }
-    struct cli_tol_options to = {a.seed, a.steps, KERNELS_FAULT_NONE, true, a.all, NULL, 0, 0, 0};
+    struct cli_tol_options to = {a.seed, a.steps, KERNELS_FAULT_NONE, true, a.all, NULL, 0, 0, 0, dev};
     struct cli_tol_totals t = {0};
     rc = CLI_OK;
     if (a.db && open_log(&a, g, shim, argc, argv, &to, err)) {
@@ -305,8 +341,9 @@ int cli_cmd_tolerance(int argc, char **argv)
             rc = CLI_FAILED;
         } else {
             printf("tolerance: %lld launches, %lld comparisons, %lld outside their bound; worst error/bound %.3g; "
-                   "host lane %.3f s, evaluator %.3f s (%.2fx)\n",
-                   (long long)t.launches, (long long)t.rows, (long long)t.failed, t.worst_ratio, t.lane_s, t.eval_s,
+                   "%s %.3f s, evaluator %.3f s (%.2fx)\n",
+                   (long long)t.launches, (long long)t.rows, (long long)t.failed, t.worst_ratio,
+                   dev ? kernels_device_backend(dev) : "host lane", t.lane_s, t.eval_s,
                    t.eval_s > 0 ? t.lane_s / t.eval_s : 0.0);
             rc = t.failed ? CLI_FAILED : CLI_OK;
         }
@@ -319,6 +356,7 @@ int cli_cmd_tolerance(int argc, char **argv)
     db_close(to.db);
     rules_optimized_free(&o);
     ir_graph_free(g);
+    kernels_device_close(dev);
     shim_free(shim);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "kernels/kernels.h"
 #include "rules/rules.h"
 
 static int cmd_help(int argc, char **argv);
@@ -36,7 +37,7 @@ static const struct cli_command commands[] = {
     {"coverage", "each rule, and the zoo graphs it fired on", "fusecheck coverage --shim NAME", cli_cmd_coverage},
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
      "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N] [--ctx N] "
-     "[--weights F] [--seed N] [--no-progress] [--tolerance] [--hold R1,R2]... [--seed-rules]",
+     "[--weights F] [--seed N] [--no-progress] [--tolerance [--device host|cuda[:N]]] [--hold R1,R2]... [--seed-rules]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
      "fusecheck db runs [--db FILE] | db diff RUN_A RUN_B [--db FILE] | db merge IN... -o OUT [--append | --force]",
@@ -58,9 +59,9 @@ static const struct cli_command commands[] = {
      "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N] [--ctx N] [--weights F] [--timeout-ms N] "
      "[--verbose] [--seed-rules]",
      cli_cmd_validate_run},
-    {"tolerance", "the CUDA lane's kernels on the host lane against the evaluator, launch by launch and end to end",
+    {"tolerance", "the CUDA lane's kernels (host lane or a CUDA device) against the evaluator, launch by launch and end to end",
      "fusecheck tolerance FILE|MODEL --shim cuda-lane:CHIP:ACTS[:knobs] [--mode M] [--layers N] [--ctx N] [--weights F] "
-     "[--steps N] [--device host] [--seed N] [--db FILE] [--all]",
+     "[--steps N] [--device host|cuda[:N]] [--seed N] [--db FILE] [--all]",
      cli_cmd_tolerance},
     {"launches", "every distinct launch the CUDA lane makes on the zoo: kernel, stages, their numerics' variants",
      "fusecheck launches [--shim NAME]... [--mode M]...", cli_cmd_launches},
@@ -124,6 +125,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("fusecheck %s\n", FUSECHECK_VERSION);
+        if (kernels_device_built())
+            printf("cuda: built for %s\n", kernels_device_archs());
+        else
+            printf("cuda: not built\n");
         return CLI_OK;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)

@@ -29,6 +29,7 @@ struct kernels_lane {
     struct side *sides;         /* quantized activations by tensor */
     int nsides, sides_cap;
     enum kernels_fault fault;
+    struct kernels_device *device; /* where the launches run, or NULL: here */
 };
 
 /* Parse the chip out of a lane shim's canonical name "cuda-lane:<chip>:...". */
@@ -92,10 +93,22 @@ void kernels_lane_free(struct kernels_lane *L)
     free(L);
 }
 
-void kernels_lane_plant_fault(struct kernels_lane *L, enum kernels_fault f) { L->fault = f; }
+void kernels_lane_plant_fault(struct kernels_lane *L, enum kernels_fault f)
+{
+    L->fault = f;
+    if (L->device)
+        kernels_device_plant_fault(L->device, f);
+}
+
+void kernels_lane_use_device(struct kernels_lane *L, struct kernels_device *D)
+{
+    L->device = D;
+    if (D)
+        kernels_device_plant_fault(D, L->fault);
+}
 
 /* The quantized words the lane holds for tensor t, or NULL. */
-static struct side *side_find(struct kernels_lane *L, ir_tid t)
+static struct side *side_find(const struct kernels_lane *L, ir_tid t)
 {
     for (int i = 0; i < L->nsides; i++)
         if (L->sides[i].t == t)
@@ -148,6 +161,16 @@ static int quantize_into(struct kernels_lane *L, ir_tid t, const float *x, int64
         }
     }
     return 0;
+}
+
+const void *kernels_lane_quantized(const struct kernels_lane *L, ir_tid t, int64_t *nblocks, int *words)
+{
+    const struct side *s = side_find(L, t);
+    if (!s)
+        return NULL;
+    *nblocks = s->nblocks;
+    *words = s->words;
+    return s->blocks;
 }
 
 int kernels_lane_load_quantized(struct kernels_lane *L, ir_tid t, const float *source, int64_t n, int words,
@@ -439,17 +462,24 @@ static int st_rope(struct kernels_lane *L, struct ir_leaf *l)
 
 /* ── Attention: heads in blocks, the span cut into chunks, each chunk in tiles, chunks merged ────────────── */
 
-/* The launch geometry of an attention under the lane's point: heads a block, blocks of heads, chunks. */
-static void attention_geometry(const struct kernels_lane *L, const struct ir_attention *s, int64_t span,
-                               int64_t *hpb, int64_t *splits)
+int64_t kernels_attention_chunks(const struct kernels_point *p, const struct ir_attention *s)
 {
-    struct kernels_accumulator acc = kernels_accumulator(kernels_mode(L->point.acts));
-    int64_t group = s->kv > 0 ? s->h / s->kv : 1, smem = (int64_t)L->point.chip->smem_kib * 1024;
-    *hpb = kernels_attn_heads_per_block(group, s->hd, s->vd, span > 0 ? span : 1, smem, acc.stage_bytes);
-    if (*hpb < 1)
-        *hpb = 1;
-    int64_t head_blocks = s->rows * ((s->kv + *hpb - 1) / *hpb);
-    *splits = kernels_attn_splits(head_blocks, span > 0 ? span : 1, L->point.chip->sms);
+    int64_t span = kernels_attended_span(s->l, s->window);
+    struct kernels_accumulator acc = kernels_accumulator(kernels_mode(p->acts));
+    int64_t group = s->kv > 0 ? s->h / s->kv : 1, smem = (int64_t)p->chip->smem_kib * 1024;
+    int64_t hpb = kernels_attn_heads_per_block(group, s->hd, s->vd, span > 0 ? span : 1, smem, acc.stage_bytes);
+    if (hpb < 1)
+        hpb = 1;
+    int64_t head_blocks = s->rows * ((s->kv + hpb - 1) / hpb);
+    return kernels_attn_splits(head_blocks, span > 0 ? span : 1, p->chip->sms);
+}
+
+int kernels_attention_tile(const struct kernels_point *p, const struct ir_attention *s)
+{
+    enum kernels_mode mode = kernels_mode(p->acts);
+    return !kernels_attention_in_tiles(mode, s->rows, s->hd, s->vd) ? KA_TILE_F32
+         : mode == KERNELS_MODE_I8X2                                 ? KA_TILE_I8X2
+                                                                     : KA_TILE_F16;
 }
 
 /* One query head's output over cache rows [lo, hi]: the span cut into `splits` chunks, each folded a tile at a time
@@ -514,10 +544,7 @@ static int st_attention(struct kernels_lane *L, struct ir_leaf *l)
     const struct ir_attention *s = &ir_leaf_op(l)->spec.u.attention;
     if (s->kv <= 0 || s->h % s->kv != 0)
         return ir_leaf_fail(l, "h %lld is not a multiple of kv %lld", (long long)s->h, (long long)s->kv);
-    enum kernels_mode mode = kernels_mode(L->point.acts);
-    int tile = !kernels_attention_in_tiles(mode, s->rows, s->hd, s->vd) ? KA_TILE_F32
-             : mode == KERNELS_MODE_I8X2                                 ? KA_TILE_I8X2
-                                                                         : KA_TILE_F16;
+    int tile = kernels_attention_tile(&L->point, s);
     int64_t p = 0;
     int at = s->pos.kind == IR_RIDX_NAMED ? 4 : 3;
     const float *q = ir_leaf_arg(l, 0, s->rows * s->h * s->hd);
@@ -529,8 +556,7 @@ static int st_attention(struct kernels_lane *L, struct ir_leaf *l)
     float *y = (!s->sinks || sinks) ? ir_leaf_result(l, s->rows * s->h * s->vd) : NULL;
     if (!y)
         return -1;
-    int64_t hpb, splits;
-    attention_geometry(L, s, kernels_attended_span(s->l, s->window), &hpb, &splits);
+    int64_t splits = kernels_attention_chunks(&L->point, s);
     float *work = ir_leaf_scratch(l, head_room(splits, s->hd, s->vd));
     struct ka_softmax *st = work ? calloc((size_t)splits, sizeof *st) : NULL;
     if (!st)
@@ -833,6 +859,11 @@ static float keep_round(enum shim_keep k, float x)
  * step's own tables stay f32. */
 static enum shim_keep row_keep(const struct kernels_lane *L, ir_tid t)
 {
+    return kernels_lane_row_keep(L, t);
+}
+
+enum shim_keep kernels_lane_row_keep(const struct kernels_lane *L, ir_tid t)
+{
     const struct ir_tensor *T = &L->g->tensors[t];
     if (L->fault == KERNELS_FAULT_DROP_F16 || T->role != IR_ROLE_STATE || !T->carried)
         return SHIM_KEEP_F32;
@@ -1045,9 +1076,40 @@ int kernels_lane_launch(struct kernels_lane *L, const struct ir_graph *g, int32_
         snprintf(err, IR_ERR_LEN, "launch %d: the graph has %d ops", (int)op, (int)g->nops);
         return -1;
     }
+    if (L->device)
+        return kernels_device_launch(L->device, L, g, op, v, err);
+    return kernels_lane_walk(L, g, op, v, leaf_hook, L, err);
+}
+
+const struct kernels_point *kernels_lane_point(const struct kernels_lane *L) { return &L->point; }
+
+/* A walk's hooks: the lane (for the placements' rounding) and the stages' own hook and context. */
+struct walk {
+    struct kernels_lane *L;
+    int (*leaf)(void *ctx, struct ir_leaf *l);
+    void *ctx;
+};
+
+/* The walk's leaf hook: the stages' own. */
+static int walk_leaf(void *ctx, struct ir_leaf *l)
+{
+    const struct walk *w = ctx;
+    return w->leaf(w->ctx, l);
+}
+
+/* The walk's placement hook: the lane's rounding of cache rows. */
+static void walk_placed(void *ctx, ir_tid buf, float *values, int64_t n)
+{
+    placed_hook(((const struct walk *)ctx)->L, buf, values, n);
+}
+
+int kernels_lane_walk(struct kernels_lane *L, const struct ir_graph *g, int32_t op, struct ir_values *v,
+                      int (*leaf)(void *ctx, struct ir_leaf *l), void *ctx, char err[IR_ERR_LEN])
+{
     L->g = g;
     L->v = v;
-    struct ir_eval_hooks hooks = {leaf_hook, placed_hook, L};
+    struct walk w = {L, leaf, ctx};
+    struct ir_eval_hooks hooks = {walk_leaf, walk_placed, &w};
     int rc = ir_eval_ops_hooked(g, &g->ops[op], 1, v, &hooks, err);
     if (rc) { /* name the launch by its index in the graph, not the one-op run's */
         char msg[IR_ERR_LEN];
@@ -1060,7 +1122,12 @@ int kernels_lane_launch(struct kernels_lane *L, const struct ir_graph *g, int32_
     return rc;
 }
 
-void kernels_lane_forget(struct kernels_lane *L) { sides_clear(L); }
+void kernels_lane_forget(struct kernels_lane *L)
+{
+    sides_clear(L);
+    if (L->device)
+        kernels_device_forget(L->device);
+}
 
 const char *kernels_launch_kernel(const struct ir_op *op)
 {

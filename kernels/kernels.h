@@ -248,6 +248,70 @@ struct kernels_launch {
 /* The launch of top-level op `op` of g at point p. */
 struct kernels_launch kernels_launch_plan(const struct kernels_point *p, const struct ir_graph *g, int32_t op);
 
+/* ── The device runner (kernels/device.cu; kernels/device_none.c without CUDA; kernels/devplan.c) ───────── */
+
+/* A CUDA device opened for the lane's launches: its buffers, the weights it holds in their block formats, one stream. */
+struct kernels_device;
+
+/* Whether fusecheck was built with the CUDA kernels, and the chips they were built for ("sm_80, sm_89, sm_90"). */
+bool kernels_device_built(void);
+const char *kernels_device_archs(void);
+/* The CUDA devices present: their number, or -1 with err ("fusecheck was built without CUDA", "no CUDA device: ..."). */
+int kernels_device_count(char err[IR_ERR_LEN]);
+/* Parse a --device value: "host" (-1 into *index), "cuda" (0) or "cuda:N"; 0, or -1 with err. */
+int kernels_device_parse(const char *s, int *index, char err[IR_ERR_LEN]);
+/* Device `index` opened for the lane's launches (NULL with err: no such device, not built). Each launch runs at its
+ * lane's operating point. */
+struct kernels_device *kernels_device_open(int index, char err[IR_ERR_LEN]);
+void kernels_device_close(struct kernels_device *D);
+/* The backend name results.db keeps the device's rows under: "cuda:<device name>:sm_<major><minor>". */
+const char *kernels_device_backend(const struct kernels_device *D);
+/* The backend name of a device called `name` of compute capability major.minor, written to out. */
+void kernels_device_backend_name(const char *name, int major, int minor, char *out, size_t cap);
+/* The device memory, in bytes, that running g's launches at point p takes: every tensor's buffer (a checkpoint
+ * constant in its block format), the quantized words of every quantize result, and the largest launch's scratch (a
+ * split attention's partial softmaxes, a mixture's routing and hidden rows). */
+int64_t kernels_device_need(const struct kernels_point *p, const struct ir_graph *g);
+/* Bytes of tensor t's device buffer (checkpoint rows in their block format, else f32 values), and of its quantized
+ * words (0 unless a quantize writes it). */
+int64_t kernels_device_tensor_bytes(const struct ir_graph *g, ir_tid t);
+int64_t kernels_device_words_bytes(const struct ir_graph *g, ir_tid t);
+/* The scratch, in bytes, one top-level op's launch takes beyond its tensors' buffers (its stages' largest). */
+int64_t kernels_device_scratch(const struct kernels_point *p, const struct ir_graph *g, int32_t op);
+/* Make the device ready for g's launches at point p: its memory need checked against the device's free memory
+ * before any launch (-1 with err saying how many bytes it needs and has), then its memory allocated. */
+int kernels_device_prepare(struct kernels_device *D, const struct kernels_point *p, const struct ir_graph *g,
+                           char err[IR_ERR_LEN]);
+/* Plant fault f in every later launch (tests only; the device takes GEMV_ROW, the others are the host lane's). */
+void kernels_device_plant_fault(struct kernels_device *D, enum kernels_fault f);
+/* Run top-level op `op` of g on the device over the buffers v: its stages launched in order on the device's stream,
+ * quantized activations taken from lane L where it holds them; every CUDA error reported naming the launch and the
+ * stage. 0, or -1 with err. */
+int kernels_device_launch(struct kernels_device *D, struct kernels_lane *L, const struct ir_graph *g, int32_t op,
+                          struct ir_values *v, char err[IR_ERR_LEN]);
+/* The device's kernels' own time so far, in seconds (CUDA events around each stage's kernels; copies excluded). */
+double kernels_device_seconds(const struct kernels_device *D);
+/* Forget the device's quantized activations (a new step). */
+void kernels_device_forget(struct kernels_device *D);
+
+/* Lane L's operating point. */
+const struct kernels_point *kernels_lane_point(const struct kernels_lane *L);
+/* How rows written into tensor t are kept while L runs a launch of its graph: a KV cache in the cache's type. */
+enum shim_keep kernels_lane_row_keep(const struct kernels_lane *L, ir_tid t);
+/* Run top-level op `op` of g over v as lane L does, each leaf through `leaf` (ctx its first argument; 0 done, 1 the
+ * evaluator's, -1 failed) and values placed into cache rows rounded as L keeps them; err names the launch. */
+int kernels_lane_walk(struct kernels_lane *L, const struct ir_graph *g, int32_t op, struct ir_values *v,
+                      int (*leaf)(void *ctx, struct ir_leaf *l), void *ctx, char err[IR_ERR_LEN]);
+/* The chunks an attention's span is cut into at point p (a split attention's blocks a head), and how its tiles hold
+ * their operands (enum ka_tile) — the host lane's and the device's geometry alike. */
+int64_t kernels_attention_chunks(const struct kernels_point *p, const struct ir_attention *s);
+int kernels_attention_tile(const struct kernels_point *p, const struct ir_attention *s);
+
+/* Run lane L's launches on device D instead of the host (NULL: back on the host); D stays the caller's. */
+void kernels_lane_use_device(struct kernels_lane *L, struct kernels_device *D);
+/* The int8 words lane L holds for tensor t: its blocks (32 values each) and words a value; NULL when none. */
+const void *kernels_lane_quantized(const struct kernels_lane *L, ir_tid t, int64_t *nblocks, int *words);
+
 /* ── Bounds (kernels/bounds.c) ───────────────────────────────────────────────────────────────────────────── */
 
 /* The error bounds a launch's outputs keep against a reference, element by element (docs/numerics.md): an
@@ -301,6 +365,7 @@ struct kernels_tol_result {
     int32_t nsteps;
     int32_t launches, failed;
     double seconds_lane, seconds_eval; /* the host lane's and the evaluator's time over the chained steps */
+    char backend[128];                 /* where the launches ran: "host", or the device's backend name */
 };
 
 /* What a tolerance run takes: the rewritten graph and its shim, the reference it is held to (the lifted graph with
@@ -312,6 +377,7 @@ struct kernels_tol_input {
     int32_t steps;
     enum kernels_fault fault;
     bool chain_only;  /* only the steps end to end (no launch by launch comparison): what a benchmark times */
+    struct kernels_device *device; /* run the launches there (NULL: the host lane), each also against the host lane */
 };
 /* Run every launch of every step on the host lane, each fed its reference inputs and held to its bounds, and the
  * chained steps end to end. 0 (failures are rows with pass false), or -1 with err when a run cannot be made. */

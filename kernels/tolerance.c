@@ -196,6 +196,8 @@ struct run {
     const struct kernels_tol_input *in;
     struct kernels_lane *lane;
     struct ir_values *lanev, *bounds;  /* the launch's buffers and bounds, made for the rewritten graph */
+    struct kernels_lane *host;         /* with a device: the host lane the device must equal, and its buffers */
+    struct ir_values *hostv;
     struct kernels_tol_result *out;
     int32_t step;
     char *err;
@@ -218,29 +220,41 @@ static struct kernels_tol_row *launch_row(struct run *r, int32_t i, const char *
     return row;
 }
 
-/* Against the quantized reference, the lane's quantize of a source must give the evaluator's values bit for bit
- * (the same arithmetic): a failing row when it does not. -1 only when memory is short. */
-static int quantize_differs(struct run *r, int32_t i, ir_tid t, const float *lane, const float *ref, int64_t n)
+/* A failing row for launch i (kernel) at the first of the n values of tensor t where `got` differs from `want` — bit
+ * for bit when `bits`, else as numbers; a NaN equals a NaN — saying "<who> gives x at value e, <whom> y"; no row when
+ * none differs. -1 only when memory is short. */
+static int first_difference(struct run *r, int32_t i, const char *kernel, ir_tid t, const float *got,
+                            const float *want, int64_t n, bool bits, bool unquantized, const char *who,
+                            const char *whom)
 {
     for (int64_t e = 0; e < n; e++) {
-        if (lane[e] == ref[e] || (lane[e] != lane[e] && ref[e] != ref[e]))
+        bool same = bits ? memcmp(&got[e], &want[e], sizeof(float)) == 0 : got[e] == want[e];
+        if (same || (got[e] != got[e] && want[e] != want[e]))
             continue;
-        struct kernels_tol_row *row = launch_row(r, i, "quantize");
+        struct kernels_tol_row *row = launch_row(r, i, kernel);
         if (!row)
             return -1;
+        row->unquantized = unquantized;
         snprintf(row->tensor, sizeof row->tensor, "%s", r->in->rewritten->tensors[t].name);
         row->elements = n;
         row->worst = e;
-        row->lane = lane[e];
-        row->ref = ref[e];
-        row->max_abs = fabs((double)lane[e] - ref[e]);
+        row->lane = got[e];
+        row->ref = want[e];
+        row->max_abs = fabs((double)got[e] - want[e]);
         row->ratio = INFINITY;
-        snprintf(row->why, sizeof row->why, "the lane's quantize gives %.9g at value %lld, the evaluator's %.9g",
-                 (double)lane[e], (long long)e, (double)ref[e]);
+        snprintf(row->why, sizeof row->why, "%s gives %.9g at value %lld, %s %.9g", who, (double)got[e],
+                 (long long)e, whom, (double)want[e]);
         r->out->failed++;
         return 0;
     }
     return 0;
+}
+
+/* Against the quantized reference, the lane's quantize of a source must give the evaluator's values bit for bit
+ * (the same arithmetic): a failing row when it does not. -1 only when memory is short. */
+static int quantize_differs(struct run *r, int32_t i, ir_tid t, const float *lane, const float *ref, int64_t n)
+{
+    return first_difference(r, i, "quantize", t, lane, ref, n, false, false, "the lane's quantize", "the evaluator's");
 }
 
 /* Load the tensors launch i reads into the lane's buffers from `ref` (made for the rewritten graph), each bound set to
@@ -339,8 +353,36 @@ static void widen_quantized(const struct kernels_point *p, const struct ir_graph
         widen_quantized(p, g, &op->parts[k], ref, bounds);
 }
 
+/* Run launch i with its inputs from `ref` on the run's host lane into its own buffers (the device's twin). */
+static int host_twin(struct run *r, int32_t i, struct ir_values *ref, struct ir_values *pre,
+                     const struct ir_graph *sg, const struct ir_values *src, bool unquantized)
+{
+    struct run h = *r;
+    h.lane = r->host;
+    h.lanev = r->hostv;
+    swap_recurrent(r->in->rewritten, &r->in->rewritten->ops[i], ref, pre);
+    kernels_lane_forget(r->host);
+    int rc = load_inputs(&h, i, ref, sg, src, unquantized) || kernels_lane_launch(r->host, r->in->rewritten, i,
+                                                                                  r->hostv, r->err);
+    swap_recurrent(r->in->rewritten, &r->in->rewritten->ops[i], ref, pre);
+    return rc;
+}
+
+/* The device's values of tensor t against the host lane's: the same arithmetic in the same order
+ * (docs/numerics.md), so equal bit for bit; a failing row at the first that is not. */
+static int device_equals_host(struct run *r, int32_t i, ir_tid t, bool unquantized)
+{
+    const float *dv = ir_values_cdata(r->lanev, t), *hv = ir_values_cdata(r->hostv, t);
+    if (!dv || !hv)
+        return 0;
+    return first_difference(r, i, kernels_launch_kernel(&r->in->rewritten->ops[i]), t, dv, hv,
+                            ir_tensor_len(r->in->rewritten, t), true, unquantized, "the device",
+                            "the host lane");
+}
+
 /* Run launch i on the lane with its inputs from `ref` (its recurrent state from `pre`, the step's reference before
- * the step) and compare what it writes; rows into the result. */
+ * the step) and compare what it writes; rows into the result. On a device, also run it on the host lane and hold
+ * the device to its values bit for bit. */
 static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct ir_values *pre,
                         const struct ir_graph *sg, const struct ir_values *src, bool unquantized)
 {
@@ -355,6 +397,8 @@ static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct 
         rc = -1;
     }
     swap_recurrent(g, op, ref, pre);
+    if (!rc && r->host)
+        rc = host_twin(r, i, ref, pre, sg, src, unquantized);
     if (rc)
         return -1;
     if (unquantized)
@@ -381,6 +425,8 @@ static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct 
             if (ir_tensor_find(r->in->lifted, name, strlen(name)) == IR_NONE && !quantize_of(g, name))
                 continue;
         }
+        if (r->host && device_equals_host(r, i, t, unquantized))
+            return -1;
         struct kernels_tol_row *row = launch_row(r, i, kernels_launch_kernel(op));
         if (!row)
             return -1;
@@ -498,24 +544,31 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
 {
     memset(out, 0, sizeof *out);
     const struct ir_graph *g = in->rewritten, *R = in->reference, *F = in->lifted;
+    if (in->device && kernels_device_prepare(in->device, in->point, g, err)) /* refused before any launch */
+        return -1;
     int32_t steps = in->steps > 0 ? in->steps : 1;
-    enum { REFV, LIFTV, REFRW, LIFTRW, REFPRE, LIFTPRE, LANEV, BOUNDS, CHAINV, NV };
+    enum { REFV, LIFTV, REFRW, LIFTRW, REFPRE, LIFTPRE, LANEV, BOUNDS, CHAINV, HOSTV, NV };
     struct ir_values *v[NV] = {0};
     v[REFV] = ir_values_new_like(R, in->seed, F, err);
     v[LIFTV] = v[REFV] ? ir_values_new(F, in->seed, err) : NULL;
-    for (int k = REFRW; k < NV && v[k - 1]; k++)
+    for (int k = REFRW; k < NV && v[k - 1] && (k != HOSTV || in->device); k++) /* the host twin's: with a device */
         v[k] = ir_values_new_like(g, in->seed, F, err);
-    struct kernels_lane *lane = v[NV - 1] ? kernels_lane_new(in->point) : NULL;
+    struct kernels_lane *lane = v[CHAINV] && (v[HOSTV] || !in->device) ? kernels_lane_new(in->point) : NULL;
     struct kernels_lane *chain = lane ? kernels_lane_new(in->point) : NULL;
-    if (!chain) {
+    struct kernels_lane *host = chain && in->device ? kernels_lane_new(in->point) : NULL;
+    if (!chain || (in->device && !host)) {
         kernels_lane_free(lane);
+        kernels_lane_free(chain);
         values_free(v, NV);
         if (!err[0])
             snprintf(err, IR_ERR_LEN, "out of memory");
         return -1;
     }
+    kernels_lane_use_device(lane, in->device);
+    kernels_lane_use_device(chain, in->device);
     kernels_lane_plant_fault(lane, in->fault);
     kernels_lane_plant_fault(chain, in->fault);
+    snprintf(out->backend, sizeof out->backend, "%s", in->device ? kernels_device_backend(in->device) : "host");
     int64_t rows = step_rows(g), room = cache_rows(R);
     int64_t fit = room == INT64_MAX ? 0 : room - rows * steps;
     round_states(in->point, R, v[REFV]);
@@ -528,7 +581,7 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
     }
     int rc = positions(R, v[REFV], 0, fit, err) || positions(F, v[LIFTV], 0, fit, err) ||
              positions(g, v[CHAINV], 0, fit, err);
-    struct run r = {in, lane, v[LANEV], v[BOUNDS], out, 0, err};
+    struct run r = {in, lane, v[LANEV], v[BOUNDS], host, v[HOSTV], out, 0, err};
     ir_tid lg = logits_of(g), lr = lg != IR_NONE ? ir_tensor_find(R, g->tensors[lg].name, strlen(g->tensors[lg].name))
                                                  : IR_NONE;
     out->steps = calloc((size_t)steps, sizeof *out->steps);
@@ -558,6 +611,7 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
             }
         }
         out->launches += g->nops;
+        kernels_lane_forget(chain);
         t0 = now_s();
         for (int32_t i = 0; !rc && i < g->nops; i++)
             rc = kernels_lane_launch(chain, g, i, v[CHAINV], err);
@@ -576,6 +630,7 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
     }
     kernels_lane_free(lane);
     kernels_lane_free(chain);
+    kernels_lane_free(host);
     values_free(v, NV);
     return rc ? -1 : 0;
 }
