@@ -157,6 +157,7 @@ int cli_cmd_golden(int argc, char **argv);
 int cli_cmd_dot(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
+int cli_cmd_gguf(int argc, char **argv);
 
 struct rules_optimized;
 /* An optimization of g under the named shim as Graphviz text (malloc'd into *text): the lifted ops as nodes, each

@@ -19,6 +19,8 @@ static const struct cli_command commands[] = {
     {"export", "write a model (a zoo MODEL, a config.json or a GGUF file) as a GGUF v3 file with seeded weights",
      "fusecheck export MODEL|CONFIG.json|FILE.gguf [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N] -o OUT.gguf",
      cli_cmd_export},
+    {"gguf", "list a GGUF file's keys and tensor infos as fusecheck reads them (floats as their bits)",
+     "fusecheck gguf FILE.gguf", cli_cmd_gguf},
     {"eval", "evaluate a graph; print each observed and carried tensor's digest",
      "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N]", cli_cmd_eval},
     {"rules", "list every step of the optimizer in order, with the classes it builds",

@@ -1,4 +1,5 @@
-/* cli/cmd_export.c — `fusecheck export`: a model written as a GGUF v3 file with seeded weights. */
+/* cli/cmd_gguf.c — `fusecheck export`: a model written as a GGUF v3 file with seeded weights; `fusecheck gguf`: a
+ * file's keys and tensor infos as fusecheck reads them. */
 #define _XOPEN_SOURCE 700 /* realpath: a symbolic link written through names its target */
 #include "cli.h"
 
@@ -78,4 +79,49 @@ int cli_cmd_export(int argc, char **argv)
     ir_graph_free(g);
     models_config_free(owned);
     return rc;
+}
+
+/* Print one value: integers in decimal, floats as their bits in hex (exact), strings quoted, arrays by count. */
+static void print_value(const struct ir_gguf_value *v)
+{
+    if (v->type == IR_GGUF_STRING)
+        printf("\"%.*s\"", (int)(v->len > 4096 ? 4096 : v->len), v->str);
+    else if (v->type == IR_GGUF_ARRAY)
+        printf("%s[%llu]", ir_gguf_vtype_name(v->elem), (unsigned long long)v->n);
+    else if (v->type == IR_GGUF_FLOAT32 || v->type == IR_GGUF_FLOAT64)
+        printf("0x%llx", (unsigned long long)v->u);
+    else if (v->type == IR_GGUF_INT8 || v->type == IR_GGUF_INT16 || v->type == IR_GGUF_INT32 ||
+             v->type == IR_GGUF_INT64)
+        printf("%lld", (long long)v->i);
+    else
+        printf("%llu", (unsigned long long)v->u);
+}
+
+int cli_cmd_gguf(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-')
+        return cli_usage_error("gguf", "expected one FILE.gguf");
+    char err[IR_ERR_LEN];
+    struct ir_gguf *f = ir_gguf_open(argv[1], err);
+    if (!f) {
+        fprintf(stderr, "%s\n", err); /* file: byte N: what was expected */
+        return CLI_USAGE;
+    }
+    printf("version %u\nalignment %llu\ndata %llu\n", f->version, (unsigned long long)f->alignment,
+           (unsigned long long)f->data_offset);
+    for (int64_t k = 0; k < f->nkv; k++) {
+        const struct ir_gguf_kv *kv = &f->kv[k];
+        printf("kv %.*s %s ", (int)kv->key_len, kv->key, ir_gguf_vtype_name(kv->value.type));
+        print_value(&kv->value);
+        printf("\n");
+    }
+    for (int64_t k = 0; k < f->ntensors; k++) {
+        const struct ir_gguf_tensor *t = &f->tensors[k];
+        printf("tensor %.*s ", (int)t->name_len, t->name);
+        for (uint32_t d = 0; d < t->ndims; d++)
+            printf("%s%llu", d ? "," : "", (unsigned long long)t->dims[d]);
+        printf(" %u %llu\n", t->type, (unsigned long long)t->offset);
+    }
+    ir_gguf_close(f);
+    return CLI_OK;
 }
