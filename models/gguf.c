@@ -140,12 +140,18 @@ static int put_tensor(struct ir_gguf_writer *w, const struct ir_graph *g, const 
 {
     const struct ir_tensor *ts = &g->tensors[t];
     struct ir_ckpt_rows rows;
-    if (ir_values_checkpoint(v, t, &rows)) {
+    if (!v && ts->checkpoint) { /* no values: a hole of the stored rows' size */
+        uint64_t dims[2] = {(uint64_t)(ts->transposed ? ts->rows : ts->cols),
+                            (uint64_t)(ts->transposed ? ts->cols : ts->rows)};
+        return ir_gguf_add_tensor(w, ts->name, dims[1] > 1 ? 2 : 1, dims, ts->format, NULL, err);
+    }
+    if (v && ir_values_checkpoint(v, t, &rows)) {
         uint64_t dims[2] = {(uint64_t)rows.slen, (uint64_t)rows.srows};
         return ir_gguf_add_tensor(w, ts->name, rows.srows > 1 ? 2 : 1, dims, rows.format, rows.bytes, err);
     }
     uint64_t dims[2] = {(uint64_t)ts->cols, (uint64_t)ts->rows};
-    return ir_gguf_add_tensor(w, ts->name, ts->rows > 1 ? 2 : 1, dims, IR_FMT_F32, ir_values_cdata(v, t), err);
+    return ir_gguf_add_tensor(w, ts->name, ts->rows > 1 ? 2 : 1, dims, IR_FMT_F32, v ? ir_values_cdata(v, t) : NULL,
+                              err);
 }
 
 /* Whether a constant is one the lift computes rather than a file holds (the rotary tables). */

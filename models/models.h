@@ -201,7 +201,8 @@ struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ER
  * the file's format. NULL with err naming the tensor. Its values come from the file under ir_values_use_gguf. */
 struct ir_graph *models_gguf_lift(const struct ir_gguf *f, const struct models_options *o, char err[IR_ERR_LEN]);
 /* Write g (lifted from c) and its constants' values in v as a GGUF v3 file at path (whole or not at all): the
- * family's metadata keys and every constant but the rotary tables, each a stored row its first dimension. */
+ * family's metadata keys and every constant but the rotary tables, each a stored row its first dimension. v NULL:
+ * every tensor a hole of its size (a sparse file of the model's shape, its weights zeros). */
 int models_gguf_export(const struct models_config *c, const struct ir_graph *g, const struct ir_values *v,
                        const char *path, char err[IR_ERR_LEN]);
 
