@@ -166,6 +166,11 @@ struct ir_graph *cli_lift_config(const struct models_config *c, const struct mod
 {
     for (int i = 0; i < nggufs; i++)
         if (ggufs[i].c == c) {
+            if (o->weights != models_default_options().weights) {
+                snprintf(err, IR_ERR_LEN, "%s: --weights does not apply to a GGUF file: its tensors' formats are "
+                         "the file's", ggufs[i].f->label);
+                return NULL;
+            }
             ir_values_use_gguf(ggufs[i].f);
             return models_gguf_lift(ggufs[i].f, o, err);
         }

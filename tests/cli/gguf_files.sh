@@ -47,6 +47,8 @@ open(sys.argv[2], "wb").write(b.replace(b"blk.1.attn_v.weight", b"blk.1.attn_X.w
 PY
 expect 2 "a missing tensor" -- "$fc" lift "$tmp/miss.gguf"
 contains "$tmp/err" "miss.gguf: tensor blk.1.attn_v.weight: expected it in the file" "the tensor named"
+expect 2 "--weights on a GGUF file" -- "$fc" lift "$tmp/cfg.gguf" --weights q4_0
+contains "$tmp/err" "--weights does not apply to a GGUF file" "refused, saying why"
 expect 2 "gguf on a hostile file" -- "$fc" gguf "$tmp/bad.gguf"
 mkdir "$tmp/dir.gguf"
 expect 2 "export over a directory" -- "$fc" export tiny-llama -o "$tmp/dir.gguf"
