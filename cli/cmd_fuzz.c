@@ -79,16 +79,25 @@ static struct models_config shrink(const struct models_config *c)
     return s;
 }
 
+/* Whether the i-th zoo model is tiny; shrunk into *s when it is. */
+static bool tiny_shrunk(int i, struct models_config *s)
+{
+    const struct models_config *c = models_get(i);
+    if (c->tiny)
+        *s = shrink(c);
+    return c->tiny;
+}
+
 /* One shrunk zoo graph per tiny family model and mode, into the format and optimizer corpora. */
 static int seed_zoo(const char *fmt_dir, const char *opt_dir)
 {
     static const char *const modes[] = {"decode", "prefill:3", "batch:2"};
     int written = 0;
+    struct models_config s;
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
-        if (!c->tiny)
+        if (!tiny_shrunk(i, &s))
             continue;
-        struct models_config s = shrink(c);
         for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
             struct models_options o = models_default_options();
             char err[IR_ERR_LEN], name[128];
@@ -129,11 +138,11 @@ static int seed_zoo(const char *fmt_dir, const char *opt_dir)
 static int seed_gguf(const char *dir)
 {
     int written = 0;
+    struct models_config s;
     for (int i = 0; i < models_count(); i++) {
-        const struct models_config *c = models_get(i);
-        if (!c->tiny)
+        const struct models_config *c = &s;
+        if (!tiny_shrunk(i, &s))
             continue;
-        struct models_config s = shrink(c);
         struct models_options o = models_default_options();
         o.weights = IR_FMT_Q4_0;
         char err[IR_ERR_LEN], path[1200];

@@ -221,49 +221,23 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
     return g;
 }
 
-/* Write len bytes to fd whole, retrying short writes. 0 on success, else -1 with errno set. */
-static int write_all(int fd, const char *data, size_t len)
+/* Bytes to write, and writing them as ir_replace_file's body. */
+struct bytes {
+    const char *data;
+    size_t len;
+};
+static int put_bytes(int fd, void *ctx)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    const struct bytes *b = ctx;
+    return ir_write_all(fd, b->data, b->len);
 }
 
 /* Replace the regular file at path (absent when old is NULL) whole: a new file beside it, given the old one's
  * permissions (a new one's: 0666 less the umask), renamed over it. 0, or -1 with errno set. */
 static int replace_regular(const char *path, const struct stat *old, const char *data, size_t len)
 {
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        abort();
-    snprintf(tmp, n, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return -1;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    mode_t mode = old ? old->st_mode & 07777 : 0666 & ~mask;
-    int rc = fchmod(fd, mode) || write_all(fd, data, len) || fsync(fd) ? -1 : 0;
-    int e = errno;
-    if (close(fd) != 0 && rc == 0)
-        rc = -1, e = errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1, e = errno;
-    if (rc != 0)
-        unlink(tmp);
-    free(tmp);
-    errno = e;
-    return rc;
+    struct bytes b = {data, len};
+    return ir_replace_file(path, old ? (int)(old->st_mode & 07777) : -1, put_bytes, &b);
 }
 
 /* Write len bytes into what is at path now — a device, a FIFO — without replacing it. 0, or -1 with errno set. */
@@ -272,7 +246,7 @@ static int write_in_place(const char *path, const char *data, size_t len)
     int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    int rc = write_all(fd, data, len);
+    int rc = ir_write_all(fd, data, len);
     int e = errno;
     if (close(fd) != 0 && rc == 0)
         rc = -1, e = errno;

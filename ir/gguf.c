@@ -594,37 +594,20 @@ void ir_gguf_writer_free(struct ir_gguf_writer *w)
     free(w);
 }
 
-/* Append n raw bytes to a growing buffer. */
-static void buf_add(struct ir_text *b, const void *p, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s)
-            abort();
-        b->s = s;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, p, n);
-    b->n += n;
-}
-
 /* Append an unsigned integer of n bytes, little-endian. */
 static void buf_le(struct ir_text *b, uint64_t v, int n)
 {
     unsigned char p[8];
     for (int i = 0; i < n; i++)
         p[i] = (unsigned char)(v >> (8 * i));
-    buf_add(b, p, (size_t)n);
+    ir_text_put(b, p, (size_t)n);
 }
 
 /* Append a string: its u64 length and bytes. */
 static void buf_str(struct ir_text *b, const char *s, uint64_t n)
 {
     buf_le(b, n, 8);
-    buf_add(b, s, (size_t)n);
+    ir_text_put(b, s, (size_t)n);
 }
 
 void ir_gguf_key(struct ir_gguf_writer *w, const char *key, enum ir_gguf_vtype type)
@@ -728,10 +711,9 @@ int ir_gguf_add_tensor(struct ir_gguf_writer *w, const char *name, uint32_t ndim
     return 0;
 }
 
-/* Write n bytes whole at fd's position; 0, or -1 with errno. */
-static int put_all(int fd, const void *p, uint64_t n)
+int ir_write_all(int fd, const void *bytes, uint64_t n)
 {
-    const char *s = p;
+    const char *s = bytes;
     while (n > 0) {
         ssize_t k = write(fd, s, n > (1u << 30) ? (1u << 30) : (size_t)n);
         if (k < 0 && errno == EINTR)
@@ -747,11 +729,11 @@ static int put_all(int fd, const void *p, uint64_t n)
 /* The header, keys, tensor infos and padding: everything before the data section. */
 static void header_bytes(const struct ir_gguf_writer *w, struct ir_text *b)
 {
-    buf_add(b, "GGUF", 4);
+    ir_text_put(b, "GGUF", 4);
     buf_le(b, 3, 4);
     buf_le(b, (uint64_t)w->nt, 8);
     buf_le(b, w->nkv, 8);
-    buf_add(b, w->meta.s ? w->meta.s : "", w->meta.n);
+    ir_text_put(b, w->meta.s ? w->meta.s : "", w->meta.n);
     for (int64_t k = 0; k < w->nt; k++) {
         const struct wtensor *t = &w->t[k];
         buf_str(b, t->name, strlen(t->name));
@@ -762,7 +744,7 @@ static void header_bytes(const struct ir_gguf_writer *w, struct ir_text *b)
         buf_le(b, t->offset, 8);
     }
     static const unsigned char zeros[IR_GGUF_ALIGNMENT];
-    buf_add(b, zeros, (IR_GGUF_ALIGNMENT - b->n % IR_GGUF_ALIGNMENT) % IR_GGUF_ALIGNMENT);
+    ir_text_put(b, zeros, (IR_GGUF_ALIGNMENT - b->n % IR_GGUF_ALIGNMENT) % IR_GGUF_ALIGNMENT);
 }
 
 /* Write the file's bytes into fd: the header, then each tensor's data (a hole where it has none). 0, or -1. */
@@ -770,19 +752,19 @@ static int write_body(const struct ir_gguf_writer *w, int fd)
 {
     struct ir_text b = {0};
     header_bytes(w, &b);
-    int rc = put_all(fd, b.s, b.n);
+    int rc = ir_write_all(fd, b.s, b.n);
     uint64_t base = b.n;
     free(b.s);
     for (int64_t k = 0; k < w->nt && rc == 0; k++) {
         const struct wtensor *t = &w->t[k];
         if (!t->data)
             continue;
-        rc = lseek(fd, (off_t)(base + t->offset), SEEK_SET) < 0 || put_all(fd, t->data, t->bytes) ? -1 : 0;
+        rc = lseek(fd, (off_t)(base + t->offset), SEEK_SET) < 0 || ir_write_all(fd, t->data, t->bytes) ? -1 : 0;
     }
     return rc == 0 && ftruncate(fd, (off_t)(base + w->data_size)) == 0 ? 0 : -1;
 }
 
-int ir_gguf_write(const struct ir_gguf_writer *w, const char *path, char err[IR_ERR_LEN])
+int ir_replace_file(const char *path, int mode, int (*body)(int fd, void *ctx), void *ctx)
 {
     size_t n = strlen(path) + 32;
     char *tmp = malloc(n);
@@ -791,22 +773,34 @@ int ir_gguf_write(const struct ir_gguf_writer *w, const char *path, char err[IR_
     snprintf(tmp, n, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        snprintf(err, IR_ERR_LEN, "%s: %s", path, strerror(errno));
         free(tmp);
         return -1;
     }
     mode_t mask = umask(0);
     umask(mask);
-    int rc = fchmod(fd, 0666 & ~mask) || write_body(w, fd) || fsync(fd) ? -1 : 0;
+    int rc = fchmod(fd, mode >= 0 ? (mode_t)mode : 0666 & ~mask) || body(fd, ctx) || fsync(fd) ? -1 : 0;
     int e = errno;
     if (close(fd) != 0 && rc == 0)
         rc = -1, e = errno;
     if (rc == 0 && rename(tmp, path) != 0)
         rc = -1, e = errno;
-    if (rc != 0) {
+    if (rc != 0)
         unlink(tmp);
-        snprintf(err, IR_ERR_LEN, "%s: %s", path, strerror(e));
-    }
     free(tmp);
+    errno = e;
     return rc;
+}
+
+/* write_body as ir_replace_file's body. */
+static int gguf_body(int fd, void *w) { return write_body(w, fd); }
+
+int ir_gguf_write(const struct ir_gguf_writer *w, const char *path, char err[IR_ERR_LEN])
+{
+    struct stat st;
+    int mode = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (int)(st.st_mode & 07777) : -1;
+    if (ir_replace_file(path, mode, gguf_body, (void *)w) != 0) {
+        snprintf(err, IR_ERR_LEN, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
 }

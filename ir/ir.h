@@ -557,6 +557,8 @@ struct ir_text {
 
 /* Append printf-style text to t (aborts when memory is exhausted). */
 void ir_text_add(struct ir_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append n raw bytes (any bytes, NULs included: n counts them). */
+void ir_text_put(struct ir_text *t, const void *bytes, size_t n);
 /* The text, never NULL (an empty string when nothing was added), handed to the caller to free; t is left empty. */
 char *ir_text_take(struct ir_text *t);
 
@@ -775,7 +777,13 @@ void ir_gguf_kv_str(struct ir_gguf_writer *w, const char *key, const char *v);
  * or NULL for a hole of that size (a sparse file). 0, or -1 with err when its shape is not whole blocks. */
 int ir_gguf_add_tensor(struct ir_gguf_writer *w, const char *name, uint32_t ndims, const uint64_t *dims,
                        enum ir_format f, const void *data, char err[IR_ERR_LEN]);
-/* Write the file whole or not at all (a temp file beside path, renamed over it). 0, or -1 with err. */
+/* Write n bytes whole at fd's position, retrying short and interrupted writes; 0, or -1 with errno set. */
+int ir_write_all(int fd, const void *bytes, uint64_t n);
+/* Replace the file at path whole: body writes a new file beside it (its fd), given mode's permissions (mode < 0:
+ * 0666 less the umask), synced and renamed over path; removed when anything fails. 0, or -1 with errno set. */
+int ir_replace_file(const char *path, int mode, int (*body)(int fd, void *ctx), void *ctx);
+/* Write the file whole or not at all (a temp file beside path, renamed over it; a regular file's permissions kept).
+ * 0, or -1 with err. */
 int ir_gguf_write(const struct ir_gguf_writer *w, const char *path, char err[IR_ERR_LEN]);
 
 /* ── The evaluator (ir/eval.c) ───────────────────────────────────────────────────────────────────────────── */
