@@ -34,7 +34,7 @@ static const struct key {
     {"embedding_length", AT(hidden), K_I64, true, NULL},
     {"attention.head_count", AT(heads), K_I64, true, NULL},
     {"attention.head_count_kv", AT(kv_heads), K_I64, true, NULL},
-    {"attention.key_length", AT(head_dim), K_I64, true, NULL},
+    {"attention.key_length", AT(head_dim), K_I64, false, NULL},
     {"feed_forward_length", AT(ffn), K_I64, false, NULL},
     {"vocab_size", AT(vocab), K_I64, false, NULL},
     {"expert_count", AT(experts), K_I64, false, NULL},
@@ -250,6 +250,9 @@ struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ER
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (key_applies(&keys[i], family) && read_key(f, arch, &keys[i], &c, err) != 0)
             return NULL;
+    /* The head's width: the key, else (as llama.cpp reads a file without it) the width over the heads. */
+    if (!c.head_dim && c.heads > 0)
+        c.head_dim = c.hidden / c.heads;
     /* The vocabulary: the key, else the embedding's rows. */
     const struct ir_gguf_tensor *embd = ir_gguf_find_tensor(f, "token_embd.weight");
     if (!c.vocab && embd && embd->ndims == 2)

@@ -193,7 +193,8 @@ struct ir_graph *models_lift(const struct models_config *c, const struct models_
 /* A model's configuration from a GGUF file's metadata: general.architecture picks the family (llama qwen3 qwen3moe
  * gemma2 qwen3next nemotron qwen2 granite minicpm deepseek2), `<arch>.block_count`, `<arch>.embedding_length`, heads,
  * kv heads, key length, context, RMS epsilon, rope, experts, ... fill it (llama.cpp's key names); its name is
- * general.name; tied when the file has no output.weight; its context as a config.json's. malloc'd
+ * general.name (else the file's name); the head's width hidden/heads and the vocabulary token_embd.weight's rows
+ * where their keys are absent; tied when the file has no output.weight; its context as a config.json's. malloc'd
  * (models_config_free); NULL with err "file: [byte N: ]key: what was expected". */
 struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ERR_LEN]);
 /* One step of the file's model lifted: every constant the lift reads but the rotary tables checked present in the

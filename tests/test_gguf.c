@@ -3,7 +3,7 @@
  * lengths, bad alignment, overlapping and unaligned offsets, unknown types, bad UTF-8, deep arrays, bad bools,
  * duplicates, random byte flips) refused with the byte offset and what was expected, never read past their bytes;
  * and every tiny zoo model exported, read back to the same graph and evaluated to the same bytes from the file's
- * weights, a missing or mis-shaped tensor refused by name. */
+ * weights, a missing or mis-shaped tensor refused by name; the keys a file may leave out taken as llama.cpp does. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 #include "check.h"
 #include "models/models.h"
@@ -408,6 +408,37 @@ static void test_missing(void)
     ir_graph_free(g);
 }
 
+/* A file without the optional keys (key length, vocabulary) takes them as llama.cpp does: the width over the heads,
+ * the embedding's rows; one without a required key is refused naming it. */
+static void test_defaults(void)
+{
+    for (int drop = 0; drop < 2; drop++) {
+        struct ir_gguf_writer *w = ir_gguf_writer_new();
+        ir_gguf_kv_str(w, "general.architecture", "llama");
+        ir_gguf_kv_u32(w, "llama.block_count", 2);
+        ir_gguf_kv_u32(w, "llama.embedding_length", 256);
+        ir_gguf_kv_u32(w, "llama.attention.head_count", 4);
+        ir_gguf_kv_u32(w, "llama.attention.head_count_kv", 2);
+        ir_gguf_kv_u32(w, "llama.feed_forward_length", 512);
+        if (!drop)
+            ir_gguf_kv_u32(w, "llama.context_length", 131072);
+        ir_gguf_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+        char err[IR_ERR_LEN];
+        CHECK(ir_gguf_add_tensor(w, "token_embd.weight", 2, (uint64_t[]){256, 1000}, IR_FMT_Q8_0, NULL, err) == 0);
+        CHECK(ir_gguf_write(w, scratch("k.gguf"), err) == 0);
+        ir_gguf_writer_free(w);
+        struct ir_gguf *f = ir_gguf_open(scratch("k.gguf"), err);
+        struct models_config *c = f ? models_gguf_config(f, err) : NULL;
+        if (!drop)
+            CHECK(c && c->head_dim == 64 && c->vocab == 1000 && c->ctx == 4096 && c->eps == 1e-5 && c->tied &&
+                  strcmp(c->name, "k") == 0);
+        else
+            CHECKF(!c && strstr(err, "llama.context_length: expected the key"), "%s", err);
+        models_config_free(c);
+        ir_gguf_close(f);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/test_gguf.XXXXXX");
@@ -420,7 +451,8 @@ int main(void)
     test_flips();
     test_models();
     test_missing();
-    const char *names[] = {"s.gguf", "a.gguf", "d.gguf", "m.gguf", "t.gguf", "u.gguf"};
+    test_defaults();
+    const char *names[] = {"s.gguf", "a.gguf", "d.gguf", "m.gguf", "t.gguf", "u.gguf", "k.gguf"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(scratch(names[i]));
     rmdir(dir);
