@@ -46,8 +46,14 @@ int64_t cli_lift_ctx(const struct cli_lift *l, const struct models_config *c);
 /* Whether arg names a model's config.json rather than a zoo model or a graph's text: a path ending in ".json", or a
  * file whose text starts with '{'. */
 bool cli_is_config(const char *arg);
-/* The model arg names where a command takes a MODEL: a zoo model, or (a path ending in ".json", or any path that
- * exists) a config.json read into *owned, which the caller frees (models_config_free). NULL with the error printed:
+/* Whether arg names a GGUF file: a path ending in ".gguf", or a file starting with "GGUF". */
+bool cli_is_gguf(const char *arg);
+/* One step of c lifted: a GGUF file's configuration (cli_model's) by models_gguf_lift over its file, whose weights
+ * give every values instance made from then on its constants (ir_values_use_gguf); any other by models_lift. */
+struct ir_graph *cli_lift_config(const struct models_config *c, const struct models_options *o, char err[IR_ERR_LEN]);
+/* The model arg names where a command takes a MODEL: a zoo model, or a GGUF file's metadata (cli_is_gguf; the file and its
+ * configuration kept for the run, *owned NULL), or (a path ending in ".json", or any path
+ * that exists) a config.json read into *owned, which the caller frees (models_config_free). NULL with the error printed:
  * an unknown model (a usage error of cmd), or the file's file:line:col: field: what was expected. */
 const struct models_config *cli_model(const char *cmd, const char *arg, struct models_config **owned);
 /* The graph `arg` names: a zoo model or a config.json lifted under l, or a text-format file parsed and validated.
@@ -158,6 +164,8 @@ int cli_cmd_launches(int argc, char **argv);
 int cli_cmd_golden(int argc, char **argv);
 int cli_cmd_dot(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
+int cli_cmd_export(int argc, char **argv);
+int cli_cmd_gguf(int argc, char **argv);
 
 struct rules_optimized;
 /* An optimization of g under the named shim as Graphviz text (malloc'd into *text): the lifted ops as nodes, each

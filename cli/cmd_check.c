@@ -301,7 +301,7 @@ static int lift_one(struct db *db, const struct models_config *c, const char *mo
     memset(out, 0, sizeof *out);
     struct models_options o = a->lift.options;
     models_parse_mode(mode, &o.mode, err);
-    out->g = models_lift(c, &o, err);
+    out->g = cli_lift_config(c, &o, err);
     if (!out->g)
         return 1;
     size_t len;

@@ -79,16 +79,25 @@ static struct models_config shrink(const struct models_config *c)
     return s;
 }
 
+/* Whether the i-th zoo model is tiny; shrunk into *s when it is. */
+static bool tiny_shrunk(int i, struct models_config *s)
+{
+    const struct models_config *c = models_get(i);
+    if (c->tiny)
+        *s = shrink(c);
+    return c->tiny;
+}
+
 /* One shrunk zoo graph per tiny family model and mode, into the format and optimizer corpora. */
 static int seed_zoo(const char *fmt_dir, const char *opt_dir)
 {
     static const char *const modes[] = {"decode", "prefill:3", "batch:2"};
     int written = 0;
+    struct models_config s;
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
-        if (!c->tiny)
+        if (!tiny_shrunk(i, &s))
             continue;
-        struct models_config s = shrink(c);
         for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
             struct models_options o = models_default_options();
             char err[IR_ERR_LEN], name[128];
@@ -120,6 +129,38 @@ static int seed_zoo(const char *fmt_dir, const char *opt_dir)
                 return -1;
             written++;
         }
+    }
+    return written;
+}
+
+/* One shrunk zoo model per tiny family, exported as a GGUF file (q4_0 weights, f16 where a width is narrower than
+ * its block; seed 1): the reader's corpus. */
+static int seed_gguf(const char *dir)
+{
+    int written = 0;
+    struct models_config s;
+    for (int i = 0; i < models_count(); i++) {
+        const struct models_config *c = &s;
+        if (!tiny_shrunk(i, &s))
+            continue;
+        struct models_options o = models_default_options();
+        o.weights = IR_FMT_Q4_0;
+        char err[IR_ERR_LEN], path[1200];
+        struct ir_graph *g = models_lift(&s, &o, err);
+        if (!g) { /* a width the shrink leaves narrower than q4_0's block: f16 */
+            o.weights = IR_FMT_F16;
+            g = models_lift(&s, &o, err);
+        }
+        struct ir_values *v = g ? ir_values_new(g, 1, err) : NULL;
+        snprintf(path, sizeof path, "%.1000s/zoo-%s.gguf", dir, c->family);
+        int rc = v ? models_gguf_export(&s, g, v, path, err) : -1;
+        ir_values_free(v);
+        ir_graph_free(g);
+        if (rc) {
+            fprintf(stderr, "fusecheck: fuzz: %s: %s\n", c->name, err);
+            return -1;
+        }
+        written++;
     }
     return written;
 }
@@ -251,18 +292,20 @@ static int cmd_seeds(int argc, char **argv)
     }
     if (!out)
         return cli_usage_error("fuzz", "seeds expects the corpus directory");
-    char fmt[1100], opt[1100], facts[1100], dbd[1100];
+    char fmt[1100], opt[1100], facts[1100], dbd[1100], gguf[1100];
     snprintf(fmt, sizeof fmt, "%.1000s/fuzz_format", out);
     snprintf(opt, sizeof opt, "%.1000s/fuzz_optimize", out);
     snprintf(facts, sizeof facts, "%.1000s/fuzz_facts", out);
     snprintf(dbd, sizeof dbd, "%.1000s/fuzz_db", out);
-    if (make_dir(out) || make_dir(fmt) || make_dir(opt) || make_dir(facts) || make_dir(dbd))
+    snprintf(gguf, sizeof gguf, "%.1000s/fuzz_gguf", out);
+    if (make_dir(out) || make_dir(fmt) || make_dir(opt) || make_dir(facts) || make_dir(dbd) || make_dir(gguf))
         return CLI_USAGE;
     int zoo = seed_zoo(fmt, opt), rules = seed_rules(rules_dir, fmt, opt), gen = seed_generator(opt, facts);
-    int db = seed_db(dbd);
-    if (zoo < 0 || rules < 0 || gen < 0 || db < 0)
+    int db = seed_db(dbd), files = seed_gguf(gguf);
+    if (zoo < 0 || rules < 0 || gen < 0 || db < 0 || files < 0)
         return CLI_USAGE;
-    printf("seeds: %d zoo graphs, %d rule cases, %d generator inputs, %d db inputs -> %s\n", zoo, rules, gen, db, out);
+    printf("seeds: %d zoo graphs, %d rule cases, %d generator inputs, %d db inputs, %d GGUF files -> %s\n", zoo, rules,
+           gen, db, files, out);
     return CLI_OK;
 }
 

@@ -66,8 +66,10 @@ int cli_cmd_lift(int argc, char **argv)
     if (!c)
         return CLI_USAGE;
     char err[IR_ERR_LEN];
-    struct ir_graph *g = models_lift(c, &l.options, err);
-    if (!g)
+    struct ir_graph *g = cli_lift_config(c, &l.options, err);
+    if (!g && cli_is_gguf(arg))
+        fprintf(stderr, "%s\n", err); /* file: tensor NAME: what was expected */
+    else if (!g)
         fprintf(stderr, "fusecheck: %s: %s\n", arg, err);
     models_config_free(owned);
     return print_graph(g, out);

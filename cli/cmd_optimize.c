@@ -441,7 +441,7 @@ int cli_cmd_coverage(int argc, char **argv)
             struct cli_lift l = cli_lift_defaults();
             cli_lift_option(&l, "mode", modes[k]);
             const struct models_config *c = models_get(m);
-            struct ir_graph *g = models_lift(c, &l.options, err);
+            struct ir_graph *g = cli_lift_config(c, &l.options, err);
             if (!g)
                 continue;
             char name[96];

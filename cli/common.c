@@ -116,6 +116,67 @@ static bool json_inside(const char *path)
 
 bool cli_is_config(const char *arg) { return !models_find(arg) && (json_named(arg) || json_inside(arg)); }
 
+/* Whether the regular file at path starts with GGUF's magic. */
+static bool gguf_inside(const char *path)
+{
+    struct stat st;
+    FILE *f = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
+    char magic[4] = {0};
+    bool yes = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
+    if (f)
+        fclose(f);
+    return yes;
+}
+
+bool cli_is_gguf(const char *arg)
+{
+    size_t n = strlen(arg);
+    return !models_find(arg) && ((n > 5 && strcmp(arg + n - 5, ".gguf") == 0) || gguf_inside(arg));
+}
+
+/* The GGUF files read this run, each with the configuration read from it: kept mapped until the process ends, as
+ * the values of its lifts read their weights where they lie. */
+#define MAX_GGUF 64
+static struct {
+    struct models_config *c;
+    struct ir_gguf *f;
+} ggufs[MAX_GGUF];
+static int nggufs;
+
+/* The configuration of the GGUF file at arg (opened and kept), into *owned; NULL with the error printed. */
+static const struct models_config *gguf_model(const char *arg, struct models_config **owned)
+{
+    char err[IR_ERR_LEN];
+    struct ir_gguf *f = nggufs < MAX_GGUF ? ir_gguf_open(arg, err) : NULL;
+    if (nggufs == MAX_GGUF)
+        snprintf(err, sizeof err, "%s: more than %d GGUF files in one run", arg, MAX_GGUF);
+    struct models_config *c = f ? models_gguf_config(f, err) : NULL;
+    *owned = NULL; /* the registry owns it */
+    if (!c) {
+        fprintf(stderr, "%s\n", err); /* file: byte N: what was expected */
+        ir_gguf_close(f);
+        return NULL;
+    }
+    ggufs[nggufs].c = c;
+    ggufs[nggufs++].f = f;
+    return c;
+}
+
+struct ir_graph *cli_lift_config(const struct models_config *c, const struct models_options *o, char err[IR_ERR_LEN])
+{
+    for (int i = 0; i < nggufs; i++)
+        if (ggufs[i].c == c) {
+            if (o->weights != models_default_options().weights) {
+                snprintf(err, IR_ERR_LEN, "%s: --weights does not apply to a GGUF file: its tensors' formats are "
+                         "the file's", ggufs[i].f->label);
+                return NULL;
+            }
+            ir_values_use_gguf(ggufs[i].f);
+            return models_gguf_lift(ggufs[i].f, o, err);
+        }
+    return models_lift(c, o, err);
+}
+
 const struct models_config *cli_model(const char *cmd, const char *arg, struct models_config **owned)
 {
     struct stat st;
@@ -123,6 +184,8 @@ const struct models_config *cli_model(const char *cmd, const char *arg, struct m
     const struct models_config *c = models_find(arg);
     if (c)
         return c;
+    if (cli_is_gguf(arg))
+        return gguf_model(arg, owned);
     if (!json_named(arg) && stat(arg, &st) != 0) {
         cli_usage_error(cmd, "unknown model '%s' (fusecheck models lists them; or give a config.json)", arg);
         return NULL;
@@ -138,7 +201,7 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
 {
     char err[IR_ERR_LEN];
     struct models_config *owned = NULL;
-    bool config = cli_is_config(arg);
+    bool config = cli_is_config(arg) || cli_is_gguf(arg);
     const struct models_config *c = config ? cli_model("load", arg, &owned) : models_find(arg);
     if (config && !c)
         return NULL;
@@ -147,8 +210,10 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
                 l->given, arg);
         return NULL;
     }
-    struct ir_graph *g = c ? models_lift(c, &l->options, err) : ir_parse_file(arg, err);
-    if (!g && c)
+    struct ir_graph *g = c ? cli_lift_config(c, &l->options, err) : ir_parse_file(arg, err);
+    if (!g && c && cli_is_gguf(arg))
+        fprintf(stderr, "%s\n", err); /* file: tensor NAME: what was expected */
+    else if (!g && c)
         fprintf(stderr, "fusecheck: %s: %s\n", arg, err);
     else if (!g)
         fprintf(stderr, "%s\n", err); /* file:line:col: what was expected */
@@ -156,49 +221,23 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
     return g;
 }
 
-/* Write len bytes to fd whole, retrying short writes. 0 on success, else -1 with errno set. */
-static int write_all(int fd, const char *data, size_t len)
+/* Bytes to write, and writing them as ir_replace_file's body. */
+struct bytes {
+    const char *data;
+    size_t len;
+};
+static int put_bytes(int fd, void *ctx)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    const struct bytes *b = ctx;
+    return ir_write_all(fd, b->data, b->len);
 }
 
 /* Replace the regular file at path (absent when old is NULL) whole: a new file beside it, given the old one's
  * permissions (a new one's: 0666 less the umask), renamed over it. 0, or -1 with errno set. */
 static int replace_regular(const char *path, const struct stat *old, const char *data, size_t len)
 {
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        abort();
-    snprintf(tmp, n, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return -1;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    mode_t mode = old ? old->st_mode & 07777 : 0666 & ~mask;
-    int rc = fchmod(fd, mode) || write_all(fd, data, len) || fsync(fd) ? -1 : 0;
-    int e = errno;
-    if (close(fd) != 0 && rc == 0)
-        rc = -1, e = errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1, e = errno;
-    if (rc != 0)
-        unlink(tmp);
-    free(tmp);
-    errno = e;
-    return rc;
+    struct bytes b = {data, len};
+    return ir_replace_file(path, old ? (int)(old->st_mode & 07777) : -1, put_bytes, &b);
 }
 
 /* Write len bytes into what is at path now — a device, a FIFO — without replacing it. 0, or -1 with errno set. */
@@ -207,7 +246,7 @@ static int write_in_place(const char *path, const char *data, size_t len)
     int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    int rc = write_all(fd, data, len);
+    int rc = ir_write_all(fd, data, len);
     int e = errno;
     if (close(fd) != 0 && rc == 0)
         rc = -1, e = errno;

@@ -15,8 +15,13 @@ static const struct cli_command commands[] = {
      cli_cmd_print},
     {"validate", "check a graph file's invariants", "fusecheck validate FILE", cli_cmd_validate},
     {"models", "list the model zoo", "fusecheck models", cli_cmd_models},
-    {"lift", "lift one step of a zoo model (or a Hugging Face config.json) into a graph",
-     "fusecheck lift MODEL|CONFIG.json [--mode decode|prefill:N|batch:N] [--layers N] [--ctx N] [--weights FORMAT] [-o FILE]", cli_cmd_lift},
+    {"lift", "lift one step of a zoo model (or a Hugging Face config.json, or a GGUF file) into a graph",
+     "fusecheck lift MODEL|CONFIG.json|FILE.gguf [--mode decode|prefill:N|batch:N] [--layers N] [--ctx N] [--weights FORMAT] [-o FILE]", cli_cmd_lift},
+    {"export", "write a model (a zoo MODEL, a config.json or a GGUF file) as a GGUF v3 file with seeded weights",
+     "fusecheck export MODEL|CONFIG.json|FILE.gguf [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N] -o OUT.gguf",
+     cli_cmd_export},
+    {"gguf", "list a GGUF file's keys and tensor infos as fusecheck reads them (floats as their bits)",
+     "fusecheck gguf FILE.gguf", cli_cmd_gguf},
     {"eval", "evaluate a graph; print each observed and carried tensor's digest",
      "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N]", cli_cmd_eval},
     {"rules", "list every step of the optimizer in order, with the classes it builds",
@@ -94,7 +99,9 @@ static void overview(FILE *out)
                  "a MODEL lifts with --mode M (default decode), --layers N (default all), --weights F (default q8_0)\n"
                  "and --ctx N (the rows of every cache and rotary table; default the model's, `fusecheck models`)\n"
                  "a MODEL is a zoo name or a Hugging Face config.json (a path ending in .json, or any existing file\n"
-                 "where a command takes only a MODEL): architectures[0] picks the family\n"
+                 "where a command takes only a MODEL): architectures[0] picks the family; or a GGUF file (a path\n"
+                 "ending in .gguf, or a file starting GGUF): its metadata picks the family, its tensors' formats and\n"
+                 "weights are the graph's (fusecheck export writes one)\n"
                  "--seed-rules (optimize, diff, check, validate-run, prove) runs the seed's rules: fusecheck's added\n"
                  "guard atoms dropped, its fixed matchers as the seed's (docs/findings.md)\n"
                  "fusecheck help COMMAND shows a command's usage.\n");

@@ -168,6 +168,9 @@ int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, str
 /* A generated graph's slots under random takes, puts and replaces: every indexed fact equals its scanning
  * specification after each. */
 int fuzz_check_facts(const uint8_t *data, size_t size, struct fuzz_finding *f);
+/* GGUF bytes to the reader (fuzz/check_gguf.c): a refusal names its byte; a file that reads keeps its tensors inside
+ * its bytes, its arrays' items readable, and lifts (when small) or is refused naming the file. */
+int fuzz_check_gguf(const uint8_t *data, size_t size, struct fuzz_finding *f);
 /* Decisions, runs, graphs, shims and findings with arbitrary text round-trip through results.db unchanged. */
 int fuzz_check_db(const uint8_t *data, size_t size, struct fuzz_finding *f);
 /* Release what the db check keeps between inputs (its scratch file). */

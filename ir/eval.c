@@ -52,6 +52,7 @@ struct ckpt {
     bool transposed;
     int64_t srows, slen, row_bytes;
     unsigned char *bytes;
+    bool borrowed; /* bytes lie in a mapped GGUF file: read, never written or freed */
 };
 
 /* One tensor's values: plain f32 values, or (f == NULL) a checkpoint constant's quantized rows. */
@@ -122,7 +123,8 @@ void ir_values_free(struct ir_values *v)
         return;
     for (int32_t i = 0; i < v->n; i++) {
         free(v->t[i].f);
-        free(v->t[i].q.bytes);
+        if (!v->t[i].q.borrowed)
+            free(v->t[i].q.bytes);
     }
     free(v->t);
     free(v);
@@ -579,6 +581,46 @@ static void copy_values(struct tval *tv, const struct tval *from)
         memcpy(tv->q.bytes, from->q.bytes, (size_t)mulc(tv->q.srows, tv->q.row_bytes));
 }
 
+/* The GGUF file whose tensors give constants their values (ir_values_use_gguf), or NULL. */
+static const struct ir_gguf *weights_file;
+
+void ir_values_use_gguf(const struct ir_gguf *f) { weights_file = f; }
+
+/* Take constant t's values from the weights file: a checkpoint's rows borrowed where they lie, a plain tensor's
+ * decoded. 1 when the file has no such tensor (or t is no constant), 0 when taken, -1 with err when the file's
+ * tensor does not hold t's values (another count, or a checkpoint in another format). */
+static int from_file(struct tval *tv, const struct ir_tensor *t, char err[IR_ERR_LEN])
+{
+    const struct ir_gguf_tensor *ft = t->role == IR_ROLE_CONSTANT ? ir_gguf_find_tensor(weights_file, t->name) : NULL;
+    if (!ft && t->role == IR_ROLE_CONSTANT && strcmp(t->name, "output.weight") == 0)
+        ft = ir_gguf_find_tensor(weights_file, "token_embd.weight"); /* a tied model's LM head is its embedding */
+    if (!ft)
+        return 1;
+    tv->rows = t->rows;
+    tv->cols = t->cols;
+    tv->len = shape_len(t);
+    uint64_t values = ft->dims[0] * ft->dims[1] * ft->dims[2] * ft->dims[3];
+    bool same = ft->format >= 0 && values == (uint64_t)tv->len;
+    if (same && is_ckpt(t)) {
+        tv->q.format = t->format;
+        tv->q.transposed = t->transposed;
+        tv->q.row_bytes = ckpt_shape(t, &tv->q.srows, &tv->q.slen);
+        same = (int)t->format == ft->format && ft->dims[0] == (uint64_t)tv->q.slen;
+        tv->q.bytes = (unsigned char *)ft->data; /* read only: the evaluator never writes a constant */
+        tv->q.borrowed = true;
+    } else if (same) {
+        tv->f = malloc(sizeof(float) * (size_t)max64(tv->len, 1));
+        if (!tv->f)
+            abort();
+        ir_ggml_dequantize((enum ir_format)ft->format, ft->data, tv->len, tv->f);
+    }
+    if (!same)
+        snprintf(err, IR_ERR_LEN, "tensor %s: the file's tensor (%llu values, type %u) does not hold its %lld values%s%s",
+                 t->name, (unsigned long long)values, ft->type, (long long)tv->len, is_ckpt(t) ? " in " : "",
+                 is_ckpt(t) ? ir_format_name(t->format) : "");
+    return same ? 0 : -1;
+}
+
 struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
                                      char err[IR_ERR_LEN])
 {
@@ -613,7 +655,17 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
         ir_tid at = like == g ? i : ir_tensor_find(like, t->name, strlen(t->name));
         struct filler f = filler_of(t, at == IR_NONE ? &unused : &uses[at]);
         uint64_t rng = seed ^ fnv1a64(t->name);
-        int rc = alloc_tensor(tv, t);
+        int rc = weights_file ? from_file(tv, t, err) : 1;
+        if (rc < 0) {
+            free(uses);
+            ir_values_free(v);
+            return NULL;
+        }
+        if (rc == 0) {
+            v->bytes += (size_t)tensor_bytes(t);
+            continue;
+        }
+        rc = alloc_tensor(tv, t);
         ir_tid twin = donor ? constant_twin(t, donor_g) : IR_NONE;
         if (rc == 0 && twin != IR_NONE)
             copy_values(tv, &donor->t[twin]);

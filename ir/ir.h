@@ -567,6 +567,8 @@ struct ir_text {
 
 /* Append printf-style text to t (aborts when memory is exhausted). */
 void ir_text_add(struct ir_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append n raw bytes (any bytes, NULs included: n counts them). */
+void ir_text_put(struct ir_text *t, const void *bytes, size_t n);
 /* The text, never NULL (an empty string when nothing was added), handed to the caller to free; t is left empty. */
 char *ir_text_take(struct ir_text *t);
 
@@ -694,6 +696,117 @@ float ir_f16_to_f32(uint16_t h);
 uint16_t ir_f32_to_bf16(float x);
 float ir_bf16_to_f32(uint16_t h);
 
+/* ── GGUF files (ir/gguf.c) ──────────────────────────────────────────────────────────────────────────────── */
+
+/* GGUF metadata value types, in the file's numbering (0..12): enum suffix, name, bytes of a scalar (0: variable). */
+#define IR_GGUF_VTYPES(X) \
+    X(UINT8, "u8", 1) X(INT8, "i8", 1) X(UINT16, "u16", 2) X(INT16, "i16", 2) X(UINT32, "u32", 4) \
+    X(INT32, "i32", 4) X(FLOAT32, "f32", 4) X(BOOL, "bool", 1) X(STRING, "string", 0) X(ARRAY, "array", 0) \
+    X(UINT64, "u64", 8) X(INT64, "i64", 8) X(FLOAT64, "f64", 8)
+
+enum ir_gguf_vtype {
+#define X(e, s, b) IR_GGUF_##e,
+    IR_GGUF_VTYPES(X)
+#undef X
+    IR_GGUF_VTYPE_COUNT
+};
+
+#define IR_GGUF_MAX_DEPTH 8      /* nesting of arrays in a value */
+#define IR_GGUF_MAX_DIMS 4       /* a tensor's dimensions */
+#define IR_GGUF_ALIGNMENT 32     /* the default alignment, and the one the writer uses */
+
+/* One metadata value. Integers in u (unsigned, bool) or i (signed), floats in f; a string's bytes (in the file, not
+ * NUL-terminated) at str; an array's element type, count and first element's bytes. */
+struct ir_gguf_value {
+    enum ir_gguf_vtype type;
+    uint64_t u;
+    int64_t i;
+    double f;
+    const char *str;
+    uint64_t len;
+    enum ir_gguf_vtype elem;
+    uint64_t n;
+    const unsigned char *at;
+};
+
+/* A key and its value; `offset` is the key's byte offset in the file. */
+struct ir_gguf_kv {
+    const char *key; /* in the file, key_len bytes, not NUL-terminated */
+    uint64_t key_len, offset;
+    struct ir_gguf_value value;
+};
+
+/* A tensor's info: its name, dimensions (dims[0] the contiguous one), GGML type and the block format it is (-1 when
+ * fusecheck does not decode it), its offset in the data section, its bytes and where they lie in the mapping. */
+struct ir_gguf_tensor {
+    const char *name;
+    uint64_t name_len;
+    uint32_t ndims;
+    uint64_t dims[IR_GGUF_MAX_DIMS];
+    uint32_t type;
+    int format;
+    uint64_t offset, bytes;
+    const unsigned char *data;
+};
+
+/* A GGUF file (version 2 or 3) read over its bytes: every count, length, offset and type checked against them. */
+struct ir_gguf {
+    char *label;
+    uint32_t version;
+    uint64_t alignment, data_offset;
+    int64_t nkv, ntensors;
+    struct ir_gguf_kv *kv;
+    struct ir_gguf_tensor *tensors;
+    const unsigned char *bytes;
+    size_t size;
+    bool mapped; /* bytes is an mmap of the file, unmapped by ir_gguf_close */
+};
+
+/* Read the GGUF file at path, its bytes mapped (never copied). NULL with err "path: byte OFFSET: what was expected"
+ * (or "path: why" when it cannot be opened or mapped). */
+struct ir_gguf *ir_gguf_open(const char *path, char err[IR_ERR_LEN]);
+/* The same over len bytes in memory (borrowed: they must outlive the result); label names them in messages. */
+struct ir_gguf *ir_gguf_parse(const void *bytes, size_t len, const char *label, char err[IR_ERR_LEN]);
+void ir_gguf_close(struct ir_gguf *f);
+/* The key named `key`, or NULL. */
+const struct ir_gguf_kv *ir_gguf_find_kv(const struct ir_gguf *f, const char *key);
+/* The tensor named `name`, or NULL. */
+const struct ir_gguf_tensor *ir_gguf_find_tensor(const struct ir_gguf *f, const char *name);
+/* Element i of an array value (checked when read, so never out of its bytes); 0, or -1 when i is past its count. */
+int ir_gguf_array_item(const struct ir_gguf_value *arr, uint64_t i, struct ir_gguf_value *out);
+/* The name of a value type, or "?"; the GGML type number of a block format. */
+const char *ir_gguf_vtype_name(enum ir_gguf_vtype t);
+uint32_t ir_gguf_ggml_type(enum ir_format f);
+
+/* A GGUF v3 file being built: metadata written in order (a key, then its value), tensors named with their data. */
+struct ir_gguf_writer;
+struct ir_gguf_writer *ir_gguf_writer_new(void);
+void ir_gguf_writer_free(struct ir_gguf_writer *w);
+/* Begin a key of the given type (its value follows: ir_gguf_put, once, or an array's items). */
+void ir_gguf_key(struct ir_gguf_writer *w, const char *key, enum ir_gguf_vtype type);
+/* Write a value's payload without its type: a scalar from u/i/f, a string from str/len, an array's element type and
+ * count (its n items follow, each with ir_gguf_put). */
+void ir_gguf_put(struct ir_gguf_writer *w, const struct ir_gguf_value *v);
+/* Shorthands for one whole key: an unsigned, a signed 32-bit, a float, a double, a bool and a string. */
+void ir_gguf_kv_u32(struct ir_gguf_writer *w, const char *key, uint32_t v);
+void ir_gguf_kv_i32(struct ir_gguf_writer *w, const char *key, int32_t v);
+void ir_gguf_kv_f32(struct ir_gguf_writer *w, const char *key, float v);
+void ir_gguf_kv_f64(struct ir_gguf_writer *w, const char *key, double v);
+void ir_gguf_kv_bool(struct ir_gguf_writer *w, const char *key, bool v);
+void ir_gguf_kv_str(struct ir_gguf_writer *w, const char *key, const char *v);
+/* Add a tensor of ndims dimensions (dims[0] contiguous) in format f; data (its whole bytes, borrowed until written)
+ * or NULL for a hole of that size (a sparse file). 0, or -1 with err when its shape is not whole blocks. */
+int ir_gguf_add_tensor(struct ir_gguf_writer *w, const char *name, uint32_t ndims, const uint64_t *dims,
+                       enum ir_format f, const void *data, char err[IR_ERR_LEN]);
+/* Write n bytes whole at fd's position, retrying short and interrupted writes; 0, or -1 with errno set. */
+int ir_write_all(int fd, const void *bytes, uint64_t n);
+/* Replace the file at path whole: body writes a new file beside it (its fd), given mode's permissions (mode < 0:
+ * 0666 less the umask), synced and renamed over path; removed when anything fails. 0, or -1 with errno set. */
+int ir_replace_file(const char *path, int mode, int (*body)(int fd, void *ctx), void *ctx);
+/* Write the file whole or not at all (a temp file beside path, renamed over it; a regular file's permissions kept).
+ * 0, or -1 with err. */
+int ir_gguf_write(const struct ir_gguf_writer *w, const char *path, char err[IR_ERR_LEN]);
+
 /* ── The evaluator (ir/eval.c) ───────────────────────────────────────────────────────────────────────────── */
 
 /* The values of a graph's tensors during evaluation: f32 for every tensor (i32 tensors hold integral values),
@@ -722,6 +835,10 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
                                        const struct ir_graph *donor_g, const struct ir_values *donor,
                                        char err[IR_ERR_LEN]);
 void ir_values_free(struct ir_values *v);
+/* From now on (f NULL: no longer), every constant f holds by name takes its values from f instead of the seed: a
+ * checkpoint's rows read where they lie in f's mapping (no copy), a plain tensor's decoded. f must outlive every
+ * values instance made meanwhile; a file tensor of another count or format fails ir_values_new*. */
+void ir_values_use_gguf(const struct ir_gguf *f);
 /* Run g's ops in order over v. 0 on success, else err. */
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);
 /* Run `n` ops (their tensors are g's) over v. */

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Room for need more bytes and the terminator, doubling from 256; aborts when memory is exhausted. */
 static void text_reserve(struct ir_text *t, size_t need)
@@ -32,6 +33,13 @@ void ir_text_add(struct ir_text *t, const char *fmt, ...)
     vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
     va_end(ap);
     t->n += (size_t)need;
+}
+
+void ir_text_put(struct ir_text *t, const void *bytes, size_t n)
+{
+    text_reserve(t, n);
+    memcpy(t->s + t->n, bytes, n);
+    t->n += n;
 }
 
 char *ir_text_take(struct ir_text *t)

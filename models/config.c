@@ -505,6 +505,7 @@ struct reading {
     int64_t shared;        /* deepseek: n_shared_experts */
     int64_t interval;      /* qwen3-next: full_attention_interval */
     int64_t one;           /* a field that must be 1 (decoder_sparse_step, moe_layer_freq) */
+    bool biased;           /* gpt-oss: attention_bias, which the family lifts true */
     const struct doc *d;   /* the document, for a derived value's message */
 };
 
@@ -611,6 +612,15 @@ static const struct field granite_fields[] = {
 static const struct field minicpm_fields[] = {
     SIZES, FFN, KV_NONE, HEAD_NONE, CONSTANTS("rms_norm_eps", 1e-6, true, 2048), REAL("scale_emb", c.embed_mult, 1),
     REAL("scale_depth", scale_depth, 1), REAL("dim_model_base", dim_base, 1), IS("hidden_act", "silu"),
+};
+/* GptOssConfig: the experts as wide as intermediate_size, a window on the sliding layers, the clamp's limit. */
+static const struct field gpt_oss_fields[] = {
+    SIZES, NEED("num_local_experts", F_I64, c.experts, 1, BIG), NEED("num_experts_per_tok", F_I64, c.top_k, 1, BIG),
+    NEED("intermediate_size", F_I64, c.expert_ffn, 1, BIG), COUNT("num_key_value_heads", c.kv_heads, 8, 1, BIG),
+    COUNT("head_dim", c.head_dim, 64, 1, BIG), REAL("rms_norm_eps", c.eps, 1e-5), REAL("rope_theta", c.rope_base, 150000),
+    FLAG("tie_word_embeddings", c.tied, false), COUNT("max_position_embeddings", max_pos, 131072, 1, INT64_MAX),
+    COUNT("sliding_window", c.window, 128, 1, BIG),
+    REAL("swiglu_limit", c.swiglu_limit, 7), FLAG("attention_bias", biased, true), IS("hidden_act", "silu"),
 };
 /* DeepseekV2Config and DeepseekV3Config, which differ in their defaults. */
 #define DEEPSEEK(kv_v, q_v, shared_v, dense_v, ctx_v)                                                               \
@@ -803,6 +813,30 @@ static int derive_qwen3_next(struct reading *r, char *err)
     return derive_rotary(r, err);
 }
 
+/* gpt-oss: the clamped SwiGLU's alpha (the modelling code's constant, no config field), biases on the attention's
+ * products, and layer_types, when given, sliding on even layers and full on odd ones, as the lift places windows. */
+static int derive_gpt_oss(struct reading *r, char *err)
+{
+    const struct doc *d = r->d;
+    r->c.swiglu_alpha = 1.702;
+    int bias = member(d, 0, "attention_bias");
+    if (!r->biased) /* false only when given */
+        return fail_at(d, bias >= 0 ? d->nodes[bias].at : 0, err, "attention_bias: expected true (gpt-oss lifts its biases)");
+    int types = member(d, 0, "layer_types");
+    if (types < 0 || d->nodes[types].type == J_NULL)
+        return 0;
+    if (d->nodes[types].type != J_ARRAY || children(d, types) != r->c.layers)
+        return fail_at(d, d->nodes[types].at, err, "layer_types: expected an array of %d layer types",
+                       (int)r->c.layers);
+    for (int l = 0; l < r->c.layers; l++) {
+        const struct node *v = &d->nodes[element(d, types, l)];
+        const char *want = l % 2 == 0 ? "sliding_attention" : "full_attention";
+        if (v->type != J_TEXT || strcmp(v->text, want) != 0)
+            return fail_at(d, v->at, err, "layer_types: expected \"%s\" for layer %d (even layers slide)", want, l);
+    }
+    return 0;
+}
+
 /* minicpm: each branch × scale_depth/√layers, the final norm's output ÷ hidden/dim_model_base. */
 static int derive_minicpm(struct reading *r, char *err)
 {
@@ -876,6 +910,7 @@ static const struct reader readers[] = {
     READER("MiniCPMForCausalLM", "minicpm", "minicpm", minicpm_fields, derive_minicpm),
     READER("DeepseekV2ForCausalLM", "deepseek_v2", "deepseek", deepseek_v2_fields, derive_deepseek),
     READER("DeepseekV3ForCausalLM", "deepseek_v3", "deepseek", deepseek_v3_fields, derive_deepseek),
+    READER("GptOssForCausalLM", "gpt_oss", "gpt-oss", gpt_oss_fields, derive_gpt_oss),
 };
 
 #define READER_COUNT ((int)(sizeof readers / sizeof readers[0]))

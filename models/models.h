@@ -195,4 +195,23 @@ struct models_options models_default_options(void);
  * at most 1024 layers, a step of at most about 4M ops: what a lift allocates stays bounded). */
 struct ir_graph *models_lift(const struct models_config *c, const struct models_options *o, char err[IR_ERR_LEN]);
 
+/* ── GGUF files (models/gguf.c) ──────────────────────────────────────────────────────────────────────────── */
+
+/* A model's configuration from a GGUF file's metadata: general.architecture picks the family (llama qwen3 qwen3moe
+ * gemma2 qwen3next nemotron qwen2 granite minicpm deepseek2), `<arch>.block_count`, `<arch>.embedding_length`, heads,
+ * kv heads, key length, context, RMS epsilon, rope, experts, ... fill it (llama.cpp's key names); its name is
+ * general.name (else the file's name); the head's width hidden/heads and the vocabulary token_embd.weight's rows
+ * where their keys are absent; tied when the file has no output.weight; its context as a config.json's. malloc'd
+ * (models_config_free); NULL with err "file: [byte N: ]key: what was expected". */
+struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ERR_LEN]);
+/* One step of the file's model lifted: every constant the lift reads but the rotary tables checked present in the
+ * file (a tied LM head: the embedding) with its shape and a type the evaluator decodes, each checkpoint constant in
+ * the file's format. NULL with err naming the tensor. Its values come from the file under ir_values_use_gguf. */
+struct ir_graph *models_gguf_lift(const struct ir_gguf *f, const struct models_options *o, char err[IR_ERR_LEN]);
+/* Write g (lifted from c) and its constants' values in v as a GGUF v3 file at path (whole or not at all): the
+ * family's metadata keys and every constant but the rotary tables, each a stored row its first dimension. v NULL:
+ * every tensor a hole of its size (a sparse file of the model's shape, its weights zeros). */
+int models_gguf_export(const struct models_config *c, const struct ir_graph *g, const struct ir_values *v,
+                       const char *path, char err[IR_ERR_LEN]);
+
 #endif

@@ -157,13 +157,23 @@ static void refused(const char *text, size_t len, const char *want)
 #define LLAMA "{\"architectures\": [\"LlamaForCausalLM\"],\n \"num_hidden_layers\": 2, \"hidden_size\": 256,\n" \
               " \"vocab_size\": 512, \"intermediate_size\": 512,\n"
 
+/* The sizes of a valid tiny gpt-oss, after which a test's own members follow. */
+#define GPT_OSS "{\"architectures\": [\"GptOssForCausalLM\"],\n \"num_hidden_layers\": 2, \"hidden_size\": 256,\n" \
+                " \"vocab_size\": 512, \"num_attention_heads\": 8, \"num_local_experts\": 8, \"num_experts_per_tok\": 2,\n" \
+                " \"intermediate_size\": 256,\n"
+
 /* Unknown families, missing fields, wrong types and impossible values: each at its field's line:col. */
 static void test_field_errors(void)
 {
     REFUSED("{\n  \"architectures\": [\"FooForCausalLM\"]\n}",
             "t.json:2:21: architectures: unknown architecture 'FooForCausalLM'; fusecheck reads LlamaForCausalLM "
             "Qwen3ForCausalLM Qwen3MoeForCausalLM Gemma2ForCausalLM Qwen3NextForCausalLM NemotronForCausalLM "
-            "Qwen2ForCausalLM GraniteForCausalLM MiniCPMForCausalLM DeepseekV2ForCausalLM DeepseekV3ForCausalLM");
+            "Qwen2ForCausalLM GraniteForCausalLM MiniCPMForCausalLM DeepseekV2ForCausalLM DeepseekV3ForCausalLM "
+            "GptOssForCausalLM");
+    /* gpt-oss lifts its attention biases, and its windows on the even layers. */
+    REFUSED(GPT_OSS " \"attention_bias\": false}", "t.json:5:20: attention_bias: expected true (gpt-oss lifts its biases)");
+    REFUSED(GPT_OSS " \"layer_types\": [\"full_attention\", \"sliding_attention\"]}",
+            "t.json:5:18: layer_types: expected \"sliding_attention\" for layer 0 (even layers slide)");
     REFUSED("{\"model_type\": \"bert\"}", "t.json:1:16: model_type: unknown model_type 'bert'");
     REFUSED("{\"hidden_size\": 8}", "t.json:1:1: architectures: missing (and no model_type); expected "
                                     "[\"...ForCausalLM\"]");

@@ -19,7 +19,7 @@ expect 0 "fuzz seeds" -- "$fc" fuzz seeds "$tmp/corpus"
 same "$(cat "$tmp/err")" "" "every tiny family's shrunk model lifts (nothing on stderr)"
 ntiny=$("$fc" models | grep -c '^tiny-')
 same "$(ls "$tmp/corpus/fuzz_format" | grep -c '^zoo-')" "$((ntiny * 3))" "a zoo seed per tiny model and mode"
-for h in fuzz_format fuzz_optimize fuzz_facts fuzz_db; do
+for h in fuzz_format fuzz_optimize fuzz_facts fuzz_db fuzz_gguf; do
   n=$(ls "$tmp/corpus/$h" | wc -l)
   if [ "$n" -gt 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: no seeds for $h"; fi
 done

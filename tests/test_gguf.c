@@ -1,0 +1,463 @@
+/* tests/test_gguf.c — GGUF files (ir/gguf.c, models/gguf.c): the writer's metadata of every type (nested arrays
+ * included) and tensors read back field for field; hostile files built here (every truncation, huge counts and
+ * lengths, bad alignment, overlapping and unaligned offsets, unknown types, bad UTF-8, deep arrays, bad bools,
+ * duplicates, random byte flips) refused with the byte offset and what was expected, never read past their bytes;
+ * and every tiny zoo model exported, read back to the same graph and evaluated to the same bytes from the file's
+ * weights, a missing or mis-shaped tensor refused by name; the keys a file may leave out taken as llama.cpp does. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
+#include "check.h"
+#include "models/models.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+/* A path in the scratch folder. */
+static const char *scratch(const char *name)
+{
+    static char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path;
+}
+
+/* The whole of a file, malloc'd; its length in *len. */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    return (unsigned char *)ir_read_file(path, len);
+}
+
+/* Parse len bytes (copied into a buffer of exactly that size, so ASan sees any read past them); whether it parsed,
+ * the error in err. */
+static bool parses(const unsigned char *bytes, size_t len, char err[IR_ERR_LEN])
+{
+    unsigned char *copy = malloc(len ? len : 1);
+    memcpy(copy, bytes, len);
+    err[0] = '\0';
+    struct ir_gguf *f = ir_gguf_parse(copy, len, "t.gguf", err);
+    bool ok = f != NULL;
+    ir_gguf_close(f);
+    free(copy);
+    return ok;
+}
+
+#define ANY UINT64_MAX /* a refusal at any byte (of two alike, which is named first is not specified) */
+
+/* Whether parsing fails with a message holding both "byte N:" (any N for ANY) and `what`. */
+static bool refused(const unsigned char *bytes, size_t len, uint64_t at, const char *what)
+{
+    char err[IR_ERR_LEN], want[64];
+    snprintf(want, sizeof want, at == ANY ? "t.gguf: byte " : "t.gguf: byte %llu: ", (unsigned long long)at);
+    bool ok = !parses(bytes, len, err) && strstr(err, want) && strstr(err, what);
+    if (!ok)
+        fprintf(stderr, "  want '%s...%s', got '%s'\n", want, what, err);
+    return ok;
+}
+
+/* A file with metadata of every type and three tensors, written to `name`; its bytes. */
+static unsigned char *sample(size_t *len)
+{
+    struct ir_gguf_writer *w = ir_gguf_writer_new();
+    ir_gguf_kv_str(w, "general.architecture", "llama");
+    struct ir_gguf_value v = {0};
+    static const enum ir_gguf_vtype scalars[] = {IR_GGUF_UINT8,  IR_GGUF_INT8,  IR_GGUF_UINT16,  IR_GGUF_INT16,
+                                                 IR_GGUF_UINT32, IR_GGUF_INT32, IR_GGUF_FLOAT32, IR_GGUF_BOOL,
+                                                 IR_GGUF_UINT64, IR_GGUF_INT64, IR_GGUF_FLOAT64};
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "t.%s", ir_gguf_vtype_name(scalars[i]));
+        v = (struct ir_gguf_value){.type = scalars[i], .u = 1, .i = -2, .f = 0.5};
+        ir_gguf_key(w, key, scalars[i]);
+        ir_gguf_put(w, &v);
+    }
+    /* An array of strings, and an array of arrays of i32. */
+    ir_gguf_key(w, "t.strings", IR_GGUF_ARRAY);
+    ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_ARRAY, .elem = IR_GGUF_STRING, .n = 3});
+    static const char *words[] = {"a", "", "héllo"};
+    for (int i = 0; i < 3; i++)
+        ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_STRING, .str = words[i], .len = strlen(words[i])});
+    ir_gguf_key(w, "t.nested", IR_GGUF_ARRAY);
+    ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_ARRAY, .elem = IR_GGUF_ARRAY, .n = 2});
+    for (int i = 0; i < 2; i++) {
+        ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_ARRAY, .elem = IR_GGUF_INT32, .n = 2});
+        for (int j = 0; j < 2; j++)
+            ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_INT32, .i = 10 * i + j});
+    }
+    float f32[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    static unsigned char q8[2 * 34];
+    memset(q8, 7, sizeof q8);
+    char err[IR_ERR_LEN];
+    CHECK(ir_gguf_add_tensor(w, "a", 1, (uint64_t[]){8}, IR_FMT_F32, f32, err) == 0);
+    CHECK(ir_gguf_add_tensor(w, "b", 2, (uint64_t[]){32, 2}, IR_FMT_Q8_0, q8, err) == 0);
+    CHECK(ir_gguf_add_tensor(w, "c", 2, (uint64_t[]){33, 1}, IR_FMT_Q8_0, NULL, err) == -1); /* not whole blocks */
+    CHECK(ir_gguf_add_tensor(w, "c", 1, (uint64_t[]){8}, IR_FMT_F32, f32, err) == 0);
+    CHECK(ir_gguf_write(w, scratch("s.gguf"), err) == 0);
+    ir_gguf_writer_free(w);
+    return slurp(scratch("s.gguf"), len);
+}
+
+/* The writer's file reads back: every key's type and value, nested arrays, tensor infos and data in place. */
+static void test_round_trip(void)
+{
+    size_t len;
+    unsigned char *b = sample(&len);
+    char err[IR_ERR_LEN];
+    struct ir_gguf *f = ir_gguf_open(scratch("s.gguf"), err);
+    CHECKF(f != NULL, "%s", err);
+    if (!f) {
+        free(b);
+        return;
+    }
+    CHECK(f->version == 3 && f->alignment == 32 && f->nkv == 14 && f->ntensors == 3);
+    CHECK(f->data_offset % 32 == 0);
+    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, "t.i8");
+    CHECK(kv && kv->value.type == IR_GGUF_INT8 && kv->value.i == -2);
+    kv = ir_gguf_find_kv(f, "t.u64");
+    CHECK(kv && kv->value.u == 1);
+    kv = ir_gguf_find_kv(f, "t.i64");
+    CHECK(kv && kv->value.i == -2);
+    kv = ir_gguf_find_kv(f, "t.f32");
+    CHECK(kv && kv->value.f == 0.5);
+    kv = ir_gguf_find_kv(f, "t.f64");
+    CHECK(kv && kv->value.f == 0.5);
+    kv = ir_gguf_find_kv(f, "t.bool");
+    CHECK(kv && kv->value.u == 1);
+    kv = ir_gguf_find_kv(f, "t.strings");
+    struct ir_gguf_value item, inner;
+    CHECK(kv && kv->value.n == 3 && ir_gguf_array_item(&kv->value, 2, &item) == 0 && item.len == 6 &&
+          memcmp(item.str, "héllo", 6) == 0);
+    CHECK(kv && ir_gguf_array_item(&kv->value, 3, &item) == -1);
+    kv = ir_gguf_find_kv(f, "t.nested");
+    CHECK(kv && ir_gguf_array_item(&kv->value, 1, &item) == 0 && item.n == 2 &&
+          ir_gguf_array_item(&item, 1, &inner) == 0 && inner.i == 11);
+    const struct ir_gguf_tensor *t = ir_gguf_find_tensor(f, "b");
+    CHECK(t && t->ndims == 2 && t->dims[0] == 32 && t->dims[1] == 2 && t->type == 8 && t->format == IR_FMT_Q8_0 &&
+          t->bytes == 68 && t->offset == 32 && t->data[0] == 7);
+    t = ir_gguf_find_tensor(f, "c");
+    CHECK(t && t->offset == 128 && t->format == IR_FMT_F32 && t->bytes == 32);
+    CHECK(!ir_gguf_find_tensor(f, "d") && !ir_gguf_find_kv(f, "t"));
+    ir_gguf_close(f);
+    free(b);
+}
+
+/* Every truncation of a valid file is refused with a byte offset, none read past its bytes. */
+static void test_truncations(void)
+{
+    size_t len;
+    unsigned char *b = sample(&len);
+    int refusals = 0;
+    char err[IR_ERR_LEN];
+    for (size_t n = 0; n < len; n++)
+        if (!parses(b, n, err) && strstr(err, ": byte "))
+            refusals++;
+    CHECKF(refusals == (int)len, "%d of %zu truncations refused", refusals, len);
+    CHECK(parses(b, len, err));
+    free(b);
+}
+
+/* A little-endian u32/u64 written at p. */
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> 8 * i);
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> 8 * i);
+}
+
+/* The offset of the first occurrence of n bytes in the file's bytes (0 when none). */
+static size_t find_n(const unsigned char *b, size_t len, const char *s, size_t n)
+{
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(b + i, s, n) == 0)
+            return i;
+    return 0;
+}
+
+/* The same for a string. */
+static size_t find(const unsigned char *b, size_t len, const char *s) { return find_n(b, len, s, strlen(s)); }
+
+/* The offset of a one-letter tensor's info: the last place its name's u64 length 1 and the letter lie (the infos
+ * follow every key). */
+static size_t info_of(const unsigned char *b, size_t len, char name)
+{
+    const char pat[9] = {1, 0, 0, 0, 0, 0, 0, 0, name};
+    for (size_t i = len - 9; i > 0; i--)
+        if (memcmp(b + i, pat, 9) == 0)
+            return i;
+    return 0;
+}
+
+/* Edit a copy of the sample at `at` with fn and check the refusal. */
+#define HOSTILE(edit, at, what)                                                                                  \
+    do {                                                                                                         \
+        unsigned char *x = malloc(len);                                                                          \
+        memcpy(x, b, len);                                                                                       \
+        edit;                                                                                                    \
+        CHECK(refused(x, len, (at), (what)));                                                                    \
+        free(x);                                                                                                 \
+    } while (0)
+
+/* Headers, counts, lengths, types, offsets and strings a hostile file may carry. */
+static void test_hostile(void)
+{
+    size_t len;
+    unsigned char *b = sample(&len);
+    HOSTILE(x[0] = 'X', 0, "magic");
+    HOSTILE(put32(x + 4, 1), 4, "version 2 or 3");
+    HOSTILE(put64(x + 8, UINT64_MAX), 8, "tensor count");
+    HOSTILE(put64(x + 8, (uint64_t)1 << 63), 8, "tensor count");
+    HOSTILE(put64(x + 16, UINT64_MAX / 2), 16, "key count");
+    /* The first key's length past the end, and past 2^63. */
+    HOSTILE(put64(x + 24, len), 24, "a key of");
+    HOSTILE(put64(x + 24, (uint64_t)1 << 63), 24, "a key of");
+    /* A value type past 12. */
+    size_t k = find(b, len, "general.architecture") + 20;
+    HOSTILE(put32(x + k, 13), k, "value type 0..12");
+    /* An array's element type, and a count past the bytes left. */
+    size_t s = find(b, len, "t.strings") + 9 + 4;
+    HOSTILE(put32(x + s, 99), s, "element type");
+    HOSTILE(put64(x + s + 4, (uint64_t)1 << 62), s + 4, "array count");
+    /* Bad UTF-8: a stray byte, an overlong form, a surrogate. */
+    size_t h = find(b, len, "h\xc3\xa9llo");
+    HOSTILE(x[h] = 0xff, h, "UTF-8");
+    HOSTILE((x[h + 1] = 0xc0, x[h + 2] = 0x80), h + 1, "UTF-8");
+    size_t a = find(b, len, "llama");
+    HOSTILE((x[a] = 0xed, x[a + 1] = 0xa0, x[a + 2] = 0x80), a, "UTF-8");
+    /* A bool that is neither 0 nor 1. */
+    size_t bo = find(b, len, "t.bool") + 6 + 4;
+    HOSTILE(x[bo] = 2, bo, "bool 0 or 1");
+    /* A duplicate key. */
+    size_t u = find(b, len, "t.u16");
+    HOSTILE(memcpy(x + u, "t.i16", 5), ANY, "key not seen before");
+    /* Tensor infos: dimension count, a zero and a 2^63-overflowing dimension, an unknown type, an unaligned offset,
+     * an offset past the data, overlapping tensors, a duplicate name. */
+    size_t tb = info_of(b, len, 'b') + 9;
+    HOSTILE(put32(x + tb, 5), tb, "1..4 dimensions");
+    HOSTILE(put64(x + tb + 4, 0), tb + 4, "dimension of 1 or more");
+    HOSTILE(put64(x + tb + 12, (uint64_t)1 << 62), tb + 12, "2^63");
+    HOSTILE(put32(x + tb + 20, 99), tb + 20, "known GGML tensor type");
+    HOSTILE(put64(x + tb + 24, 40), tb + 24, "multiple of 32");
+    HOSTILE(put64(x + tb + 24, (uint64_t)1 << 40), tb + 24, "inside the");
+    HOSTILE(put64(x + tb + 24, UINT64_MAX - 31), tb + 24, "inside the");
+    size_t tc = info_of(b, len, 'c') + 9;
+    HOSTILE(put64(x + tc + 16, 96), tc - 9, "not to overlap the 68 bytes of 'b'");
+    HOSTILE(x[tb - 1] = 'a', ANY, "tensor name not seen before");
+    /* general.alignment: not a power of two, not a u32. */
+    struct ir_gguf_writer *w = ir_gguf_writer_new();
+    ir_gguf_kv_u32(w, "general.alignment", 48);
+    char err[IR_ERR_LEN];
+    ir_gguf_write(w, scratch("a.gguf"), err);
+    ir_gguf_writer_free(w);
+    size_t alen;
+    unsigned char *ab = slurp(scratch("a.gguf"), &alen);
+    CHECK(refused(ab, alen, 24, "power of two"));
+    free(ab);
+    w = ir_gguf_writer_new();
+    ir_gguf_kv_i32(w, "general.alignment", 64);
+    ir_gguf_write(w, scratch("a.gguf"), err);
+    ir_gguf_writer_free(w);
+    ab = slurp(scratch("a.gguf"), &alen);
+    CHECK(refused(ab, alen, 24, "u32 power of two"));
+    free(ab);
+    free(b);
+}
+
+/* Arrays nested IR_GGUF_MAX_DEPTH deep are read; one deeper is refused. */
+static void test_depth(void)
+{
+    for (int depth = IR_GGUF_MAX_DEPTH; depth <= IR_GGUF_MAX_DEPTH + 1; depth++) {
+        struct ir_gguf_writer *w = ir_gguf_writer_new();
+        ir_gguf_key(w, "deep", IR_GGUF_ARRAY);
+        for (int d = 1; d < depth; d++)
+            ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_ARRAY, .elem = IR_GGUF_ARRAY, .n = 1});
+        ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_ARRAY, .elem = IR_GGUF_UINT8, .n = 1});
+        ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_UINT8, .u = 5});
+        char err[IR_ERR_LEN];
+        CHECK(ir_gguf_write(w, scratch("d.gguf"), err) == 0);
+        ir_gguf_writer_free(w);
+        size_t len;
+        unsigned char *b = slurp(scratch("d.gguf"), &len);
+        bool ok = parses(b, len, err);
+        CHECKF(ok == (depth <= IR_GGUF_MAX_DEPTH), "depth %d: %s", depth, err);
+        if (!ok)
+            CHECK(strstr(err, "nested at most 8 deep") != NULL);
+        free(b);
+    }
+}
+
+/* Random byte flips of the sample: each parses or is refused with a byte offset (ASan sees any stray read). */
+static void test_flips(void)
+{
+    size_t len;
+    unsigned char *b = sample(&len);
+    uint64_t s = 12345;
+    int refusals = 0;
+    for (int i = 0; i < 4000; i++) {
+        unsigned char *x = malloc(len);
+        memcpy(x, b, len);
+        for (int k = 0; k < 3; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            x[(s >> 33) % len] ^= (unsigned char)(1u << ((s >> 20) & 7));
+        }
+        char err[IR_ERR_LEN];
+        if (!parses(x, len, err)) {
+            refusals += strstr(err, ": byte ") != NULL;
+            CHECKF(strstr(err, ": byte ") != NULL, "%s", err);
+        }
+        free(x);
+    }
+    CHECK(refusals > 100);
+    free(b);
+}
+
+/* The sha256-free comparison of two graphs' texts. */
+static bool same_text(const struct ir_graph *a, const struct ir_graph *b)
+{
+    size_t na, nb;
+    char *ta = a ? ir_print(a, &na) : NULL, *tb = b ? ir_print(b, &nb) : NULL;
+    bool same = ta && tb && na == nb && memcmp(ta, tb, na) == 0;
+    free(ta);
+    free(tb);
+    return same;
+}
+
+/* Every tiny zoo model exported in a format, read back: the same configuration's graph, its values the file's. */
+static void test_models(void)
+{
+    static const enum ir_format fmts[] = {IR_FMT_Q8_0, IR_FMT_Q4_K, IR_FMT_BF16, IR_FMT_Q6_K, IR_FMT_F16};
+    int n = 0;
+    for (int i = 0; i < models_count(); i++) {
+        const struct models_config *c = models_get(i);
+        if (!c->tiny)
+            continue;
+        struct models_options o = models_default_options();
+        o.weights = fmts[n++ % 5];
+        o.mode = (struct models_mode){MODELS_PREFILL, 3};
+        char err[IR_ERR_LEN];
+        struct ir_graph *g = models_lift(c, &o, err);
+        struct ir_values *v = g ? ir_values_new(g, 7, err) : NULL;
+        CHECKF(v && models_gguf_export(c, g, v, scratch("m.gguf"), err) == 0, "%s: %s", c->name, err);
+        struct ir_gguf *f = ir_gguf_open(scratch("m.gguf"), err);
+        CHECKF(f != NULL, "%s", err);
+        struct ir_graph *h = f ? models_gguf_lift(f, &o, err) : NULL;
+        CHECKF(h && same_text(g, h), "%s: %s", c->name, h ? "another graph" : err);
+        struct models_config *rc = f ? models_gguf_config(f, err) : NULL;
+        CHECK(rc && rc->layers == c->layers && rc->eps == c->eps && rc->rope_base == c->rope_base &&
+              rc->ctx == c->ctx && strcmp(rc->name, c->name) == 0 && strcmp(rc->family, c->family) == 0);
+        models_config_free(rc);
+        /* Evaluated with another seed, the file's weights (not that seed's) give the zoo's values. */
+        ir_values_use_gguf(f);
+        struct ir_values *w = h ? ir_values_new(h, 7, err) : NULL, *x = h ? ir_values_new(h, 8, err) : NULL;
+        ir_values_use_gguf(NULL);
+        struct ir_values *y = h ? ir_values_new(h, 8, err) : NULL;
+        CHECK(w && x && ir_eval(g, v, err) == 0 && ir_eval(h, w, err) == 0);
+        CHECKF(w && ir_values_compare(g, v, h, w).identical, "%s", c->name);
+        CHECK(x && y && ir_values_bytes(x) == ir_values_bytes(y));
+        ir_values_free(w);
+        ir_values_free(x);
+        ir_values_free(y);
+        ir_graph_free(h);
+        ir_gguf_close(f);
+        ir_values_free(v);
+        ir_graph_free(g);
+    }
+    int tiny = 0;
+    for (int i = 0; i < models_count(); i++)
+        tiny += models_get(i)->tiny;
+    CHECKF(n == tiny && n >= 11, "%d tiny models exported, %d in the zoo", n, tiny);
+}
+
+/* A tensor the lift needs, missing or of another shape or an undecoded type, is refused by name. */
+static void test_missing(void)
+{
+    const struct models_config *c = models_find("tiny-llama");
+    struct models_options o = models_default_options();
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = models_lift(c, &o, err);
+    struct ir_values *v = ir_values_new(g, 1, err);
+    CHECK(models_gguf_export(c, g, v, scratch("t.gguf"), err) == 0);
+    size_t len;
+    unsigned char *b = slurp(scratch("t.gguf"), &len);
+    size_t at = find(b, len, "blk.1.ffn_down.weight");
+    /* Renamed; its 512 x 256 dimensions swapped (the same bytes); its type q8_0 made q4_1 (fewer bytes). */
+    static const struct {
+        size_t off[2];
+        unsigned char byte[2];
+        const char *what;
+    } edits[] = {{{8, 8}, {'X', 'X'}, "tensor blk.1.ffn_down.weight: expected it in the file"},
+                 {{21 + 4 + 1, 21 + 4 + 9}, {1, 2}, "tensor blk.1.ffn_down.weight: expected 256 rows of 512 values"},
+                 {{21 + 4 + 16, 21 + 4 + 16}, {3, 3}, "tensor blk.1.ffn_down.weight: expected a type fusecheck decodes"}};
+    for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
+        unsigned char *x = malloc(len);
+        memcpy(x, b, len);
+        x[at + edits[e].off[0]] = edits[e].byte[0];
+        x[at + edits[e].off[1]] = edits[e].byte[1];
+        FILE *out = fopen(scratch("u.gguf"), "wb");
+        fwrite(x, 1, len, out);
+        fclose(out);
+        free(x);
+        struct ir_gguf *f = ir_gguf_open(scratch("u.gguf"), err);
+        struct ir_graph *h = f ? models_gguf_lift(f, &o, err) : NULL;
+        CHECKF(!h && strstr(err, edits[e].what), "%s", err);
+        ir_graph_free(h);
+        ir_gguf_close(f);
+    }
+    free(b);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* A file without the optional keys (key length, vocabulary) takes them as llama.cpp does: the width over the heads,
+ * the embedding's rows; one without a required key is refused naming it. */
+static void test_defaults(void)
+{
+    for (int drop = 0; drop < 2; drop++) {
+        struct ir_gguf_writer *w = ir_gguf_writer_new();
+        ir_gguf_kv_str(w, "general.architecture", "llama");
+        ir_gguf_kv_u32(w, "llama.block_count", 2);
+        ir_gguf_kv_u32(w, "llama.embedding_length", 256);
+        ir_gguf_kv_u32(w, "llama.attention.head_count", 4);
+        ir_gguf_kv_u32(w, "llama.attention.head_count_kv", 2);
+        ir_gguf_kv_u32(w, "llama.feed_forward_length", 512);
+        if (!drop)
+            ir_gguf_kv_u32(w, "llama.context_length", 131072);
+        ir_gguf_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+        char err[IR_ERR_LEN];
+        CHECK(ir_gguf_add_tensor(w, "token_embd.weight", 2, (uint64_t[]){256, 1000}, IR_FMT_Q8_0, NULL, err) == 0);
+        CHECK(ir_gguf_write(w, scratch("k.gguf"), err) == 0);
+        ir_gguf_writer_free(w);
+        struct ir_gguf *f = ir_gguf_open(scratch("k.gguf"), err);
+        struct models_config *c = f ? models_gguf_config(f, err) : NULL;
+        if (!drop)
+            CHECK(c && c->head_dim == 64 && c->vocab == 1000 && c->ctx == 4096 && c->eps == 1e-5 && c->tied &&
+                  strcmp(c->name, "k") == 0);
+        else
+            CHECKF(!c && strstr(err, "llama.context_length: expected the key"), "%s", err);
+        models_config_free(c);
+        ir_gguf_close(f);
+    }
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/test_gguf.XXXXXX");
+    if (!mkdtemp(dir))
+        return 1;
+    test_round_trip();
+    test_truncations();
+    test_hostile();
+    test_depth();
+    test_flips();
+    test_models();
+    test_missing();
+    test_defaults();
+    const char *names[] = {"s.gguf", "a.gguf", "d.gguf", "m.gguf", "t.gguf", "u.gguf", "k.gguf"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unlink(scratch(names[i]));
+    rmdir(dir);
+    return check_done("test_gguf");
+}
