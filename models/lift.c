@@ -1298,6 +1298,11 @@ static const struct models_family families[] = {
 
 #define FAMILY_COUNT ((int)(sizeof families / sizeof families[0]))
 
+/* The most layers a configuration may have, and the most ops a lifted step may hold (bounds on what a lift
+ * allocates). */
+#define MAX_LAYERS 1024
+#define MAX_OPS ((int64_t)1 << 23)
+
 /* The family named `name`, or NULL. */
 static const struct models_family *family_find(const char *name)
 {
@@ -1310,7 +1315,7 @@ static const struct models_family *family_find(const char *name)
 int64_t models_param_count(const struct models_config *c)
 {
     const struct models_family *f = c ? family_find(c->family) : NULL;
-    if (!f || c->layers < 0)
+    if (!f || c->layers < 0 || c->layers > MAX_LAYERS) /* more layers than a lift takes: no count, and no long loop */
         return -1;
     int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
     /* Every layer: the q, k, v and output projections (unless the family has its own attention half), the attention
@@ -1336,11 +1341,6 @@ const char *models_family_name(int i)
 }
 
 /* ── Checks and the lift ─────────────────────────────────────────────────────────────────────────────────── */
-
-/* The most layers a configuration may have, and the most ops a lifted step may hold (bounds on what a lift
- * allocates). */
-#define MAX_LAYERS 1024
-#define MAX_OPS ((int64_t)1 << 23)
 
 /* Whether a family's layers include Gated DeltaNet ones (its DeltaNet dimensions needed). */
 static bool deltanet(const struct models_family *f) { return f->attention == attention_qwen3_next; }

@@ -137,6 +137,13 @@ static void test_params(void)
     CHECK(models_param_count(&huge) == -1);
     huge.family = "none";
     CHECK(models_param_count(&huge) == -1 && models_param_count(NULL) == -1);
+    /* More layers than a lift takes: no count (a GGUF file claiming 687,865,857 layers of a tiny width counted each
+     * before it was refused: fuzz/findings/fuzz_gguf/lift-param-count-past-max-layers). */
+    struct models_config deep = *models_find("tiny-gpt-oss");
+    deep.layers = 687865857;
+    CHECK(models_param_count(&deep) == -1);
+    deep.layers = 1024;
+    CHECK(models_param_count(&deep) > 0);
     const struct models_config *q = models_find("qwen3-0.6b");
     double twice = (double)(models_param_count(q) + q->vocab * q->hidden);
     CHECKF(fabs(twice / 0.75e9 - 1) < 0.01, "qwen3-0.6b with its head counted twice: %.4g", twice);
