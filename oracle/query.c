@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const verdict_names[] = {"proved", "refuted", "unknown"};
@@ -120,10 +121,14 @@ static bool dump(const char *text, const char *dir, const char *name, char file[
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s.XXXXXX", file);
     int fd = mkstemp(tmp);
+    if (fd >= 0)
+        (void)fchmod(fd, 0644); /* as a file the user writes: mkstemp's is private to its owner */
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        if (fd >= 0)
+        if (fd >= 0) {
             close(fd);
+            unlink(tmp);
+        }
         return false;
     }
     write_query(f, name, text);
