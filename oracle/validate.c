@@ -420,10 +420,11 @@ static bool rewrite_matches(const struct pending *p, const struct rules_rewriter
     return true;
 }
 
-/* Whether the shim admits the op now at slot at; its refusal into why when not. */
+/* Whether the shim admits the op now at slot at (a dry run's firing, reported held or refused and never kept, needs
+ * no admission); its refusal into why when not. */
 static bool admitted_at(const struct rules_rewriter *r, int32_t at, char why[ORACLE_REASON_LEN])
 {
-    const struct ir_op *op = at >= 0 ? ir_slots_get(r->s, at) : NULL;
+    const struct ir_op *op = at >= 0 && !r->dry ? ir_slots_get(r->s, at) : NULL;
     char refusal[IR_ERR_LEN];
     if (!op || rules_allows(r, op, refusal) == 0)
         return true;

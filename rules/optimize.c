@@ -188,6 +188,7 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
     struct rules_rewriter d = *r;
     d.g = g ? g : r->g;
     d.borrowed = true;
+    d.dry = true;
     d.journal = !st->fold; /* the fold replaces the slots wholesale: it works on a copy */
     d.report = &scratch;
     d.linking = linking;

@@ -311,6 +311,7 @@ struct rules_rewriter {
     int nlinking;
     bool borrowed;                 /* a dry run reading the working slots, not yet changed */
     bool journal;                  /* ...which it changes in place under the slots' journal (else on a copy) */
+    bool dry;                      /* a held or unlinked step's dry run: its firings are reported, never kept */
 };
 
 /* The slots a rewrite changes. A dry run's borrowed slots start their journal (or, for a step that replaces the
