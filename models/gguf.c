@@ -216,7 +216,12 @@ static int read_key(const struct ir_gguf *f, const char *arch, const struct key 
         int32_t i = (int32_t)x->i;
         memcpy(p, &i, sizeof i);
     } else {
-        double d = x->type == IR_GGUF_FLOAT32 ? shortest((float)x->f) : x->f;
+        double d = real ? (x->type == IR_GGUF_FLOAT32 ? shortest((float)x->f) : x->f) : (double)x->i;
+        if (!isfinite(d)) { /* a scale, an epsilon or a base that is no number cannot be right: refused, not lifted */
+            snprintf(err, IR_ERR_LEN, "%s: byte %llu: %s: expected a finite number, found %g", f->label,
+                     (unsigned long long)kv->offset, key, d);
+            return -1;
+        }
         memcpy(p, &d, sizeof d);
     }
     return 0;
