@@ -26,9 +26,8 @@
 /* The deepest nesting the scanner takes, and the largest file read (a config.json is a few kilobytes). */
 #define MAX_DEPTH 256
 #define MAX_BYTES ((size_t)1 << 24)
-/* The widest dimension and the most layers a lift takes (models_lift's bounds). */
+/* The widest dimension a lift takes (models_lift's bound; MODELS_MAX_LAYERS bounds the layers). */
 #define BIG ((int64_t)1 << 24)
-#define MAX_LAYERS 1024
 /* The context a config lift allots when the model allows it (the zoo's), and what makes a configuration tiny. */
 #define CONFIG_CTX 4096
 #define TINY_PARAMS ((int64_t)1 << 24)
@@ -538,7 +537,7 @@ struct field {
 #define NONE(key) {key, F_EMPTY, 0, D_VAL, 0, false, 0, 0, NULL}
 /* The sizes every family reads alike (hidden_size and num_attention_heads before what defaults from them). */
 #define SIZES                                                                                                      \
-    NEED("num_hidden_layers", F_I32, c.layers, 1, MAX_LAYERS), NEED("hidden_size", F_I64, c.hidden, 1, BIG),       \
+    NEED("num_hidden_layers", F_I32, c.layers, 1, MODELS_MAX_LAYERS), NEED("hidden_size", F_I64, c.hidden, 1, BIG),       \
         NEED("num_attention_heads", F_I64, c.heads, 1, BIG), NEED("vocab_size", F_I64, c.vocab, 1, BIG)
 /* num_key_value_heads and head_dim defaulting as most classes take None. */
 #define KV_NONE {"num_key_value_heads", F_I64, AT(c.kv_heads), D_HEADS, 0, true, 1, BIG, NULL}
@@ -587,7 +586,7 @@ static const struct field qwen3_next_fields[] = {
     NEED("linear_num_key_heads", F_I64, c.lin_k_heads, 1, BIG),
     NEED("linear_num_value_heads", F_I64, c.lin_v_heads, 1, BIG),
     NEED("shared_expert_intermediate_size", F_I64, c.shared_ffn, 1, BIG),
-    COUNT("full_attention_interval", interval, 4, 1, MAX_LAYERS), COUNT("decoder_sparse_step", one, 1, 1, 1),
+    COUNT("full_attention_interval", interval, 4, 1, MODELS_MAX_LAYERS), COUNT("decoder_sparse_step", one, 1, 1, 1),
     NONE("mlp_only_layers"), IS("hidden_act", "silu"), NOT("attention_bias"), NOT("use_sliding_window"),
 };
 /* NemotronConfig. */
@@ -629,7 +628,7 @@ static const struct field gpt_oss_fields[] = {
         NEED("kv_lora_rank", F_I64, c.deepseek.kv_lora, 1, BIG), NEED("v_head_dim", F_I64, c.deepseek.v_head_dim, 1, BIG), \
         {"q_lora_rank", F_I64, AT(c.deepseek.q_lora), D_VAL, q_v, true, 1, BIG, NULL},                             \
         {"n_shared_experts", F_I64, AT(shared), D_VAL, shared_v, true, 1, BIG, NULL},                              \
-        {"first_k_dense_replace", F_I32, AT(c.deepseek.dense_layers), D_VAL, dense_v, false, 0, MAX_LAYERS, NULL}, \
+        {"first_k_dense_replace", F_I32, AT(c.deepseek.dense_layers), D_VAL, dense_v, false, 0, MODELS_MAX_LAYERS, NULL}, \
         CONSTANTS("rms_norm_eps", 1e-6, false, ctx_v), COUNT("moe_layer_freq", one, 1, 1, 1),                    \
         IS("hidden_act", "silu"), NOT("attention_bias")
 static const struct field deepseek_v2_fields[] = {DEEPSEEK(32, 1536, 0, 0, 2048)};

@@ -1298,9 +1298,7 @@ static const struct models_family families[] = {
 
 #define FAMILY_COUNT ((int)(sizeof families / sizeof families[0]))
 
-/* The most layers a configuration may have, and the most ops a lifted step may hold (bounds on what a lift
- * allocates). */
-#define MAX_LAYERS 1024
+/* The most ops a lifted step may hold (with MODELS_MAX_LAYERS, a bound on what a lift allocates). */
 #define MAX_OPS ((int64_t)1 << 23)
 
 /* The family named `name`, or NULL. */
@@ -1315,7 +1313,7 @@ static const struct models_family *family_find(const char *name)
 int64_t models_param_count(const struct models_config *c)
 {
     const struct models_family *f = c ? family_find(c->family) : NULL;
-    if (!f || c->layers < 0 || c->layers > MAX_LAYERS) /* more layers than a lift takes: no count, and no long loop */
+    if (!f || c->layers < 0 || c->layers > MODELS_MAX_LAYERS) /* more layers than a lift takes: no count, and no long loop */
         return -1;
     int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
     /* Every layer: the q, k, v and output projections (unless the family has its own attention half), the attention
@@ -1363,9 +1361,9 @@ static bool config_ok(const struct models_config *c, const struct models_family 
         {"lin_dv", c->lin_dv, deltanet(f)}, {"shared_ffn", c->shared_ffn, deltanet(f)},
     };
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        if (dims[i].needed && (dims[i].v < 1 || dims[i].v > (i == 0 ? MAX_LAYERS : big))) {
+        if (dims[i].needed && (dims[i].v < 1 || dims[i].v > (i == 0 ? MODELS_MAX_LAYERS : big))) {
             snprintf(err, IR_ERR_LEN, "model '%s': %s %lld is out of range 1..%lld", c->name, dims[i].what,
-                     (long long)dims[i].v, (long long)(i == 0 ? MAX_LAYERS : big));
+                     (long long)dims[i].v, (long long)(i == 0 ? MODELS_MAX_LAYERS : big));
             return false;
         }
     bool taps_ok = !deltanet(f) || (c->conv_taps >= 2 && c->conv_taps <= big);

@@ -87,6 +87,8 @@
 
 /* The most sequences a batch step takes, and the most rows a prefill chunk takes (besides the model's context). */
 #define MODELS_MAX_ROWS 4096
+/* The most layers a configuration may have: the lift, the parameter count and the config reader refuse more. */
+#define MODELS_MAX_LAYERS 1024
 
 /* A model's configuration: its published dimensions, the context the zoo allots it, and its family's constants. */
 struct models_config {

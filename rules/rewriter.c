@@ -294,11 +294,17 @@ bool rules_admits_slots(struct rules_rewriter *r, enum ir_class cls, const int32
 bool rules_fold(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, int32_t at, ir_tid out,
                 struct ir_dst dst)
 {
+    return rules_fold_asking(r, cls, slots, n, at, out, dst, true);
+}
+
+bool rules_fold_asking(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, int32_t at,
+                       ir_tid out, struct ir_dst dst, bool ask)
+{
     int32_t room = operand_room(r, slots, n);
     ir_tid *ins = rules_xmalloc(sizeof *ins * (size_t)room);
     struct ir_access *access = rules_xmalloc(sizeof *access * (size_t)room);
     int32_t nins = rules_external(r, slots, n, ins, access, room);
-    bool ok = rules_admits_slots(r, cls, slots, n, ins, nins, out, dst);
+    bool ok = !ask || rules_admits_slots(r, cls, slots, n, ins, nins, out, dst);
     if (ok) {
         int32_t *gone = rules_xmalloc(sizeof *gone * (size_t)n);
         int32_t ngone = 0;

@@ -347,6 +347,9 @@ bool rules_admits_slots(struct rules_rewriter *r, enum ir_class cls, const int32
  * they read them, result `out` landing at `dst`, when the chip runs it whole. */
 bool rules_fold(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, int32_t at, ir_tid out,
                 struct ir_dst dst);
+/* rules_fold, asking the chip's admission only when `ask` (a chip's own rule the seed fuses unasked). */
+bool rules_fold_asking(struct rules_rewriter *r, enum ir_class cls, const int32_t *slots, int32_t n, int32_t at,
+                       ir_tid out, struct ir_dst dst, bool ask);
 /* Fuse producer and consumer (the consumer reading the producer's result) into one op of cls at anchor, operands
  * those neither computes, when the chip runs it whole. */
 bool rules_pair(struct rules_rewriter *r, enum ir_class cls, int32_t producer, int32_t consumer, int32_t anchor);

@@ -1352,19 +1352,7 @@ static void fold_latent(struct rules_rewriter *r, const struct latent *m)
     if (!rules_guards_hold(r, r->rule, &b, NULL))
         return;
     const struct ir_op *expand = rules_slot(r, m->expand);
-    ir_tid out = expand->out;
-    struct ir_dst dst = expand->dst;
-    if (!rules_seed_rules()) {
-        rules_fold(r, IR_CLASS_MLA, members, 6, m->attend, out, dst);
-        return;
-    }
-    ir_tid ins[64];
-    struct ir_access access[64];
-    int32_t nins = rules_external(r, members, 6, ins, access, 64), gone[5], ngone = 0;
-    for (int32_t k = 0; k < 6; k++)
-        if (members[k] != m->attend)
-            gone[ngone++] = members[k];
-    rules_fuse(r, IR_CLASS_MLA, m->attend, gone, ngone, ins, access, nins, out, dst);
+    rules_fold_asking(r, IR_CLASS_MLA, members, 6, m->attend, expand->out, expand->dst, !rules_seed_rules());
 }
 
 /* A wide chunk's latent attention whole (`mla`), where the lane runs it expanded: under the quantized numerics (not a
