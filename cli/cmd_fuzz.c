@@ -577,7 +577,10 @@ static int cmd_mutant(const struct log_args *a)
                          killed ? (a->n > 5 ? a->arg[5] : "killed") : "not killed within the budget",
                          killed && a->n > 6 && a->arg[6][0] ? a->arg[6] : NULL,
                          secs * 1e3,
-                         "z3"};
+                         "z3",
+                         NULL,
+                         0,
+                         false};
     struct db *db = open_db_run(a->db, run);
     if (!db)
         return CLI_USAGE;

@@ -130,16 +130,24 @@ static void window_words(const struct oracle_outcome *o, char *buf, size_t n)
         snprintf(buf, n, "-");
 }
 
-/* Write the counterexample's replay graph under the replay directory and replay it in-process; prints the result. */
-static void replay(struct prove_run *pr, const struct oracle_outcome *o)
+/* What a replay showed: "fails" (the counterexample is real), "passes", "unbuilt"; NULL when none was tried. */
+struct replay_outcome {
+    const char *what;
+    int fired;
+};
+
+/* Write the counterexample's replay graph under the replay directory and replay it in-process; prints the result
+ * and returns what it showed. */
+static struct replay_outcome replay(struct prove_run *pr, const struct oracle_outcome *o)
 {
     const struct rules_rule *rule = oracle_rule_find(o->rule);
     struct oracle_replay rp;
+    struct replay_outcome out = {"unbuilt", 0};
     char err[IR_ERR_LEN], path[1024], spec[256];
     pr->replay_tried++;
     if (!rule || oracle_replay_graph(rule, o->dropped, o->cex, pr->a->fixtures, &rp, err)) {
         printf("    replay: not built: %s\n", rule ? err : "unknown rule");
-        return;
+        return out;
     }
     snprintf(path, sizeof path, "%s/%s%s%s.fc", pr->a->replay, o->rule, o->dropped ? "." : "",
              o->dropped ? o->dropped : "");
@@ -154,26 +162,41 @@ static void replay(struct prove_run *pr, const struct oracle_outcome *o)
         printf("    replay: %s fired %d time%s; diff %s\n", o->rule, fired, fired == 1 ? "" : "s",
                differs ? "fails (the counterexample is real)" : "passes (not shown concretely)");
         pr->replayed += differs;
+        out.what = differs ? "fails" : "passes";
+        out.fired = fired;
     } else {
         printf("    replay: %s\n", err);
     }
     ir_graph_free(g);
     oracle_replay_free(&rp);
+    return out;
 }
 
 /* Log one outcome to results.db (its own transaction); with --cross-check, the second solver's verdict on the
  * obligation's deciding query beside it. */
-static void log_outcome(struct prove_run *pr, const struct oracle_outcome *o, const char *name, const char *cex)
+static void log_outcome(struct prove_run *pr, const struct oracle_outcome *o, const char *name, const char *cex,
+                        struct replay_outcome rp)
 {
     char err[DB_ERR_LEN];
-    struct db_proof p = {pr->run, o->rule, name, o->verdict == ORACLE_PROVED ? o->bound : (o->cex ? o->bound : 0),
-                         oracle_verdict_name(o->verdict), o->reason[0] ? o->reason : NULL, cex, o->ms, "z3"};
+    struct db_proof p = {pr->run,
+                         o->rule,
+                         name,
+                         o->verdict == ORACLE_PROVED ? o->bound : (o->cex ? o->bound : 0),
+                         oracle_verdict_name(o->verdict),
+                         o->reason[0] ? o->reason : NULL,
+                         cex,
+                         o->ms,
+                         "z3",
+                         rp.what,
+                         rp.fired,
+                         rules_seed_rules()};
     const struct oracle_cross *x = pr->a->opt.cross;
     struct db_proof q = p;
     if (x) {
         q.verdict = oracle_verdict_name(x->last);
         q.reason = q.counterexample = NULL;
         q.solver = x->solver;
+        q.replay = NULL; /* the replay is of z3's counterexample */
     }
     if (db_begin(pr->db, err) || db_proof(pr->db, &p, err) || (x && db_proof(pr->db, &q, err)) ||
         db_commit(pr->db, err)) {
@@ -219,10 +242,11 @@ static void on_outcome(const struct oracle_outcome *o, void *ctx)
         free(cex);
         cex = oracle_sched_text(o->cex);
     }
+    struct replay_outcome rp = {NULL, 0};
     if (o->cex && pr->a->replay)
-        replay(pr, o);
+        rp = replay(pr, o);
     if (pr->db)
-        log_outcome(pr, o, name, cex);
+        log_outcome(pr, o, name, cex, rp);
     free(cex);
 }
 

@@ -44,7 +44,7 @@
     X(TOLERANCE_STEP_PUT, "INSERT INTO set_tolerance_steps (set_id, seq, backend, step, tensor, rows, nmse, kl, " \
                           "top1_agree, max_abs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(PROOF_PUT, "INSERT INTO proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample, " \
-                 "solver) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+                 "solver, replay, replay_fired, ruleset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(FUZZ_STAT_PUT, "INSERT INTO fuzz_stats (run_id, harness, executions, seconds, corpus, coverage) " \
                      "VALUES (?, ?, ?, ?, ?, ?)") \
     X(FAILURE_PUT, "INSERT INTO failures (run_id, graph, mode, shim, stage, reason) VALUES (?, ?, ?, ?, ?, ?)") \
@@ -867,6 +867,12 @@ int db_proof(struct db *db, const struct db_proof *p, char err[DB_ERR_LEN])
     sqlite3_bind_double(st, 7, p->ms);
     bind_text(st, 8, p->counterexample);
     bind_text(st, 9, p->solver ? p->solver : "z3");
+    bind_text(st, 10, p->replay);
+    if (p->replay && strcmp(p->replay, "unbuilt") != 0)
+        sqlite3_bind_int(st, 11, p->replay_fired);
+    else
+        sqlite3_bind_null(st, 11);
+    bind_text(st, 12, p->seed_rules ? "seed" : "fusecheck");
     return done(db, st, "recording a proof", err);
 }
 
@@ -1102,9 +1108,10 @@ static const char merge_rows_sql[] =
     "  SELECT r.new, g.new, sh.new, d.identical, d.compared, d.tensor, d.first_index, d.lifted, d.rewritten, d.kind,"
     "  d.reason FROM src.diffs d JOIN map_run r ON r.old = d.run_id JOIN map_graph g ON g.old = d.graph_id"
     "  JOIN map_shim sh ON sh.old = d.shim_id ORDER BY d.id;"
-    "INSERT INTO main.proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample, solver)"
-    "  SELECT r.new, p.rule, p.obligation, p.bound, p.verdict, p.reason, p.ms, p.counterexample, p.solver"
-    "  FROM src.proofs p JOIN map_run r ON r.old = p.run_id ORDER BY p.id;"
+    "INSERT INTO main.proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample, solver, replay,"
+    "  replay_fired, ruleset)"
+    "  SELECT r.new, p.rule, p.obligation, p.bound, p.verdict, p.reason, p.ms, p.counterexample, p.solver, p.replay,"
+    "  p.replay_fired, p.ruleset FROM src.proofs p JOIN map_run r ON r.old = p.run_id ORDER BY p.id;"
     "INSERT INTO main.fuzz_stats (run_id, harness, executions, seconds, corpus, coverage)"
     "  SELECT r.new, f.harness, f.executions, f.seconds, f.corpus, f.coverage"
     "  FROM src.fuzz_stats f JOIN map_run r ON r.old = f.run_id ORDER BY f.id;"

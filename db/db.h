@@ -16,7 +16,7 @@
 #define DB_ERR_LEN 512
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 
 struct db;
 
@@ -144,6 +144,9 @@ struct db_proof {
     const char *verdict, *reason, *counterexample;
     double ms;
     const char *solver;
+    const char *replay; /* the counterexample's replay: "fails", "passes", "unbuilt"; NULL: none tried */
+    int replay_fired;   /* how often the rule fired in the replay (with replay "fails" or "passes") */
+    bool seed_rules;    /* proved of the seed's rules (--seed-rules) */
 };
 int db_proof(struct db *db, const struct db_proof *p, char err[DB_ERR_LEN]);
 

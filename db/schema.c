@@ -529,8 +529,30 @@ static const char migration_3[] =
 /* Version 3 → 4: the parts above, in order. */
 static const char migration_4[] = MIGRATION_4_DECISION_SETS MIGRATION_4_TOLERANCE_SETS MIGRATION_4_SOLVERS;
 
+/* Version 4 → 5: what became of a refutation's replay (`replay`: `fails` when the counterexample, run through the
+ * optimizer as a graph, makes diff fail; `passes` when it does not; `unbuilt` when no graph could be made; NULL
+ * when none was tried) and how often the rule fired there; which rules were proved (`ruleset`: `fusecheck`, or
+ * `seed` under --seed-rules); and the obligations whose verdict or replay changed since the previous run that
+ * asked the same one of the same solver and rules. */
+static const char migration_5[] =
+    "ALTER TABLE proofs ADD COLUMN replay TEXT CHECK (replay IN ('fails', 'passes', 'unbuilt'));"
+    "ALTER TABLE proofs ADD COLUMN replay_fired INTEGER;"
+    "ALTER TABLE proofs ADD COLUMN ruleset TEXT NOT NULL DEFAULT 'fusecheck' CHECK (ruleset IN ('fusecheck', 'seed'));"
+    "CREATE INDEX proofs_obligation ON proofs(rule, obligation, solver, ruleset, run_id);"
+    "CREATE VIEW proof_changes AS"
+    "  SELECT b.run_id AS run, a.run_id AS previous_run, b.rule, b.obligation, b.solver, b.ruleset,"
+    "         a.verdict AS verdict_before, b.verdict AS verdict_after, a.replay AS replay_before,"
+    "         b.replay AS replay_after, a.replay_fired AS fired_before, b.replay_fired AS fired_after"
+    "  FROM proofs b JOIN proofs a ON a.rule = b.rule AND a.obligation = b.obligation AND a.solver = b.solver"
+    "       AND a.ruleset = b.ruleset"
+    "       AND a.run_id = (SELECT max(c.run_id) FROM proofs c WHERE c.rule = b.rule AND c.obligation = b.obligation"
+    "                       AND c.solver = b.solver AND c.ruleset = b.ruleset AND c.run_id < b.run_id)"
+    "  WHERE a.verdict <> b.verdict"
+    "     OR (a.replay IS NOT NULL AND b.replay IS NOT NULL"
+    "         AND (a.replay <> b.replay OR a.replay_fired IS NOT b.replay_fired));";
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
-static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4};
+static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4, migration_5};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)

@@ -457,6 +457,9 @@ int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, str
     if (g->nops > FUZZ_MAX_CASE_OPS)
         return 0;
     char err[IR_ERR_LEN];
+    const char *dead = fuzz_shim_dead_row();
+    if (dead)
+        return fuzz_fail(f, "shim-table", dead, "the shim list offers '%s', yet no name it stands for loads", dead);
     struct run r;
     memset(&r, 0, sizeof r);
     r.g = g;

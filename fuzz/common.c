@@ -48,11 +48,12 @@ static const char *const lane_knobs[] = {"",
                                          ":hold=rows_a_warp",
                                          ":cache=f32:state=bf16:fuse_quant=off"};
 
-/* The names built once from shim_list. */
+/* The names built once from shim_list, and the first row of the list no name of which loads. */
 static struct {
     bool built;
     int n;
     char name[FUZZ_MAX_SHIMS][128];
+    char dead_row[128];
 } shims;
 
 /* Keep name when shim_lookup accepts it and no kept name makes the same shim. */
@@ -72,14 +73,18 @@ static void try_shim(const char *name)
     shim_free(s);
 }
 
-/* One row of shim_list: a plain name, or a pattern whose concrete names are tried. */
+/* One row of shim_list: a plain name, or a pattern whose concrete names are tried. A row none of whose names loads
+ * is remembered: the table offers a shim that shim_lookup refuses. */
 static void on_shim(const char *name, const char *what, void *ctx)
 {
     (void)what;
     (void)ctx;
+    int before = shims.n;
     size_t n = strcspn(name, "<[ ");
     if (n == strlen(name) && (n == 0 || name[n - 1] != ':')) {
         try_shim(name);
+        if (shims.n == before && !shims.dead_row[0] && shims.n < FUZZ_MAX_SHIMS)
+            snprintf(shims.dead_row, sizeof shims.dead_row, "%s", name);
         return;
     }
     char prefix[96];
@@ -94,6 +99,8 @@ static void on_shim(const char *name, const char *what, void *ctx)
                 snprintf(full, sizeof full, "%s:%s:%s%s", prefix, lane_chips[c], lane_acts[a], lane_knobs[k]);
                 try_shim(full);
             }
+    if (shims.n == before && !shims.dead_row[0] && shims.n < FUZZ_MAX_SHIMS)
+        snprintf(shims.dead_row, sizeof shims.dead_row, "%s", name);
 }
 
 /* Build the list on first use. */
@@ -111,6 +118,12 @@ int fuzz_shim_count(void)
 {
     build_shims();
     return shims.n;
+}
+
+const char *fuzz_shim_dead_row(void)
+{
+    build_shims();
+    return shims.dead_row[0] ? shims.dead_row : NULL;
 }
 
 const char *fuzz_shim_name(int i)

@@ -119,6 +119,8 @@ void fuzz_report(const char *harness, const struct fuzz_finding *f);
  * names built from its parameters that shim_lookup accepts. Built once, in shim_list's order. */
 int fuzz_shim_count(void);
 const char *fuzz_shim_name(int i);
+/* The first row of shim_list that gives no name shim_lookup loads (its name as listed), or NULL: every row loads. */
+const char *fuzz_shim_dead_row(void);
 
 /* ── The optimizer harness's case: control bytes, then a graph ───────────────────────────────────────────── */
 

@@ -3,8 +3,8 @@
  * Each live slot caches the sorted tensors its op reads, writes and makes; each tensor keeps sorted lists of the live
  * slots that read it, write it, produce it (their op's result) and make it (their op's or a leaf's result). Taking,
  * putting and replacing a slot update both. Range questions ("does a slot strictly between i and j write t?")
- * binary-search the tensor's list. The ir_facts_spec_* functions answer the same questions by scanning every slot
- * and recomputing each op's reads and writes: they are the specification the indexed ones are tested against. */
+ * binary-search the tensor's list. ir/facts_spec.c answers the same questions by scanning every slot: the
+ * specification these are tested against. */
 #include "ir.h"
 
 #include <stdlib.h>
@@ -187,18 +187,12 @@ int ir_op_writes(const struct ir_op *op, ir_tid *out, int cap)
     return tbuf_export(&b, out, cap);
 }
 
-/* Whether sorted set v[0..n) holds t. */
-static bool set_has(const ir_tid *v, int32_t n, ir_tid t)
+int ir_op_makes(const struct ir_op *op, ir_tid *out, int cap)
 {
-    int32_t lo = 0, hi = n;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && v[lo] == t;
+    struct tbuf b;
+    tbuf_init(&b);
+    op_makes(op, &b);
+    return tbuf_export(&b, out, cap);
 }
 
 /* ── The slots and their index ───────────────────────────────────────────────────────────────────────────── */
@@ -612,6 +606,8 @@ struct ir_slots *ir_slots_clone(const struct ir_slots *s)
     return c;
 }
 
+const struct ir_graph *ir_slots_graph(const struct ir_slots *s) { return s->g; }
+
 int32_t ir_slots_len(const struct ir_slots *s)
 {
     return s->n;
@@ -991,137 +987,4 @@ bool ir_facts_none_sinks_past(const struct ir_slots *s, const int32_t *movers, i
     group_done(&g);
     free(ask);
     return !past;
-}
-
-/* ── The specification: every slot scanned, every set recomputed ────────────────────────────────────────── */
-
-/* Whether op reads t. */
-static bool spec_reads(const struct ir_op *op, ir_tid t)
-{
-    struct tbuf b;
-    tbuf_init(&b);
-    op_reads(op, &b);
-    bool has = set_has(b.v, (int32_t)b.n, t);
-    tbuf_free(&b);
-    return has;
-}
-
-/* Whether op writes t. */
-static bool spec_writes(const struct ir_op *op, ir_tid t)
-{
-    struct tbuf b;
-    tbuf_init(&b);
-    op_writes(op, &b);
-    bool has = set_has(b.v, (int32_t)b.n, t);
-    tbuf_free(&b);
-    return has;
-}
-
-/* Whether op computes t as its result or a leaf's. */
-static bool spec_makes(const struct ir_op *op, ir_tid t)
-{
-    struct tbuf b;
-    tbuf_init(&b);
-    op_makes(op, &b);
-    bool has = set_has(b.v, (int32_t)b.n, t);
-    tbuf_free(&b);
-    return has;
-}
-
-int32_t ir_facts_spec_producer(const struct ir_slots *s, ir_tid t)
-{
-    for (int32_t k = 0; k < s->n; k++)
-        if (s->live[k] && s->ops[k].out == t && tid_ok(s, t))
-            return k;
-    return -1;
-}
-
-int32_t ir_facts_spec_maker(const struct ir_slots *s, ir_tid t)
-{
-    for (int32_t k = 0; k < s->n; k++)
-        if (s->live[k] && tid_ok(s, t) && spec_makes(&s->ops[k], t))
-            return k;
-    return -1;
-}
-
-int32_t ir_facts_spec_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap)
-{
-    int32_t n = 0;
-    for (int32_t k = 0; k < s->n; k++)
-        if (s->live[k] && tid_ok(s, t) && spec_reads(&s->ops[k], t)) {
-            if (n < cap)
-                out[n] = k;
-            n++;
-        }
-    return n;
-}
-
-bool ir_facts_spec_untouched(const struct ir_slots *s, ir_tid t, int32_t i, int32_t j, bool also_reads,
-                             const int32_t *except, int32_t nexcept)
-{
-    for (int32_t k = 0; k < s->n; k++) {
-        if (!s->live[k] || k <= i || k >= j || in_group(k, except, nexcept) || !tid_ok(s, t))
-            continue;
-        if (spec_writes(&s->ops[k], t) || (also_reads && spec_reads(&s->ops[k], t)))
-            return false;
-    }
-    return true;
-}
-
-/* Whether some live slot k, i < k < j, not in group, writes what slot m reads or reads or writes what it writes. */
-static bool spec_conflicts(const struct ir_slots *s, int32_t m, int32_t i, int32_t j, const int32_t *group,
-                           int32_t ngroup)
-{
-    if (!is_live(s, m))
-        return false;
-    struct tbuf rm, wm;
-    tbuf_init(&rm);
-    tbuf_init(&wm);
-    op_reads(&s->ops[m], &rm);
-    op_writes(&s->ops[m], &wm);
-    bool hit = false;
-    for (int32_t k = 0; k < s->n && !hit; k++) {
-        if (!s->live[k] || k <= i || k >= j || in_group(k, group, ngroup))
-            continue;
-        for (size_t x = 0; x < rm.n && !hit; x++)
-            hit = tid_ok(s, rm.v[x]) && spec_writes(&s->ops[k], rm.v[x]);
-        for (size_t x = 0; x < wm.n && !hit; x++)
-            hit = tid_ok(s, wm.v[x]) && (spec_writes(&s->ops[k], wm.v[x]) || spec_reads(&s->ops[k], wm.v[x]));
-    }
-    tbuf_free(&rm);
-    tbuf_free(&wm);
-    return hit;
-}
-
-bool ir_facts_spec_crosses(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *group, int32_t ngroup)
-{
-    return spec_conflicts(s, j, i, j, group, ngroup);
-}
-
-bool ir_facts_spec_sinks_past(const struct ir_slots *s, int32_t i, int32_t j, const int32_t *members,
-                              int32_t nmembers)
-{
-    return spec_conflicts(s, i, i, j, members, nmembers);
-}
-
-bool ir_facts_spec_read_only_within(const struct ir_slots *s, int32_t i, const int32_t *within, int32_t nwithin)
-{
-    if (!is_live(s, i))
-        return true;
-    struct tbuf w;
-    tbuf_init(&w);
-    op_writes(&s->ops[i], &w);
-    bool ok = true;
-    for (size_t x = 0; x < w.n && ok; x++) {
-        ir_tid t = w.v[x];
-        if (!tid_ok(s, t))
-            continue;
-        if (s->g->tensors[t].observed || s->g->tensors[t].carried)
-            ok = false;
-        for (int32_t k = 0; k < s->n && ok; k++)
-            if (s->live[k] && spec_reads(&s->ops[k], t) && !in_group(k, within, nwithin))
-                ok = false;
-    }
-    tbuf_free(&w);
-    return ok;
 }

@@ -615,6 +615,8 @@ void ir_slots_journal(struct ir_slots *s);
 /* Undo every change since ir_slots_journal, newest first (the slots and their index are as they were), and stop
  * recording. */
 void ir_slots_rollback(struct ir_slots *s);
+/* The graph whose ops the slots hold (its tensors). */
+const struct ir_graph *ir_slots_graph(const struct ir_slots *s);
 /* Number of slots (live or taken). */
 int32_t ir_slots_len(const struct ir_slots *s);
 /* The op at slot i, or NULL when taken or out of range. */
@@ -634,6 +636,8 @@ int ir_op_reads(const struct ir_op *op, ir_tid *out, int cap);
 /* The tensors an op writes: its destination's buffer, its leaves' placed destinations, its keeps, and every state
  * input written in place; sorted, unique; returns the count. */
 int ir_op_writes(const struct ir_op *op, ir_tid *out, int cap);
+/* The tensors an op computes: its result and every leaf's; sorted, unique; returns the count. */
+int ir_op_makes(const struct ir_op *op, ir_tid *out, int cap);
 
 /* The live slot whose op's result is t (its `out`), the first when several; -1 if none. */
 int32_t ir_facts_producer(const struct ir_slots *s, ir_tid t);
@@ -669,7 +673,8 @@ bool ir_facts_none_sinks_past(const struct ir_slots *s, const int32_t *movers, i
 bool ir_facts_all_read_only_within(const struct ir_slots *s, const int32_t *ps, int32_t nps, const int32_t *within,
                                    int32_t nwithin);
 
-/* The same predicates by plainly scanning every slot: the specification the indexed ones are tested against. */
+/* The same predicates by plainly scanning every slot through the public slot and op queries above
+ * (ir/facts_spec.c): the specification the indexed ones are tested against. */
 int32_t ir_facts_spec_producer(const struct ir_slots *s, ir_tid t);
 int32_t ir_facts_spec_maker(const struct ir_slots *s, ir_tid t);
 int32_t ir_facts_spec_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);

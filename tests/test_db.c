@@ -96,11 +96,11 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     struct db_tolerance_step ts = {tset, 0, "host", "logits", 0, 4, strcmp(digest, "d2") == 0 ? 3 : 4,
                                    1e-4, strcmp(digest, "d2") == 0 ? 2e-5 : 1e-5, 0.03};
     CHECK(!tfresh || db_tolerance_step(db, &ts, err) == 0);
-    struct db_proof p = {run, "add_norm", "motion", 8, strcmp(digest, "d2") == 0 ? "unknown" : "proved", "timeout",
-                         NULL, 3.0, NULL};
+    struct db_proof p = {run,     "add_norm", "motion", 8, strcmp(digest, "d2") == 0 ? "unknown" : "proved",
+                         "timeout", NULL,     3.0,      NULL, NULL, 0, false};
     CHECK(db_proof(db, &p, err) == 0);
     /* a second solver's verdict on the same obligation: refuted where z3 proved is a disagreement */
-    struct db_proof q = {run, "add_norm", "motion", 8, "refuted", NULL, NULL, 2.0, "cvc5"};
+    struct db_proof q = {run, "add_norm", "motion", 8, "refuted", NULL, NULL, 2.0, "cvc5", NULL, 0, false};
     CHECK(db_proof(db, &q, err) == 0);
     struct db_fuzz_stat fs = {run, "fuzz_format", 1000, 1.0, 10, 200};
     CHECK(db_fuzz_stat(db, &fs, err) == 0);
@@ -348,7 +348,7 @@ static void test_migrate_v3(void)
     char err[DB_ERR_LEN];
     const char *p = path_in("v3.db");
     const char *const *m;
-    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION == 4);
+    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION == 5);
     sqlite3 *c;
     CHECK(sqlite3_open(p, &c) == SQLITE_OK);
     for (int k = 0; k < 3; k++)
@@ -377,7 +377,7 @@ static void test_migrate_v3(void)
     sqlite3_close(c);
     struct db *db;
     CHECKF(db_open(p, &db, err) == 0, "%s", err);
-    CHECK(db_schema_version(db) == 4);
+    CHECK(db_schema_version(db) == DB_SCHEMA_VERSION);
     struct changes ch = {0};
     CHECK(db_decision_changes(db, 1, 2, on_change, &ch, err) == 0 && ch.n == 1);
     CHECK_STR(ch.last, "g decode none q c [2] refused: no -> fired");
@@ -407,6 +407,62 @@ static void test_migrate_v3(void)
     CHECK(db_decisions(db, d, 2, err) == 0 && db_commit(db, err) == 0);
     db_close(db);
     CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 3") == 0);
+}
+
+/* One z3 proof row of run with the given verdict and replay (NULL: none tried), of the seed's rules or not. */
+static void put_proof(struct db *db, int64_t run, const char *obligation, const char *verdict, const char *replay,
+                      int fired, bool seed)
+{
+    char err[DB_ERR_LEN];
+    struct db_proof p = {run, "add_norm", obligation, 8, verdict, NULL, NULL, 1.0, "z3", replay, fired, seed};
+    CHECKF(db_proof(db, &p, err) == 0, "%s", err);
+}
+
+/* proof_changes: an obligation whose verdict, replay outcome or replay firings differ from the previous run that
+ * asked it of the same solver and rules; an older file's proofs upgrade with no replay and the shipped rules. (The
+ * file is made at version 3: migration 4 needs the functions db_open registers.) */
+static void test_proof_changes(void)
+{
+    char err[DB_ERR_LEN];
+    const char *p = path_in("proofs-v3.db");
+    const char *const *m;
+    CHECK(db_schema_migrations(&m) == 5);
+    sqlite3 *c;
+    CHECK(sqlite3_open(p, &c) == SQLITE_OK);
+    for (int k = 0; k < 3; k++)
+        CHECK(sqlite3_exec(c, m[k], NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(c,
+                       "PRAGMA user_version = 3;"
+                       "INSERT INTO runs (kind, started, status, version, command) VALUES ('prove', 'a', 'complete', "
+                       "'0', 'fusecheck prove');"
+                       "INSERT INTO proofs (run_id, rule, obligation, bound, verdict, ms) VALUES (1, 'add_norm', "
+                       "'old', 0, 'proved', 1);",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(c);
+    struct db *db;
+    CHECKF(db_open(p, &db, err) == 0, "%s", err);
+    CHECK(db_schema_version(db) == 5);
+    static const struct db_run_info prove = {"prove", "fusecheck prove --mutants", NULL, "host", "0.1.0"};
+    int64_t r[3];
+    for (int i = 0; i < 3; i++) {
+        CHECK(db_run_begin(db, &prove, &r[i], err) == 0 && db_begin(db, err) == 0);
+        put_proof(db, r[i], "old", i == 2 ? "unknown" : "proved", NULL, 0, false); /* run 3: a verdict change */
+        put_proof(db, r[i], "A2 without x", "refuted", i == 0 ? "fails" : "passes", i == 0 ? 1 : 0, false);
+        put_proof(db, r[i], "A2 without x", "refuted", "fails", 1, true); /* the seed's rules: steady */
+        put_proof(db, r[i], "A3 without y", "refuted", i == 1 ? NULL : "fails", 2, false); /* not replayed in run 2 */
+        CHECK(db_commit(db, err) == 0 && db_run_end(db, r[i], "complete", err) == 0);
+    }
+    struct db_proof bad = {r[0], "add_norm", "z", 0, "proved", NULL, NULL, 1.0, "z3", "maybe", 0, false};
+    CHECK(db_proof(db, &bad, err) != 0); /* a replay outcome the schema does not know */
+    db_close(db);
+    CHECK(sql_int(p, "SELECT count(*) FROM proofs WHERE run_id = 1 AND replay IS NULL AND replay_fired IS NULL AND "
+                     "ruleset = 'fusecheck'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM proof_changes") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM proof_changes WHERE run = 3 AND previous_run = 2 AND "
+                     "obligation = 'A2 without x' AND replay_before = 'fails' AND replay_after = 'passes' AND "
+                     "fired_before = 1 AND fired_after = 0 AND ruleset = 'fusecheck'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM proof_changes WHERE run = 4 AND previous_run = 3 AND obligation = 'old' "
+                     "AND verdict_before = 'proved' AND verdict_after = 'unknown'") == 1);
 }
 
 /* Opening: an old (version 0) file upgrades; a newer one is refused; garbage and missing directories error. */
@@ -852,6 +908,7 @@ int main(void)
     test_views();
     test_content();
     test_migrate_v3();
+    test_proof_changes();
     test_open_errors();
     test_kill();
     test_parallel();

@@ -336,6 +336,8 @@ static void test_shims(void)
         shim_free(s);
     }
     CHECK(loads == n);
+    /* every row of the shim table stands for at least one name that loads */
+    CHECKF(fuzz_shim_dead_row() == NULL, "the shim list's row '%s' gives no name that loads", fuzz_shim_dead_row());
     char err[IR_ERR_LEN];
     struct shim *lane = shim_lookup("cuda-lane:h200:int8", err);
     CHECKF(!lane || lanes >= 15, "the lane is linked but only %d of its names are offered", lanes);
