@@ -545,17 +545,24 @@ static const struct table proof_counts = {
     0,
 };
 
-/* Each obligation with the previous run's verdict and time for the same rule, obligation, bound and solver. */
+/* Each obligation with the previous run's verdict, replay and time for the same rule, obligation, bound and solver
+ * (a replay reads "fails ×2": the counterexample failed diff, the rule firing twice). Bad: a shipped rule's
+ * obligation not proved, or a mutant's ("… without ATOM") proved, its atom not needed. */
 static const struct table proofs = {
     "proofs",
-    "SELECT p.rule, p.obligation, p.bound, p.solver, p.verdict, printf('%.1f', p.ms),"
-    " coalesce(q.verdict, '—'), CASE WHEN q.id IS NULL THEN '—' ELSE printf('%.1f', q.ms) END,"
+    "SELECT p.rule, p.obligation, p.bound, p.solver, p.verdict,"
+    " coalesce(p.replay || coalesce(' ×' || p.replay_fired, ''), '—'), printf('%.1f', p.ms),"
+    " coalesce(q.verdict, '—'), coalesce(q.replay || coalesce(' ×' || q.replay_fired, ''), '—'),"
+    " CASE WHEN q.id IS NULL THEN '—' ELSE printf('%.1f', q.ms) END,"
     " coalesce(p.reason, ''),"
-    " CASE WHEN p.verdict <> 'proved' THEN 'bad' WHEN q.verdict <> p.verdict THEN 'changed' END"
+    " CASE WHEN (p.obligation LIKE '% without %') = (p.verdict = 'proved') THEN 'bad'" /* an atom not needed */
+    " WHEN q.verdict <> p.verdict OR (p.replay IS NOT NULL AND q.replay IS NOT NULL AND (p.replay <> q.replay"
+    " OR p.replay_fired IS NOT q.replay_fired)) THEN 'changed' END"
     " FROM proofs p LEFT JOIN proofs q ON q.id = (SELECT x.id FROM proofs x WHERE x.run_id = ?2 AND x.rule = p.rule"
     " AND x.obligation = p.obligation AND x.bound = p.bound AND x.solver = p.solver ORDER BY x.id LIMIT 1)"
     " WHERE p.run_id = ?1 ORDER BY p.id",
-    {"rule", "obligation", "bound", "solver", "verdict", "ms", "verdict before", "ms before", "reason", NULL},
+    {"rule", "obligation", "bound", "solver", "verdict", "replay", "ms", "verdict before", "replay before", "ms before",
+     "reason", NULL},
     "no verdict was recorded.",
     0,
 };
