@@ -1345,7 +1345,7 @@ int64_t models_param_count(const struct models_config *c)
         return -1;
     int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
     /* Every layer: the q, k, v and output projections (unless the family has its own attention half), the attention
-     * norm and the FFN norm, and what the family adds. */
+     * norm and the FFN norm (olmo2's: its two post-norms), and what the family adds. */
     int64_t proj =
         f->attention ? 0 : size_add(size_mul(2, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
     int64_t layers = 0;
