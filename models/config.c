@@ -621,6 +621,11 @@ static const struct field gpt_oss_fields[] = {
     COUNT("sliding_window", c.window, 128, 1, BIG),
     REAL("swiglu_limit", c.swiglu_limit, 7), FLAG("attention_bias", biased, true), IS("hidden_act", "silu"),
 };
+/* Olmo2Config: no head_dim of its own (the modelling code takes hidden / heads unless the file names one). */
+static const struct field olmo2_fields[] = {
+    SIZES, FFN, KV_NONE, HEAD_NONE, CONSTANTS("rms_norm_eps", 1e-5, false, 2048), IS("hidden_act", "silu"),
+    NOT("attention_bias"),
+};
 /* DeepseekV2Config and DeepseekV3Config, which differ in their defaults. */
 #define DEEPSEEK(kv_v, q_v, shared_v, dense_v, ctx_v)                                                               \
     SIZES, FFN, EXPERTS("n_routed_experts"), COUNT("num_key_value_heads", c.kv_heads, kv_v, 1, BIG),              \
@@ -910,6 +915,7 @@ static const struct reader readers[] = {
     READER("DeepseekV2ForCausalLM", "deepseek_v2", "deepseek", deepseek_v2_fields, derive_deepseek),
     READER("DeepseekV3ForCausalLM", "deepseek_v3", "deepseek", deepseek_v3_fields, derive_deepseek),
     READER("GptOssForCausalLM", "gpt_oss", "gpt-oss", gpt_oss_fields, derive_gpt_oss),
+    READER("Olmo2ForCausalLM", "olmo2", "olmo2", olmo2_fields, NULL),
 };
 
 #define READER_COUNT ((int)(sizeof readers / sizeof readers[0]))

@@ -13,7 +13,7 @@ static const struct {
 } archs[] = {
     {"llama", "llama"},       {"qwen3", "qwen3"},         {"qwen3moe", "qwen3-moe"}, {"gemma2", "gemma2"},
     {"qwen3next", "qwen3-next"}, {"nemotron", "nemotron"}, {"qwen2", "qwen2.5"},     {"granite", "granite"},
-    {"minicpm", "minicpm"},   {"deepseek2", "deepseek"}, {"gpt-oss", "gpt-oss"},
+    {"minicpm", "minicpm"},   {"deepseek2", "deepseek"}, {"gpt-oss", "gpt-oss"},   {"olmo2", "olmo2"},
 };
 
 /* How a configuration field is stored: an int64_t or int32_t count (u32 in the file), a double (f32 as llama.cpp
@@ -241,7 +241,7 @@ static const char *family_of(const struct ir_gguf *f, const char **arch, char er
             return archs[i].family;
         }
     snprintf(err, IR_ERR_LEN, "%s: byte %llu: general.architecture: expected one of llama qwen3 qwen3moe gemma2 "
-             "qwen3next nemotron qwen2 granite minicpm deepseek2 gpt-oss, found '%.*s'", f->label,
+             "qwen3next nemotron qwen2 granite minicpm deepseek2 gpt-oss olmo2, found '%.*s'", f->label,
              (unsigned long long)kv->offset, (int)(kv->value.len > 64 ? 64 : kv->value.len), kv->value.str);
     return NULL;
 }

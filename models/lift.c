@@ -5,7 +5,7 @@
  *
  *   attn_norm = rms_norm(x)                     the residual stream's first reader is its norm
  *   q, k, v   = attn_norm · W                   three products of one activation
- *   [head hook: per-head norms]  rope(q), rope(k) at the named position
+ *   [head hook: per-head or whole q/k norms]  rope(q), rope(k) at the named position
  *   set_row(k_cache, rope(k)), set_row(v_cache, v)   at the named position, count = rows
  *   attn      = attention(q, k_cache, v_cache)  causal, at the named position
  *   attn_out  = attn · W_o   [post hook]   attn_res = x + attn_out
@@ -16,7 +16,8 @@
  * chunk's last row only, for a prefill), the LM head [logits hook], and the arg-max of the next token.
  *
  * Residual adds take the stream first and the branch second, so the branch's post-norm (when a family has one) is
- * the add's second operand. */
+ * the add's second operand. A family without pre-norms (olmo2) drops attn_norm and ffn_norm: q, k, v are products of
+ * the stream x itself and the FFN reads attn_res; its two norms a layer are the post hook's. */
 #include "models/models.h"
 
 #include <math.h>
@@ -53,6 +54,8 @@ struct models_family {
     /* Parameters layer `layer` holds beyond its two norms and, unless the family has its own attention half, the
      * common block's attention projections; -1 on overflow. Required. */
     int64_t (*layer_params)(const struct models_config *c, int layer);
+    /* The branches read the stream itself, with no norm before them (their two norms are the post hook's, after). */
+    bool no_pre_norm;
 };
 
 /* a · b for sizes: -1 when either is negative (an earlier overflow) or the product overflows. */
@@ -392,8 +395,9 @@ static ir_tid attention_half(struct models_lift *l, int layer, ir_tid x, const s
 {
     const struct models_config *c = l->c;
     int64_t d = c->hidden, hq = c->heads * c->head_dim, hk = c->kv_heads * c->head_dim;
-    ir_tid xn = rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
-                         blk(l, layer, "attn_norm", -1));
+    ir_tid xn = l->f->no_pre_norm ? x
+                                  : rms_norm(l, x, norm_weight(l, blk(l, layer, "attn_norm.weight", -1), d), d,
+                                             blk(l, layer, "attn_norm", -1));
     ir_tid q = project(l, layer, xn, "q", hq, af->qkv_bias);
     ir_tid k = project(l, layer, xn, "k", hk, af->qkv_bias);
     ir_tid v = project(l, layer, xn, "v", hk, af->qkv_bias);
@@ -422,8 +426,9 @@ static ir_tid attention_block(struct models_lift *l, int layer, ir_tid x)
 static ir_tid ffn_block(struct models_lift *l, int layer, ir_tid h)
 {
     int64_t d = l->c->hidden;
-    ir_tid hn = rms_norm(l, h, norm_weight(l, blk(l, layer, "ffn_norm.weight", -1), d), d,
-                         blk(l, layer, "ffn_norm", -1));
+    ir_tid hn = l->f->no_pre_norm ? h
+                                  : rms_norm(l, h, norm_weight(l, blk(l, layer, "ffn_norm.weight", -1), d), d,
+                                             blk(l, layer, "ffn_norm", -1));
     ir_tid f = l->f->ffn(l, layer, hn);
     if (l->f->post)
         f = l->f->post(l, layer, f, "post_ffw_norm");
@@ -533,7 +538,18 @@ static ir_tid head_norm(struct models_lift *l, int layer, ir_tid t, int64_t head
     return rms_norm(l, t, wt, l->c->head_dim, blk(l, layer, o, seq));
 }
 
-/* gemma2: a norm of the branch's output before its residual add. */
+/* olmo2: q or k normed whole (rows = the step's rows, cols = heads × head_dim) by the layer's weight of that width. */
+static ir_tid whole_norm(struct models_lift *l, int layer, ir_tid t, int64_t heads, const char *which, int64_t seq)
+{
+    char w[32], o[32];
+    snprintf(w, sizeof w, "attn_%s_norm.weight", which);
+    snprintf(o, sizeof o, "%s_norm", which);
+    int64_t width = heads * l->c->head_dim;
+    ir_tid wt = norm_weight(l, blk(l, layer, w, -1), width);
+    return rms_norm(l, t, wt, width, blk(l, layer, o, seq));
+}
+
+/* gemma2, olmo2: a norm of the branch's output before its residual add. */
 static ir_tid post_norm(struct models_lift *l, int layer, ir_tid t, const char *tag)
 {
     char w[48];
@@ -689,6 +705,14 @@ static int64_t params_qwen3_moe(const struct models_config *c, int layer)
 static int64_t params_gemma2(const struct models_config *c, int layer)
 {
     return size_add(size_mul(2, c->hidden), params_dense(c, layer));
+}
+
+/* Parameters of an olmo2 layer beyond its two (post-)norms and the common block's projections: the q and k norms
+ * (each as wide as its product) and the dense FFN. */
+static int64_t params_olmo2(const struct models_config *c, int layer)
+{
+    int64_t qk = size_mul(size_add(c->heads, c->kv_heads), c->head_dim);
+    return size_add(qk, params_dense(c, layer));
 }
 
 /* ── qwen3-next: Gated DeltaNet layers, gated attention layers, a mixture with a gated shared expert ──────── */
@@ -1277,22 +1301,26 @@ static int64_t params_gpt_oss(const struct models_config *c, int layer)
     return size_add(attn, size_add(router, size_add(experts, biases)));
 }
 
-/* The families: name, norm offset, mixture, embed, head, post, ffn, attention, logits, window, layer params. */
+/* The families: name, norm offset, mixture, embed, head, post, ffn, attention, logits, window, layer params, and
+ * whether the branches go without a pre-norm. */
 static const struct models_family families[] = {
-    {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, NULL, params_dense},
-    {"qwen3", 0, false, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, NULL, params_qwen3},
-    {"qwen3-moe", 0, true, NULL, head_norm, NULL, ffn_moe, NULL, NULL, NULL, params_qwen3_moe},
+    {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, NULL, params_dense, false},
+    {"qwen3", 0, false, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, NULL, params_qwen3, false},
+    {"qwen3-moe", 0, true, NULL, head_norm, NULL, ffn_moe, NULL, NULL, NULL, params_qwen3_moe, false},
     {"gemma2", 1, false, embed_scaled, NULL, post_norm, ffn_geglu, NULL, logits_capped, window_alternate,
-     params_gemma2},
+     params_gemma2, false},
     /* qwen3-next, nemotron, qwen2.5, granite, minicpm */
     {"qwen3-next", 1, true, NULL, head_norm, NULL, ffn_moe_shared, attention_qwen3_next, NULL, NULL,
-     params_qwen3_next},
-    {"nemotron", 1, false, NULL, NULL, NULL, ffn_relu2, NULL, NULL, NULL, params_relu2},
-    {"qwen2.5", 0, false, NULL, NULL, NULL, ffn_swiglu, attention_qkv_bias, NULL, NULL, params_qwen2},
-    {"granite", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense},
-    {"minicpm", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, NULL, NULL, params_dense},
-    {"deepseek", 0, true, NULL, NULL, NULL, ffn_deepseek, attention_mla, NULL, NULL, params_deepseek},
-    {"gpt-oss", 0, true, NULL, NULL, NULL, ffn_gpt_oss, attention_gpt_oss, NULL, window_alternate, params_gpt_oss},
+     params_qwen3_next, false},
+    {"nemotron", 1, false, NULL, NULL, NULL, ffn_relu2, NULL, NULL, NULL, params_relu2, false},
+    {"qwen2.5", 0, false, NULL, NULL, NULL, ffn_swiglu, attention_qkv_bias, NULL, NULL, params_qwen2, false},
+    {"granite", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense,
+     false},
+    {"minicpm", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, NULL, NULL, params_dense, false},
+    {"deepseek", 0, true, NULL, NULL, NULL, ffn_deepseek, attention_mla, NULL, NULL, params_deepseek, false},
+    {"gpt-oss", 0, true, NULL, NULL, NULL, ffn_gpt_oss, attention_gpt_oss, NULL, window_alternate, params_gpt_oss,
+     false},
+    {"olmo2", 0, false, NULL, whole_norm, post_norm, ffn_swiglu, NULL, NULL, NULL, params_olmo2, true},
 };
 
 
@@ -1317,7 +1345,7 @@ int64_t models_param_count(const struct models_config *c)
         return -1;
     int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
     /* Every layer: the q, k, v and output projections (unless the family has its own attention half), the attention
-     * norm and the FFN norm, and what the family adds. */
+     * norm and the FFN norm (olmo2's: its two post-norms), and what the family adds. */
     int64_t proj =
         f->attention ? 0 : size_add(size_mul(2, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
     int64_t layers = 0;

@@ -105,6 +105,17 @@ static const struct models_config zoo[] = {
     {.name = "tiny-gpt-oss", .family = "gpt-oss", .layers = 2, .hidden = 256, .heads = 8, .kv_heads = 2,
      .head_dim = 64, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .window = 16,
      .eps = 1e-5, .rope_base = 150000, .tiny = true, .swiglu_alpha = 1.702, .swiglu_limit = 7},
+    /* olmo2 (allenai/OLMo-2-1124-7B and -13B's config.json: full multi-head attention, q and k RMS-normed whole over
+     * heads × head_dim, the attention and FFN outputs RMS-normed before their residual adds and no pre-norm, an
+     * untied LM head over 100352 tokens, rope_theta 500000, a context of 4096). */
+    {.name = "olmo2-7b", .family = "olmo2", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 32,
+     .head_dim = 128, .ffn = 11008, .vocab = 100352, .ctx = 4096, .eps = 1e-6, .rope_base = 500000},
+    {.name = "olmo2-13b", .family = "olmo2", .layers = 40, .hidden = 5120, .heads = 40, .kv_heads = 40,
+     .head_dim = 128, .ffn = 13824, .vocab = 100352, .ctx = 4096, .eps = 1e-6, .rope_base = 500000},
+    /* tiny-olmo2 keeps every structural feature: kv heads as many as the query heads (so the q and k norms are one
+     * width), q as wide as the stream, post-norms only, an untied head. */
+    {.name = "tiny-olmo2", .family = "olmo2", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 4, .head_dim = 64,
+     .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-6, .rope_base = 500000, .tiny = true},
 };
 
 #define ZOO_COUNT ((int)(sizeof zoo / sizeof zoo[0]))

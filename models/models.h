@@ -56,6 +56,10 @@
  *              (act clamped_swiglu, swiglu_alpha, swiglu_limit) with bias rows on the router and on every expert
  *              product, routed by the top k of the logits then their softmax (topk_softmax). YaRN's frequencies and
  *              attention factor are the rotary tables' values.
+ *   olmo2      no pre-norms: q, k and v are products of the stream itself and the FFN reads the attention's residual
+ *              sum; q and k each RMS-normed whole (rows = the step's rows, cols = heads × head_dim and kv_heads ×
+ *              head_dim, weighted) before their rotations; the attention's and the FFN's outputs RMS-normed
+ *              (`post_attention_norm`, `post_ffw_norm`) before their residual adds; a SwiGLU FFN.
  *
  * What the host sees, as a runtime would:
  *   carried   every key and value cache, convolution ring and DeltaNet memory (role state): the host keeps them
@@ -200,11 +204,11 @@ struct ir_graph *models_lift(const struct models_config *c, const struct models_
 /* ── GGUF files (models/gguf.c) ──────────────────────────────────────────────────────────────────────────── */
 
 /* A model's configuration from a GGUF file's metadata: general.architecture picks the family (llama qwen3 qwen3moe
- * gemma2 qwen3next nemotron qwen2 granite minicpm deepseek2), `<arch>.block_count`, `<arch>.embedding_length`, heads,
- * kv heads, key length, context, RMS epsilon, rope, experts, ... fill it (llama.cpp's key names); its name is
- * general.name (else the file's name); the head's width hidden/heads and the vocabulary token_embd.weight's rows
- * where their keys are absent; tied when the file has no output.weight; its context as a config.json's. malloc'd
- * (models_config_free); NULL with err "file: [byte N: ]key: what was expected". */
+ * gemma2 qwen3next nemotron qwen2 granite minicpm deepseek2 gpt-oss olmo2), `<arch>.block_count`,
+ * `<arch>.embedding_length`, heads, kv heads, key length, context, RMS epsilon, rope, experts, ... fill it
+ * (llama.cpp's key names); its name is general.name (else the file's name); the head's width hidden/heads and the
+ * vocabulary token_embd.weight's rows where their keys are absent; tied when the file has no output.weight; its
+ * context as a config.json's. malloc'd (models_config_free); NULL with err "file: [byte N: ]key: what was expected". */
 struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ERR_LEN]);
 /* One step of the file's model lifted: every constant the lift reads but the rotary tables checked present in the
  * file (a tied LM head: the embedding) with its shape and a type the evaluator decodes, each checkpoint constant in

@@ -141,6 +141,17 @@ static void test_defaults(void)
         CHECK(c->ctx == 8192); /* two windows of 4096, within max_position_embeddings 8192 */
     }
     models_config_free(c);
+    /* Olmo2Config: rms_norm_eps 1e-5, rope_theta 10000, an untied head, 2048 positions, kv heads the heads. */
+    c = parse("{\"model_type\": \"olmo2\", \"num_hidden_layers\": 2, \"hidden_size\": 256,\n"
+              " \"num_attention_heads\": 4, \"vocab_size\": 512, \"intermediate_size\": 512}",
+              err);
+    CHECKF(c != NULL, "%s", err);
+    if (c) {
+        CHECK_STR(c->family, "olmo2");
+        CHECK(c->eps == 1e-5 && c->rope_base == 10000 && !c->tied && c->ctx == 2048);
+        CHECK(c->kv_heads == 4 && c->head_dim == 64 && c->tiny);
+    }
+    models_config_free(c);
 }
 
 /* A refusal: text parsed as t.json fails with exactly `want` as its message. */
@@ -169,11 +180,15 @@ static void test_field_errors(void)
             "t.json:2:21: architectures: unknown architecture 'FooForCausalLM'; fusecheck reads LlamaForCausalLM "
             "Qwen3ForCausalLM Qwen3MoeForCausalLM Gemma2ForCausalLM Qwen3NextForCausalLM NemotronForCausalLM "
             "Qwen2ForCausalLM GraniteForCausalLM MiniCPMForCausalLM DeepseekV2ForCausalLM DeepseekV3ForCausalLM "
-            "GptOssForCausalLM");
+            "GptOssForCausalLM Olmo2ForCausalLM");
     /* gpt-oss lifts its attention biases, and its windows on the even layers. */
     REFUSED(GPT_OSS " \"attention_bias\": false}", "t.json:5:20: attention_bias: expected true (gpt-oss lifts its biases)");
     REFUSED(GPT_OSS " \"layer_types\": [\"full_attention\", \"sliding_attention\"]}",
             "t.json:5:18: layer_types: expected \"sliding_attention\" for layer 0 (even layers slide)");
+    /* olmo2 lifts no attention biases and a SiLU-gated FFN. */
+    REFUSED("{\"architectures\": [\"Olmo2ForCausalLM\"], \"num_hidden_layers\": 2, \"hidden_size\": 256,\n"
+            " \"num_attention_heads\": 4, \"vocab_size\": 512, \"intermediate_size\": 512, \"attention_bias\": true}",
+            "t.json:2:91: attention_bias: expected false (fusecheck lifts no other), got true");
     REFUSED("{\"model_type\": \"bert\"}", "t.json:1:16: model_type: unknown model_type 'bert'");
     REFUSED("{\"hidden_size\": 8}", "t.json:1:1: architectures: missing (and no model_type); expected "
                                     "[\"...ForCausalLM\"]");

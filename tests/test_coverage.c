@@ -2,7 +2,8 @@
  * `reference`, its nearest tiny zoo graph: there the step does not fire (and the earlier rule that takes the shape
  * first does); the smallest edit of that graph that makes the failing condition true makes the step fire, and the
  * rewrite stays bit-identical to the edited graph. Also the two steps that fire only away from the zoo's plain
- * checks: fused_quant (a quantizing lane) and latent_expanded (a chunk wider than prefill:8). When either half of a
+ * checks: fused_quant (a quantizing lane) and latent_expanded (a chunk wider than prefill:8); and dual_norm, the last
+ * step to gain a zoo architecture (olmo2), where it fires and why DeepSeek's norms do not. When either half of a
  * case changes, the step's section of coverage.md must be revisited. */
 #include "check.h"
 #include "check_values.h"
@@ -25,17 +26,17 @@ static struct ir_graph *lift(const char *model, const char *mode)
     return g;
 }
 
-/* How many times `rule` fired optimizing g under the shim named `shim` with `held` held, or -1 on an error. With
- * `check` set, the rewritten graph must also be valid and bit-identical to g. */
-static int fired(const struct ir_graph *g, const char *shim, const char *const *held, int nheld, const char *rule,
-                 bool check)
+/* How many of `rule`'s decisions had `outcome` optimizing g under the shim named `shim` with `held` held, or -1 on
+ * an error. With `check` set, the rewritten graph must also be valid and bit-identical to g. */
+static int decided(const struct ir_graph *g, const char *shim, const char *const *held, int nheld, const char *rule,
+                   enum rules_outcome outcome, bool check)
 {
     char err[IR_ERR_LEN];
     struct shim *s = shim_lookup(shim, err);
     struct rules_optimized o;
     int n = -1;
     if (s && rules_optimize(g, s, held, nheld, &o, err) == 0) {
-        n = rules_report_count(&o.report, RULES_FIRED, rule);
+        n = rules_report_count(&o.report, outcome, rule);
         if (check) {
             CHECKF(ir_validate(o.graph, err) == 0, "%s: %s", rule, err);
             CHECKF(check_same_values(g, o.graph, 7), "%s: the rewrite differs from the edited graph", rule);
@@ -44,6 +45,13 @@ static int fired(const struct ir_graph *g, const char *shim, const char *const *
     }
     shim_free(s);
     return n;
+}
+
+/* How many times `rule` fired (decided() with outcome fired). */
+static int fired(const struct ir_graph *g, const char *shim, const char *const *held, int nheld, const char *rule,
+                 bool check)
+{
+    return decided(g, shim, held, nheld, rule, RULES_FIRED, check);
 }
 
 /* ── Edits of a lifted graph's text ──────────────────────────────────────────────────────────────────────── */
@@ -192,7 +200,8 @@ static const struct coverage_case cases[] = {
       {"op blk.0.ffn_act = ", "op blk.0.ffn_relu.probe = scale(blk.0.ffn_relu) n=512 factor=1\nop blk.0.ffn_act = ",
        NULL, NULL}},
      0, 2},
-    /* The query's and the latent's norms: slice_read and join_in_place take the latent norm first. */
+    /* dual_norm fires on olmo2 (test_dual_norm_olmo2). DeepSeek's two low-rank norms are the nearest other pair: the
+     * query's and the latent's norms, where slice_read and join_in_place take the latent norm first. */
     {"dual_norm", "tiny-deepseek", "decode", {NULL}, "slice_read", NULL,
      {{NULL, NULL, "blk.0.kv_a", "blk.0.q_a_norm"}, {NULL, NULL, "blk.0.kv_latent", "blk.0.q_a_norm"}}, 0, 0},
     /* With those two held, the latent's slice lies between the norms (no_cross); lifting the latent's product and
@@ -280,10 +289,57 @@ static void test_lane_steps(void)
     }
 }
 
+/* dual_norm on the zoo's olmo2: each layer's whole-width q and k norms (one row shape, as many kv heads as heads),
+ * the products before both, fire as one op under reference in every mode (a batch: once a sequence), the rewrite
+ * valid and bit-identical; the lane runs the class as its parts and refuses each. With the model code's order (the
+ * q norm right after the q product, before the k product) the k product lies between the norms (no_cross) and only
+ * the other layer's pair fires. */
+static void test_dual_norm_olmo2(void)
+{
+    static const struct {
+        const char *mode;
+        int fires;
+    } modes[] = {{"decode", 2}, {"prefill:8", 2}, {"batch:4", 8}};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        struct ir_graph *g = lift("tiny-olmo2", modes[m].mode);
+        if (!g)
+            continue;
+        int n = fired(g, "reference", NULL, 0, "dual_norm", true);
+        CHECKF(n == modes[m].fires, "dual_norm on tiny-olmo2 %s: fired %d", modes[m].mode, n);
+        n = decided(g, "cuda-lane:h200:int8", NULL, 0, "dual_norm", RULES_REFUSED, false);
+        CHECKF(n == modes[m].fires, "dual_norm on tiny-olmo2 %s under the lane: refused %d", modes[m].mode, n);
+        ir_graph_free(g);
+    }
+    struct ir_graph *g = lift("tiny-olmo2", "decode");
+    if (!g)
+        return;
+    char err[IR_ERR_LEN];
+    struct shim *s = shim_lookup("reference", err);
+    struct rules_optimized o;
+    if (s && rules_optimize(g, s, NULL, 0, &o, err) == 0) {
+        size_t len;
+        char *text = ir_print(o.graph, &len);
+        CHECK(text && strstr(text, "fused dual_norm blk.0.q_norm = (blk.0.q, blk.0.attn_q_norm.weight, blk.0.k, "
+                                   "blk.0.attn_k_norm.weight) keep blk.0.k_norm"));
+        free(text);
+        rules_optimized_free(&o);
+    }
+    shim_free(s);
+    static const struct edit model_order[] = {{NULL, NULL, "blk.0.q_norm", "blk.0.k"}, {NULL, NULL, NULL, NULL}};
+    struct ir_graph *e = edited(g, model_order);
+    if (e) {
+        int n = fired(e, "reference", NULL, 0, "dual_norm", true);
+        CHECKF(n == 1, "dual_norm on tiny-olmo2 in the model code's order: fired %d", n);
+        ir_graph_free(e);
+    }
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         test_case(&cases[k]);
     test_lane_steps();
+    test_dual_norm_olmo2();
     return check_done("coverage");
 }

@@ -199,7 +199,7 @@ static int device_tolerance(struct kernels_device *D, const char *model, const c
 static void test_device_zoo(struct kernels_device *D)
 {
     static const char *const models[] = {"tiny-llama", "tiny-qwen3", "tiny-qwen3-moe", "tiny-gemma2",
-                                         "tiny-qwen3-next", "tiny-gpt-oss"};
+                                         "tiny-qwen3-next", "tiny-gpt-oss", "tiny-olmo2"};
     static const char *const modes[] = {"decode", "prefill:8", "batch:4"};
     static const char *const acts[] = {"dequant", "int8", "int8x2"};
     static const char *const knobs[] = {"cache=f16", "cache=f32:state=bf16", "cache=f16:fuse_quant=off"};

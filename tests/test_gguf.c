@@ -3,7 +3,8 @@
  * lengths, bad alignment, overlapping and unaligned offsets, unknown types, bad UTF-8, deep arrays, bad bools,
  * duplicates, random byte flips) refused with the byte offset and what was expected, never read past their bytes;
  * and every tiny zoo model exported, read back to the same graph and evaluated to the same bytes from the file's
- * weights, a missing or mis-shaped tensor refused by name; the keys a file may leave out taken as llama.cpp does. */
+ * weights, a missing or mis-shaped tensor refused by name; the keys a file may leave out taken as llama.cpp does;
+ * olmo2's keys and tensor names as llama.cpp's. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 #include "check.h"
 #include "models/models.h"
@@ -442,6 +443,83 @@ static void test_defaults(void)
     }
 }
 
+/* Whether the file's key `key` is the string `want`. */
+static bool kv_is(const struct ir_gguf *f, const char *key, const char *want)
+{
+    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, key);
+    return kv && kv->value.type == IR_GGUF_STRING && kv->value.len == strlen(want) &&
+           memcmp(kv->value.str, want, strlen(want)) == 0;
+}
+
+/* olmo2 as llama.cpp names it: general.architecture "olmo2", its keys under `olmo2.`, the q and k norms as wide as
+ * their products, the two post-norms under llama.cpp's names and no pre-norm tensors; a file without a layer's k norm
+ * is refused naming it, and an architecture fusecheck does not read ("olmo") lists olmo2 among those it does. */
+static void test_olmo2(void)
+{
+    const struct models_config *c = models_find("tiny-olmo2");
+    struct models_options o = models_default_options();
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = c ? models_lift(c, &o, err) : NULL;
+    struct ir_values *v = g ? ir_values_new(g, 3, err) : NULL;
+    CHECKF(v && models_gguf_export(c, g, v, scratch("o.gguf"), err) == 0, "%s", err);
+    struct ir_gguf *f = ir_gguf_open(scratch("o.gguf"), err);
+    CHECKF(f != NULL, "%s", err);
+    if (f) {
+        CHECK(kv_is(f, "general.architecture", "olmo2"));
+        const struct ir_gguf_kv *kvh = ir_gguf_find_kv(f, "olmo2.attention.head_count_kv");
+        CHECK(kvh && kvh->value.u == 4 && ir_gguf_find_kv(f, "olmo2.rope.freq_base") &&
+              ir_gguf_find_kv(f, "olmo2.attention.layer_norm_rms_epsilon"));
+        static const char *const norms[] = {"attn_q_norm", "attn_k_norm", "post_attention_norm", "post_ffw_norm"};
+        for (int layer = 0; layer < 2; layer++) {
+            char n[64];
+            for (int k = 0; k < 4; k++) {
+                snprintf(n, sizeof n, "blk.%d.%s.weight", layer, norms[k]);
+                const struct ir_gguf_tensor *t = ir_gguf_find_tensor(f, n);
+                CHECKF(t && t->dims[0] == 256 && t->dims[1] == 1, "%s: a row of 256", n);
+            }
+            snprintf(n, sizeof n, "blk.%d.attn_norm.weight", layer);
+            CHECK(ir_gguf_find_tensor(f, n) == NULL);
+            snprintf(n, sizeof n, "blk.%d.ffn_norm.weight", layer);
+            CHECK(ir_gguf_find_tensor(f, n) == NULL);
+        }
+        CHECK(ir_gguf_find_tensor(f, "output.weight") != NULL);
+        struct models_config *rc = models_gguf_config(f, err);
+        CHECK(rc && strcmp(rc->family, "olmo2") == 0 && rc->kv_heads == 4 && rc->head_dim == 64 && !rc->tied &&
+              models_param_count(rc) == models_param_count(c));
+        models_config_free(rc);
+        ir_gguf_close(f);
+    }
+    size_t len;
+    unsigned char *b = slurp(scratch("o.gguf"), &len);
+    size_t kn = b ? find(b, len, "blk.1.attn_k_norm.weight") : 0, arch = b ? find(b, len, "olmo2") : 0;
+    CHECK(kn > 0 && arch > 0);
+    if (kn > 0 && arch > 0) {
+        b[kn + 8] = 'X';
+        FILE *out = fopen(scratch("u.gguf"), "wb");
+        fwrite(b, 1, len, out);
+        fclose(out);
+        f = ir_gguf_open(scratch("u.gguf"), err);
+        struct ir_graph *h = f ? models_gguf_lift(f, &o, err) : NULL;
+        CHECKF(!h && strstr(err, "tensor blk.1.attn_k_norm.weight: expected it in the file"), "%s", err);
+        ir_graph_free(h);
+        ir_gguf_close(f);
+        b[kn + 8] = 't';
+        b[arch + 4] = ' '; /* "olmo " */
+        out = fopen(scratch("u.gguf"), "wb");
+        fwrite(b, 1, len, out);
+        fclose(out);
+        f = ir_gguf_open(scratch("u.gguf"), err);
+        struct models_config *rc = f ? models_gguf_config(f, err) : NULL;
+        CHECKF(!rc && strstr(err, "general.architecture: expected one of") && strstr(err, "gpt-oss olmo2, found"),
+               "%s", err);
+        models_config_free(rc);
+        ir_gguf_close(f);
+    }
+    free(b);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/test_gguf.XXXXXX");
@@ -455,7 +533,8 @@ int main(void)
     test_models();
     test_missing();
     test_defaults();
-    const char *names[] = {"s.gguf", "a.gguf", "d.gguf", "m.gguf", "t.gguf", "u.gguf", "k.gguf"};
+    test_olmo2();
+    const char *names[] = {"s.gguf", "a.gguf", "d.gguf", "m.gguf", "t.gguf", "u.gguf", "k.gguf", "o.gguf"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(scratch(names[i]));
     rmdir(dir);

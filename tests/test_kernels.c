@@ -303,14 +303,14 @@ static int tolerance_of(const struct ir_graph *g, const char *name, enum kernels
 static void test_zoo_tolerance(void)
 {
     static const char *const models[] = {"tiny-llama", "tiny-qwen3", "tiny-qwen3-moe", "tiny-gemma2",
-                                         "tiny-qwen3-next"};
+                                         "tiny-qwen3-next", "tiny-olmo2"};
     static const char *const modes[] = {"decode", "prefill:8", "batch:4"};
     static const char *const acts[] = {"dequant", "int8", "int8x2"};
     static const char *const knobs[] = {"cache=f16", "cache=f32:state=bf16", "cache=f16:fuse_quant=off"};
     static const char *const chips[] = {"h200"};
     int runs = 0, clean = 0;
     long rows = 0;
-    for (int m = 0; m < 5; m++)
+    for (int m = 0; m < (int)(sizeof models / sizeof *models); m++)
         for (int k = 0; k < 3; k++) {
             char err[IR_ERR_LEN];
             struct models_options o = models_default_options();

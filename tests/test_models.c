@@ -77,7 +77,7 @@ static struct ir_graph *lift(const char *model, const char *mode, int layers, en
 static void test_table(void)
 {
     CHECK(models_count() >= 10);
-    CHECK(models_family_count() == 11);
+    CHECK(models_family_count() == 12);
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
         CHECK(c != NULL && models_find(c->name) == c);
@@ -121,6 +121,7 @@ static void test_params(void)
         {"qwen3-next-80b-a3b", 80e9}, {"minitron-4b", 4.19e9},    {"qwen2.5-7b", 7.61e9},
         {"granite-3.1-8b", 8.17e9},   {"minicpm-2b", 2.72e9},
         {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},     {"gpt-oss-20b", 20.9e9},
+        {"olmo2-7b", 7.30e9},         {"olmo2-13b", 13.7e9},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         const struct models_config *c = models_find(sizes[i].name);
@@ -771,6 +772,72 @@ static void test_shape_deepseek(void)
                   b->ops[set].spec.u.set_row.index.literal == s + 1);
         }
         ir_graph_free(b);
+    }
+}
+
+/* olmo2: no pre-norms (the stream itself is the q, k and v products' input, attn_res the FFN's), q and k each normed
+ * whole over its heads by a weight as wide, the two post-norms the residual adds' second operands; the real size's
+ * q and k norms of one shape (as many kv heads as heads). */
+static void test_shape_olmo2(void)
+{
+    static const char *const modes[] = {"decode", "prefill:8", "batch:4"};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        struct ir_graph *g = lift("tiny-olmo2", modes[m], 0, IR_FMT_Q8_0);
+        if (!g)
+            continue;
+        CHECK(find(g, "blk.0.attn_norm") == IR_NONE && find(g, "blk.0.ffn_norm") == IR_NONE &&
+              find(g, "blk.1.attn_norm.weight") == IR_NONE && find(g, "blk.1.ffn_norm.weight") == IR_NONE);
+        int q = producer(g, find(g, "blk.0.q")), gate = producer(g, find(g, "blk.1.ffn_gate"));
+        CHECK(is_kind(g, q, IR_KIND_MATMUL) && g->ops[q].ins[0] == find(g, "embd"));
+        CHECK(is_kind(g, gate, IR_KIND_MATMUL) && g->ops[gate].ins[0] == find(g, "blk.1.attn_res"));
+        int norms = 0;
+        for (int i = 0; i < g->nops; i++)
+            norms += is_kind(g, i, IR_KIND_RMS_NORM);
+        int seqs = m == 2 ? 4 : 1;
+        CHECKF(norms == 2 * (2 + 2 * seqs) + 1, "tiny-olmo2 %s: %d norms", modes[m], norms);
+        for (int layer = 0; layer < 2; layer++)
+            for (int s = 0; s < seqs; s++) {
+                static const char *const which[] = {"q", "k"};
+                for (int w = 0; w < 2; w++) {
+                    char n[64], wt[64];
+                    snprintf(n, sizeof n, seqs > 1 ? "blk.%d.%s_norm.%d" : "blk.%d.%s_norm", layer, which[w], s);
+                    snprintf(wt, sizeof wt, "blk.%d.attn_%s_norm.weight", layer, which[w]);
+                    int i = producer(g, find(g, n));
+                    CHECKF(is_kind(g, i, IR_KIND_RMS_NORM), "%s", n);
+                    if (!is_kind(g, i, IR_KIND_RMS_NORM))
+                        continue;
+                    const struct ir_rms_norm *rn = &g->ops[i].spec.u.rms_norm;
+                    CHECKF(rn->cols == 256 && rn->rows == g->tensors[g->ops[i].ins[0]].rows && rn->weight &&
+                               rn->offset == 0 && g->ops[i].ins[1] == find(g, wt) &&
+                               g->tensors[find(g, wt)].cols == 256,
+                           "%s: normed whole", n);
+                    char r[64];
+                    snprintf(r, sizeof r, seqs > 1 ? "blk.%d.%s_rope.%d" : "blk.%d.%s_rope", layer, which[w], s);
+                    int ro = producer(g, find(g, r));
+                    CHECKF(is_kind(g, ro, IR_KIND_ROPE) && g->ops[ro].ins[0] == find(g, n), "%s reads %s", r, n);
+                }
+            }
+        static const char *const post[][3] = {{"post_attention_norm", "attn_out", "attn_res"},
+                                              {"post_ffw_norm", "ffn_down", "out"}};
+        for (int k = 0; k < 2; k++) {
+            char n[64], in[64], add[64];
+            snprintf(n, sizeof n, "blk.1.%s", post[k][0]);
+            snprintf(in, sizeof in, "blk.1.%s", post[k][1]);
+            snprintf(add, sizeof add, "blk.1.%s", post[k][2]);
+            int i = producer(g, find(g, n)), a = producer(g, find(g, add));
+            CHECK(is_kind(g, i, IR_KIND_RMS_NORM) && g->ops[i].ins[0] == find(g, in) &&
+                  g->ops[i].spec.u.rms_norm.cols == 256);
+            CHECK(is_kind(g, a, IR_KIND_ELEMENTWISE) && g->ops[a].ins[1] == find(g, n));
+        }
+        CHECK(find(g, "output.weight") != IR_NONE && find(g, "output_norm") != IR_NONE);
+        ir_graph_free(g);
+    }
+    struct ir_graph *real = lift("olmo2-7b", "decode", 0, IR_FMT_Q8_0);
+    if (real) {
+        int qn = producer(real, find(real, "blk.31.q_norm")), kn = producer(real, find(real, "blk.31.k_norm"));
+        CHECK(is_kind(real, qn, IR_KIND_RMS_NORM) && is_kind(real, kn, IR_KIND_RMS_NORM) &&
+              real->ops[qn].spec.u.rms_norm.cols == 4096 && real->ops[kn].spec.u.rms_norm.cols == 4096);
+        ir_graph_free(real);
     }
 }
 
@@ -1799,6 +1866,100 @@ static void test_reference_gpt_oss(void)
     ir_graph_free(g);
 }
 
+/* ── tiny-olmo2 against a plain implementation ───────────────────────────────────────────────────────────── */
+
+/* One layer of tiny-olmo2 lifted in `mode` (decode or prefill:N, N ≤ ROWS) and evaluated at position pos matches the
+ * plain implementation: no pre-norms, q and k RMS-normed whole before their rotations, the attention's and the FFN's
+ * outputs RMS-normed before their residual adds. Compared: the q and k norms and the layer's output, every row, its
+ * caches, and the logits of the last row. Weights are taken as plain values. */
+static void check_olmo2_reference(const char *mode, int rows, int pos, const int *tokens)
+{
+    const struct models_config *c = models_find("tiny-olmo2");
+    struct ir_graph *g = lift("tiny-olmo2", mode, 1, IR_FMT_F32);
+    if (!g || !c) {
+        ir_graph_free(g);
+        return;
+    }
+    CHECK(c->hidden == D && c->heads == H && c->kv_heads == H && c->head_dim == HD && c->ffn == FF &&
+          c->vocab == V && c->ctx == CTX && rows <= ROWS && c->query_scale == 0 && c->rotary_dim == 0);
+    for (int t = 0; t < g->ntensors; t++)
+        g->tensors[t].checkpoint = false;
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, 17, err);
+    CHECKF(v != NULL, "%s", err);
+    if (!v) {
+        ir_graph_free(g);
+        return;
+    }
+    float *tok = ir_values_data(v, find(g, rows > 1 ? "tokens" : "token"));
+    for (int r = 0; r < rows; r++)
+        tok[r] = (float)tokens[r];
+    ir_values_data(v, find(g, "pos"))[0] = (float)pos;
+    static double kc[CTX * HQ], vc[CTX * HQ];
+    for (int i = 0; i < CTX * HQ; i++) {
+        kc[i] = lval(g, v, 0, "k_cache", -1)[i];
+        vc[i] = lval(g, v, 0, "v_cache", -1)[i];
+    }
+    CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    const float *cos = val(g, v, "rope.cos"), *sin = val(g, v, "rope.sin");
+    static double x[ROWS][D], q[ROWS][HQ], qn[ROWS][HQ], kn[ROWS][HQ], k[HQ], vv[HQ], att[HQ], o[D], on[D];
+    static double gate[FF], up[FF], xn[D], logits[V];
+    for (int r = 0; r < rows; r++) {
+        for (int i = 0; i < D; i++)
+            x[r][i] = val(g, v, "token_embd.weight")[tokens[r] * D + i];
+        ref_matvec(x[r], lval(g, v, 0, "attn_q.weight", -1), D, HQ, q[r]);
+        ref_matvec(x[r], lval(g, v, 0, "attn_k.weight", -1), D, HQ, k);
+        ref_matvec(x[r], lval(g, v, 0, "attn_v.weight", -1), D, HQ, vv);
+        ref_rms(q[r], lval(g, v, 0, "attn_q_norm.weight", -1), HQ, c->eps, qn[r]);
+        ref_rms(k, lval(g, v, 0, "attn_k_norm.weight", -1), HQ, c->eps, kn[r]);
+        memcpy(q[r], qn[r], sizeof q[r]);
+        memcpy(k, kn[r], sizeof k);
+        ref_rope(q[r], H, HD, cos, sin, pos + r);
+        ref_rope(k, H, HD, cos, sin, pos + r);
+        for (int i = 0; i < HQ; i++) {
+            kc[(pos + r) * HQ + i] = k[i];
+            vc[(pos + r) * HQ + i] = vv[i];
+        }
+    }
+    double worst = 0;
+    for (int r = 0; r < rows; r++) {
+        worst = fmax(worst, rel_diff(lval(g, v, 0, "q_norm", -1) + r * HQ, qn[r], HQ));
+        worst = fmax(worst, rel_diff(lval(g, v, 0, "k_norm", -1) + r * HQ, kn[r], HQ));
+        ref_attend(q[r], kc, vc, H, HQ, pos + r, 1 / sqrt((double)HD), att);
+        ref_matvec(att, lval(g, v, 0, "attn_output.weight", -1), HQ, D, o);
+        ref_rms(o, lval(g, v, 0, "post_attention_norm.weight", -1), D, c->eps, on);
+        for (int i = 0; i < D; i++)
+            x[r][i] += on[i];
+        ref_matvec(x[r], lval(g, v, 0, "ffn_gate.weight", -1), D, FF, gate);
+        ref_matvec(x[r], lval(g, v, 0, "ffn_up.weight", -1), D, FF, up);
+        for (int i = 0; i < FF; i++)
+            gate[i] = gate[i] / (1 + exp(-gate[i])) * up[i];
+        ref_matvec(gate, lval(g, v, 0, "ffn_down.weight", -1), FF, D, o);
+        ref_rms(o, lval(g, v, 0, "post_ffw_norm.weight", -1), D, c->eps, on);
+        for (int i = 0; i < D; i++)
+            x[r][i] += on[i];
+        worst = fmax(worst, rel_diff(lval(g, v, 0, "out", -1) + r * D, x[r], D));
+    }
+    ref_rms(x[rows - 1], val(g, v, "output_norm.weight"), D, c->eps, xn);
+    ref_matvec(xn, val(g, v, "output.weight"), D, V, logits);
+    double dk = rel_diff(lval(g, v, 0, "k_cache", -1), kc, CTX * HQ);
+    double dv = rel_diff(lval(g, v, 0, "v_cache", -1), vc, CTX * HQ);
+    double dl = rel_diff(val(g, v, "logits"), logits, V);
+    CHECKF(worst < 1e-5, "tiny-olmo2 %s: the norms or the layer's output differ by %g", mode, worst);
+    CHECKF(dk < 1e-5 && dv < 1e-5 && dl < 1e-5, "tiny-olmo2 %s: caches differ by %g, %g, logits by %g", mode, dk, dv,
+           dl);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* A decode step and a prefill chunk of tiny-olmo2 against the plain implementation. */
+static void test_reference_olmo2(void)
+{
+    static const int one[] = {321}, chunk[] = {7, 500, 0, 256};
+    check_olmo2_reference("decode", 1, 45, one);
+    check_olmo2_reference("prefill:4", 4, 11, chunk);
+}
+
 int main(void)
 {
     test_table();
@@ -1815,6 +1976,7 @@ int main(void)
     test_shape_qwen3_next();
     test_shape_deepseek();
     test_shape_gpt_oss();
+    test_shape_olmo2();
     test_all_lift();
     test_eval_deterministic();
     test_reference();
@@ -1822,5 +1984,6 @@ int main(void)
     test_dense_reference();
     test_reference_deepseek();
     test_reference_gpt_oss();
+    test_reference_olmo2();
     return check_done("test_models");
 }
