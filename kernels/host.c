@@ -1025,6 +1025,16 @@ int kernels_lane_launch(struct kernels_lane *L, const struct ir_graph *g, int32_
 
 const struct kernels_point *kernels_lane_point(const struct kernels_lane *L) { return &L->point; }
 
+int kernels_lane_step(struct kernels_lane *L, const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])
+{
+    if (L->device)
+        return kernels_device_step(L->device, L, g, v, err);
+    for (int32_t i = 0; i < g->nops; i++)
+        if (kernels_lane_walk(L, g, i, v, leaf_hook, L, err))
+            return -1;
+    return 0;
+}
+
 /* A walk's hooks: the lane (for the placements' rounding) and the stages' own hook and context. */
 struct walk {
     struct kernels_lane *L;

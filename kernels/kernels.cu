@@ -575,3 +575,28 @@ __global__ void kc_gated_delta(kc_gdn p)
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         state[i] = kc_keep(p.keep, S[i]);
 }
+
+/* ── Data movement on the device (the evaluator's strided reads, placements and checkpoint reads) ────────── */
+
+/* gather: n values of x read in units of `width` at u·pitch + offset, side by side (a strided read). */
+__global__ void kc_gather(const float *x, int64_t n, int64_t width, int64_t pitch, int64_t offset, float *y)
+{
+    for (int64_t e = kc_first(); e < n; e += kc_stride())
+        y[e] = x[e / width * pitch + offset + e % width];
+}
+
+/* place: n values of src in units of `width` into dst at u·pitch + offset (dst already at the destination's first
+ * row), each rounded as the buffer keeps it (keep: enum shim_keep; the host lane's placement rounding). */
+__global__ void kc_place(const float *src, int64_t n, int64_t width, int64_t pitch, int64_t offset, int keep,
+                         float *dst)
+{
+    for (int64_t e = kc_first(); e < n; e += kc_stride())
+        dst[e / width * pitch + offset + e % width] = kc_keep(keep, src[e]);
+}
+
+/* dequant: a rows × cols checkpoint matrix's values in row-major order (a checkpoint read as plain values). */
+__global__ void kc_dequant(kc_weights w, int64_t rows, int64_t cols, float *y)
+{
+    for (int64_t e = kc_first(); e < rows * cols; e += kc_stride())
+        y[e] = kc_weight(w, e / cols, e % cols);
+}
