@@ -1125,7 +1125,12 @@ int kernels_device_prepare(struct kernels_device *D, const struct kernels_point 
                    "clearing the flag words");
 }
 
-void kernels_device_plant_fault(struct kernels_device *D, enum kernels_fault f) { D->fault = f; }
+void kernels_device_plant_fault(struct kernels_device *D, enum kernels_fault f)
+{
+    if (D->fault != f)
+        kd_drop_graph(D); /* a captured step holds the launches of the fault it was captured with */
+    D->fault = f;
+}
 
 double kernels_device_seconds(const struct kernels_device *D) { return D->seconds; }
 
@@ -1138,8 +1143,12 @@ void kernels_device_use_graphs(struct kernels_device *D, bool on)
 
 void kernels_device_release(struct kernels_device *D, const struct ir_values *v)
 {
-    if (D && D->owner == v)
+    if (!D)
+        return;
+    if (D->owner == v)
         D->owner = NULL;
+    for (int32_t t = 0; t < D->nslots; t++) /* host bytes at a freed address may hold other rows later */
+        D->slots[t].uploaded = NULL;
 }
 
 void kernels_device_stats_get(const struct kernels_device *D, struct kernels_device_stats *out) { *out = D->stats; }
@@ -1244,7 +1253,8 @@ int kernels_device_launch(struct kernels_device *D, struct kernels_lane *L, cons
 }
 
 /* Upload what a step takes from the host: its inputs and params, and — the first time v is stepped, or every step
- * under the planted STALE_STATE fault — its constants and state too. 0, or -1 with err. */
+ * under the planted STALE_STATE fault — every other plain tensor too (constants, state, and the activations as the
+ * host made them, zero: the device's memory starts undefined). 0, or -1 with err. */
 static int kd_step_inputs(struct kernels_device *D, const struct ir_values *v, char err[IR_ERR_LEN])
 {
     bool all = D->owner != v || D->fault == KERNELS_FAULT_STALE_STATE;
@@ -1252,8 +1262,7 @@ static int kd_step_inputs(struct kernels_device *D, const struct ir_values *v, c
         return -1;
     for (ir_tid t = 0; t < D->g->ntensors; t++) {
         enum ir_role r = D->g->tensors[t].role;
-        bool given = r == IR_ROLE_INPUT || r == IR_ROLE_PARAM || (all && r != IR_ROLE_ACTIVATION);
-        if (given && kd_upload(D, v, t, err))
+        if ((all || r == IR_ROLE_INPUT || r == IR_ROLE_PARAM) && kd_upload(D, v, t, err))
             return -1;
     }
     D->owner = v;

@@ -321,7 +321,9 @@ int kernels_device_step(struct kernels_device *D, struct kernels_lane *L, const 
                         struct ir_values *v, char err[IR_ERR_LEN]);
 /* Capture steps as CUDA graphs (true, the default unless FUSECHECK_CUDA_GRAPHS=0 is set) or launch them one by one. */
 void kernels_device_use_graphs(struct kernels_device *D, bool on);
-/* Values v are about to be freed: whatever state of v the device holds is dropped, never written back to v. */
+/* Values v (and maybe others) are about to be freed: whatever state of v the device holds is dropped, never written
+ * back to v, and the checkpoint rows the device holds are uploaded again next time (host bytes at a freed address
+ * may hold other rows later). */
 void kernels_device_release(struct kernels_device *D, const struct ir_values *v);
 /* What the device runner did so far. */
 struct kernels_device_stats {
