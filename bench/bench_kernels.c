@@ -205,10 +205,10 @@ static int bench_device_step(struct kernels_device *D, const char *model, const 
             snprintf(what, sizeof what, "%s decode step, %d launches%s", model, (int)r.graph->nops,
                      graphs ? " (graph)" : "");
             device_line(what, s, step_bytes(r.graph), chip);
-            printf("    host wall %.1f us a step; %lld captures, %lld instantiated, %lld updates, %lld replays; "
+            printf("    host wall %.1f us a step; %lld captures, %lld instantiated, %lld replays; "
                    "%.1f MB up, %.3f MB back over %lld steps\n",
                    1e6 * wall, (long long)(b.captures - a.captures), (long long)(b.instantiations - a.instantiations),
-                   (long long)(b.updates - a.updates), (long long)(b.replays - a.replays),
+                   (long long)(b.replays - a.replays),
                    (double)(b.uploaded - a.uploaded) / 1e6, (double)(b.read - a.read) / 1e6,
                    (long long)(b.steps - a.steps));
         }

@@ -51,16 +51,14 @@ struct kernels_device {
     struct kd_slot *slots;      /* by tensor of the prepared graph */
     int32_t nslots;
     const struct ir_graph *g;   /* the graph prepared */
-    bool capturable;            /* its steps can be captured (kernels_device_capturable) */
     struct kernels_lane *L;     /* the lane of the walk running, and its values */
     struct ir_values *v;
     int32_t launch;             /* the launch the walk runs */
-    bool stepping, capturing;   /* in a step (the device's own buffers), capturing it */
+    bool stepping;              /* in a step (the device's own buffers) */
     enum kernels_fault fault;
     bool graphs;                /* capture steps as CUDA graphs */
     cudaGraphExec_t exec;       /* the step's graph, instantiated */
-    float *shot;                /* the host values the step's graph was captured with, and their count */
-    int64_t nshot;
+    struct kernels_point shot;  /* the lane's point it was captured at */
     const struct ir_values *owner; /* the values whose state the device holds (newer than the host's), or NULL */
     cudaEvent_t t0, t1;
     double seconds;             /* the kernels' time so far */
@@ -190,23 +188,28 @@ static int kd_evict(struct kernels_device *D, char err[IR_ERR_LEN])
 
 /* ── A stage's operands on the device (kernels/operands.inc's plan) ──────────────────────────────────────── */
 
-/* The host value of row index tensor t as it stands now: the host's own for a tensor it gives, else the device's
- * copied back first (a step reading it cannot be captured). 0, or -1 with the failure written. */
-static int kd_fresh(struct kernels_device *D, struct ir_leaf *l, ir_tid t)
+/* Row index ri of the stage (a named one at operand `at`, in [0, hi]) as its kernel reads it: a literal resolved
+ * here, a named one read by the kernel from its tensor's buffer on the device (so a captured step replays at every
+ * position), and checked here too when the host holds its value (a launch fed from the host, or a step's input or
+ * param: the host lane's own message), its value into *known (-1 when only the device has it). 0, or -1. */
+static int kd_row(struct kernels_device *D, struct ir_leaf *l, const struct ir_rowidx *ri, int at, int64_t hi,
+                  const char *what, kc_row *out, int64_t *known)
 {
-    if (t < 0 || t >= D->g->ntensors)
-        return ir_leaf_fail(l, "its row index names no tensor");
-    float *h = ir_values_data(D->v, t);
-    if (!h || kernels_device_host_given(D->g, t) || !D->stepping)
-        return 0;
-    if (D->capturing)
-        return ir_leaf_fail(l, "row index %s is computed on the device: its step cannot be captured",
-                            D->g->tensors[t].name);
-    D->stats.read += (int64_t)sizeof(float);
-    if (kd_check(l, "reading a row index back", cudaMemcpyAsync(h, kd_buf(D, t), sizeof(float),
-                                                               cudaMemcpyDeviceToHost, D->stream)))
+    memset(out, 0, sizeof *out);
+    out->hi = hi;
+    out->bad = D->flags + D->launch;
+    *known = -1;
+    if (ri->kind != IR_RIDX_NAMED)
+        return ir_leaf_row(l, ri, at, hi, what, &out->fixed) ? -1 : (*known = out->fixed, 0);
+    ir_tid t = ir_leaf_operand(l, at);
+    if (t == IR_NONE)
         return -1;
-    return kd_check(l, "reading a row index back", cudaStreamSynchronize(D->stream));
+    if (D->g->tensors[t].checkpoint)
+        return ir_leaf_fail(l, "its %s index %s is not a plain tensor", what, D->g->tensors[t].name);
+    out->at = kd_buf(D, t);
+    if (D->stepping && !kernels_device_host_given(D->g, t))
+        return 0;
+    return ir_leaf_row(l, ri, at, hi, what, known);
 }
 
 /* Tensor t's checkpoint rows as the kernels read a matrix (its buffer must hold the host's rows). 0, or -1. */
@@ -344,13 +347,14 @@ static float *kd_result(struct kernels_device *D, struct ir_leaf *l, int64_t len
 }
 
 /* A stage's operands on the device, by operand index: values, a table's count, a matrix, state written in place;
- * its row index and its result. */
+ * its row index (as the kernel reads it, and its value when the host knows it, else -1) and its result. */
 struct kd_fetched {
     const float *x[KO_MAX];
     int64_t len[KO_MAX];
     kc_weights w[KO_MAX];
     float *io[KO_MAX];
-    int64_t row;
+    kc_row row;
+    int64_t known;
     float *y;
 };
 
@@ -371,10 +375,7 @@ static int kd_fetch(struct kernels_device *D, struct ir_leaf *l, struct kd_fetch
         case KO_ALL: ok = (f->x[r->i] = kd_all(D, l, r->i, &f->len[r->i])) != NULL; break;
         case KO_STATE: ok = (f->x[r->i] = f->io[r->i] = kd_state(D, l, r->i, r->n)) != NULL; break;
         case KO_MAT: ok = kd_mat(D, l, r->i, r->rows, r->cols, &f->w[r->i]) == 0; break;
-        case KO_ROW:
-            ok = (p.row->kind != IR_RIDX_NAMED || kd_fresh(D, l, ir_leaf_op(l)->ins[r->i]) == 0) &&
-                 ir_leaf_row(l, p.row, r->i, p.row_hi, p.row_what, &f->row) == 0;
-            break;
+        case KO_ROW: ok = kd_row(D, l, p.row, r->i, p.row_hi, p.row_what, &f->row, &f->known) == 0; break;
         }
         if (!ok)
             return -1;
@@ -503,15 +504,15 @@ static int kd_l2_norm(struct kernels_device *D, struct ir_leaf *l, const struct 
 static int kd_rope(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     const struct ir_rope *s = &ir_leaf_op(l)->spec.u.rope;
-    int64_t per_row = s->h / s->rows, clen = f->len[1], slen = f->len[2], p = f->row;
+    int64_t per_row = s->h / s->rows, clen = f->len[1], slen = f->len[2], p = f->known;
     int64_t trows = s->half ? (clen < slen ? clen : slen) / s->half : INT64_MAX;
-    if (s->half && s->h > 0 && p + (s->h - 1) / per_row >= trows)
+    if (p >= 0 && s->half && s->h > 0 && p + (s->h - 1) / per_row >= trows) /* the kernel checks it too */
         return ir_leaf_fail(l, "position %lld is past the tables' %lld rows", (long long)(p + (s->h - 1) / per_row),
                             (long long)trows);
     int64_t warps = KD_THREADS / KA_WARP;
     if (s->h > 0)
-        kc_rope<<<(unsigned)((s->h + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(f->x[0], f->x[1], f->x[2], s->h,
-                                                                                      s->hd, s->half, per_row, p, f->y);
+        kc_rope<<<(unsigned)((s->h + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(
+            f->x[0], f->x[1], f->x[2], s->h, s->hd, s->half, per_row, f->row, trows, f->y);
     return kd_check(l, "rope", cudaSuccess);
 }
 
@@ -532,7 +533,8 @@ static int kd_attention(struct kernels_device *D, struct ir_leaf *l, const struc
     a.vd = s->vd;
     a.kstride = s->kv * s->hd;
     a.vstride = s->kv * s->vd;
-    a.pos = f->row;
+    a.pos = 0;
+    a.posr = f->row;
     a.len = s->l;
     a.window = s->window;
     a.splits = kernels_attention_chunks(pt, s);
@@ -828,37 +830,44 @@ static int kd_view(struct kernels_device *D, struct ir_leaf *l)
 
 /* ── Placements ──────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* The first value of the region op's destination rows select, into *base (the evaluator's dst_base). 0, or -1. */
-static int kd_dst_base(struct kernels_device *D, struct ir_leaf *l, const struct ir_dst *d, int64_t *base)
+/* The row op's destination selects (the evaluator's dst_base) as kc_place reads it, with its width into *cols (0:
+ * no rows); its value into *known when the host holds it (-1: only the device has it). 0, or -1. */
+static int kd_dst_row(struct kernels_device *D, struct ir_leaf *l, const struct ir_dst *d, kc_row *r, int64_t *cols,
+                      int64_t *known)
 {
-    *base = 0;
+    memset(r, 0, sizeof *r);
+    r->hi = IR_MAX_DIM;
+    r->bad = D->flags + D->launch;
+    *cols = 0;
+    *known = 0;
     if (d->row == IR_ROWSEL_NONE)
         return 0;
     if (d->row_cols <= 0)
         return ir_leaf_fail(l, "its destination's rows are %lld values wide", (long long)d->row_cols);
-    int64_t r;
+    *cols = d->row_cols;
     if (d->row == IR_ROWSEL_FIXED) {
         if (d->row_fixed < 1 || d->row_fixed > IR_MAX_DIM)
             return ir_leaf_fail(l, "its destination row %lld (1-based) is out of range", (long long)d->row_fixed);
-        r = d->row_fixed - 1;
-    } else {
-        const float *h = d->row_param >= 0 && d->row_param < D->g->ntensors ? ir_values_cdata(D->v, d->row_param)
-                                                                              : NULL;
-        if (!h || ir_tensor_len(D->g, d->row_param) < 1)
-            return ir_leaf_fail(l, "its destination's row param names no value");
-        if (kd_fresh(D, l, d->row_param))
-            return -1;
-        double x = (double)h[0];
-        if (!(x >= 0.0 && x <= (double)IR_MAX_DIM) || x != floor(x))
-            return ir_leaf_fail(l, "destination row %g is not an integer in [0, %lld]", x, (long long)IR_MAX_DIM);
-        r = (int64_t)x;
+        r->fixed = *known = d->row_fixed - 1;
+        return 0;
     }
-    *base = r * d->row_cols;
+    const float *h = d->row_param >= 0 && d->row_param < D->g->ntensors ? ir_values_cdata(D->v, d->row_param) : NULL;
+    if (!h || ir_tensor_len(D->g, d->row_param) < 1)
+        return ir_leaf_fail(l, "its destination's row param names no value");
+    r->at = kd_buf(D, d->row_param);
+    *known = -1;
+    if (D->stepping && !kernels_device_host_given(D->g, d->row_param))
+        return 0;
+    double x = (double)h[0];
+    if (!(x >= 0.0 && x <= (double)IR_MAX_DIM) || x != floor(x))
+        return ir_leaf_fail(l, "destination row %g is not an integer in [0, %lld]", x, (long long)IR_MAX_DIM);
+    *known = (int64_t)x;
     return 0;
 }
 
 /* Place op's result where its destination says, on the device, each value rounded as the buffer keeps it (the
- * evaluator's place and the host lane's rounding of cache rows). 0, or -1. */
+ * evaluator's place and the host lane's rounding of cache rows); the region checked here when the host knows its
+ * row, by the kernel always. 0, or -1. */
 static int kd_place(struct kernels_device *D, struct ir_leaf *l, const struct ir_op *op)
 {
     const struct ir_dst *d = &op->dst;
@@ -868,8 +877,9 @@ static int kd_place(struct kernels_device *D, struct ir_leaf *l, const struct ir
     if (op->out < 0 || op->out >= g->ntensors || d->buf < 0 || d->buf >= g->ntensors || g->tensors[d->buf].checkpoint ||
         g->tensors[op->out].checkpoint)
         return ir_leaf_fail(l, "its destination names no plain tensor");
-    int64_t n = ir_tensor_len(g, op->out), base, w = n, pitch = 0, off = 0;
-    if (kd_dst_base(D, l, d, &base))
+    int64_t n = ir_tensor_len(g, op->out), cols, known, w = n, pitch = 0, off = 0;
+    kc_row row;
+    if (kd_dst_row(D, l, d, &row, &cols, &known))
         return -1;
     if (d->has_unit) {
         w = d->unit.width;
@@ -878,10 +888,11 @@ static int kd_place(struct kernels_device *D, struct ir_leaf *l, const struct ir
         if (w <= 0 || pitch < 0 || off < 0 || n % w != 0)
             return ir_leaf_fail(l, "its %lld values are not whole units of %lld", (long long)n, (long long)w);
     }
-    int64_t units = w ? n / w : 0, end = units ? base + (units - 1) * pitch + off + w : base;
-    if (end > ir_tensor_len(g, d->buf))
+    int64_t units = w ? n / w : 0, len = ir_tensor_len(g, d->buf);
+    int64_t end = known < 0 ? 0 : units ? known * cols + (units - 1) * pitch + off + w : known * cols;
+    if (end > len)
         return ir_leaf_fail(l, "its destination reaches value %lld of %s's %lld", (long long)end,
-                            g->tensors[d->buf].name, (long long)ir_tensor_len(g, d->buf));
+                            g->tensors[d->buf].name, (long long)len);
     if (n == 0)
         return 0;
     const float *src = kd_buf(D, op->out);
@@ -894,7 +905,7 @@ static int kd_place(struct kernels_device *D, struct ir_leaf *l, const struct ir
         src = copy;
     }
     int keep = (int)kernels_lane_row_keep(D->L, d->buf);
-    kc_place<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(src, n, w, pitch, off, keep, kd_buf(D, d->buf) + base);
+    kc_place<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(src, n, w, pitch, off, row, cols, len, keep, kd_buf(D, d->buf));
     return kd_check(l, "a placement", cudaSuccess);
 }
 
@@ -1026,9 +1037,6 @@ static void kd_drop_graph(struct kernels_device *D)
     if (D->exec)
         cudaGraphExecDestroy(D->exec);
     D->exec = NULL;
-    free(D->shot);
-    D->shot = NULL;
-    D->nshot = 0;
 }
 
 /* Give back the prepared graph's memory, slots and step graph. */
@@ -1120,7 +1128,6 @@ int kernels_device_prepare(struct kernels_device *D, const struct kernels_point 
     }
     D->flags = (int *)(D->mem + persist - kernels_device_flags_bytes(g));
     D->g = g;
-    D->capturable = kernels_device_capturable(g);
     return kd_fail(D, cudaMemsetAsync(D->flags, 0, (size_t)kernels_device_flags_bytes(g), D->stream), err,
                    "clearing the flag words");
 }
@@ -1161,8 +1168,8 @@ void kernels_device_forget(struct kernels_device *D)
 
 /* ── Runs ────────────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* The launches' flag words read back and cleared; -1 with err naming the first launch whose rows_gather read an
- * index out of its table. */
+/* The launches' flag words read back and cleared; -1 with err naming the first launch whose kernel read a row index
+ * out of its range. */
 static int kd_flags(struct kernels_device *D, int32_t from, int32_t n, char err[IR_ERR_LEN])
 {
     int *h = (int *)calloc((size_t)(n > 0 ? n : 1), sizeof *h);
@@ -1177,7 +1184,8 @@ static int kd_flags(struct kernels_device *D, int32_t from, int32_t n, char err[
              kd_fail(D, cudaStreamSynchronize(D->stream), err, "reading the flag words");
     for (int32_t i = 0; !rc && i < n; i++)
         if (h[i]) {
-            snprintf(err, IR_ERR_LEN, "launch %d (%s): a row index of rows_gather is not an integer in its table's rows",
+            snprintf(err, IR_ERR_LEN, "launch %d (%s): a row index is not an integer in its range (a rows_gather's "
+                     "index, a position, a token or a destination row, read on the device)",
                      (int)(from + i), kernels_launch_kernel(&D->g->ops[from + i]));
             rc = -1;
         }
@@ -1269,101 +1277,47 @@ static int kd_step_inputs(struct kernels_device *D, const struct ir_values *v, c
     return kd_upload_weights(D, v, err);
 }
 
-/* The host values a captured step depends on: every value of the i32 inputs and params (positions, tokens: the
- * row indices a capture bakes into its launches), concatenated into a new array (*n values). NULL when short. */
-static float *kd_shot(const struct kernels_device *D, const struct ir_values *v, int64_t *n)
-{
-    int64_t total = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        float *out = pass ? (float *)malloc(sizeof(float) * (size_t)(total > 0 ? total : 1)) : NULL;
-        if (pass && !out)
-            return NULL;
-        int64_t at = 0;
-        for (ir_tid t = 0; t < D->g->ntensors; t++) {
-            const struct ir_tensor *T = &D->g->tensors[t];
-            const float *h = ir_values_cdata(v, t);
-            if (!h || T->elem != IR_ELEM_I32 || (T->role != IR_ROLE_INPUT && T->role != IR_ROLE_PARAM))
-                continue;
-            if (pass)
-                memcpy(out + at, h, sizeof(float) * (size_t)ir_tensor_len(D->g, t));
-            at += ir_tensor_len(D->g, t);
-        }
-        total = at;
-        if (pass) {
-            *n = total;
-            return out;
-        }
-    }
-    return NULL;
-}
-
-/* Capture the step's launches (walked on the host, recorded, not run) and make the instantiated graph run them:
- * instantiated the first time, updated in place after (a position moved), instantiated again when the update is
- * refused. 0, or -1 with err. */
+/* Capture the step's launches (walked on the host, recorded, not run: no host copy or sync inside; every row index
+ * read by its kernel from the device) and instantiate them as the step's graph. 0, or -1 with err. */
 static int kd_capture(struct kernels_device *D, char err[IR_ERR_LEN])
 {
     cudaGraph_t graph = NULL;
+    kernels_device_forget(D);
     if (kd_fail(D, cudaStreamBeginCapture(D->stream, cudaStreamCaptureModeThreadLocal), err, "beginning a capture"))
         return -1;
-    D->capturing = true;
     int rc = 0;
     for (int32_t i = 0; !rc && i < D->g->nops; i++)
         rc = kd_walk(D, i, err);
-    D->capturing = false;
     cudaError_t e = cudaStreamEndCapture(D->stream, &graph); /* always: the stream leaves capture mode */
-    if (!rc && kd_fail(D, e, err, "capturing the step's %d launches", (int)D->g->nops))
-        rc = -1;
-    if (rc) {
-        if (graph)
-            cudaGraphDestroy(graph);
-        cudaGetLastError();
-        return -1;
+    if (!rc && e == cudaSuccess) {
+        D->stats.captures++;
+        e = cudaGraphInstantiate(&D->exec, graph, 0);
+        D->stats.instantiations += e == cudaSuccess;
     }
-    D->stats.captures++;
-    if (D->exec) {
-        cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate(D->exec, graph, &info) == cudaSuccess) {
-            D->stats.updates++;
-            cudaGraphDestroy(graph);
-            return 0;
-        }
-        cudaGetLastError(); /* refused: the graph's shape changed */
-        cudaGraphExecDestroy(D->exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (rc || e != cudaSuccess) {
         D->exec = NULL;
+        return rc ? -1 : kd_fail(D, e, err, "capturing the step's %d launches", (int)D->g->nops);
     }
-    e = cudaGraphInstantiate(&D->exec, graph, 0);
-    cudaGraphDestroy(graph);
-    if (e != cudaSuccess) {
-        D->exec = NULL;
-        return kd_fail(D, e, err, "instantiating the step's graph of %d launches", (int)D->g->nops);
-    }
-    D->stats.instantiations++;
+    D->shot = *kernels_lane_point(D->L);
     return 0;
 }
 
-/* The step as a CUDA graph: captured again only when the host values it bakes in moved, then launched. 0, or -1. */
+/* Whether two operating points are the same. */
+static bool kd_same_point(const struct kernels_point *a, const struct kernels_point *b)
+{
+    return a->chip == b->chip && a->acts == b->acts && a->cache == b->cache && a->state == b->state;
+}
+
+/* The step as its CUDA graph, captured the first time (or when the lane's point changed) and replayed: its inputs
+ * are already in the buffers its kernels read. 0, or -1 with err. */
 static int kd_step_graph(struct kernels_device *D, char err[IR_ERR_LEN])
 {
-    int64_t n = 0;
-    float *shot = kd_shot(D, D->v, &n);
-    if (!shot) {
-        snprintf(err, IR_ERR_LEN, "out of memory");
+    if (D->exec && !kd_same_point(&D->shot, kernels_lane_point(D->L)))
+        kd_drop_graph(D);
+    if (!D->exec && kd_capture(D, err))
         return -1;
-    }
-    bool same = D->exec && D->shot && n == D->nshot && memcmp(shot, D->shot, sizeof(float) * (size_t)n) == 0;
-    if (!same) {
-        kernels_device_forget(D);
-        if (kd_capture(D, err)) {
-            free(shot);
-            kd_drop_graph(D);
-            return -1;
-        }
-        free(D->shot);
-        D->shot = shot;
-        D->nshot = n;
-    } else {
-        free(shot);
-    }
     D->stats.replays++;
     cudaEventRecord(D->t0, D->stream);
     cudaError_t e = cudaGraphLaunch(D->exec, D->stream);
@@ -1399,7 +1353,7 @@ int kernels_device_step(struct kernels_device *D, struct kernels_lane *L, const 
     D->stepping = true;
     int rc = kd_step_inputs(D, v, err);
     if (!rc)
-        rc = D->graphs && D->capturable ? kd_step_graph(D, err) : kd_step_launches(D, err);
+        rc = D->graphs ? kd_step_graph(D, err) : kd_step_launches(D, err);
     float ms = 0.0f;
     if (!rc && cudaEventElapsedTime(&ms, D->t0, D->t1) == cudaSuccess)
         D->seconds += 1e-3 * ms;

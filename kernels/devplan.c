@@ -204,30 +204,4 @@ static bool host_given(const struct ir_graph *g, ir_tid t)
     return r == IR_ROLE_INPUT || r == IR_ROLE_PARAM || r == IR_ROLE_CONSTANT;
 }
 
-/* Whether every row index op (and its parts) reads is the host's: a named row of a stage, a destination's row. */
-static bool rows_host_given(const struct ir_graph *g, const struct ir_op *op)
-{
-    if (op->dst.row == IR_ROWSEL_PARAM && !host_given(g, op->dst.row_param))
-        return false;
-    for (int32_t k = 0; op->sym == IR_SYM_FUSED && k < op->nparts; k++)
-        if (!rows_host_given(g, &op->parts[k]))
-            return false;
-    struct ko_plan p;
-    if (op->sym != IR_SYM_PRIM || leaf_plan(g, op, &p))
-        return true;
-    for (int k = 0; k < p.n; k++)
-        if (p.at[k].use == KO_ROW && p.row && p.row->kind == IR_RIDX_NAMED &&
-            (p.at[k].i >= op->nins || !host_given(g, op->ins[p.at[k].i])))
-            return false;
-    return true;
-}
-
-bool kernels_device_capturable(const struct ir_graph *g)
-{
-    for (int32_t i = 0; i < g->nops; i++)
-        if (!rows_host_given(g, &g->ops[i]))
-            return false;
-    return true;
-}
-
 bool kernels_device_host_given(const struct ir_graph *g, ir_tid t) { return host_given(g, t); }

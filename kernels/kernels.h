@@ -290,10 +290,8 @@ int64_t kernels_device_words_bytes(const struct ir_graph *g, ir_tid t);
  * each stage's strided reads gathered, checkpoints read as plain values dequantized, a split attention's partial
  * softmaxes, a mixture's routing and hidden rows, a result placed into its own buffer copied aside. */
 int64_t kernels_device_scratch(const struct kernels_point *p, const struct ir_graph *g, int32_t op);
-/* Whether g's steps can be captured as a CUDA graph: every row index a stage or a placement reads (a named position,
- * token or destination row) is given by the host (an input, a param, a constant), never computed in the step. */
-bool kernels_device_capturable(const struct ir_graph *g);
-/* Whether tensor t of g is given by the host (an input, a param or a constant) rather than computed in a step. */
+/* Whether tensor t of g is given by the host (an input, a param or a constant) rather than computed in a step (the
+ * device checks a row index the host gives before a launch, one computed in the step as its kernel reads it). */
 bool kernels_device_host_given(const struct ir_graph *g, ir_tid t);
 /* Make the device ready for g's launches at point p: its memory need checked against the device's free memory
  * before any launch (-1 with err saying how many bytes it needs and has), then its memory allocated. */
@@ -312,11 +310,12 @@ double kernels_device_seconds(const struct kernels_device *D);
 /* Forget the device's quantized activations (a new step). */
 void kernels_device_forget(struct kernels_device *D);
 /* Run one whole step of g (every launch in order) on the device over the host's values v: the host's inputs and
- * params uploaded (and, the first time v is stepped, its constants and state); the launches on the device's one
- * stream over its own buffers, the caches and state left there for the next step; captured as a CUDA graph and
- * replayed (or updated in place when a position moved) unless graphs are off or a row index is computed in the step;
- * the observed tensors read back into v. A CUDA error is reported naming the launch (uncaptured) or the step's graph
- * (captured: run uncaptured to name the launch). 0, or -1 with err. */
+ * params uploaded (and, the first time v is stepped, every other plain tensor: constants, state); the launches on the
+ * device's one stream over its own buffers, the caches and state left there for the next step; captured once as a
+ * CUDA graph and replayed every step (positions and tokens are read by the kernels from the device), unless graphs
+ * are off; the observed tensors read back into v. A CUDA error is reported naming the launch (uncaptured) or the
+ * step's graph (captured: run uncaptured to name the launch); a row index out of range, naming its launch. 0, or -1
+ * with err. */
 int kernels_device_step(struct kernels_device *D, struct kernels_lane *L, const struct ir_graph *g,
                         struct ir_values *v, char err[IR_ERR_LEN]);
 /* Capture steps as CUDA graphs (true, the default unless FUSECHECK_CUDA_GRAPHS=0 is set) or launch them one by one. */
@@ -329,8 +328,7 @@ void kernels_device_release(struct kernels_device *D, const struct ir_values *v)
 struct kernels_device_stats {
     int64_t steps;          /* steps run whole on the device */
     int64_t captures;       /* steps captured as a CUDA graph */
-    int64_t instantiations; /* graphs instantiated (the first capture, or one whose update was refused) */
-    int64_t updates;        /* instantiated graphs updated in place from a new capture (a position moved) */
+    int64_t instantiations; /* graphs instantiated */
     int64_t replays;        /* graph launches */
     int64_t uploaded, read; /* bytes copied to the device, and back */
 };
