@@ -1012,8 +1012,14 @@ struct kernels_device *kernels_device_open(int index, char err[IR_ERR_LEN])
         free(D);
         D = NULL;
     }
-    if (D && ((e = cudaEventCreate(&D->t0)) != cudaSuccess || (e = cudaEventCreate(&D->t1)) != cudaSuccess)) {
-        cudaStreamDestroy(D->stream); /* an event made before the failure stays: the process is about to report */
+    if (D && (e = cudaEventCreate(&D->t0)) != cudaSuccess) {
+        cudaStreamDestroy(D->stream);
+        free(D);
+        D = NULL;
+    }
+    if (D && (e = cudaEventCreate(&D->t1)) != cudaSuccess) {
+        cudaEventDestroy(D->t0);
+        cudaStreamDestroy(D->stream);
         free(D);
         D = NULL;
     }
@@ -1238,11 +1244,9 @@ int kernels_device_launch(struct kernels_device *D, struct kernels_lane *L, cons
     for (int k = 0; !rc && k < n + nw; k++) /* what it reads, and the rest of what it writes in part, as the host has it */
         rc = kd_upload(D, v, t[k], err);
     float ms = 0.0f;
-    if (!rc) {
-        cudaEventRecord(D->t0, D->stream);
-        rc = kd_walk(D, op, err);
-        cudaEventRecord(D->t1, D->stream);
-    }
+    if (!rc)
+        rc = kd_fail(D, cudaEventRecord(D->t0, D->stream), err, "timing launch %d", (int)op) || kd_walk(D, op, err) ||
+             kd_fail(D, cudaEventRecord(D->t1, D->stream), err, "timing launch %d", (int)op);
     if (!rc && kd_fail(D, cudaStreamSynchronize(D->stream), err, "launch %d (%s)", (int)op,
                        kernels_launch_kernel(&g->ops[op])))
         rc = -1;
@@ -1319,9 +1323,11 @@ static int kd_step_graph(struct kernels_device *D, char err[IR_ERR_LEN])
     if (!D->exec && kd_capture(D, err))
         return -1;
     D->stats.replays++;
-    cudaEventRecord(D->t0, D->stream);
-    cudaError_t e = cudaGraphLaunch(D->exec, D->stream);
-    cudaEventRecord(D->t1, D->stream);
+    cudaError_t e = cudaEventRecord(D->t0, D->stream);
+    if (e == cudaSuccess)
+        e = cudaGraphLaunch(D->exec, D->stream);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(D->t1, D->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(D->stream);
     return kd_fail(D, e, err, "the step's graph of %d launches (run with FUSECHECK_CUDA_GRAPHS=0 to name the launch)",
@@ -1332,13 +1338,14 @@ static int kd_step_graph(struct kernels_device *D, char err[IR_ERR_LEN])
 static int kd_step_launches(struct kernels_device *D, char err[IR_ERR_LEN])
 {
     kernels_device_forget(D);
-    cudaEventRecord(D->t0, D->stream);
+    if (kd_fail(D, cudaEventRecord(D->t0, D->stream), err, "timing the step"))
+        return -1;
     for (int32_t i = 0; i < D->g->nops; i++)
         if (kd_walk(D, i, err) || kd_fail(D, cudaStreamSynchronize(D->stream), err, "launch %d (%s)", (int)i,
                                           kernels_launch_kernel(&D->g->ops[i])))
             return -1;
-    cudaEventRecord(D->t1, D->stream);
-    return kd_fail(D, cudaStreamSynchronize(D->stream), err, "the step");
+    return kd_fail(D, cudaEventRecord(D->t1, D->stream), err, "timing the step") ||
+           kd_fail(D, cudaStreamSynchronize(D->stream), err, "the step");
 }
 
 int kernels_device_step(struct kernels_device *D, struct kernels_lane *L, const struct ir_graph *g,
