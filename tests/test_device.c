@@ -1,8 +1,11 @@
 /* tests/test_device.c — the device runner. Everywhere: the --device value, the backend name, the memory a graph
- * needs, what a build without CUDA or a machine without a device says, and the CLI's errors and --version. On a
- * CUDA device (cudaGetDeviceCount finds one): every tiny model × mode × lane point within its bounds and equal to the
- * host lane bit for bit, a planted fault caught, a graph past the device's memory refused before any launch.
- * Without a device the suite says so in one line and exits 77 (ctest's skip) once everything else has passed. */
+ * needs and the room its reads take, which tensors the host gives, what a build without CUDA or a machine without a
+ * device says, and the CLI's errors and --version. On a CUDA device (cudaGetDeviceCount finds one): every tiny model
+ * × mode × lane point within its bounds and equal to the host lane bit for bit (launch by launch, and each step run
+ * on the device's own buffers), the planted faults caught (GEMV_ROW, STALE_STATE), steps keeping their state on the
+ * device and replaying one captured graph (equal to steps launched one by one), a graph past the device's memory
+ * refused before any launch. Without a device the suite says so in one line and exits 77 (ctest's skip) once
+ * everything else has passed; TEST_DEVICE_ZOO=model[,model] runs part of the zoo. */
 #include "check.h"
 
 #include <stdlib.h>
