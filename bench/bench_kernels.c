@@ -2,8 +2,10 @@
  * kernels walked over their grids) beside the evaluator on the reference graph of the same step, for tiny-qwen3 (the
  * median of 9 runs) and qwen3-0.6b (one run of 2 steps), under cuda-lane:h200 with int8 and dequant activations.
  * On a CUDA device, the device's figures too: each GEMV block format at decode sizes, and a whole decode step of
- * qwen3-8b and llama3-8b — the kernels' time (CUDA events), the bytes they move, GB/s and the fraction of the chip's
- * bandwidth (the chip table's); without one, a line saying why they were skipped. */
+ * qwen3-8b and llama3-8b, each run as steps on the device's own buffers — the device's time a step (CUDA events
+ * around the step's graph, or its launches one by one), the bytes they move, GB/s and the fraction of the chip's
+ * bandwidth (the chip table's), with the host's wall time a step and what went up and came back; without one, a line
+ * saying why they were skipped. */
 #include "kernels/kernels.h"
 #include "models/models.h"
 #include "rules/rules.h"
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Ascending order of doubles, for qsort. */
 static int cmp_double(const void *a, const void *b)
@@ -89,30 +92,44 @@ static void zero_params(const struct ir_graph *g, struct ir_values *v)
     }
 }
 
-/* Time `reps` runs of g's launches on device D at point p (after one to warm it); the kernels' seconds a run, or a
- * negative value with err. */
+/* The seconds of a monotonic clock. */
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Time `reps` steps of g on device D at point p, on the device's own buffers (after one to warm it: the weights go
+ * up once), as CUDA graphs replayed or launch by launch (`graphs`); the device's seconds a step (*wall: the host's,
+ * with the inputs' upload and the observed tensors' read back), or a negative value with err. */
 static double device_runs(struct kernels_device *D, const struct kernels_point *p, const struct ir_graph *g,
-                          int reps, char err[IR_ERR_LEN])
+                          int reps, bool graphs, double *wall, char err[IR_ERR_LEN])
 {
     struct ir_values *v = ir_values_new(g, 1, err);
     struct kernels_lane *L = v ? kernels_lane_new(p) : NULL;
     double s = -1.0;
+    kernels_device_use_graphs(D, graphs);
     if (L && !kernels_device_prepare(D, p, g, err)) {
         kernels_lane_use_device(L, D);
         zero_params(g, v);
         int rc = 0;
-        double t0 = 0.0;
+        double t0 = 0.0, w0 = 0.0;
         for (int r = 0; !rc && r <= reps; r++) {
-            if (r == 1)
+            if (r == 1) {
                 t0 = kernels_device_seconds(D);
-            for (int32_t i = 0; !rc && i < g->nops; i++)
-                rc = kernels_lane_launch(L, g, i, v, err);
+                w0 = wall_s();
+            }
+            rc = kernels_lane_step(L, g, v, err);
             kernels_lane_forget(L);
         }
+        *wall = (wall_s() - w0) / reps;
         s = rc ? -1.0 : (kernels_device_seconds(D) - t0) / reps;
     }
+    kernels_device_release(D, v);
     kernels_lane_free(L);
     ir_values_free(v);
+    kernels_device_use_graphs(D, true);
     return s;
 }
 
@@ -152,7 +169,7 @@ static int bench_device_gemv(struct kernels_device *D, const struct kernels_chip
                      "op y = matmul(x, w) m=1 k=%lld n=%lld\n",
                      k, k, n, ir_format_name(formats[f]), n, k, n);
             struct ir_graph *g = ir_parse(text, strlen(text), "gemv", err);
-            double s = g ? device_runs(D, &p, g, 20, err) : -1.0;
+            double wall = 0.0, s = g ? device_runs(D, &p, g, 20, true, &wall, err) : -1.0;
             snprintf(what, sizeof what, "gemv %s %lldx%lld", ir_format_name(formats[f]), n, k);
             if (s < 0) {
                 fprintf(stderr, "bench_kernels: %s: %s\n", what, err);
@@ -177,10 +194,24 @@ static int bench_device_step(struct kernels_device *D, const char *model, const 
     struct rules_optimized r;
     double s = -1.0;
     if (shim && !kernels_point_of(shim, &p, err) && !rules_optimize(g, shim, NULL, 0, &r, err)) {
-        s = device_runs(D, &p, r.graph, 3, err);
-        snprintf(what, sizeof what, "%s decode step (%d launches)", model, (int)r.graph->nops);
-        if (s >= 0)
+        for (int graphs = 1; graphs >= 0; graphs--) {
+            struct kernels_device_stats a, b;
+            double wall = 0.0;
+            kernels_device_stats_get(D, &a);
+            s = device_runs(D, &p, r.graph, 5, graphs, &wall, err);
+            kernels_device_stats_get(D, &b);
+            if (s < 0)
+                break;
+            snprintf(what, sizeof what, "%s decode step, %d launches%s", model, (int)r.graph->nops,
+                     graphs ? " (graph)" : "");
             device_line(what, s, step_bytes(r.graph), chip);
+            printf("    host wall %.1f us a step; %lld captures, %lld instantiated, %lld replays; "
+                   "%.1f MB up, %.3f MB back over %lld steps\n",
+                   1e6 * wall, (long long)(b.captures - a.captures), (long long)(b.instantiations - a.instantiations),
+                   (long long)(b.replays - a.replays),
+                   (double)(b.uploaded - a.uploaded) / 1e6, (double)(b.read - a.read) / 1e6,
+                   (long long)(b.steps - a.steps));
+        }
         rules_optimized_free(&r);
     }
     if (s < 0)
@@ -211,13 +242,21 @@ static int bench_device(void)
     return rc;
 }
 
-int main(void)
+/* bench_kernels [--device]: the host lane's figures and the device's; --device: the device's only. */
+int main(int argc, char **argv)
 {
+    bool device_only = argc > 1 && strcmp(argv[1], "--device") == 0;
+    if (argc > 2 || (argc == 2 && !device_only)) {
+        fprintf(stderr, "usage: bench_kernels [--device]\n");
+        return 2;
+    }
     int rc = 0;
-    rc |= bench("tiny-qwen3", "cuda-lane:h200:int8", 1, 9);
-    rc |= bench("tiny-qwen3", "cuda-lane:h200:dequant", 1, 9);
-    rc |= bench("qwen3-0.6b", "cuda-lane:h200:int8", 2, 1);
-    rc |= bench("qwen3-0.6b", "cuda-lane:h200:dequant", 2, 1);
+    if (!device_only) {
+        rc |= bench("tiny-qwen3", "cuda-lane:h200:int8", 1, 9);
+        rc |= bench("tiny-qwen3", "cuda-lane:h200:dequant", 1, 9);
+        rc |= bench("qwen3-0.6b", "cuda-lane:h200:int8", 2, 1);
+        rc |= bench("qwen3-0.6b", "cuda-lane:h200:dequant", 2, 1);
+    }
     rc |= bench_device();
     return rc;
 }

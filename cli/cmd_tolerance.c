@@ -345,6 +345,14 @@ int cli_cmd_tolerance(int argc, char **argv)
                    (long long)t.launches, (long long)t.rows, (long long)t.failed, t.worst_ratio,
                    dev ? kernels_device_backend(dev) : "host lane", t.lane_s, t.eval_s,
                    t.eval_s > 0 ? t.lane_s / t.eval_s : 0.0);
+            if (dev) { /* how the device ran the steps: graphs, and what crossed to and from the host */
+                struct kernels_device_stats ds;
+                kernels_device_stats_get(dev, &ds);
+                printf("device: %lld steps on its own buffers, %lld captured, %lld graph replays; %.3f MB up, "
+                       "%.3f MB back in all; kernels %.3f ms\n",
+                       (long long)ds.steps, (long long)ds.captures, (long long)ds.replays, (double)ds.uploaded / 1e6,
+                       (double)ds.read / 1e6, 1e3 * kernels_device_seconds(dev));
+            }
             rc = t.failed ? CLI_FAILED : CLI_OK;
         }
     }

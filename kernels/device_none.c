@@ -5,6 +5,7 @@
 #ifndef FUSECHECK_HAVE_CUDA
 
 #include <stdio.h>
+#include <string.h>
 
 /* The one reason every entry gives. */
 static void not_built(char err[IR_ERR_LEN]) { snprintf(err, IR_ERR_LEN, "fusecheck was built without CUDA"); }
@@ -57,6 +58,35 @@ int kernels_device_launch(struct kernels_device *D, struct kernels_lane *L, cons
 }
 
 void kernels_device_forget(struct kernels_device *D) { (void)D; }
+
+int kernels_device_step(struct kernels_device *D, struct kernels_lane *L, const struct ir_graph *g,
+                        struct ir_values *v, char err[IR_ERR_LEN])
+{
+    (void)D;
+    (void)L;
+    (void)g;
+    (void)v;
+    not_built(err);
+    return -1;
+}
+
+void kernels_device_use_graphs(struct kernels_device *D, bool on)
+{
+    (void)D;
+    (void)on;
+}
+
+void kernels_device_release(struct kernels_device *D, const struct ir_values *v)
+{
+    (void)D;
+    (void)v;
+}
+
+void kernels_device_stats_get(const struct kernels_device *D, struct kernels_device_stats *out)
+{
+    (void)D;
+    memset(out, 0, sizeof *out);
+}
 
 double kernels_device_seconds(const struct kernels_device *D)
 {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arith.inc"
+#include "operands.inc"
 
 /* ── The lane and its operating point ────────────────────────────────────────────────────────────────────── */
 
@@ -209,6 +210,44 @@ static int wmat_get(struct kernels_lane *L, struct ir_leaf *l, int i, int64_t ro
     return kernels_weights_get(l, L->v, i, rows, cols, w);
 }
 
+/* A stage's operands as the host lane holds them, by operand index (kernels/operands.inc's reads): values, a table's
+ * count, a matrix, a state buffer written in place; its row index and its result. */
+struct fetched {
+    const float *x[KO_MAX];
+    int64_t len[KO_MAX];
+    struct kernels_weights w[KO_MAX];
+    float *io[KO_MAX];
+    int64_t row;
+    float *y;
+};
+
+/* Make the stage's reads (operands.inc's plan for its op) from the lane's buffers, in the plan's order, then its
+ * result; 0, or -1 with the failure written. */
+static int fetch(struct kernels_lane *L, struct ir_leaf *l, struct fetched *f)
+{
+    struct ko_plan p;
+    char why[160];
+    memset(f, 0, sizeof *f);
+    int rc = ko_plan_of(ir_leaf_op(l), &p, why, sizeof why);
+    if (rc)
+        return rc < 0 ? ir_leaf_fail(l, "%s", why) : ir_leaf_fail(l, "the host lane has no stage for it");
+    for (int k = 0; k < p.n; k++) {
+        const struct ko_read *r = &p.at[k];
+        bool ok = true;
+        switch (r->use) {
+        case KO_ARG: ok = (f->x[r->i] = ir_leaf_arg(l, r->i, r->n)) != NULL; break;
+        case KO_ALL: ok = (f->x[r->i] = ir_leaf_arg_all(l, r->i, &f->len[r->i])) != NULL; break;
+        case KO_STATE: ok = (f->x[r->i] = f->io[r->i] = ir_leaf_state(l, r->i, r->n)) != NULL; break;
+        case KO_MAT: ok = wmat_get(L, l, r->i, r->rows, r->cols, &f->w[r->i]) == 0; break;
+        case KO_ROW: ok = ir_leaf_row(l, p.row, r->i, p.row_hi, p.row_what, &f->row) == 0; break;
+        }
+        if (!ok)
+            return -1;
+    }
+    f->y = ir_leaf_result(l, p.result);
+    return f->y ? 0 : -1;
+}
+
 /* W[t][j]: decoded from its block where the checkpoint keeps it. */
 static float wmat_at(const struct kernels_weights *w, int64_t t, int64_t j)
 {
@@ -317,39 +356,29 @@ static const struct side *quantized_operand(struct kernels_lane *L, struct ir_le
 }
 
 /* matmul: y[m×n] = x[m×k] · W[k×n]. */
-static int st_matmul(struct kernels_lane *L, struct ir_leaf *l)
+static int st_matmul(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_matmul *s = &ir_leaf_op(l)->spec.u.matmul;
-    struct kernels_weights w;
-    const float *x = ir_leaf_arg(l, 0, s->m * s->k);
-    if (!x || wmat_get(L, l, 1, s->k, s->n, &w))
-        return -1;
-    float *y = ir_leaf_result(l, s->m * s->n);
-    if (!y)
-        return -1;
-    struct product p = {x, s->k, quantized_operand(L, l, 0), &w, s->k, 0, 0, L->fault};
+    const struct kernels_weights *w = &f->w[1];
+    float *y = f->y;
+    struct product p = {f->x[0], s->k, quantized_operand(L, l, 0), w, s->k, 0, 0, L->fault};
     if (p.q && p.q->n < s->m * s->k)
         return ir_leaf_fail(l, "its quantized activation holds %lld values, it reads %lld", (long long)p.q->n,
                             (long long)(s->m * s->k));
-    int per_warp = kernels_rows_a_warp(w.ckpt ? w.ck.format : IR_FMT_F32, s->n, s->k, s->m);
+    int per_warp = kernels_rows_a_warp(w->ckpt ? w->ck.format : IR_FMT_F32, s->n, s->k, s->m);
     product_run(&p, s->m, s->n, per_warp, y, s->n);
     return 0;
 }
 
 /* head_matmul: each head's slice of x by its rows of W. */
-static int st_head_matmul(struct kernels_lane *L, struct ir_leaf *l)
+static int st_head_matmul(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_head_matmul *s = &ir_leaf_op(l)->spec.u.head_matmul;
-    struct kernels_weights w;
     int64_t xa = s->heads * s->a, yb = s->heads * s->b;
-    const float *x = ir_leaf_arg(l, 0, s->m * xa);
-    if (!x || wmat_get(L, l, 1, xa, s->b, &w))
-        return -1;
-    float *y = ir_leaf_result(l, s->m * yb);
-    if (!y)
-        return -1;
+    const float *x = f->x[0];
+    float *y = f->y;
     for (int64_t h = 0; h < s->heads; h++) {
-        struct product p = {x + h * s->a, xa, NULL, &w, s->a, h * s->a, 0, L->fault};
+        struct product p = {x + h * s->a, xa, NULL, &f->w[1], s->a, h * s->a, 0, L->fault};
         product_run(&p, s->m, s->b, 1, y + h * s->b, yb);
     }
     return 0;
@@ -372,19 +401,12 @@ static float block_sum(const float *part, int64_t threads)
 }
 
 /* rms_norm: a block a row; each thread's sum of squares, the block's sum, every value normed. */
-static int st_rms_norm(struct kernels_lane *L, struct ir_leaf *l)
+static int st_rms_norm(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_rms_norm *s = &ir_leaf_op(l)->spec.u.rms_norm;
-    int64_t n = s->rows * s->cols;
-    const float *x = ir_leaf_arg(l, 0, n);
-    const float *w = x && s->weight ? ir_leaf_arg(l, 1, s->cols) : NULL;
-    const float *res = x && s->residual ? ir_leaf_arg(l, s->weight ? 2 : 1, n) : NULL;
-    if (!x || (s->weight && !w) || (s->residual && !res))
-        return -1;
-    float *y = ir_leaf_result(l, n);
-    if (!y)
-        return -1;
+    const float *x = f->x[0], *w = s->weight ? f->x[1] : NULL, *res = s->residual ? f->x[s->weight ? 2 : 1] : NULL;
+    float *y = f->y;
     int64_t threads = kernels_norm_threads(s->cols);
     float part[1024];
     for (int64_t r = 0; r < s->rows; r++) {
@@ -399,15 +421,12 @@ static int st_rms_norm(struct kernels_lane *L, struct ir_leaf *l)
 }
 
 /* l2_norm: as the RMS norm's block, without the mean. */
-static int st_l2_norm(struct kernels_lane *L, struct ir_leaf *l)
+static int st_l2_norm(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_l2_norm *s = &ir_leaf_op(l)->spec.u.l2_norm;
-    int64_t n = s->rows * s->cols;
-    const float *x = ir_leaf_arg(l, 0, n);
-    float *y = x ? ir_leaf_result(l, n) : NULL;
-    if (!y)
-        return -1;
+    const float *x = f->x[0];
+    float *y = f->y;
     int64_t threads = kernels_norm_threads(s->cols);
     float part[1024];
     for (int64_t r = 0; r < s->rows; r++) {
@@ -424,21 +443,12 @@ static int st_l2_norm(struct kernels_lane *L, struct ir_leaf *l)
 /* ── Rotation ────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* rope: a warp a head, each lane its pairs (i, i + half). */
-static int st_rope(struct kernels_lane *L, struct ir_leaf *l)
+static int st_rope(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_rope *s = &ir_leaf_op(l)->spec.u.rope;
-    if (s->rows <= 0 || s->h % s->rows != 0 || 2 * s->half > s->hd)
-        return ir_leaf_fail(l, "h %lld over rows %lld, half %lld of hd %lld do not fit", (long long)s->h,
-                            (long long)s->rows, (long long)s->half, (long long)s->hd);
-    int64_t n = s->h * s->hd, clen = 0, slen = 0, p = 0;
-    const float *x = ir_leaf_arg(l, 0, n);
-    const float *ct = x ? ir_leaf_arg_all(l, 1, &clen) : NULL;
-    const float *st = ct ? ir_leaf_arg_all(l, 2, &slen) : NULL;
-    if (!st || ir_leaf_row(l, &s->pos, 3, IR_MAX_DIM, "position", &p))
-        return -1;
-    float *y = ir_leaf_result(l, n);
-    if (!y)
-        return -1;
+    int64_t clen = f->len[1], slen = f->len[2], p = f->row;
+    const float *x = f->x[0], *ct = f->x[1], *st = f->x[2];
+    float *y = f->y;
     int64_t per_row = s->h / s->rows, trows = s->half ? (clen < slen ? clen : slen) / s->half : INT64_MAX;
     for (int64_t g = 0; g < s->h; g++) {
         int64_t at = p + g / per_row;
@@ -539,23 +549,14 @@ static void head_run(const struct head_job *a, float *work, struct ka_softmax *s
 }
 
 /* attention: each query row's heads, each head's span in chunks and tiles. */
-static int st_attention(struct kernels_lane *L, struct ir_leaf *l)
+static int st_attention(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_attention *s = &ir_leaf_op(l)->spec.u.attention;
-    if (s->kv <= 0 || s->h % s->kv != 0)
-        return ir_leaf_fail(l, "h %lld is not a multiple of kv %lld", (long long)s->h, (long long)s->kv);
     int tile = kernels_attention_tile(&L->point, s);
-    int64_t p = 0;
-    int at = s->pos.kind == IR_RIDX_NAMED ? 4 : 3;
-    const float *q = ir_leaf_arg(l, 0, s->rows * s->h * s->hd);
-    const float *k = q ? ir_leaf_arg(l, 1, s->l * s->kv * s->hd) : NULL;
-    const float *v = k ? ir_leaf_arg(l, 2, s->l * s->kv * s->vd) : NULL;
-    if (!v || ir_leaf_row(l, &s->pos, 3, IR_MAX_DIM, "position", &p))
-        return -1;
-    const float *sinks = s->sinks ? ir_leaf_arg(l, at, s->h) : NULL;
-    float *y = (!s->sinks || sinks) ? ir_leaf_result(l, s->rows * s->h * s->vd) : NULL;
-    if (!y)
-        return -1;
+    int64_t p = f->row;
+    const float *q = f->x[0], *k = f->x[1], *v = f->x[2];
+    const float *sinks = s->sinks ? f->x[s->pos.kind == IR_RIDX_NAMED ? 4 : 3] : NULL;
+    float *y = f->y;
     int64_t splits = kernels_attention_chunks(&L->point, s);
     float *work = ir_leaf_scratch(l, head_room(splits, s->hd, s->vd));
     struct ka_softmax *st = work ? calloc((size_t)splits, sizeof *st) : NULL;
@@ -599,35 +600,15 @@ static void bias_add(float *v, const float *b, int64_t n)
         v[i] = ka_ew(0, v[i], b[i]);
 }
 
-/* A mixture's four bias rows (router, gate, up, down) into b, each NULL without bias; 0, or -1 with the failure. */
-static int moe_biases(struct ir_leaf *l, const struct ir_moe *s, const float *b[4])
-{
-    b[0] = b[1] = b[2] = b[3] = NULL;
-    if (!s->bias)
-        return 0;
-    b[0] = ir_leaf_arg(l, 5, s->experts);
-    b[1] = b[0] ? ir_leaf_arg(l, 6, s->experts * s->dff) : NULL;
-    b[2] = b[1] ? ir_leaf_arg(l, 7, s->experts * s->dff) : NULL;
-    b[3] = b[2] ? ir_leaf_arg(l, 8, s->experts * s->d) : NULL;
-    return b[3] ? 0 : -1;
-}
-
 /* moe: the router's product (and bias) and its routing, each kept expert's products (and biases) in rank order. */
-static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
+static int st_moe(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_moe *s = &ir_leaf_op(l)->spec.u.moe;
-    if (s->experts < 1 || s->k > s->experts || s->k < 0)
-        return ir_leaf_fail(l, "top-%lld of %lld experts", (long long)s->k, (long long)s->experts);
-    struct kernels_weights R, G, U, D;
-    const float *b[4];
-    int64_t wide = s->experts * s->dff;
-    const float *x = ir_leaf_arg(l, 0, s->d);
-    if (!x || wmat_get(L, l, 1, s->d, s->experts, &R) || wmat_get(L, l, 2, s->d, wide, &G) ||
-        wmat_get(L, l, 3, s->d, wide, &U) || wmat_get(L, l, 4, s->dff, s->experts * s->d, &D) ||
-        moe_biases(l, s, b))
-        return -1;
-    float *y = ir_leaf_result(l, s->d);
-    float *prob = y ? ir_leaf_scratch(l, s->experts) : NULL;
+    const struct kernels_weights *R = &f->w[1], *G = &f->w[2], *U = &f->w[3], *D = &f->w[4];
+    const float *b[4] = {f->x[5], f->x[6], f->x[7], f->x[8]}; /* NULL without bias */
+    const float *x = f->x[0];
+    float *y = f->y;
+    float *prob = ir_leaf_scratch(l, s->experts);
     float *gate = prob ? ir_leaf_scratch(l, s->dff) : NULL, *up = gate ? ir_leaf_scratch(l, s->dff) : NULL;
     float *down = up ? ir_leaf_scratch(l, s->d) : NULL;
     float *wts = down ? ir_leaf_scratch(l, s->k) : NULL;
@@ -635,7 +616,7 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
     if (!sel)
         return wts ? ir_leaf_fail(l, "out of memory") : -1;
     const struct side *xq = quantized_operand(L, l, 0);
-    struct product router = {x, s->d, NULL, &R, s->d, 0, 0, KERNELS_FAULT_NONE};
+    struct product router = {x, s->d, NULL, R, s->d, 0, 0, KERNELS_FAULT_NONE};
     product_run(&router, 1, s->experts, 1, prob, s->experts);
     bias_add(prob, b[0], s->experts);
     ka_route(prob, s->experts, s->k, s->topk_softmax, sel, wts);
@@ -645,15 +626,15 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
     for (int64_t r = 0; r < s->k; r++) {
         int64_t ex = sel[r];
         float wr = wts[r];
-        struct product pg = {x, s->d, xq, &G, s->d, 0, ex * s->dff, L->fault};
-        struct product pu = {x, s->d, xq, &U, s->d, 0, ex * s->dff, L->fault};
+        struct product pg = {x, s->d, xq, G, s->d, 0, ex * s->dff, L->fault};
+        struct product pu = {x, s->d, xq, U, s->d, 0, ex * s->dff, L->fault};
         product_run(&pg, 1, s->dff, 1, gate, s->dff);
         product_run(&pu, 1, s->dff, 1, up, s->dff);
         bias_add(gate, b[1] ? b[1] + ex * s->dff : NULL, s->dff);
         bias_add(up, b[2] ? b[2] + ex * s->dff : NULL, s->dff);
         for (int64_t j = 0; j < s->dff; j++)
             gate[j] = ka_moe_act(gate[j], up[j], (int)s->act, alpha, limit);
-        struct product pd = {gate, s->dff, NULL, &D, s->dff, 0, ex * s->d, L->fault};
+        struct product pd = {gate, s->dff, NULL, D, s->dff, 0, ex * s->d, L->fault};
         product_run(&pd, 1, s->d, 1, down, s->d);
         bias_add(down, b[3] ? b[3] + ex * s->d : NULL, s->d);
         for (int64_t i = 0; i < s->d; i++)
@@ -666,30 +647,25 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l)
 /* ── Elementwise stages: a thread a value ────────────────────────────────────────────────────────────────── */
 
 /* elementwise: y = a (op) b, b broadcast by rows when it is one row. */
-static int st_elementwise(struct kernels_lane *L, struct ir_leaf *l)
+static int st_elementwise(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_elementwise *s = &ir_leaf_op(l)->spec.u.elementwise;
-    const float *a = ir_leaf_arg(l, 0, s->n);
-    const float *b = a ? ir_leaf_arg(l, 1, s->row > 0 ? s->row : s->n) : NULL;
-    float *y = b ? ir_leaf_result(l, s->n) : NULL;
-    if (!y)
-        return -1;
+    const float *a = f->x[0], *b = f->x[1];
+    float *y = f->y;
     for (int64_t i = 0; i < s->n; i++)
         y[i] = ka_ew((int)s->op, a[i], b[s->row > 0 ? i % s->row : i]);
     return 0;
 }
 
 /* silu, sigmoid, gelu, relu. */
-static int st_unary(struct kernels_lane *L, struct ir_leaf *l)
+static int st_unary(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_op *op = ir_leaf_op(l);
     int64_t n = op->spec.u.unary.n;
-    const float *x = ir_leaf_arg(l, 0, n);
-    float *y = x ? ir_leaf_result(l, n) : NULL;
-    if (!y)
-        return -1;
+    const float *x = f->x[0];
+    float *y = f->y;
     for (int64_t i = 0; i < n; i++) {
         float v = x[i];
         switch (op->spec.kind) {
@@ -703,60 +679,54 @@ static int st_unary(struct kernels_lane *L, struct ir_leaf *l)
 }
 
 /* scale: y = factor · x. */
-static int st_scale(struct kernels_lane *L, struct ir_leaf *l)
+static int st_scale(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_scale *s = &ir_leaf_op(l)->spec.u.scale;
-    const float *x = ir_leaf_arg(l, 0, s->n);
-    float *y = x ? ir_leaf_result(l, s->n) : NULL;
-    if (!y)
-        return -1;
-    float f = (float)s->factor;
+    const float *x = f->x[0];
+    float *y = f->y;
+    float factor = (float)s->factor;
     for (int64_t i = 0; i < s->n; i++)
-        y[i] = ka_scale(f, x[i]);
+        y[i] = ka_scale(factor, x[i]);
     return 0;
 }
 
 /* swiglu: y = silu(g) · u. */
-static int st_swiglu(struct kernels_lane *L, struct ir_leaf *l)
+static int st_swiglu(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     int64_t n = ir_leaf_op(l)->spec.u.swiglu.total;
-    const float *g = ir_leaf_arg(l, 0, n), *u = g ? ir_leaf_arg(l, 1, n) : NULL;
-    float *y = u ? ir_leaf_result(l, n) : NULL;
-    if (!y)
-        return -1;
+    const float *g = f->x[0], *u = f->x[1];
+    float *y = f->y;
     for (int64_t i = 0; i < n; i++)
         y[i] = ka_glu(g[i], u[i], 0);
     return 0;
 }
 
 /* head_slice: a copy of the values [from, from + width) of every `every`-wide unit of x, a thread a value. */
-static int st_head_slice(struct kernels_lane *L, struct ir_leaf *l)
+static int st_head_slice(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_head_slice *s = &ir_leaf_op(l)->spec.u.head_slice;
     int64_t units = s->every > 0 ? s->n / s->every : 0, n = units * s->width;
-    const float *x = ir_leaf_arg(l, 0, s->n);
-    float *y = x ? ir_leaf_result(l, n) : NULL;
-    if (!y)
-        return -1;
+    const float *x = f->x[0];
+    float *y = f->y;
     for (int64_t i = 0; i < n; i++)
         y[i] = x[i / s->width * s->every + s->from + i % s->width];
     return 0;
 }
 
 /* join: a copy of each unit's part of a then its part of b, a thread a value. */
-static int st_join(struct kernels_lane *L, struct ir_leaf *l)
+static int st_join(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_join *s = &ir_leaf_op(l)->spec.u.join;
     int64_t ha = s->heads > 0 ? s->wa / s->heads : 0, hb = s->heads > 0 ? s->wb / s->heads : 0, w = ha + hb;
     int64_t n = s->rows * (s->wa + s->wb);
-    const float *a = ir_leaf_arg(l, 0, s->rows * s->wa), *b = a ? ir_leaf_arg(l, 1, s->rows * s->wb) : NULL;
-    float *y = b ? ir_leaf_result(l, n) : NULL;
-    if (!y || w < 1)
-        return y ? ir_leaf_fail(l, "a join of empty units") : -1;
+    const float *a = f->x[0], *b = f->x[1];
+    float *y = f->y;
+    if (w < 1)
+        return ir_leaf_fail(l, "a join of empty units");
     for (int64_t i = 0; i < n; i++) {
         int64_t u = i / w, at = i % w;
         y[i] = at < ha ? a[u * ha + at] : b[u * hb + at - ha];
@@ -765,28 +735,24 @@ static int st_join(struct kernels_lane *L, struct ir_leaf *l)
 }
 
 /* softcap: y = cap · tanh(x / cap). */
-static int st_softcap(struct kernels_lane *L, struct ir_leaf *l)
+static int st_softcap(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_softcap *s = &ir_leaf_op(l)->spec.u.softcap;
-    const float *x = ir_leaf_arg(l, 0, s->n);
-    float *y = x ? ir_leaf_result(l, s->n) : NULL;
-    if (!y)
-        return -1;
+    const float *x = f->x[0];
+    float *y = f->y;
     for (int64_t i = 0; i < s->n; i++)
         y[i] = ka_softcap(x[i], (float)s->cap);
     return 0;
 }
 
 /* argmax: a block a row; each thread's best of its strided values, the block's best of the threads'. */
-static int st_argmax(struct kernels_lane *L, struct ir_leaf *l)
+static int st_argmax(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_argmax *s = &ir_leaf_op(l)->spec.u.argmax;
-    const float *x = ir_leaf_arg(l, 0, s->rows * s->cols);
-    float *y = x ? ir_leaf_result(l, s->rows) : NULL;
-    if (!y)
-        return -1;
+    const float *x = f->x[0];
+    float *y = f->y;
     int64_t threads = kernels_norm_threads(s->cols);
     for (int64_t r = 0; r < s->rows; r++) {
         const float *xr = x + r * s->cols;
@@ -813,38 +779,29 @@ static int st_argmax(struct kernels_lane *L, struct ir_leaf *l)
 /* ── Tables, rows and caches ─────────────────────────────────────────────────────────────────────────────── */
 
 /* row_gather: one row of a table, decoded from its blocks. */
-static int st_row_gather(struct kernels_lane *L, struct ir_leaf *l)
+static int st_row_gather(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
+    (void)L;
     const struct ir_row_gather *s = &ir_leaf_op(l)->spec.u.row_gather;
-    struct kernels_weights w;
-    int64_t r = 0;
-    if (wmat_get(L, l, 0, s->rows, s->cols, &w) || ir_leaf_row(l, &s->index, 1, s->rows - 1, "row", &r))
-        return -1;
-    float *y = ir_leaf_result(l, s->cols);
-    if (!y)
-        return -1;
     for (int64_t j = 0; j < s->cols; j++)
-        y[j] = wmat_at(&w, r, j);
+        f->y[j] = wmat_at(&f->w[0], f->row, j);
     return 0;
 }
 
 /* rows_gather: the rows an index vector names. */
-static int st_rows_gather(struct kernels_lane *L, struct ir_leaf *l)
+static int st_rows_gather(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
+    (void)L;
     const struct ir_rows_gather *s = &ir_leaf_op(l)->spec.u.rows_gather;
-    struct kernels_weights w;
-    if (wmat_get(L, l, 0, s->rows, s->cols, &w))
-        return -1;
-    const float *idx = ir_leaf_arg(l, 1, s->count);
-    float *y = idx ? ir_leaf_result(l, s->count * s->cols) : NULL;
-    if (!y)
-        return -1;
+    const struct kernels_weights *w = &f->w[0];
+    const float *idx = f->x[1];
+    float *y = f->y;
     for (int64_t c = 0; c < s->count; c++) {
         double d = (double)idx[c];
         if (!(d >= 0 && d <= (double)(s->rows - 1)) || d != floor(d))
             return ir_leaf_fail(l, "row %g is not an integer in [0, %lld]", d, (long long)(s->rows - 1));
         for (int64_t j = 0; j < s->cols; j++)
-            y[c * s->cols + j] = wmat_at(&w, (int64_t)d, j);
+            y[c * s->cols + j] = wmat_at(w, (int64_t)d, j);
     }
     return 0;
 }
@@ -871,17 +828,12 @@ enum shim_keep kernels_lane_row_keep(const struct kernels_lane *L, ir_tid t)
 }
 
 /* set_row: rows of a cache written in place, each value rounded to the cache's type at the write. */
-static int st_set_row(struct kernels_lane *L, struct ir_leaf *l)
+static int st_set_row(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_set_row *s = &ir_leaf_op(l)->spec.u.set_row;
-    int64_t n = s->rows * s->cols, r = 0;
-    float *table = ir_leaf_state(l, 0, n);
-    const float *src = table ? ir_leaf_arg(l, 1, s->count * s->cols) : NULL;
-    if (!src || ir_leaf_row(l, &s->index, 2, s->rows - s->count, "row", &r))
-        return -1;
-    float *y = ir_leaf_result(l, n);
-    if (!y)
-        return -1;
+    int64_t n = s->rows * s->cols, r = f->row;
+    float *table = f->io[0], *y = f->y;
+    const float *src = f->x[1];
     enum shim_keep keep = row_keep(L, ir_leaf_op(l)->ins[0]);
     for (int64_t i = 0; i < s->count * s->cols; i++)
         table[r * s->cols + i] = keep_round(keep, src[i]);
@@ -894,19 +846,15 @@ static int st_set_row(struct kernels_lane *L, struct ir_leaf *l)
 
 /* causal_conv: a thread a channel; its rows in order from the ring and the new rows, then the ring's rows moved on,
  * each rounded to the recurrent state's type as it is stored. */
-static int st_causal_conv(struct kernels_lane *L, struct ir_leaf *l)
+static int st_causal_conv(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_causal_conv *s = &ir_leaf_op(l)->spec.u.causal_conv;
-    if (s->taps < 1)
-        return ir_leaf_fail(l, "taps must be at least 1");
     int64_t keep = (s->taps - 1) * s->chan, nx = s->rows * s->chan;
-    const float *x = ir_leaf_arg(l, 0, nx);
-    const float *w = x ? ir_leaf_arg(l, 1, s->chan * s->taps) : NULL;
-    float *ring = w ? ir_leaf_state(l, 2, keep) : NULL;
-    float *y = ring ? ir_leaf_result(l, nx) : NULL;
-    if (y && nx == 0 && keep == 0)
+    const float *x = f->x[0], *w = f->x[1];
+    float *ring = f->io[2], *y = f->y;
+    if (nx == 0 && keep == 0)
         return 0;
-    float *wc = y ? ir_leaf_scratch(l, s->taps) : NULL;
+    float *wc = ir_leaf_scratch(l, s->taps);
     if (!wc)
         return -1;
     for (int64_t c = 0; c < s->chan; c++) {
@@ -922,17 +870,12 @@ static int st_causal_conv(struct kernels_lane *L, struct ir_leaf *l)
 }
 
 /* decay: a thread a value; −e^alog · softplus(a + dt_bias) by its head. */
-static int st_decay(struct kernels_lane *L, struct ir_leaf *l)
+static int st_decay(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_decay *s = &ir_leaf_op(l)->spec.u.decay;
-    if (s->rows <= 0 || s->n % s->rows)
-        return ir_leaf_fail(l, "n %lld is not whole over %lld rows", (long long)s->n, (long long)s->rows);
     int64_t heads = s->n / s->rows;
-    const float *a = ir_leaf_arg(l, 0, s->n), *alog = a ? ir_leaf_arg(l, 1, heads) : NULL;
-    const float *dtb = alog ? ir_leaf_arg(l, 2, heads) : NULL;
-    float *y = dtb ? ir_leaf_result(l, s->n) : NULL;
-    if (!y)
-        return -1;
+    const float *a = f->x[0], *alog = f->x[1], *dtb = f->x[2];
+    float *y = f->y;
     for (int64_t i = 0; i < s->n; i++) /* planted: the dt bias dropped */
         y[i] = ka_decay(a[i], alog[i % heads], L->fault == KERNELS_FAULT_DECAY_BIAS ? 0.0f : dtb[i % heads]);
     return 0;
@@ -975,11 +918,9 @@ static void gdn_head(const struct gdn_job *j, int64_t eta)
 
 /* gated_delta: a block a value head (heads are independent: each has its own memory, the rows' inputs are read
  * only), value head η reading key head η / (h / kh). */
-static int st_gated_delta(struct kernels_lane *L, struct ir_leaf *l)
+static int st_gated_delta(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_gated_delta *s = &ir_leaf_op(l)->spec.u.gated_delta;
-    if (s->kh < 0 || (s->kh > 0 && s->h % s->kh != 0) || s->h < 1)
-        return ir_leaf_fail(l, "kh must divide h");
     struct gdn_job j = {0};
     j.s = s;
     j.kh = s->kh ? s->kh : s->h;
@@ -987,17 +928,16 @@ static int st_gated_delta(struct kernels_lane *L, struct ir_leaf *l)
     j.threads = kernels_gdn_threads(s->dv);
     j.keep = L->point.state;
     j.faulty = L->fault == KERNELS_FAULT_GDN_STATE;
-    int64_t nk = s->rows * j.kh * s->dk, nv = s->rows * s->h * s->dv, nh = s->rows * s->h;
-    j.q = ir_leaf_arg(l, 0, nk);
-    j.k = j.q ? ir_leaf_arg(l, 1, nk) : NULL;
-    j.v = j.k ? ir_leaf_arg(l, 2, nv) : NULL;
-    j.z = j.v ? ir_leaf_arg(l, 3, nv) : NULL;
-    j.b = j.z ? ir_leaf_arg(l, 4, nh) : NULL;
-    j.a = j.b ? ir_leaf_arg(l, 5, nh) : NULL;
-    j.S = j.a ? ir_leaf_state(l, 6, s->h * s->dk * s->dv) : NULL;
-    j.w = j.S ? ir_leaf_arg(l, 7, s->dv) : NULL;
-    j.y = j.w ? ir_leaf_result(l, nv) : NULL;
-    j.work = j.y ? ir_leaf_scratch(l, s->dk * s->dv) : NULL;
+    j.q = f->x[0];
+    j.k = f->x[1];
+    j.v = f->x[2];
+    j.z = f->x[3];
+    j.b = f->x[4];
+    j.a = f->x[5];
+    j.S = f->io[6];
+    j.w = f->x[7];
+    j.y = f->y;
+    j.work = ir_leaf_scratch(l, s->dk * s->dv);
     j.o = j.work ? ir_leaf_scratch(l, s->dv) : NULL;
     j.part = j.o ? ir_leaf_scratch(l, j.threads) : NULL;
     if (!j.part)
@@ -1029,7 +969,7 @@ static int st_quantize(struct kernels_lane *L, struct ir_leaf *l)
 /* ── The stage table ─────────────────────────────────────────────────────────────────────────────────────── */
 
 /* The lane's stage for each primitive kind: its kernel function, or NULL where the lane has none. */
-static int (*const stages[IR_KIND_COUNT])(struct kernels_lane *, struct ir_leaf *) = {
+static int (*const stages[IR_KIND_COUNT])(struct kernels_lane *, struct ir_leaf *, const struct fetched *) = {
     [IR_KIND_MATMUL] = st_matmul,       [IR_KIND_ELEMENTWISE] = st_elementwise, [IR_KIND_RMS_NORM] = st_rms_norm,
     [IR_KIND_ROPE] = st_rope,           [IR_KIND_ROW_GATHER] = st_row_gather,   [IR_KIND_ROWS_GATHER] = st_rows_gather,
     [IR_KIND_SET_ROW] = st_set_row,     [IR_KIND_ATTENTION] = st_attention,     [IR_KIND_MOE] = st_moe,
@@ -1051,8 +991,10 @@ static int leaf_hook(void *ctx, struct ir_leaf *l)
     case IR_SYM_QUANT: return st_quantize(L, l);
     case IR_SYM_VIEW: return 1;
     case IR_SYM_PRIM:
-        if ((unsigned)op->spec.kind < IR_KIND_COUNT && stages[op->spec.kind])
-            return stages[op->spec.kind](L, l);
+        if ((unsigned)op->spec.kind < IR_KIND_COUNT && stages[op->spec.kind]) {
+            struct fetched f;
+            return fetch(L, l, &f) ? -1 : stages[op->spec.kind](L, l, &f);
+        }
         return ir_leaf_fail(l, "the CUDA lane has no kernel for %s (the host lane cannot run it)",
                             ir_kind_name(op->spec.kind));
     case IR_SYM_FUSED: break;
@@ -1082,6 +1024,16 @@ int kernels_lane_launch(struct kernels_lane *L, const struct ir_graph *g, int32_
 }
 
 const struct kernels_point *kernels_lane_point(const struct kernels_lane *L) { return &L->point; }
+
+int kernels_lane_step(struct kernels_lane *L, const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])
+{
+    if (L->device)
+        return kernels_device_step(L->device, L, g, v, err);
+    for (int32_t i = 0; i < g->nops; i++)
+        if (kernels_lane_walk(L, g, i, v, leaf_hook, L, err))
+            return -1;
+    return 0;
+}
 
 /* A walk's hooks: the lane (for the placements' rounding) and the stages' own hook and context. */
 struct walk {

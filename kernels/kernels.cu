@@ -55,6 +55,31 @@ __device__ float kc_block_sum(float part)
     return total;
 }
 
+/* ── Row indices ─────────────────────────────────────────────────────────────────────────────────────────── */
+
+/* A row index as a kernel reads it: the value at `at` (a named index's buffer on the device: a position or a token
+ * the step's inputs carry, or a value an earlier launch computed) when at is set, else `fixed`; it must be an integer
+ * in [0, hi], else the launch's flag word *bad is set and the kernel writes nothing. Read on the device, it lets a
+ * captured step replay at every position. */
+struct kc_row {
+    const float *at;
+    int64_t fixed, hi;
+    int *bad;
+};
+
+/* The row r names into *out: true, or false with its flag set (not an integer in [0, hi]). */
+__device__ __forceinline__ bool kc_row_get(const kc_row &r, int64_t *out)
+{
+    double d = r.at ? (double)r.at[0] : (double)r.fixed;
+    if (!(d >= 0.0 && d <= (double)r.hi) || d != floor(d)) {
+        if (r.bad)
+            *r.bad = 1;
+        return false;
+    }
+    *out = (int64_t)d;
+    return true;
+}
+
 /* ── Weights ─────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A weight matrix: checkpoint rows of enum ka_format `format` (transposed: a stored row a column), or plain f32. */
@@ -172,14 +197,20 @@ __global__ void kc_l2_norm(const float *x, int64_t cols, float eps, float *y)
 
 /* ── Rotation ────────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* rope (NeoX pairs i, i + half): a warp a head g, lane l its i ≡ l (mod 32), at table row pos + g / per_row. */
+/* rope (NeoX pairs i, i + half): a warp a head g, lane l its i ≡ l (mod 32), at table row pos + g / per_row (past
+ * the tables' trows rows: the flag set, nothing written). */
 __global__ void kc_rope(const float *x, const float *cosv, const float *sinv, int64_t h, int64_t hd, int64_t half,
-                        int64_t per_row, int64_t pos, float *y)
+                        int64_t per_row, kc_row posr, int64_t trows, float *y)
 {
-    int64_t g = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + kc_warp();
-    if (g >= h)
+    int64_t g = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + kc_warp(), pos;
+    if (g >= h || !kc_row_get(posr, &pos))
         return;
     int64_t at = pos + g / per_row;
+    if (half && at >= trows) {
+        if (posr.bad)
+            *posr.bad = 1;
+        return;
+    }
     const float *xh = x + g * hd, *c = cosv + at * half, *s = sinv + at * half;
     float *yh = y + g * hd;
     for (int64_t i = kc_lane(); i < half; i += KA_WARP)
@@ -217,7 +248,8 @@ __global__ void kc_quantize(const float *x, int64_t n, int words, struct ka_qblo
 struct kc_attention {
     const float *q, *k, *v;
     int64_t h, group, hd, vd, kstride, vstride;
-    int64_t pos, len, window, splits;
+    int64_t pos, len, window, splits; /* pos: read from posr by the chunks' kernel */
+    kc_row posr;
     float scale, cap;
     int capped, tile;
 };
@@ -282,6 +314,8 @@ __device__ void kc_tile_by_cols(const float *vt, int64_t vd, int n, float *vs)
  * Dynamic shared memory: hd + vd + KERNELS_ATTN_TILE_ROWS · (max(hd, vd) + vd) floats. */
 __global__ void kc_attention_chunk(kc_attention a, struct ka_softmax *st, float *acc)
 {
+    if (!kc_row_get(a.posr, &a.pos)) /* the same for every thread: the block returns whole */
+        return;
     extern __shared__ float kc_smem[];
     __shared__ float lg[KERNELS_ATTN_TILE_ROWS];
     int64_t wide = a.hd > a.vd ? a.hd : a.vd;
@@ -459,16 +493,22 @@ __device__ __forceinline__ float kc_keep(int keep, float x)
     return keep == SHIM_KEEP_F16 ? ka_round_half(x) : keep == SHIM_KEEP_BF16 ? ka_round_bf16(x) : x;
 }
 
-/* set_row: count rows of src into the cache table from row r, rounded to the cache's type at the write. */
-__global__ void kc_set_row(const float *src, int64_t count, int64_t cols, int64_t r, int keep, float *table)
+/* set_row: count rows of src into the cache table from row rr names, rounded to the cache's type at the write. */
+__global__ void kc_set_row(const float *src, int64_t count, int64_t cols, kc_row rr, int keep, float *table)
 {
+    int64_t r;
+    if (!kc_row_get(rr, &r))
+        return;
     for (int64_t i = kc_first(); i < count * cols; i += kc_stride())
         table[r * cols + i] = kc_keep(keep, src[i]);
 }
 
-/* row_gather: row r of a table, decoded from its blocks. */
-__global__ void kc_row_gather(kc_weights w, int64_t r, int64_t cols, float *y)
+/* row_gather: the row rr names of a table, decoded from its blocks. */
+__global__ void kc_row_gather(kc_weights w, kc_row rr, int64_t cols, float *y)
 {
+    int64_t r;
+    if (!kc_row_get(rr, &r))
+        return;
     for (int64_t j = kc_first(); j < cols; j += kc_stride())
         y[j] = kc_weight(w, r, j);
 }
@@ -574,4 +614,39 @@ __global__ void kc_gated_delta(kc_gdn p)
     }
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         state[i] = kc_keep(p.keep, S[i]);
+}
+
+/* ── Data movement on the device (the evaluator's strided reads, placements and checkpoint reads) ────────── */
+
+/* gather: n values of x read in units of `width` at u·pitch + offset, side by side (a strided read). */
+__global__ void kc_gather(const float *x, int64_t n, int64_t width, int64_t pitch, int64_t offset, float *y)
+{
+    for (int64_t e = kc_first(); e < n; e += kc_stride())
+        y[e] = x[e / width * pitch + offset + e % width];
+}
+
+/* place: n values of src in units of `width` into dst at row·row_cols + u·pitch + offset (the row rr names; dst
+ * holds dst_len values: a region past them sets the flag and writes nothing), each rounded as the buffer keeps it
+ * (keep: enum shim_keep; the host lane's placement rounding). */
+__global__ void kc_place(const float *src, int64_t n, int64_t width, int64_t pitch, int64_t offset, kc_row rr,
+                         int64_t row_cols, int64_t dst_len, int keep, float *dst)
+{
+    int64_t r;
+    if (!kc_row_get(rr, &r))
+        return;
+    int64_t base = r * row_cols, units = n / width;
+    if (units > 0 && base + (units - 1) * pitch + offset + width > dst_len) {
+        if (rr.bad)
+            *rr.bad = 1;
+        return;
+    }
+    for (int64_t e = kc_first(); e < n; e += kc_stride())
+        dst[base + e / width * pitch + offset + e % width] = kc_keep(keep, src[e]);
+}
+
+/* dequant: a rows × cols checkpoint matrix's values in row-major order (a checkpoint read as plain values). */
+__global__ void kc_dequant(kc_weights w, int64_t rows, int64_t cols, float *y)
+{
+    for (int64_t e = kc_first(); e < rows * cols; e += kc_stride())
+        y[e] = kc_weight(w, e / cols, e % cols);
 }

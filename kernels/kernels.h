@@ -187,7 +187,8 @@ int kernels_point_of(const struct shim *s, struct kernels_point *out, char err[I
     X(ROPE_PAIR, "rope_pair")    /* the rotation turns adjacent pairs (2i, 2i+1) instead of (i, i+half) */ \
     X(CONV_TAP, "conv_tap")      /* the causal convolution takes each channel's taps in reverse order */ \
     X(GDN_STATE, "gdn_state")    /* the delta rule reads and writes its memory without the row's decay */ \
-    X(DECAY_BIAS, "decay_bias")  /* the log-decay drops its dt bias: softplus(a) instead of softplus(a + dt_bias) */
+    X(DECAY_BIAS, "decay_bias")  /* the log-decay drops its dt bias: softplus(a) instead of softplus(a + dt_bias) */ \
+    X(STALE_STATE, "stale_state") /* the device's steps upload the host's stale caches and state every step */
 enum kernels_fault {
 #define X(e, s) KERNELS_FAULT_##e,
     KERNELS_FAULTS(X)
@@ -250,8 +251,15 @@ struct kernels_launch kernels_launch_plan(const struct kernels_point *p, const s
 
 /* ── The device runner (kernels/device.cu; kernels/device_none.c without CUDA; kernels/devplan.c) ───────── */
 
-/* A CUDA device opened for the lane's launches: its buffers, the weights it holds in their block formats, one stream. */
+/* A CUDA device opened for the lane's launches: a buffer for every tensor of the graph it is prepared for (weights
+ * in their GGML block formats, uploaded once; activations, caches and recurrent state kept there between launches and
+ * steps), one stream, and the CUDA graph of the step it replays. */
 struct kernels_device;
+
+/* Every buffer cut from the device's allocation starts at a multiple of this many bytes. */
+#define KERNELS_DEVICE_ALIGN 256
+/* n bytes rounded up to KERNELS_DEVICE_ALIGN (0 for none). */
+int64_t kernels_device_round(int64_t n);
 
 /* Whether fusecheck was built with the CUDA kernels, and the chips they were built for ("sm_80, sm_89, sm_90"). */
 bool kernels_device_built(void);
@@ -268,21 +276,29 @@ void kernels_device_close(struct kernels_device *D);
 const char *kernels_device_backend(const struct kernels_device *D);
 /* The backend name of a device called `name` of compute capability major.minor, written to out. */
 void kernels_device_backend_name(const char *name, int major, int minor, char *out, size_t cap);
-/* The device memory, in bytes, that running g's launches at point p takes: every tensor's buffer (a checkpoint
- * constant in its block format), the quantized words of every quantize result, and the largest launch's scratch (a
- * split attention's partial softmaxes, a mixture's routing and hidden rows). */
+/* The device memory, in bytes, that running g's launches at point p takes — what kernels_device_prepare allocates:
+ * every tensor's buffer (a checkpoint constant in its block format), the quantized words of every quantize result,
+ * a flag word a launch, and the largest launch's scratch; each rounded to KERNELS_DEVICE_ALIGN. */
 int64_t kernels_device_need(const struct kernels_point *p, const struct ir_graph *g);
+/* The bytes of g's flag words (one a launch: a rows_gather's index out of its table). */
+int64_t kernels_device_flags_bytes(const struct ir_graph *g);
 /* Bytes of tensor t's device buffer (checkpoint rows in their block format, else f32 values), and of its quantized
  * words (0 unless a quantize writes it). */
 int64_t kernels_device_tensor_bytes(const struct ir_graph *g, ir_tid t);
 int64_t kernels_device_words_bytes(const struct ir_graph *g, ir_tid t);
-/* The scratch, in bytes, one top-level op's launch takes beyond its tensors' buffers (its stages' largest). */
+/* The scratch, in bytes, one top-level op's launch takes beyond its tensors' buffers, rounded: its stages' largest,
+ * each stage's strided reads gathered, checkpoints read as plain values dequantized, a split attention's partial
+ * softmaxes, a mixture's routing and hidden rows, a result placed into its own buffer copied aside. */
 int64_t kernels_device_scratch(const struct kernels_point *p, const struct ir_graph *g, int32_t op);
+/* Whether tensor t of g is given by the host (an input, a param or a constant) rather than computed in a step (the
+ * device checks a row index the host gives before a launch, one computed in the step as its kernel reads it). */
+bool kernels_device_host_given(const struct ir_graph *g, ir_tid t);
 /* Make the device ready for g's launches at point p: its memory need checked against the device's free memory
  * before any launch (-1 with err saying how many bytes it needs and has), then its memory allocated. */
 int kernels_device_prepare(struct kernels_device *D, const struct kernels_point *p, const struct ir_graph *g,
                            char err[IR_ERR_LEN]);
-/* Plant fault f in every later launch (tests only; the device takes GEMV_ROW, the others are the host lane's). */
+/* Plant fault f in every later launch (tests only; the device takes GEMV_ROW — its GEMV writes output j's value to
+ * output j + 1 — and STALE_STATE; the others are the host lane's). */
 void kernels_device_plant_fault(struct kernels_device *D, enum kernels_fault f);
 /* Run top-level op `op` of g on the device over the buffers v: its stages launched in order on the device's stream,
  * quantized activations taken from lane L where it holds them; every CUDA error reported naming the launch and the
@@ -293,6 +309,32 @@ int kernels_device_launch(struct kernels_device *D, struct kernels_lane *L, cons
 double kernels_device_seconds(const struct kernels_device *D);
 /* Forget the device's quantized activations (a new step). */
 void kernels_device_forget(struct kernels_device *D);
+/* Run one whole step of g (every launch in order) on the device over the host's values v: the host's inputs and
+ * params uploaded (and, the first time v is stepped, every other plain tensor: constants, state); the launches on the
+ * device's one stream over its own buffers, the caches and state left there for the next step; captured once as a
+ * CUDA graph and replayed every step (positions and tokens are read by the kernels from the device), unless graphs
+ * are off; the observed tensors read back into v. A CUDA error is reported naming the launch (uncaptured) or the
+ * step's graph (captured: run uncaptured to name the launch); a row index out of range, naming its launch. 0, or -1
+ * with err. */
+int kernels_device_step(struct kernels_device *D, struct kernels_lane *L, const struct ir_graph *g,
+                        struct ir_values *v, char err[IR_ERR_LEN]);
+/* Capture steps as CUDA graphs (true, the default unless FUSECHECK_CUDA_GRAPHS=0 is set) or launch them one by one. */
+void kernels_device_use_graphs(struct kernels_device *D, bool on);
+/* Values v (and maybe others) are about to be freed: whatever state of v the device holds is dropped, never written
+ * back to v, and the checkpoint rows the device holds are uploaded again next time (host bytes at a freed address
+ * may hold other rows later). */
+void kernels_device_release(struct kernels_device *D, const struct ir_values *v);
+/* What the device runner did so far. */
+struct kernels_device_stats {
+    int64_t steps;          /* steps run whole on the device */
+    int64_t captures;       /* steps captured as a CUDA graph */
+    int64_t instantiations; /* graphs instantiated */
+    int64_t replays;        /* graph launches */
+    int64_t uploaded, read; /* bytes copied to the device, and back */
+};
+void kernels_device_stats_get(const struct kernels_device *D, struct kernels_device_stats *out);
+/* One step of g over v on lane L: every launch in order on the host lane, or kernels_device_step on its device. */
+int kernels_lane_step(struct kernels_lane *L, const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);
 
 /* Lane L's operating point. */
 const struct kernels_point *kernels_lane_point(const struct kernels_lane *L);

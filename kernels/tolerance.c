@@ -440,6 +440,25 @@ static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct 
     return 0;
 }
 
+/* The device's step (run on its own buffers, caches and state kept there) against the host lane's step over the same
+ * values: every observed tensor bit for bit; a failing row "step" at the first value that differs. */
+static int chain_equals_host(struct run *r, const struct ir_values *dev, const struct ir_values *host)
+{
+    const struct ir_graph *g = r->in->rewritten;
+    for (ir_tid t = 0; t < g->ntensors; t++) {
+        const float *dv = ir_values_cdata(dev, t), *hv = ir_values_cdata(host, t);
+        int32_t failed = r->out->failed;
+        if (!g->tensors[t].observed || !dv || !hv)
+            continue;
+        if (first_difference(r, -1, "step", t, dv, hv, ir_tensor_len(g, t), true, false, "the device's step",
+                             "the host lane's step"))
+            return -1;
+        if (r->out->failed > failed)
+            return 0; /* one row a step says it */
+    }
+    return 0;
+}
+
 /* ── Steps ───────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* The observed f32 tensor a step's logits are: the observed f32 tensor with the most values. */
@@ -547,18 +566,20 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
     if (in->device && kernels_device_prepare(in->device, in->point, g, err)) /* refused before any launch */
         return -1;
     int32_t steps = in->steps > 0 ? in->steps : 1;
-    enum { REFV, LIFTV, REFRW, LIFTRW, REFPRE, LIFTPRE, LANEV, BOUNDS, CHAINV, HOSTV, NV };
+    enum { REFV, LIFTV, REFRW, LIFTRW, REFPRE, LIFTPRE, LANEV, BOUNDS, CHAINV, HOSTV, HOSTCHAINV, NV };
     struct ir_values *v[NV] = {0};
     v[REFV] = ir_values_new_like(R, in->seed, F, err);
     v[LIFTV] = v[REFV] ? ir_values_new(F, in->seed, err) : NULL;
-    for (int k = REFRW; k < NV && v[k - 1] && (k != HOSTV || in->device); k++) /* the host twin's: with a device */
+    for (int k = REFRW; k < NV && v[k - 1] && (k < HOSTV || in->device); k++) /* the host twins': with a device */
         v[k] = ir_values_new_like(g, in->seed, F, err);
-    struct kernels_lane *lane = v[CHAINV] && (v[HOSTV] || !in->device) ? kernels_lane_new(in->point) : NULL;
+    struct kernels_lane *lane = v[CHAINV] && (v[HOSTCHAINV] || !in->device) ? kernels_lane_new(in->point) : NULL;
     struct kernels_lane *chain = lane ? kernels_lane_new(in->point) : NULL;
     struct kernels_lane *host = chain && in->device ? kernels_lane_new(in->point) : NULL;
-    if (!chain || (in->device && !host)) {
+    struct kernels_lane *hostchain = host ? kernels_lane_new(in->point) : NULL;
+    if (!chain || (in->device && !hostchain)) {
         kernels_lane_free(lane);
         kernels_lane_free(chain);
+        kernels_lane_free(host);
         values_free(v, NV);
         if (!err[0])
             snprintf(err, IR_ERR_LEN, "out of memory");
@@ -574,13 +595,15 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
     round_states(in->point, R, v[REFV]);
     round_states(in->point, F, v[LIFTV]);
     round_states(in->point, g, v[CHAINV]);
+    if (in->device)
+        round_states(in->point, g, v[HOSTCHAINV]);
     for (ir_tid t = 0; t < g->ntensors; t++) { /* bounds start at zero: a tensor not loaded is not compared */
         float *b = ir_values_data(v[BOUNDS], t);
         if (b)
             memset(b, 0, sizeof(float) * (size_t)ir_tensor_len(g, t));
     }
     int rc = positions(R, v[REFV], 0, fit, err) || positions(F, v[LIFTV], 0, fit, err) ||
-             positions(g, v[CHAINV], 0, fit, err);
+             positions(g, v[CHAINV], 0, fit, err) || (in->device && positions(g, v[HOSTCHAINV], 0, fit, err));
     struct run r = {in, lane, v[LANEV], v[BOUNDS], host, v[HOSTV], out, 0, err};
     ir_tid lg = logits_of(g), lr = lg != IR_NONE ? ir_tensor_find(R, g->tensors[lg].name, strlen(g->tensors[lg].name))
                                                  : IR_NONE;
@@ -613,10 +636,14 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
         out->launches += g->nops;
         kernels_lane_forget(chain);
         t0 = now_s();
-        for (int32_t i = 0; !rc && i < g->nops; i++)
-            rc = kernels_lane_launch(chain, g, i, v[CHAINV], err);
+        if (!rc)
+            rc = kernels_lane_step(chain, g, v[CHAINV], err);
         out->seconds_lane += now_s() - t0;
         kernels_lane_forget(chain);
+        if (!rc && in->device) { /* the device's step on its own buffers against the host lane's, bit for bit */
+            kernels_lane_forget(hostchain);
+            rc = kernels_lane_step(hostchain, g, v[HOSTCHAINV], err) || chain_equals_host(&r, v[CHAINV], v[HOSTCHAINV]);
+        }
         if (!rc && lg != IR_NONE && lr != IR_NONE) {
             struct kernels_tol_step *st = &out->steps[out->nsteps++];
             st->step = s;
@@ -626,11 +653,14 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
         }
         if (!rc)
             rc = positions(R, v[REFV], rows, 0, err) || positions(F, v[LIFTV], rows, 0, err) ||
-                 positions(g, v[CHAINV], rows, 0, err);
+                 positions(g, v[CHAINV], rows, 0, err) || (in->device && positions(g, v[HOSTCHAINV], rows, 0, err));
     }
+    if (in->device)
+        kernels_device_release(in->device, v[CHAINV]);
     kernels_lane_free(lane);
     kernels_lane_free(chain);
     kernels_lane_free(host);
+    kernels_lane_free(hostchain);
     values_free(v, NV);
     return rc ? -1 : 0;
 }
