@@ -94,10 +94,13 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The attentions and row sets that fill `table` — every live op writing it a literal set of one whole row from an
- * attention's result, each row of the table set once — each attention and its set in the order the sets run, into
- * members; the attentions into attns. False when the table is not filled so. */
-static bool attended_rows(const struct rules_rewriter *r, ir_tid table, struct rules_list *members, struct rules_list *attns)
+/* The attentions and row sets that fill `table` for the gated product at j — every live op writing it a literal set
+ * of one whole row from an attention's result, each row of the table set once, each set before j (the product gates
+ * the table as its sets store it: a set after it would store a row the product never saw; the seed takes a set
+ * anywhere, F20) — each attention and its set in the order the sets run, into members; the attentions into attns.
+ * False when the table is not filled so. */
+static bool attended_rows(const struct rules_rewriter *r, ir_tid table, int32_t j, struct rules_list *members,
+                          struct rules_list *attns)
 {
     int32_t n = ir_slots_len(r->s), nrows = 0;
     int64_t *rows = rules_xmalloc(sizeof *rows * (size_t)(n ? n : 1));
@@ -107,7 +110,7 @@ static bool attended_rows(const struct rules_rewriter *r, ir_tid table, struct r
         if (!op || !writes_tensor(op, table))
             continue;
         int32_t i;
-        ok = attended_set(r, k, table, &i, &rows[nrows]);
+        ok = (k < j || rules_seed_rules()) && attended_set(r, k, table, &i, &rows[nrows]);
         if (ok) {
             nrows++;
             rules_list_push(members, i);
@@ -146,7 +149,7 @@ static void gate_attention(struct rules_rewriter *r, int32_t i, int32_t j, ir_ti
 static void gate_rows(struct rules_rewriter *r, int32_t j, ir_tid table)
 {
     struct rules_list members = {0}, attns = {0};
-    if (attended_rows(r, table, &members, &attns)) {
+    if (attended_rows(r, table, j, &members, &attns)) {
         rules_list_push(&members, j);
         struct rules_list sorted_attns = rules_list_with(&attns, -1);
         struct rules_binding bind = rules_binding_empty();
