@@ -22,7 +22,8 @@
 #define IR_MAX_ELEMS ((int64_t)1 << 42)      /* rows x cols */
 #define IR_MAX_NAME 256                      /* bytes in a name */
 #define IR_MAX_DEPTH 32                      /* nesting of fused blocks */
-#define IR_MAX_OPERANDS 4096                 /* inputs, keeps or covers of one op */
+#define IR_MAX_OPERANDS 4096                 /* inputs or keeps of one op */
+#define IR_MAX_COVERS ((int32_t)1 << 22)     /* covers of one op: a chunk's fold covers lifted ops of every row */
 
 typedef int32_t ir_tid; /* a tensor's index in its graph; IR_NONE when absent */
 #define IR_NONE ((ir_tid)-1)

@@ -631,12 +631,18 @@ static int check_tids(struct vstate *v, const ir_tid *ts, int32_t n, const char 
     return 0;
 }
 
+/* Check a count lies in lo..hi. */
+static int check_count_in(struct vstate *v, int32_t n, int32_t lo, int32_t hi, const char *field)
+{
+    if (n < lo || n > hi)
+        return fail(v, IR_NONE, field, "%d entries, expected %d..%d", (int)n, (int)lo, (int)hi);
+    return 0;
+}
+
 /* Check a count lies in lo..IR_MAX_OPERANDS. */
 static int check_count(struct vstate *v, int32_t n, int32_t lo, const char *field)
 {
-    if (n < lo || n > IR_MAX_OPERANDS)
-        return fail(v, IR_NONE, field, "%d entries, expected %d..%d", (int)n, (int)lo, IR_MAX_OPERANDS);
-    return 0;
+    return check_count_in(v, n, lo, IR_MAX_OPERANDS, field);
 }
 
 /* Check the ids and counts of a node at `level` fused blocks deep, and of its parts. */
@@ -682,7 +688,7 @@ static int check_covers(struct vstate *v, const struct ir_op *op)
 {
     if (op->ncovers < 1)
         return fail(v, IR_NONE, "covers", "a top-level op must cover at least one lifted op");
-    if (check_count(v, op->ncovers, 1, "covers"))
+    if (check_count_in(v, op->ncovers, 1, IR_MAX_COVERS, "covers"))
         return 1;
     for (int32_t k = 0; k < op->ncovers; k++)
         if (op->covers[k] < 0 || (k > 0 && op->covers[k] <= op->covers[k - 1]))

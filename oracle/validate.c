@@ -491,9 +491,50 @@ static bool rows_fit(const struct oracle_options *opt, int64_t rows, int64_t col
     return v == ORACLE_PROVED;
 }
 
+/* A decided rows_fit question and its answer: the question is its five numbers alone, so a chunk's every layer asks
+ * Z3 once per table shape rather than once per firing. */
+struct fit {
+    int64_t q[5];
+    bool fits;
+    char why[ORACLE_REASON_LEN];
+};
+
+/* The decided answers so far (at most FITS_MAX, the first ones asked; an unknown is asked again). */
+enum { FITS_MAX = 64 };
+struct fits {
+    struct fit v[FITS_MAX];
+    int n;
+};
+
+/* rows_fit, answered from the decided answers when asked before. */
+static bool rows_fit_known(struct fits *known, const struct oracle_options *opt, int64_t rows, int64_t cols,
+                           int64_t row_cols, int64_t need, int64_t len, bool *unknown, char why[ORACLE_REASON_LEN])
+{
+    int64_t q[5] = {rows, cols, row_cols, need, len};
+    for (int i = 0; i < known->n; i++)
+        if (memcmp(known->v[i].q, q, sizeof q) == 0) {
+            *unknown = false;
+            if (!known->v[i].fits)
+                snprintf(why, ORACLE_REASON_LEN, "%s", known->v[i].why);
+            return known->v[i].fits;
+        }
+    char said[ORACLE_REASON_LEN] = "";
+    bool fits = rows_fit(opt, rows, cols, row_cols, need, len, unknown, said);
+    if (!*unknown && known->n < FITS_MAX) {
+        struct fit *f = &known->v[known->n++];
+        memcpy(f->q, q, sizeof q);
+        f->fits = fits;
+        snprintf(f->why, sizeof f->why, "%s", said);
+    }
+    if (said[0])
+        snprintf(why, ORACLE_REASON_LEN, "%s", said);
+    return fits;
+}
+
 /* The named-row check of a placement under binding b (true when it names none). */
 static bool positions_ok(const struct rules_rewriter *r, const struct rules_rule *rule, const struct rules_binding *b,
-                         const struct oracle_options *opt, bool *unknown, char why[ORACLE_REASON_LEN])
+                         const struct oracle_options *opt, struct fits *known, bool *unknown,
+                         char why[ORACLE_REASON_LEN])
 {
     *unknown = false;
     const struct ir_op *c = ir_slots_get(r->s, b->slot[RULES_ROLE_CONSUMER]);
@@ -501,13 +542,13 @@ static bool positions_ok(const struct rules_rewriter *r, const struct rules_rule
         return true;
     if (rule->motion == RULES_MOTION_PLACE_ROWS && rules_is(c, IR_KIND_SET_ROW)) {
         const struct ir_set_row *sr = &c->spec.u.set_row;
-        return rows_fit(opt, sr->rows, sr->cols, sr->cols, sr->count, sr->count * sr->cols, unknown, why);
+        return rows_fit_known(known, opt, sr->rows, sr->cols, sr->cols, sr->count, sr->count * sr->cols, unknown, why);
     }
     if (rule->motion == RULES_MOTION_PLACE_UNITS && c->dst.row == IR_ROWSEL_PARAM && c->dst.row_cols > 0) {
         const struct ir_tensor *t = &r->g->tensors[c->dst.buf];
         int64_t len = ir_tensor_len(r->g, c->out);
         int64_t need = len / c->dst.row_cols + (len % c->dst.row_cols != 0);
-        return rows_fit(opt, t->rows, t->cols, c->dst.row_cols, need, len, unknown, why);
+        return rows_fit_known(known, opt, t->rows, t->cols, c->dst.row_cols, need, len, unknown, why);
     }
     return true;
 }
@@ -532,6 +573,7 @@ struct vstate {
     void *ctx;
     struct oracle_validation *v;
     struct pending p;
+    struct fits *fits; /* the named-row answers decided so far */
     /* Every slot's reads and writes, kept until the slots change: a firing, another step, other slots. */
     bool cached;
     struct access access;
@@ -639,7 +681,7 @@ static void on_guards(struct vstate *st, const struct rules_rewriter *r, const s
     else if (!c->legal && !c->why[0])
         snprintf(c->why, sizeof c->why, "%s breaks a dependence", rules_motion_name(rule->motion));
     char why[ORACLE_REASON_LEN] = "";
-    c->positions = positions_ok(r, rule, b, st->opt, &c->unknown, why);
+    c->positions = positions_ok(r, rule, b, st->opt, st->fits, &c->unknown, why);
     if (!c->positions && !c->why[0])
         snprintf(c->why, sizeof c->why, "%s", why);
     p->expect_at = expected_at(rule, b, r->s);
@@ -751,12 +793,14 @@ int oracle_validate_run(const struct ir_graph *g, const struct shim *shim, const
     st.fn = fn;
     st.ctx = ctx;
     st.v = v;
+    st.fits = xcalloc(1, sizeof *st.fits);
     struct rules_optimized out;
     rules_trace(hook, &st);
     int rc = rules_optimize(g, shim, NULL, 0, &out, err);
     rules_trace(NULL, NULL);
     drop_pending(&st.p);
     forget_access(&st);
+    free(st.fits);
     if (rc == 0) {
         v->invalid = ir_validate(out.graph, v->invalid_why) != 0;
         rules_optimized_free(&out);
