@@ -409,9 +409,30 @@ static int cmp_winst(const void *pa, const void *pb)
                : place_lt(y->host, y->minor, y->phase, x->host, x->minor, x->phase);
 }
 
-/* The present write instances of tensor t, sorted by place, into w (room for twice t's writers); their count. */
-static int32_t write_instances(struct oracle_builder *b, enum rules_motion m, long long t, struct winst *w)
+/* An instance's op and its index in the place order. */
+struct opat {
+    long long op;
+    int32_t i;
+};
+
+/* A tensor's write instances sorted by place (w), and the same sorted by op, then place (by_op). */
+struct winsts {
+    struct winst *w;
+    struct opat *by_op;
+    int32_t n;
+};
+
+/* Ascending op, then place, for qsort. */
+static int cmp_opat(const void *pa, const void *pb)
 {
+    const struct opat *x = pa, *y = pb;
+    return x->op != y->op ? (x->op > y->op) - (x->op < y->op) : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The present write instances of tensor t, sorted by place, into ws (room for twice t's writers). */
+static void write_instances(struct oracle_builder *b, enum rules_motion m, long long t, struct winsts *ws)
+{
+    struct winst *w = ws->w;
     const struct oracle_index *ix = b->cs->ix;
     int32_t n = 0;
     for (int32_t i = ix->writers_at[t]; i < ix->writers_at[t + 1]; i++)
@@ -425,7 +446,10 @@ static int32_t write_instances(struct oracle_builder *b, enum rules_motion m, lo
             w[n++] = (struct winst){p.host.v, p.minor.v, p.phase.v, ix->writers[i]};
         }
     qsort(w, (size_t)n, sizeof *w, cmp_winst);
-    return n;
+    ws->n = n;
+    for (int32_t i = 0; i < n; i++)
+        ws->by_op[i] = (struct opat){w[i].op, i};
+    qsort(ws->by_op, (size_t)n, sizeof *ws->by_op, cmp_opat);
 }
 
 /* The last op before slot k writing tensor t in the old program (-1: none). */
@@ -436,10 +460,12 @@ static long long source_before(const struct oracle_sched *s, long long t, long l
     return i > ix->writers_at[t] ? ix->writers[i - 1] : -1;
 }
 
-/* Whether a read at place pr whose old source was a reads from another op in the new program, given t's sorted
- * write instances w[0..n). */
-static bool read_breaks(const struct winst *w, int32_t n, long long a, struct pos pr)
+/* Whether a read at place pr whose old source was a reads from another op in the new program, given t's write
+ * instances ws. */
+static bool read_breaks(const struct winsts *ws, long long a, struct pos pr)
 {
+    const struct winst *w = ws->w;
+    int32_t n = ws->n;
     int32_t before = 0; /* the instances before the read: w[0 .. before) */
     for (int32_t lo = 0, hi = n; lo < hi;) {
         int32_t mid = lo + (hi - lo) / 2;
@@ -451,13 +477,20 @@ static bool read_breaks(const struct winst *w, int32_t n, long long a, struct po
     if (a == -1)
         return before > 0;
     int32_t first = -1, later_a = 0; /* a's first instance, and a's instances after it before the read */
-    for (int32_t i = 0; i < before; i++)
-        if (w[i].op == a) {
-            if (first < 0)
-                first = i;
-            else
-                later_a++;
-        }
+    int32_t lo = 0, hi = n;
+    while (lo < hi) { /* a's instances in by_op: from the first whose op is >= a */
+        int32_t mid = lo + (hi - lo) / 2;
+        if (ws->by_op[mid].op < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int32_t i = lo; i < n && ws->by_op[i].op == a && ws->by_op[i].i < before; i++) {
+        if (first < 0)
+            first = ws->by_op[i].i;
+        else
+            later_a++;
+    }
     return first < 0 || before - first - 1 - later_a > 0;
 }
 
@@ -493,20 +526,20 @@ static bool internals_break(struct oracle_builder *b, enum rules_motion m)
 
 /* Whether some read instance of tensor t by op k (generator g, at e) exists and breaks. */
 static bool instance_breaks(struct oracle_builder *b, enum rules_motion m, enum gen g, long long k, long long t,
-                            long long e, const struct winst *w, int32_t n)
+                            long long e, const struct winsts *ws)
 {
     struct event ev = {g, false, oracle_ob_int(b, k), oracle_ob_int(b, t), oracle_ob_int(b, e)};
     if (!present(b, m, &ev).v)
         return false;
-    return read_breaks(w, n, source_before(b->cs, t, k), place(b, m, &ev));
+    return read_breaks(ws, source_before(b->cs, t, k), place(b, m, &ev));
 }
 
 /* Whether some read of tensor t (its readers' instances, and the host's final read) breaks. */
-static bool tensor_breaks(struct oracle_builder *b, enum rules_motion m, long long t, struct winst *w)
+static bool tensor_breaks(struct oracle_builder *b, enum rules_motion m, long long t, struct winsts *ws)
 {
     const struct oracle_sched *s = b->cs;
     const struct oracle_index *ix = s->ix;
-    int32_t n = write_instances(b, m, t, w);
+    write_instances(b, m, t, ws);
     for (int32_t i = ix->readers_at[t]; i < ix->readers_at[t + 1]; i++)
         for (int g = 0; g < GEN_COUNT; g++) {
             if (!gen_applies(m, (enum gen)g, false))
@@ -514,13 +547,13 @@ static bool tensor_breaks(struct oracle_builder *b, enum rules_motion m, long lo
             if (g == GEN_COPY && ix->readers[i] != producer(b).v)
                 continue; /* only the recomputed producer's reads are copied */
             for (long long e = 0; e < (gen_uses_e((enum gen)g) ? s->nops : 1); e++)
-                if (instance_breaks(b, m, (enum gen)g, ix->readers[i], t, e, w, n))
+                if (instance_breaks(b, m, (enum gen)g, ix->readers[i], t, e, ws))
                     return true;
         }
     if (!(s->observed[t] || s->carried[t]))
         return false;
     struct pos end = {oracle_ob_int(b, s->nops), oracle_ob_int(b, 0), oracle_ob_int(b, 0)};
-    return read_breaks(w, n, source_before(s, t, s->nops), end);
+    return read_breaks(ws, source_before(s, t, s->nops), end);
 }
 
 /* Whether the rule's motion breaks a dependence, on an indexed schedule with its own binding. */
@@ -533,13 +566,14 @@ static bool violation_indexed(struct oracle_builder *b, const struct rules_rule 
     for (int t = 0; t < s->ntensors; t++)
         if (s->ix->writers_at[t + 1] - s->ix->writers_at[t] > most)
             most = s->ix->writers_at[t + 1] - s->ix->writers_at[t];
-    struct winst *w = calloc(2 * (size_t)most + 1, sizeof *w);
-    if (!w)
+    struct winsts ws = {calloc(2 * (size_t)most + 1, sizeof *ws.w), calloc(2 * (size_t)most + 1, sizeof *ws.by_op), 0};
+    if (!ws.w || !ws.by_op)
         abort();
     bool broken = false;
     for (int t = 0; t < s->ntensors && !broken; t++)
-        broken = tensor_breaks(b, rule->motion, t, w);
-    free(w);
+        broken = tensor_breaks(b, rule->motion, t, &ws);
+    free(ws.w);
+    free(ws.by_op);
     return broken;
 }
 
