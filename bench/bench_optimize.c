@@ -5,8 +5,9 @@
  * model each), the optimize of a prefill chunk of 128, 256, ..., 4096 rows and a batch of 8, 16, 32, 64 sequences:
  * ops, CPU seconds, wall seconds and peak RSS, each the median of BENCH_OPT_ROUNDS runs (default 3), and the ratio of
  * the CPU time to the previous row's (target <= 2.3 per doubling of the ops: no step scans more than its
- * neighbourhood); then the same rows for validate-run (the optimize with every firing re-checked by the oracle), rows
- * over 2.3 flagged. Last, qwen3-30b-a3b prefill:4096 (target < 5 s). `--quick` runs one round up to prefill:512.
+ * neighbourhood); then the same rows for validate-run (the optimize with every firing re-checked by the oracle) and for
+ * the facts (the slots indexed and every op's reads asked producer, readers, untouched and crosses), rows over 2.3
+ * flagged. Last, qwen3-30b-a3b prefill:4096 (target < 5 s). `--quick` runs one round up to prefill:512.
  *
  * Each run is a child process (lift and optimize), so its peak RSS is its own. CPU time is the figure the ratios
  * use: on a shared machine it is the one other work does not inflate. BENCH_OPT_FAMILIES (comma-separated models)
@@ -84,14 +85,42 @@ static double median_ms(const char *model, const char *mode, int32_t layers, con
 }
 
 /* What a child times: the optimize alone, or validate-run (the optimize with every firing re-checked). */
-enum job { JOB_OPTIMIZE, JOB_VALIDATE };
-static const char *const job_names[] = {"optimize", "validate-run"};
+enum job { JOB_OPTIMIZE, JOB_VALIDATE, JOB_FACTS };
+static const char *const job_names[] = {"optimize", "validate-run", "facts"};
+
+/* The facts the rules ask, once per read of every op: the slots indexed, then for each tensor an op reads its
+ * producer, its readers, whether nothing between its producer and the op writes it, and whether the op could move
+ * up to the producer; the count of true answers (so nothing is optimized away). */
+static long facts_job(const struct ir_graph *g)
+{
+    struct ir_op *ops = malloc(sizeof *ops * (size_t)(g->nops ? g->nops : 1));
+    for (int32_t i = 0; i < g->nops; i++)
+        ops[i] = ir_op_clone(&g->ops[i]);
+    struct ir_slots *s = ir_slots_new(g, ops, g->nops);
+    long yes = 0;
+    for (int32_t i = 0; i < g->nops; i++) {
+        ir_tid rd[64];
+        int n = ir_op_reads(ir_slots_get(s, i), rd, 64);
+        for (int k = 0; k < n && k < 64; k++) {
+            int32_t p = ir_facts_producer(s, rd[k]);
+            yes += ir_facts_readers(s, rd[k], NULL, 0) > 1;
+            if (p >= 0 && p < i) {
+                yes += ir_facts_untouched(s, rd[k], p, i, false, NULL, 0);
+                yes += ir_facts_crosses(s, p, i, NULL, 0);
+            }
+        }
+    }
+    ir_slots_free(s);
+    return yes;
+}
 
 /* The optimize of g under sh, or its validated run; 0 when it ran. *flags: 1 when a firing's check failed, 2 when
  * the rewritten graph does not validate (the time still counts: the run did all its work). */
 static int run_job(enum job job, const struct ir_graph *g, const struct shim *sh, int *flags, char err[IR_ERR_LEN])
 {
     *flags = 0;
+    if (job == JOB_FACTS)
+        return facts_job(g) < 0;
     if (job == JOB_VALIDATE) {
         struct oracle_options opt = oracle_defaults();
         struct oracle_validation v;
@@ -289,7 +318,7 @@ int main(int argc, char **argv)
     for (size_t m = 0; m < sizeof family_models / sizeof family_models[0]; m++) {
         if (!chosen(family_models[m]))
             continue;
-        for (int job = JOB_OPTIMIZE; job <= JOB_VALIDATE; job++) {
+        for (int job = JOB_OPTIMIZE; job <= JOB_FACTS; job++) {
             double worst = family_table((enum job)job, family_models[m], shim, max, rounds);
             printf("  %-12s %-20s worst ratio per doubling x%.2f%s\n", job_names[job], family_models[m], worst,
                    worst > 2.3 ? "  (over 2.3)" : "");
