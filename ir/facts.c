@@ -801,6 +801,34 @@ int32_t ir_facts_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32
     return list_copy(s, L_READ, t, out, cap);
 }
 
+const int32_t *ir_facts_reader_list(const struct ir_slots *s, ir_tid t, int32_t *n)
+{
+    const struct slist *sl = list_of(s, L_READ, t);
+    *n = sl ? sl->n : 0;
+    return sl && sl->n ? sl->v : NULL;
+}
+
+const int32_t *ir_facts_writer_list(const struct ir_slots *s, ir_tid t, int32_t *n)
+{
+    const struct slist *sl = list_of(s, L_WRITE, t);
+    *n = sl ? sl->n : 0;
+    return sl && sl->n ? sl->v : NULL;
+}
+
+const ir_tid *ir_facts_slot_reads(const struct ir_slots *s, int32_t i, int32_t *n)
+{
+    bool live = i >= 0 && i < s->n && s->live[i];
+    *n = live ? s->reads[i].n : 0;
+    return live && s->reads[i].n ? s->reads[i].v : NULL;
+}
+
+const ir_tid *ir_facts_slot_writes(const struct ir_slots *s, int32_t i, int32_t *n)
+{
+    bool live = i >= 0 && i < s->n && s->live[i];
+    *n = live ? s->writes[i].n : 0;
+    return live && s->writes[i].n ? s->writes[i].v : NULL;
+}
+
 bool ir_facts_observed(const struct ir_slots *s, ir_tid t)
 {
     return tid_ok(s, t) && (s->g->tensors[t].observed || s->g->tensors[t].carried);

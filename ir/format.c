@@ -1136,8 +1136,8 @@ static int parse_covers(struct parser *P, struct ir_op *op, bool *given)
     }
     int32_t cap = 0;
     for (;;) {
-        if (op->ncovers == IR_MAX_OPERANDS)
-            return fail(P, P->p, "more than %d covered ops", IR_MAX_OPERANDS);
+        if (op->ncovers == IR_MAX_COVERS)
+            return fail(P, P->p, "more than %d covered ops", (int)IR_MAX_COVERS);
         int64_t v;
         if (scan_uint(P, INT32_MAX, "an op index or '-' after 'covers'", &v))
             return -1;

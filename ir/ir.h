@@ -22,7 +22,8 @@
 #define IR_MAX_ELEMS ((int64_t)1 << 42)      /* rows x cols */
 #define IR_MAX_NAME 256                      /* bytes in a name */
 #define IR_MAX_DEPTH 32                      /* nesting of fused blocks */
-#define IR_MAX_OPERANDS 4096                 /* inputs, keeps or covers of one op */
+#define IR_MAX_OPERANDS 4096                 /* inputs or keeps of one op */
+#define IR_MAX_COVERS ((int32_t)1 << 22)     /* covers of one op: a chunk's fold covers lifted ops of every row */
 
 typedef int32_t ir_tid; /* a tensor's index in its graph; IR_NONE when absent */
 #define IR_NONE ((ir_tid)-1)
@@ -647,6 +648,14 @@ int32_t ir_facts_maker(const struct ir_slots *s, ir_tid t);
 int32_t ir_facts_readers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);
 /* The live slots that write t, ascending; returns the count, writes at most cap. */
 int32_t ir_facts_writers(const struct ir_slots *s, ir_tid t, int32_t *out, int32_t cap);
+/* The live slots that read (or write) t, ascending, as a view into the index valid until the slots next change; *n
+ * their count (NULL when none). */
+const int32_t *ir_facts_reader_list(const struct ir_slots *s, ir_tid t, int32_t *n);
+const int32_t *ir_facts_writer_list(const struct ir_slots *s, ir_tid t, int32_t *n);
+/* The tensors live slot i reads (or writes): ir_op_reads (ir_op_writes) less any id beyond the graph's tensors, as a
+ * view valid until slot i next changes; *n their count (0 and NULL when i is not live). */
+const ir_tid *ir_facts_slot_reads(const struct ir_slots *s, int32_t i, int32_t *n);
+const ir_tid *ir_facts_slot_writes(const struct ir_slots *s, int32_t i, int32_t *n);
 /* Whether the host sees t after the step (observed or carried). */
 bool ir_facts_observed(const struct ir_slots *s, ir_tid t);
 /* Whether the host keeps t across steps. */

@@ -479,6 +479,9 @@ struct vstate {
     size_t nunits, capunits;
     struct wentry *w;
     size_t nw, capw;
+    int64_t *leaf_readers;    /* per tensor: how many leaves of the whole graph read it (NULL until first asked) */
+    int64_t *leaf_seen;       /* == leaf_stamp: the leaf being counted reads it */
+    int64_t leaf_stamp;
 };
 
 /* ── Messages ────────────────────────────────────────────────────────────────────────────────────────────── */
@@ -631,12 +634,18 @@ static int check_tids(struct vstate *v, const ir_tid *ts, int32_t n, const char 
     return 0;
 }
 
+/* Check a count lies in lo..hi. */
+static int check_count_in(struct vstate *v, int32_t n, int32_t lo, int32_t hi, const char *field)
+{
+    if (n < lo || n > hi)
+        return fail(v, IR_NONE, field, "%d entries, expected %d..%d", (int)n, (int)lo, (int)hi);
+    return 0;
+}
+
 /* Check a count lies in lo..IR_MAX_OPERANDS. */
 static int check_count(struct vstate *v, int32_t n, int32_t lo, const char *field)
 {
-    if (n < lo || n > IR_MAX_OPERANDS)
-        return fail(v, IR_NONE, field, "%d entries, expected %d..%d", (int)n, (int)lo, IR_MAX_OPERANDS);
-    return 0;
+    return check_count_in(v, n, lo, IR_MAX_OPERANDS, field);
 }
 
 /* Check the ids and counts of a node at `level` fused blocks deep, and of its parts. */
@@ -682,7 +691,7 @@ static int check_covers(struct vstate *v, const struct ir_op *op)
 {
     if (op->ncovers < 1)
         return fail(v, IR_NONE, "covers", "a top-level op must cover at least one lifted op");
-    if (check_count(v, op->ncovers, 1, "covers"))
+    if (check_count_in(v, op->ncovers, 1, IR_MAX_COVERS, "covers"))
         return 1;
     for (int32_t k = 0; k < op->ncovers; k++)
         if (op->covers[k] < 0 || (k > 0 && op->covers[k] <= op->covers[k - 1]))
@@ -1080,12 +1089,50 @@ static void count_leaf_read(const struct ir_op *leaf, void *ctx)
         }
 }
 
-/* Whether a leaf outside fused op `op` reads t (another op, or another part of the op op is a part of). */
-static bool read_outside(const struct vstate *v, const struct ir_op *op, ir_tid t)
+/* Count one leaf among the readers of every tensor it reads (each once; ids outside the graph skipped: later ops
+ * are not validated yet). */
+static void count_leaf_readers(const struct ir_op *leaf, void *ctx)
 {
-    struct leaf_reads all = {t, 0}, own = {t, 0};
-    for (int32_t i = 0; i < v->g->nops; i++)
-        ir_op_leaves(&v->g->ops[i], count_leaf_read, &all);
+    struct vstate *v = ctx;
+    v->leaf_stamp++;
+    for (int32_t k = 0; k < leaf->nins; k++) {
+        ir_tid t = leaf->ins[k];
+        if (t < 0 || t >= v->g->ntensors || v->leaf_seen[t] == v->leaf_stamp)
+            continue;
+        v->leaf_seen[t] = v->leaf_stamp;
+        v->leaf_readers[t]++;
+    }
+}
+
+/* How many leaves of the whole graph read t, the counts made once a validation (asked per kept result, they made
+ * the validator quadratic in a batch's ops). -1 when the counts cannot be had. */
+static int64_t leaves_reading(struct vstate *v, ir_tid t)
+{
+    if (!v->leaf_readers) {
+        size_t n = v->g->ntensors > 0 ? (size_t)v->g->ntensors : 1;
+        v->leaf_readers = calloc(n, sizeof *v->leaf_readers);
+        v->leaf_seen = calloc(n, sizeof *v->leaf_seen);
+        if (!v->leaf_readers || !v->leaf_seen) {
+            free(v->leaf_readers);
+            free(v->leaf_seen);
+            v->leaf_readers = v->leaf_seen = NULL;
+            return -1;
+        }
+        for (int32_t i = 0; i < v->g->nops; i++)
+            ir_op_leaves(&v->g->ops[i], count_leaf_readers, v);
+    }
+    return t >= 0 && t < v->g->ntensors ? v->leaf_readers[t] : 0;
+}
+
+/* Whether a leaf outside fused op `op` reads t (another op, or another part of the op op is a part of). */
+static bool read_outside(struct vstate *v, const struct ir_op *op, ir_tid t)
+{
+    struct leaf_reads all = {t, leaves_reading(v, t)}, own = {t, 0};
+    if (all.n < 0) { /* no room for the counts: count by scanning */
+        all.n = 0;
+        for (int32_t i = 0; i < v->g->nops; i++)
+            ir_op_leaves(&v->g->ops[i], count_leaf_read, &all);
+    }
     ir_op_leaves(op, count_leaf_read, &own);
     return all.n > own.n;
 }
@@ -1496,6 +1543,8 @@ static void vstate_free(struct vstate *v)
     free(v->inside);
     free(v->units);
     free(v->w);
+    free(v->leaf_readers);
+    free(v->leaf_seen);
 }
 
 /* Check every activation the host reads after the step, or keeps across steps, is written by some op: a fused op

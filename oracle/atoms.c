@@ -206,10 +206,134 @@ struct oracle_term oracle_atom_term(struct oracle_builder *b, const struct rules
     return oracle_ob_forall_slot(b, atom_at_each, atom);
 }
 
+/* ── The twins on an indexed schedule ─────────────────────────────────────────────────────────────────────
+ * The same meanings answered from the sorted lists: a quantifier over slots becomes a range of a tensor's readers
+ * or writers, counted less the range's members of the atom's set. test_oracle checks them against the formulas. */
+
+/* One of a tensor's two lists (readers or writers) in an index, with its running member counts for set g. */
+struct tlist {
+    const int32_t *v, *in; /* in: NULL when g has none */
+    int32_t lo, hi;        /* the tensor's entries: v[lo .. hi) */
+};
+
+/* Tensor t's readers (or writers) in s, with set g's counts. */
+static struct tlist tlist_of(const struct oracle_sched *s, long long t, bool writers, enum rules_role g)
+{
+    const struct oracle_index *ix = s->ix;
+    struct tlist l = {NULL, NULL, 0, 0};
+    if (t < 0 || t >= s->ntensors)
+        return l;
+    l.v = writers ? ix->writers : ix->readers;
+    l.lo = (writers ? ix->writers_at : ix->readers_at)[t];
+    l.hi = (writers ? ix->writers_at : ix->readers_at)[t + 1];
+    if (g != RULES_ROLE_NONE && g < RULES_ROLE_COUNT)
+        l.in = writers ? ix->writers_in[g] : ix->readers_in[g];
+    return l;
+}
+
+/* How many entries of l lie strictly between slots a and b and outside its set. */
+static int32_t outside_between(struct tlist l, long long a, long long b)
+{
+    if (!l.v || a + 1 >= b)
+        return 0;
+    int32_t i = oracle_lower_bound(l.v, l.lo, l.hi, a + 1), j = oracle_lower_bound(l.v, i, l.hi, b);
+    return (j - i) - (l.in ? l.in[j] - l.in[i] : 0);
+}
+
+/* How many entries of l lie outside its set. */
+static int32_t outside_all(struct tlist l)
+{
+    return (l.hi - l.lo) - (l.in ? l.in[l.hi] - l.in[l.lo] : 0);
+}
+
+/* Whether the ascending list v[lo .. hi) holds x. */
+static bool holds(const int32_t *v, int32_t lo, int32_t hi, long long x)
+{
+    int32_t i = oracle_lower_bound(v, lo, hi, x);
+    return i < hi && v[i] == x;
+}
+
+/* Whether op k reads tensor t. */
+static bool ix_reads(const struct oracle_sched *s, long long k, long long t)
+{
+    return k >= 0 && k < s->nops && t >= 0 && t < s->ntensors && holds(s->ix->rd, s->ix->rd_at[k], s->ix->rd_at[k + 1], t);
+}
+
+/* Whether the mover passes every slot strictly between a and b outside set g freely: none of them writes what it
+ * reads, or reads or writes what it writes. */
+static bool passes_between(const struct oracle_sched *s, long long mover, long long a, long long b, enum rules_role g)
+{
+    const struct oracle_index *ix = s->ix;
+    if (mover < 0 || mover >= s->nops)
+        return true;
+    for (int32_t i = ix->rd_at[mover]; i < ix->rd_at[mover + 1]; i++)
+        if (outside_between(tlist_of(s, ix->rd[i], true, g), a, b))
+            return false;
+    for (int32_t i = ix->wr_at[mover]; i < ix->wr_at[mover + 1]; i++)
+        if (outside_between(tlist_of(s, ix->wr[i], true, g), a, b) ||
+            outside_between(tlist_of(s, ix->wr[i], false, g), a, b))
+            return false;
+    return true;
+}
+
+/* Whether every tensor op a writes is unseen by the host and read only by slots of set g. */
+static bool written_kept_in(const struct oracle_sched *s, long long a, enum rules_role g)
+{
+    const struct oracle_index *ix = s->ix;
+    if (a < 0 || a >= s->nops)
+        return true;
+    for (int32_t i = ix->wr_at[a]; i < ix->wr_at[a + 1]; i++) {
+        int32_t t = ix->wr[i];
+        if (s->observed[t] || s->carried[t] || outside_all(tlist_of(s, t, false, g)))
+            return false;
+    }
+    return true;
+}
+
+/* The atom with every role bound (EACH to each), on an indexed schedule. */
+static bool atom_once_indexed(const struct oracle_sched *s, const struct rules_binding *bind,
+                              const struct rules_atom *at, long long each)
+{
+    long long t = bind->tensor[at->t];
+    long long a = at->a == RULES_ROLE_EACH ? each : bind->slot[at->a];
+    long long b = at->b == RULES_ROLE_EACH ? each : bind->slot[at->b];
+    bool seen = t >= 0 && t < s->ntensors && (s->observed[t] || s->carried[t]);
+    struct tlist readers = tlist_of(s, t, false, at->g), writers = tlist_of(s, t, true, at->g);
+    switch (at->kind) {
+    case RULES_ATOM_ONLY_READER: return ix_reads(s, a, t) && readers.hi - readers.lo == 1;
+    case RULES_ATOM_FIRST_READER: return ix_reads(s, a, t) && readers.v[readers.lo] == a;
+    case RULES_ATOM_READERS_WITHIN: return outside_all(readers) == 0;
+    case RULES_ATOM_UNTOUCHED: return outside_between(writers, a, b) == 0;
+    case RULES_ATOM_UNREAD_UNWRITTEN: return outside_between(writers, a, b) == 0 && outside_between(readers, a, b) == 0;
+    case RULES_ATOM_NO_CROSS: return passes_between(s, b, a, b, at->g);
+    case RULES_ATOM_NO_SINK_PAST: return passes_between(s, a, a, b, at->g);
+    case RULES_ATOM_NOT_OBSERVED: return !seen;
+    case RULES_ATOM_NOT_CARRIED: return !(t >= 0 && t < s->ntensors && s->carried[t]);
+    case RULES_ATOM_READ_ONLY_WITHIN: return written_kept_in(s, a, at->g);
+    case RULES_ATOM_COUNT: break;
+    }
+    return false;
+}
+
+/* The atom, its quantifier applied, on an indexed schedule with its own binding. */
+static bool atom_indexed(const struct oracle_sched *s, const struct rules_atom *at)
+{
+    const struct rules_binding *bind = &s->bind;
+    if (at->forall == RULES_ROLE_NONE)
+        return atom_once_indexed(s, bind, at, bind->slot[RULES_ROLE_EACH]);
+    const bool *member = s->ix->member[at->forall];
+    for (long long e = 0; member && e < s->nops; e++)
+        if (member[e] && !atom_once_indexed(s, bind, at, e))
+            return false;
+    return true;
+}
+
 bool oracle_atom_twin(const struct oracle_sched *s, const struct rules_binding *bind, const struct rules_atom *atom)
 {
     struct oracle_builder b;
     oracle_ob_concrete(&b, s, bind);
+    if (oracle_ob_indexed(&b))
+        return atom_indexed(s, atom);
     return oracle_atom_term(&b, atom).v != 0;
 }
 

@@ -9,6 +9,7 @@
  * as before, and every internal read did read from the op that now computes its value in place. */
 #include "oracle.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ── Event generators ────────────────────────────────────────────────────────────────────────────────────── */
@@ -380,12 +381,210 @@ struct oracle_term oracle_violation(struct oracle_builder *b, const struct rules
     return oracle_ob_or(b, f, oracle_ob_witness_tensor(b, final_broken, &c));
 }
 
+/* ── The violation on an indexed schedule ────────────────────────────────────────────────────────────────────
+ * The same question answered by sorting instead of searching: per tensor, every write instance present in the new
+ * program is placed (present and place above, unchanged) and sorted; each read instance then finds what comes before
+ * it by binary search. A read whose old source is a breaks when no instance of a comes before it (V1), or another
+ * op's instance comes after a's first and before the read (V2; with no source, any instance before it). test_oracle
+ * checks it against the formula. */
+
+/* A write instance: its place in the new program and its op. */
+struct winst {
+    long long host, minor, phase;
+    long long op;
+};
+
+/* Whether place x comes before place y (as `before`, on values). */
+static bool place_lt(long long xh, long long xm, long long xp, long long yh, long long ym, long long yp)
+{
+    return xh < yh || (xh == yh && (xm < ym || (xm == ym && xp < yp)));
+}
+
+/* Ascending places, for qsort. */
+static int cmp_winst(const void *pa, const void *pb)
+{
+    const struct winst *x = pa, *y = pb;
+    return place_lt(x->host, x->minor, x->phase, y->host, y->minor, y->phase)
+               ? -1
+               : place_lt(y->host, y->minor, y->phase, x->host, x->minor, x->phase);
+}
+
+/* An instance's op and its index in the place order. */
+struct opat {
+    long long op;
+    int32_t i;
+};
+
+/* A tensor's write instances sorted by place (w), and the same sorted by op, then place (by_op). */
+struct winsts {
+    struct winst *w;
+    struct opat *by_op;
+    int32_t n;
+};
+
+/* Ascending op, then place, for qsort. */
+static int cmp_opat(const void *pa, const void *pb)
+{
+    const struct opat *x = pa, *y = pb;
+    return x->op != y->op ? (x->op > y->op) - (x->op < y->op) : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The present write instances of tensor t, sorted by place, into ws (room for twice t's writers). */
+static void write_instances(struct oracle_builder *b, enum rules_motion m, long long t, struct winsts *ws)
+{
+    struct winst *w = ws->w;
+    const struct oracle_index *ix = b->cs->ix;
+    int32_t n = 0;
+    for (int32_t i = ix->writers_at[t]; i < ix->writers_at[t + 1]; i++)
+        for (int g = 0; g < GEN_COUNT; g++) {
+            if (!gen_applies(m, (enum gen)g, true))
+                continue;
+            struct event ev = {(enum gen)g, true, oracle_ob_int(b, ix->writers[i]), oracle_ob_int(b, t), oracle_ob_int(b, 0)};
+            if (!present(b, m, &ev).v)
+                continue;
+            struct pos p = place(b, m, &ev);
+            w[n++] = (struct winst){p.host.v, p.minor.v, p.phase.v, ix->writers[i]};
+        }
+    qsort(w, (size_t)n, sizeof *w, cmp_winst);
+    ws->n = n;
+    for (int32_t i = 0; i < n; i++)
+        ws->by_op[i] = (struct opat){w[i].op, i};
+    qsort(ws->by_op, (size_t)n, sizeof *ws->by_op, cmp_opat);
+}
+
+/* The last op before slot k writing tensor t in the old program (-1: none). */
+static long long source_before(const struct oracle_sched *s, long long t, long long k)
+{
+    const struct oracle_index *ix = s->ix;
+    int32_t i = oracle_lower_bound(ix->writers, ix->writers_at[t], ix->writers_at[t + 1], k);
+    return i > ix->writers_at[t] ? ix->writers[i - 1] : -1;
+}
+
+/* Whether a read at place pr whose old source was a reads from another op in the new program, given t's write
+ * instances ws. */
+static bool read_breaks(const struct winsts *ws, long long a, struct pos pr)
+{
+    const struct winst *w = ws->w;
+    int32_t n = ws->n;
+    int32_t before = 0; /* the instances before the read: w[0 .. before) */
+    for (int32_t lo = 0, hi = n; lo < hi;) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (place_lt(w[mid].host, w[mid].minor, w[mid].phase, pr.host.v, pr.minor.v, pr.phase.v))
+            lo = before = mid + 1;
+        else
+            hi = mid;
+    }
+    if (a == -1)
+        return before > 0;
+    int32_t first = -1, later_a = 0; /* a's first instance, and a's instances after it before the read */
+    int32_t lo = 0, hi = n;
+    while (lo < hi) { /* a's instances in by_op: from the first whose op is >= a */
+        int32_t mid = lo + (hi - lo) / 2;
+        if (ws->by_op[mid].op < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int32_t i = lo; i < n && ws->by_op[i].op == a && ws->by_op[i].i < before; i++) {
+        if (first < 0)
+            first = ws->by_op[i].i;
+        else
+            later_a++;
+    }
+    return first < 0 || before - first - 1 - later_a > 0;
+}
+
+/* Whether op x's read of tensor t, made internal, did not read from op `from` (V0, on values). */
+static bool internal_breaks(const struct oracle_sched *s, long long x, long long t, long long from)
+{
+    struct oracle_builder b;
+    oracle_ob_concrete(&b, s, &s->bind);
+    if (!oracle_ob_reads(&b, oracle_ob_int(&b, x), oracle_ob_int(&b, t)).v)
+        return false;
+    return source_before(s, t, x) != from;
+}
+
+/* V0 on an indexed schedule. */
+static bool internals_break(struct oracle_builder *b, enum rules_motion m)
+{
+    const struct oracle_sched *s = b->cs;
+    long long result = oracle_ob_tensor(b, RULES_ROLE_RESULT).v, c = consumer(b).v, p = producer(b).v;
+    switch (m) {
+    case RULES_MOTION_PLACE_ROWS:
+    case RULES_MOTION_READ_IN_PLACE: return internal_breaks(s, c, result, p);
+    case RULES_MOTION_PLACE_UNITS:
+        return internal_breaks(s, c, oracle_ob_tensor(b, RULES_ROLE_INPUT).v, oracle_half_producer(b, 0).v) ||
+               internal_breaks(s, c, oracle_ob_tensor(b, RULES_ROLE_OTHER).v, oracle_half_producer(b, 1).v);
+    case RULES_MOTION_RECOMPUTE:
+        for (long long e = 0; e < s->nops; e++)
+            if (oracle_ob_in(b, RULES_ROLE_MEMBERS, oracle_ob_int(b, e)).v && internal_breaks(s, e, result, p))
+                return true;
+        return false;
+    default: return false;
+    }
+}
+
+/* Whether some read instance of tensor t by op k (generator g, at e) exists and breaks. */
+static bool instance_breaks(struct oracle_builder *b, enum rules_motion m, enum gen g, long long k, long long t,
+                            long long e, const struct winsts *ws)
+{
+    struct event ev = {g, false, oracle_ob_int(b, k), oracle_ob_int(b, t), oracle_ob_int(b, e)};
+    if (!present(b, m, &ev).v)
+        return false;
+    return read_breaks(ws, source_before(b->cs, t, k), place(b, m, &ev));
+}
+
+/* Whether some read of tensor t (its readers' instances, and the host's final read) breaks. */
+static bool tensor_breaks(struct oracle_builder *b, enum rules_motion m, long long t, struct winsts *ws)
+{
+    const struct oracle_sched *s = b->cs;
+    const struct oracle_index *ix = s->ix;
+    write_instances(b, m, t, ws);
+    for (int32_t i = ix->readers_at[t]; i < ix->readers_at[t + 1]; i++)
+        for (int g = 0; g < GEN_COUNT; g++) {
+            if (!gen_applies(m, (enum gen)g, false))
+                continue;
+            if (g == GEN_COPY && ix->readers[i] != producer(b).v)
+                continue; /* only the recomputed producer's reads are copied */
+            for (long long e = 0; e < (gen_uses_e((enum gen)g) ? s->nops : 1); e++)
+                if (instance_breaks(b, m, (enum gen)g, ix->readers[i], t, e, ws))
+                    return true;
+        }
+    if (!(s->observed[t] || s->carried[t]))
+        return false;
+    struct pos end = {oracle_ob_int(b, s->nops), oracle_ob_int(b, 0), oracle_ob_int(b, 0)};
+    return read_breaks(ws, source_before(s, t, s->nops), end);
+}
+
+/* Whether the rule's motion breaks a dependence, on an indexed schedule with its own binding. */
+static bool violation_indexed(struct oracle_builder *b, const struct rules_rule *rule)
+{
+    const struct oracle_sched *s = b->cs;
+    if (internals_break(b, rule->motion))
+        return true;
+    int32_t most = 0;
+    for (int t = 0; t < s->ntensors; t++)
+        if (s->ix->writers_at[t + 1] - s->ix->writers_at[t] > most)
+            most = s->ix->writers_at[t + 1] - s->ix->writers_at[t];
+    struct winsts ws = {calloc(2 * (size_t)most + 1, sizeof *ws.w), calloc(2 * (size_t)most + 1, sizeof *ws.by_op), 0};
+    if (!ws.w || !ws.by_op)
+        abort();
+    bool broken = false;
+    for (int t = 0; t < s->ntensors && !broken; t++)
+        broken = tensor_breaks(b, rule->motion, t, &ws);
+    free(ws.w);
+    free(ws.by_op);
+    return broken;
+}
+
 bool oracle_motion_legal(const struct oracle_sched *s, const struct rules_rule *rule, bool *premises)
 {
     struct oracle_builder b;
     oracle_ob_concrete(&b, s, &s->bind);
     if (premises)
         *premises = oracle_premises(&b, rule).v != 0;
+    if (oracle_ob_indexed(&b))
+        return !violation_indexed(&b, rule);
     return oracle_violation(&b, rule).v == 0;
 }
 

@@ -30,9 +30,11 @@
 /* A concrete schedule: ops 0..nops-1 in program order over tensors 0..ntensors-1, which tensors each op reads and
  * writes, each tensor's flags and role (IR_ROLE_INPUT stands for every host-set role: input, param, constant), and a
  * binding of a rule's roles to its slots and tensors (sets stored in set_store). A counterexample is one. */
+struct oracle_index;
 struct oracle_sched {
     int nops, ntensors;
-    bool *reads, *writes;  /* [k * ntensors + t] */
+    bool *reads, *writes;  /* [k * ntensors + t]; NULL in a sparse schedule (ix holds the relations) */
+    struct oracle_index *ix; /* the relations as sorted lists, when indexed (NULL: not) */
     bool *observed, *carried;
     enum ir_role *role;
     struct rules_binding bind;
@@ -47,6 +49,14 @@ struct oracle_sched *oracle_sched_new(int nops, int ntensors);
 void oracle_sched_free(struct oracle_sched *s);
 /* Bind set role g to the given slots (copied). */
 void oracle_sched_set(struct oracle_sched *s, enum rules_role g, const int32_t *slots, int32_t n);
+/* A schedule of nops ops over ntensors tensors given as lists: op k reads rd[rd_at[k] .. rd_at[k+1]) and writes
+ * wr[wr_at[k] .. wr_at[k+1]) (each ascending); indexed, with no matrix (for long windows: only the concrete
+ * interpreters read it). */
+struct oracle_sched *oracle_sched_new_sparse(int nops, int ntensors, const int32_t *rd_at, const int32_t *rd,
+                                             const int32_t *wr_at, const int32_t *wr);
+/* Index a schedule's relations and its binding's sets (after they are bound): the concrete twins, premises and
+ * motion then answer from sorted lists in time near the relations' size instead of nops × ntensors. */
+void oracle_sched_index(struct oracle_sched *s);
 /* The schedule as text: one line per op (its reads and writes), the tensors' roles and flags, the binding. */
 char *oracle_sched_text(const struct oracle_sched *s);
 /* A graph and slots whose facts are the schedule's (each op an IR op reading and writing exactly its row), for
@@ -93,6 +103,8 @@ struct oracle_options {
     struct oracle_cross *cross; /* re-decide every query with a second solver (NULL: none) */
     bool fresh_results;   /* assume A5 too: the tensor a rule's producer computes (its RESULT, a join's halves) is an
                            * activation, never state a later op may rewrite (the matchers do not check it) */
+    bool full_cut;        /* validate-run: cut every slot touching a tensor the binding sees, however far (the
+                           * specification the windowed cut is tested against; slow on long graphs) */
 };
 struct oracle_options oracle_defaults(void);
 
@@ -221,6 +233,22 @@ struct oracle_builder {
     long long each;                               /* EACH while an atom's quantifier binds it */
     bool each_bound;
 };
+
+/* A schedule's relations as sorted lists. Op k reads the tensors rd[rd_at[k] .. rd_at[k+1]) and tensor t is read by
+ * the ops readers[readers_at[t] .. readers_at[t+1]), each ascending; likewise written. Per set role g the binding
+ * had when indexed (or was bound since): member[g][k] whether op k is in it, and readers_in[g][i] how many of the
+ * entries readers[0 .. i) are in it (writers_in likewise), so a range of a tensor's list counts its members at once. */
+struct oracle_index {
+    int32_t *rd_at, *rd, *wr_at, *wr;
+    int32_t *readers_at, *readers, *writers_at, *writers;
+    bool *member[RULES_ROLE_COUNT];
+    int32_t *readers_in[RULES_ROLE_COUNT], *writers_in[RULES_ROLE_COUNT];
+};
+
+/* Whether a concrete builder may answer from the schedule's index: it is indexed and the binding is its own. */
+bool oracle_ob_indexed(const struct oracle_builder *b);
+/* The first index i in [lo, hi) of ascending v with v[i] >= k (hi when none). */
+int32_t oracle_lower_bound(const int32_t *v, int32_t lo, int32_t hi, long long k);
 
 /* A body under a quantifier: the formula for the bound variable x. */
 typedef struct oracle_term (*oracle_ob_body)(struct oracle_builder *b, struct oracle_term x, const void *ctx);

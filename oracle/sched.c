@@ -34,10 +34,157 @@ struct oracle_sched *oracle_sched_new(int nops, int ntensors)
     return s;
 }
 
+/* ── The index ───────────────────────────────────────────────────────────────────────────────────────────── */
+
+int32_t oracle_lower_bound(const int32_t *v, int32_t lo, int32_t hi, long long k)
+{
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The transpose of op lists (at, v) over n ops: each of nt tensors' ops, ascending, into *tat and *tv. */
+static void transpose(int n, int nt, const int32_t *at, const int32_t *v, int32_t **tat, int32_t **tv)
+{
+    int32_t total = at[n];
+    int32_t *cnt = xcalloc((size_t)nt + 1, sizeof *cnt);
+    for (int32_t i = 0; i < total; i++)
+        cnt[v[i] + 1]++;
+    for (int t = 0; t < nt; t++)
+        cnt[t + 1] += cnt[t];
+    int32_t *out = xcalloc((size_t)total, sizeof *out), *fill = xcalloc((size_t)nt + 1, sizeof *fill);
+    memcpy(fill, cnt, sizeof *fill * ((size_t)nt + 1));
+    for (int k = 0; k < n; k++) /* ops in order: each tensor's list comes out ascending */
+        for (int32_t i = at[k]; i < at[k + 1]; i++)
+            out[fill[v[i]]++] = k;
+    free(fill);
+    *tat = cnt;
+    *tv = out;
+}
+
+/* A copy of n ints. */
+static int32_t *dup_ints(const int32_t *v, size_t n)
+{
+    int32_t *c = xcalloc(n, sizeof *c);
+    if (n)
+        memcpy(c, v, n * sizeof *c);
+    return c;
+}
+
+/* Index set role g of the binding: its members' flags, and the running member counts of every tensor's lists. */
+static void index_set(struct oracle_sched *s, int g)
+{
+    struct oracle_index *ix = s->ix;
+    free(ix->member[g]);
+    free(ix->readers_in[g]);
+    free(ix->writers_in[g]);
+    ix->member[g] = xcalloc((size_t)s->nops, sizeof *ix->member[g]);
+    for (int32_t i = 0; i < s->bind.nset[g]; i++)
+        if (s->bind.set[g][i] >= 0 && s->bind.set[g][i] < s->nops)
+            ix->member[g][s->bind.set[g][i]] = true;
+    int32_t nr = ix->readers_at[s->ntensors], nw = ix->writers_at[s->ntensors];
+    ix->readers_in[g] = xcalloc((size_t)nr + 1, sizeof *ix->readers_in[g]);
+    ix->writers_in[g] = xcalloc((size_t)nw + 1, sizeof *ix->writers_in[g]);
+    for (int32_t i = 0; i < nr; i++)
+        ix->readers_in[g][i + 1] = ix->readers_in[g][i] + ix->member[g][ix->readers[i]];
+    for (int32_t i = 0; i < nw; i++)
+        ix->writers_in[g][i + 1] = ix->writers_in[g][i] + ix->member[g][ix->writers[i]];
+}
+
+/* Index op lists (copied) and every set already bound. */
+static void index_lists(struct oracle_sched *s, const int32_t *rd_at, const int32_t *rd, const int32_t *wr_at,
+                        const int32_t *wr)
+{
+    struct oracle_index *ix = xcalloc(1, sizeof *ix);
+    s->ix = ix;
+    ix->rd_at = dup_ints(rd_at, (size_t)s->nops + 1);
+    ix->rd = dup_ints(rd, (size_t)rd_at[s->nops]);
+    ix->wr_at = dup_ints(wr_at, (size_t)s->nops + 1);
+    ix->wr = dup_ints(wr, (size_t)wr_at[s->nops]);
+    transpose(s->nops, s->ntensors, ix->rd_at, ix->rd, &ix->readers_at, &ix->readers);
+    transpose(s->nops, s->ntensors, ix->wr_at, ix->wr, &ix->writers_at, &ix->writers);
+    for (int g = 1; g < RULES_ROLE_COUNT; g++)
+        if (s->bind.set[g])
+            index_set(s, g);
+}
+
+struct oracle_sched *oracle_sched_new_sparse(int nops, int ntensors, const int32_t *rd_at, const int32_t *rd,
+                                             const int32_t *wr_at, const int32_t *wr)
+{
+    struct oracle_sched *s = oracle_sched_new(0, ntensors);
+    s->nops = nops > 0 ? nops : 0;
+    free(s->reads);
+    free(s->writes);
+    s->reads = s->writes = NULL;
+    free(s->set_store);
+    s->set_store = xcalloc((size_t)RULES_ROLE_COUNT * (size_t)(s->nops + 1), sizeof *s->set_store);
+    index_lists(s, rd_at, rd, wr_at, wr);
+    return s;
+}
+
+/* One matrix's rows as op lists: *at (nops + 1 offsets) and *v. */
+static void rows_of(const struct oracle_sched *s, const bool *m, int32_t **at, int32_t **v)
+{
+    size_t cells = (size_t)s->nops * (size_t)s->ntensors, total = 0;
+    for (size_t i = 0; i < cells; i++)
+        total += m[i];
+    *at = xcalloc((size_t)s->nops + 1, sizeof **at);
+    *v = xcalloc(total, sizeof **v);
+    int32_t n = 0;
+    for (int k = 0; k < s->nops; k++) {
+        for (int t = 0; t < s->ntensors; t++)
+            if (m[k * s->ntensors + t])
+                (*v)[n++] = t;
+        (*at)[k + 1] = n;
+    }
+}
+
+/* Free an index. */
+static void index_free(struct oracle_index *ix)
+{
+    if (!ix)
+        return;
+    free(ix->rd_at);
+    free(ix->rd);
+    free(ix->wr_at);
+    free(ix->wr);
+    free(ix->readers_at);
+    free(ix->readers);
+    free(ix->writers_at);
+    free(ix->writers);
+    for (int g = 0; g < RULES_ROLE_COUNT; g++) {
+        free(ix->member[g]);
+        free(ix->readers_in[g]);
+        free(ix->writers_in[g]);
+    }
+    free(ix);
+}
+
+void oracle_sched_index(struct oracle_sched *s)
+{
+    if (!s->reads)
+        return; /* sparse: indexed from the start */
+    index_free(s->ix);
+    int32_t *rd_at, *rd, *wr_at, *wr;
+    rows_of(s, s->reads, &rd_at, &rd);
+    rows_of(s, s->writes, &wr_at, &wr);
+    index_lists(s, rd_at, rd, wr_at, wr);
+    free(rd_at);
+    free(rd);
+    free(wr_at);
+    free(wr);
+}
+
 void oracle_sched_free(struct oracle_sched *s)
 {
     if (!s)
         return;
+    index_free(s->ix);
     free(s->reads);
     free(s->writes);
     free(s->observed);
@@ -55,6 +202,8 @@ void oracle_sched_set(struct oracle_sched *s, enum rules_role g, const int32_t *
         dst[m++] = slots[i];
     s->bind.set[g] = dst;
     s->bind.nset[g] = m;
+    if (s->ix)
+        index_set(s, (int)g);
 }
 
 /* ── Text ────────────────────────────────────────────────────────────────────────────────────────────────── */

@@ -155,18 +155,40 @@ static bool in_matrix(const struct oracle_sched *s, long long k, long long t)
     return k >= 0 && k < s->nops && t >= 0 && t < s->ntensors;
 }
 
+/* Whether op k's ascending list (at, v) holds t. */
+static bool listed(const int32_t *at, const int32_t *v, long long k, long long t)
+{
+    int32_t i = oracle_lower_bound(v, at[k], at[k + 1], t);
+    return i < at[k + 1] && v[i] == t;
+}
+
 struct oracle_term oracle_ob_reads(struct oracle_builder *b, struct oracle_term k, struct oracle_term t)
 {
-    if (b->mode == ORACLE_CONCRETE)
-        return val(in_matrix(b->cs, k.v, t.v) && b->cs->reads[k.v * b->cs->ntensors + t.v]);
+    if (b->mode == ORACLE_CONCRETE) {
+        if (!in_matrix(b->cs, k.v, t.v))
+            return val(0);
+        if (!b->cs->reads)
+            return val(listed(b->cs->ix->rd_at, b->cs->ix->rd, k.v, t.v));
+        return val(b->cs->reads[k.v * b->cs->ntensors + t.v]);
+    }
     return app(b, b->reads, 2, k, t);
 }
 
 struct oracle_term oracle_ob_writes(struct oracle_builder *b, struct oracle_term k, struct oracle_term t)
 {
-    if (b->mode == ORACLE_CONCRETE)
-        return val(in_matrix(b->cs, k.v, t.v) && b->cs->writes[k.v * b->cs->ntensors + t.v]);
+    if (b->mode == ORACLE_CONCRETE) {
+        if (!in_matrix(b->cs, k.v, t.v))
+            return val(0);
+        if (!b->cs->writes)
+            return val(listed(b->cs->ix->wr_at, b->cs->ix->wr, k.v, t.v));
+        return val(b->cs->writes[k.v * b->cs->ntensors + t.v]);
+    }
     return app(b, b->writes, 2, k, t);
+}
+
+bool oracle_ob_indexed(const struct oracle_builder *b)
+{
+    return b->mode == ORACLE_CONCRETE && b->cs->ix && b->cb == &b->cs->bind;
 }
 
 /* Whether t is a tensor of a concrete schedule. */
@@ -209,6 +231,8 @@ struct oracle_term oracle_ob_in(struct oracle_builder *b, enum rules_role g, str
         return oracle_ob_bool(b, false);
     if (b->mode == ORACLE_Z3)
         return app(b, b->set[g], 1, k, k);
+    if (oracle_ob_indexed(b) && b->cs->ix->member[g] && k.v >= 0 && k.v < b->cs->nops)
+        return val(b->cs->ix->member[g][k.v]);
     for (int32_t i = 0; i < b->cb->nset[g]; i++)
         if (b->cb->set[g][i] == k.v)
             return val(1);

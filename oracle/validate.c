@@ -6,6 +6,7 @@
  * motion puts it, the moved ops' slots empty). */
 #include "oracle.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,9 +192,10 @@ static void rebind(struct oracle_sched *s, const struct cutmap *m, const struct 
 }
 
 /* The slots as they stand under binding b, cut down to what the binding can see: the bound slots, the sets' members
- * and the join's producers (key), every tensor they touch, and every slot touching one of those. */
-static struct oracle_sched *cut(const struct rules_rewriter *r, const struct rules_rule *rule,
-                                const struct rules_binding *b, const struct access *a)
+ * and the join's producers (key), every tensor they touch, and every slot touching one of those (the full cut: the
+ * specification the window below is tested against). */
+static struct oracle_sched *cut_full(const struct rules_rewriter *r, const struct rules_rule *rule,
+                                     const struct rules_binding *b, const struct access *a)
 {
     int32_t nt = r->g->ntensors;
     struct cutmap m;
@@ -211,6 +213,247 @@ static struct oracle_sched *cut(const struct rules_rewriter *r, const struct rul
     free(m.rel);
     free(m.slot);
     free(m.tensor);
+    return s;
+}
+
+/* ── The window: the same verdicts from a neighbourhood ──────────────────────────────────────────────────
+ *
+ * The full cut keeps every slot touching a relevant tensor (one the key slots touch, or a bound tensor), and a table
+ * every row of a prefill chunk writes, or a norm every row reads, makes that O(graph) per firing. The window keeps
+ * the key slots, every slot between the first key slot (lo) and the last (hi) touching a relevant tensor, and per
+ * relevant tensor t only these slots outside [lo, hi]:
+ *   - the first reader of t before lo and the first after hi (whether any other slot reads t: only_reader,
+ *     first_reader, readers_within, read_only_within);
+ *   - the last writer of t before lo (the source of every read of t in [lo, hi] that no writer in [lo, hi] precedes);
+ *   - the first writer of t after hi, and the last writer of t (the source of the host's final read).
+ * Every verdict is the full cut's: the motion moves only key ops' events and only to key slots, so a read before lo
+ * keeps its source in both programs; a read after hi either follows a writer after hi (kept, unmoved: its source
+ * stays) or has the same source as the first read of t after hi (kept: its verdict is theirs); every atom's
+ * between-range lies in [lo, hi]; and every quantifier over readers outside it needs only one of each side.
+ * test_oracle checks it against the full cut on the zoo. Its cost is the slots between the bound ones and a binary
+ * search per relevant tensor, not the graph. */
+
+/* A growable array of ints, sorted and unique once settled. */
+struct ivec {
+    int32_t *v;
+    int32_t n, cap;
+};
+
+/* Append k. */
+static void ivec_push(struct ivec *x, int32_t k)
+{
+    if (x->n == x->cap) {
+        x->cap = x->cap ? 2 * x->cap : 16;
+        x->v = realloc(x->v, sizeof *x->v * (size_t)x->cap);
+        if (!x->v)
+            abort();
+    }
+    x->v[x->n++] = k;
+}
+
+/* Ascending ints, for qsort. */
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort and drop repeats. */
+static void ivec_settle(struct ivec *x)
+{
+    if (x->n < 2)
+        return;
+    qsort(x->v, (size_t)x->n, sizeof *x->v, cmp_i32);
+    int32_t m = 1;
+    for (int32_t i = 1; i < x->n; i++)
+        if (x->v[i] != x->v[m - 1])
+            x->v[m++] = x->v[i];
+    x->n = m;
+}
+
+/* The first index of ascending v[0..n) whose entry is >= k. */
+static int32_t first_at_least(const int32_t *v, int32_t n, int64_t k)
+{
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* k's index in a settled vector, or -1. */
+static int32_t ivec_find(const struct ivec *x, int64_t k)
+{
+    int32_t at = first_at_least(x->v, x->n, k);
+    return at < x->n && x->v[at] == k ? at : -1;
+}
+
+/* What a window keeps: key slots, relevant tensors, kept slots (each settled), the key slots' span. */
+struct window {
+    struct ivec key, tensors, slots;
+    int32_t lo, hi;
+    int32_t half[2]; /* place_units: the halves' producers */
+};
+
+/* Add live slot i as key and the tensors it reads and writes as relevant. */
+static void window_key(struct window *w, const struct ir_slots *s, int32_t i, int32_t nt)
+{
+    int32_t nr, nw;
+    if (i < 0 || i >= ir_slots_len(s) || !ir_slots_get(s, i))
+        return;
+    ivec_push(&w->key, i);
+    const ir_tid *rd = ir_facts_slot_reads(s, i, &nr), *wr = ir_facts_slot_writes(s, i, &nw);
+    for (int32_t k = 0; k < nr; k++)
+        if (rd[k] >= 0 && rd[k] < nt)
+            ivec_push(&w->tensors, rd[k]);
+    for (int32_t k = 0; k < nw; k++)
+        if (wr[k] >= 0 && wr[k] < nt)
+            ivec_push(&w->tensors, wr[k]);
+}
+
+/* The key slots and relevant tensors of binding b (as mark_bound has them). */
+static void window_bound(struct window *w, const struct rules_rewriter *r, const struct rules_rule *rule,
+                         const struct rules_binding *b, int32_t nt)
+{
+    for (int role = 1; role < RULES_ROLE_COUNT; role++) {
+        if (role_kind[role] == 'S' && role != RULES_ROLE_EACH)
+            window_key(w, r->s, b->slot[role], nt);
+        if (role_kind[role] == 'T' && b->tensor[role] >= 0 && b->tensor[role] < nt)
+            ivec_push(&w->tensors, b->tensor[role]);
+        for (int32_t i = 0; role_kind[role] == 'G' && i < b->nset[role]; i++)
+            window_key(w, r->s, b->set[role][i], nt);
+    }
+    w->half[0] = w->half[1] = -1;
+    if (rule->motion == RULES_MOTION_PLACE_UNITS)
+        for (int h = 0; h < 2; h++) {
+            w->half[h] = ir_facts_producer(r->s, b->tensor[h ? RULES_ROLE_OTHER : RULES_ROLE_INPUT]);
+            window_key(w, r->s, w->half[h], nt);
+        }
+    ivec_settle(&w->key);
+    ivec_settle(&w->tensors);
+    w->lo = w->key.n ? w->key.v[0] : 0;
+    w->hi = w->key.n ? w->key.v[w->key.n - 1] : -1;
+}
+
+/* Keep the entries of ascending list v[0..n) that lie in [lo, hi]. */
+static void keep_span(struct window *w, const int32_t *v, int32_t n, int32_t lo, int32_t hi)
+{
+    for (int32_t i = first_at_least(v, n, lo); i < n && v[i] <= hi; i++)
+        ivec_push(&w->slots, v[i]);
+}
+
+/* Keep what one relevant tensor needs: its readers and writers in [lo, hi], and its representatives outside (see
+ * above); every one of them when nothing is key. */
+static void window_tensor(struct window *w, const struct ir_slots *s, ir_tid t)
+{
+    int32_t nr, nw;
+    const int32_t *rd = ir_facts_reader_list(s, t, &nr), *wr = ir_facts_writer_list(s, t, &nw);
+    if (!w->key.n) {
+        keep_span(w, rd, nr, INT32_MIN, INT32_MAX);
+        keep_span(w, wr, nw, INT32_MIN, INT32_MAX);
+        return;
+    }
+    keep_span(w, rd, nr, w->lo, w->hi);
+    keep_span(w, wr, nw, w->lo, w->hi);
+    if (nr && rd[0] < w->lo)
+        ivec_push(&w->slots, rd[0]);                      /* the first reader before lo */
+    int32_t after = first_at_least(rd, nr, (int64_t)w->hi + 1);
+    if (after < nr)
+        ivec_push(&w->slots, rd[after]);                  /* the first reader after hi */
+    int32_t at = first_at_least(wr, nw, w->lo);
+    if (at > 0)
+        ivec_push(&w->slots, wr[at - 1]);                 /* the last writer before lo */
+    after = first_at_least(wr, nw, (int64_t)w->hi + 1);
+    if (after < nw) {
+        ivec_push(&w->slots, wr[after]);                  /* the first writer after hi */
+        ivec_push(&w->slots, wr[nw - 1]);                 /* the last writer */
+    }
+}
+
+/* Op k's tensors of one kind (reads or writes) that the window keeps, renumbered, appended to *v. */
+static void window_row(const struct window *w, const ir_tid *ts, int32_t nts, struct ivec *v)
+{
+    for (int32_t i = 0; i < nts; i++) {
+        int32_t t = ivec_find(&w->tensors, ts[i]);
+        if (t >= 0)
+            ivec_push(v, t); /* ascending: the renumbering keeps the order */
+    }
+}
+
+/* The window's schedule, indexed: relations, roles, flags. */
+static struct oracle_sched *window_sched(const struct window *w, const struct ir_slots *slots,
+                                        const struct ir_graph *g)
+{
+    struct ivec rd = {0}, wr = {0};
+    int32_t *rd_at = xcalloc((size_t)w->slots.n + 1, sizeof *rd_at), *wr_at = xcalloc((size_t)w->slots.n + 1, sizeof *wr_at);
+    for (int32_t k = 0; k < w->slots.n; k++) {
+        int32_t nr, nw;
+        const ir_tid *r = ir_facts_slot_reads(slots, w->slots.v[k], &nr);
+        const ir_tid *x = ir_facts_slot_writes(slots, w->slots.v[k], &nw);
+        window_row(w, r, nr, &rd);
+        window_row(w, x, nw, &wr);
+        rd_at[k + 1] = rd.n;
+        wr_at[k + 1] = wr.n;
+    }
+    struct oracle_sched *s = oracle_sched_new_sparse(w->slots.n, w->tensors.n, rd_at, rd.v, wr_at, wr.v);
+    for (int32_t t = 0; t < w->tensors.n; t++) {
+        const struct ir_tensor *x = &g->tensors[w->tensors.v[t]];
+        s->role[t] = model_role(x->role);
+        s->observed[t] = x->observed;
+        s->carried[t] = x->carried;
+    }
+    free(rd_at);
+    free(wr_at);
+    free(rd.v);
+    free(wr.v);
+    return s;
+}
+
+/* The binding renumbered into the window. */
+static void window_rebind(struct oracle_sched *s, const struct window *w, const struct rules_binding *b,
+                          enum rules_motion motion)
+{
+    int32_t *members = xcalloc((size_t)w->slots.n + 1, sizeof *members);
+    for (int role = 1; role < RULES_ROLE_COUNT; role++) {
+        s->bind.slot[role] = ivec_find(&w->slots, b->slot[role]);
+        ir_tid t = ivec_find(&w->tensors, b->tensor[role]);
+        s->bind.tensor[role] = t >= 0 ? t : IR_NONE;
+        if (role_kind[role] != 'G' || !b->set[role])
+            continue;
+        int32_t n = 0;
+        for (int32_t i = 0; i < b->nset[role]; i++) {
+            int32_t k = ivec_find(&w->slots, b->set[role][i]);
+            if (k >= 0)
+                members[n++] = k;
+        }
+        oracle_sched_set(s, (enum rules_role)role, members, n);
+    }
+    for (int h = 0; h < 2 && motion == RULES_MOTION_PLACE_UNITS; h++)
+        s->half[h] = w->half[h] >= 0 ? ivec_find(&w->slots, w->half[h]) : -1;
+    free(members);
+}
+
+/* The slots as they stand under binding b, cut down to the window. */
+static struct oracle_sched *cut_window(const struct rules_rewriter *r, const struct rules_rule *rule,
+                                       const struct rules_binding *b)
+{
+    struct window w;
+    memset(&w, 0, sizeof w);
+    window_bound(&w, r, rule, b, r->g->ntensors);
+    for (int32_t k = 0; k < w.key.n; k++)
+        ivec_push(&w.slots, w.key.v[k]);
+    for (int32_t t = 0; t < w.tensors.n; t++)
+        window_tensor(&w, r->s, w.tensors.v[t]);
+    ivec_settle(&w.slots);
+    struct oracle_sched *s = window_sched(&w, r->s, r->g);
+    window_rebind(s, &w, b, rule->motion);
+    free(w.key.v);
+    free(w.tensors.v);
+    free(w.slots.v);
     return s;
 }
 
@@ -248,9 +491,50 @@ static bool rows_fit(const struct oracle_options *opt, int64_t rows, int64_t col
     return v == ORACLE_PROVED;
 }
 
+/* A decided rows_fit question and its answer: the question is its five numbers alone, so a chunk's every layer asks
+ * Z3 once per table shape rather than once per firing. */
+struct fit {
+    int64_t q[5];
+    bool fits;
+    char why[ORACLE_REASON_LEN];
+};
+
+/* The decided answers so far (at most FITS_MAX, the first ones asked; an unknown is asked again). */
+enum { FITS_MAX = 64 };
+struct fits {
+    struct fit v[FITS_MAX];
+    int n;
+};
+
+/* rows_fit, answered from the decided answers when asked before. */
+static bool rows_fit_known(struct fits *known, const struct oracle_options *opt, int64_t rows, int64_t cols,
+                           int64_t row_cols, int64_t need, int64_t len, bool *unknown, char why[ORACLE_REASON_LEN])
+{
+    int64_t q[5] = {rows, cols, row_cols, need, len};
+    for (int i = 0; i < known->n; i++)
+        if (memcmp(known->v[i].q, q, sizeof q) == 0) {
+            *unknown = false;
+            if (!known->v[i].fits)
+                snprintf(why, ORACLE_REASON_LEN, "%s", known->v[i].why);
+            return known->v[i].fits;
+        }
+    char said[ORACLE_REASON_LEN] = "";
+    bool fits = rows_fit(opt, rows, cols, row_cols, need, len, unknown, said);
+    if (!*unknown && known->n < FITS_MAX) {
+        struct fit *f = &known->v[known->n++];
+        memcpy(f->q, q, sizeof q);
+        f->fits = fits;
+        snprintf(f->why, sizeof f->why, "%s", said);
+    }
+    if (said[0])
+        snprintf(why, ORACLE_REASON_LEN, "%s", said);
+    return fits;
+}
+
 /* The named-row check of a placement under binding b (true when it names none). */
 static bool positions_ok(const struct rules_rewriter *r, const struct rules_rule *rule, const struct rules_binding *b,
-                         const struct oracle_options *opt, bool *unknown, char why[ORACLE_REASON_LEN])
+                         const struct oracle_options *opt, struct fits *known, bool *unknown,
+                         char why[ORACLE_REASON_LEN])
 {
     *unknown = false;
     const struct ir_op *c = ir_slots_get(r->s, b->slot[RULES_ROLE_CONSUMER]);
@@ -258,13 +542,13 @@ static bool positions_ok(const struct rules_rewriter *r, const struct rules_rule
         return true;
     if (rule->motion == RULES_MOTION_PLACE_ROWS && rules_is(c, IR_KIND_SET_ROW)) {
         const struct ir_set_row *sr = &c->spec.u.set_row;
-        return rows_fit(opt, sr->rows, sr->cols, sr->cols, sr->count, sr->count * sr->cols, unknown, why);
+        return rows_fit_known(known, opt, sr->rows, sr->cols, sr->cols, sr->count, sr->count * sr->cols, unknown, why);
     }
     if (rule->motion == RULES_MOTION_PLACE_UNITS && c->dst.row == IR_ROWSEL_PARAM && c->dst.row_cols > 0) {
         const struct ir_tensor *t = &r->g->tensors[c->dst.buf];
         int64_t len = ir_tensor_len(r->g, c->out);
         int64_t need = len / c->dst.row_cols + (len % c->dst.row_cols != 0);
-        return rows_fit(opt, t->rows, t->cols, c->dst.row_cols, need, len, unknown, why);
+        return rows_fit_known(known, opt, t->rows, t->cols, c->dst.row_cols, need, len, unknown, why);
     }
     return true;
 }
@@ -289,6 +573,7 @@ struct vstate {
     void *ctx;
     struct oracle_validation *v;
     struct pending p;
+    struct fits *fits; /* the named-row answers decided so far */
     /* Every slot's reads and writes, kept until the slots change: a firing, another step, other slots. */
     bool cached;
     struct access access;
@@ -383,7 +668,7 @@ static void on_guards(struct vstate *st, const struct rules_rewriter *r, const s
     struct oracle_check *c = &p->check;
     c->rule = p->rule;
     c->bound = true;
-    struct oracle_sched *s = cut(r, rule, b, current_access(st, r));
+    struct oracle_sched *s = st->opt->full_cut ? cut_full(r, rule, b, current_access(st, r)) : cut_window(r, rule, b);
     c->atoms = true;
     for (int i = 0; i < rule->nguards && c->atoms; i++)
         if (!oracle_atom_twin(s, &s->bind, &rule->guards[i])) {
@@ -396,7 +681,7 @@ static void on_guards(struct vstate *st, const struct rules_rewriter *r, const s
     else if (!c->legal && !c->why[0])
         snprintf(c->why, sizeof c->why, "%s breaks a dependence", rules_motion_name(rule->motion));
     char why[ORACLE_REASON_LEN] = "";
-    c->positions = positions_ok(r, rule, b, st->opt, &c->unknown, why);
+    c->positions = positions_ok(r, rule, b, st->opt, st->fits, &c->unknown, why);
     if (!c->positions && !c->why[0])
         snprintf(c->why, sizeof c->why, "%s", why);
     p->expect_at = expected_at(rule, b, r->s);
@@ -508,12 +793,14 @@ int oracle_validate_run(const struct ir_graph *g, const struct shim *shim, const
     st.fn = fn;
     st.ctx = ctx;
     st.v = v;
+    st.fits = xcalloc(1, sizeof *st.fits);
     struct rules_optimized out;
     rules_trace(hook, &st);
     int rc = rules_optimize(g, shim, NULL, 0, &out, err);
     rules_trace(NULL, NULL);
     drop_pending(&st.p);
     forget_access(&st);
+    free(st.fits);
     if (rc == 0) {
         v->invalid = ir_validate(out.graph, v->invalid_why) != 0;
         rules_optimized_free(&out);

@@ -877,6 +877,169 @@ static void test_validate(void)
     test_validate_lane();
 }
 
+/* ── Long windows: the index and the window against the formulas and the full cut ─────────────────────────── */
+
+/* A random schedule of n ops over nt tensors, its flags, roles and a binding of every role (sets random subsets,
+ * slots and tensors anything from -1 on, the join's producers too). */
+static struct oracle_sched *random_bound_sched(uint64_t *rng, int n, int nt)
+{
+    struct oracle_sched *s = oracle_sched_new(n, nt);
+    for (int k = 0; k < n; k++)
+        for (int t = 0; t < nt; t++) {
+            unsigned x = (unsigned)next_random(rng) % 8;
+            s->reads[k * nt + t] = x == 0 || x == 1;
+            s->writes[k * nt + t] = x == 1 || x == 2;
+        }
+    for (int t = 0; t < nt; t++) {
+        unsigned x = (unsigned)next_random(rng);
+        s->observed[t] = x % 5 == 0;
+        s->carried[t] = x % 7 == 0;
+        s->role[t] = (x >> 3) % 3 == 0 ? IR_ROLE_STATE : (x >> 3) % 3 == 1 ? IR_ROLE_ACTIVATION : IR_ROLE_INPUT;
+    }
+    for (int r = 1; r < RULES_ROLE_COUNT; r++) {
+        s->bind.slot[r] = (int32_t)(next_random(rng) % (uint64_t)(n + 1)) - 1;
+        s->bind.tensor[r] = (ir_tid)(next_random(rng) % (uint64_t)(nt + 1)) - 1;
+        int32_t members[16], m = 0;
+        for (int k = 0; k < n; k++)
+            if (next_random(rng) % 3 == 0)
+                members[m++] = k;
+        oracle_sched_set(s, (enum rules_role)r, members, m);
+    }
+    s->bind.slot[RULES_ROLE_EACH] = -1;
+    s->half[0] = (int32_t)(next_random(rng) % (uint64_t)(n + 1)) - 1;
+    s->half[1] = (int32_t)(next_random(rng) % (uint64_t)(n + 1)) - 1;
+    return s;
+}
+
+/* The indexed twins and motion answer as the formulas do: every shipped rule's atoms, premises and motion on random
+ * schedules of 1 to 9 ops over 1 to 4 tensors, evaluated from the matrix and again once indexed. */
+static void indexed_random(void)
+{
+    const struct rules_rule *rules[256];
+    int nrules = oracle_rules(rules, 256);
+    uint64_t rng = 0x5851f42d4c957f2dULL;
+    long long asked = 0, differ = 0, broken = 0;
+    for (int i = 0; i < 3000; i++) {
+        int n = 1 + (int)(next_random(&rng) % 9), nt = 1 + (int)(next_random(&rng) % 4);
+        struct oracle_sched *s = random_bound_sched(&rng, n, nt);
+        struct oracle_sched *x = copy_sched(s);
+        x->half[0] = s->half[0];
+        x->half[1] = s->half[1];
+        oracle_sched_index(x);
+        for (int r = 0; r < nrules; r++) {
+            for (int a = 0; a < rules[r]->nguards; a++) {
+                bool want = oracle_atom_twin(s, &s->bind, &rules[r]->guards[a]);
+                differ += want != oracle_atom_twin(x, &x->bind, &rules[r]->guards[a]);
+                asked++;
+            }
+            bool p1, p2;
+            bool want = oracle_motion_legal(s, rules[r], &p1), got = oracle_motion_legal(x, rules[r], &p2);
+            differ += want != got || p1 != p2;
+            broken += !want;
+            asked++;
+        }
+        oracle_sched_free(s);
+        oracle_sched_free(x);
+    }
+    CHECKF(differ == 0, "indexed and formula disagree on %lld of %lld questions", differ, asked);
+    CHECKF(broken > 1000 && broken < asked / 2, "too few broken motions to tell: %lld of %lld", broken, asked);
+    printf("indexed: %lld questions, %lld motions broken, %lld disagreements\n", asked, broken, differ);
+}
+
+/* One validate-run's checks, in order, as text. */
+struct transcript {
+    char *text;
+    size_t n, cap;
+};
+
+/* Append a check to the transcript. */
+static void transcribe(const struct oracle_check *c, void *ctx)
+{
+    struct transcript *t = ctx;
+    char line[ORACLE_REASON_LEN + 256];
+    int len = snprintf(line, sizeof line, "%s %d %d %d%d%d%d%d%d%d %s\n", c->rule, (int)c->cls, (int)c->at, c->bound,
+                       c->atoms, c->premises, c->legal, c->positions, c->unknown, c->admitted, c->why);
+    if (t->n + (size_t)len + 1 > t->cap) {
+        t->cap = 2 * (t->n + (size_t)len + 1);
+        t->text = realloc(t->text, t->cap);
+    }
+    memcpy(t->text + t->n, line, (size_t)len + 1);
+    t->n += (size_t)len;
+}
+
+/* Validate g under shim with the full cut and with the window: the same checks, in order, and the same totals. */
+static void same_checks(const char *what, const struct ir_graph *g, const struct shim *shim)
+{
+    char err[IR_ERR_LEN];
+    struct oracle_options opt = oracle_defaults();
+    struct transcript t[2] = {{NULL, 0, 0}, {NULL, 0, 0}};
+    struct oracle_validation v[2];
+    for (int k = 0; k < 2; k++) {
+        opt.full_cut = k == 0;
+        CHECK(oracle_validate_run(g, shim, &opt, transcribe, &t[k], &v[k], err) == 0);
+    }
+    CHECKF(t[0].n > 0 && t[1].n == t[0].n && memcmp(t[0].text, t[1].text, t[0].n) == 0 &&
+               v[0].checked == v[1].checked && v[0].failed == v[1].failed,
+           "%s: the window's checks differ from the full cut's (%d/%d checked, %d/%d failed)", what, v[0].checked,
+           v[1].checked, v[0].failed, v[1].failed);
+    free(t[0].text);
+    free(t[1].text);
+}
+
+/* The window and the index change no check of validate-run: zoo graphs (decode, prefill, batch) under the reference
+ * shim and the lane, and with a guard atom dropped so that firings fail. */
+static void test_window(void)
+{
+    indexed_random();
+    static const struct {
+        const char *model, *shim;
+        enum models_mode_kind kind;
+        int n;
+    } cases[] = {
+        {"tiny-qwen3-moe", "reference", MODELS_PREFILL, 8},
+        {"tiny-qwen3-moe", "cuda-lane:h200:int8", MODELS_PREFILL, 8},
+        {"tiny-qwen3-next", "cuda-lane:h200:int8", MODELS_PREFILL, 8},
+        {"tiny-qwen3", "reference", MODELS_BATCH, 4},
+        {"tiny-llama", "cuda-lane:h100:int8", MODELS_DECODE, 1},
+    };
+    char err[IR_ERR_LEN];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct shim *shim = shim_lookup(cases[i].shim, err);
+        const struct models_config *c = models_find(cases[i].model);
+        struct models_options mo = models_default_options();
+        mo.mode = (struct models_mode){.kind = cases[i].kind, .n = cases[i].n};
+        struct ir_graph *g = c ? models_lift(c, &mo, err) : NULL;
+        CHECKF(shim && g, "%s: %s", cases[i].model, err);
+        if (shim && g)
+            same_checks(cases[i].model, g, shim);
+        ir_graph_free(g);
+        shim_free(shim);
+    }
+    /* The optimizer's planted bugs: the same checks under each. */
+    struct shim *lane = shim_lookup("cuda-lane:h200:int8x2", err);
+    const struct models_config *moe = models_find("tiny-qwen3-moe");
+    struct models_options mo = models_default_options();
+    struct ir_graph *lifted = moe ? models_lift(moe, &mo, err) : NULL;
+    CHECK(lane && lifted);
+    for (int plant = RULES_PLANT_NONE + 1; plant < RULES_PLANT_COUNT && lane && lifted; plant++) {
+        rules_plant(rules_plant_name((enum rules_plant)plant));
+        same_checks(rules_plant_name((enum rules_plant)plant), lifted, lane);
+        rules_plant(NULL);
+    }
+    ir_graph_free(lifted);
+    shim_free(lane);
+    struct shim *shim = shim_lookup("reference", err);
+    struct ir_graph *g = ir_parse_file(FIXTURES "/add_norm/near_untouched_a.fc", err);
+    CHECK(shim && g);
+    if (shim && g) {
+        rules_drop_atom("add_norm:untouched_a");
+        same_checks("near_untouched_a, atom dropped", g, shim);
+        rules_drop_atom(NULL);
+    }
+    ir_graph_free(g);
+    shim_free(shim);
+}
+
 /* A schedule prints what it is. */
 static void test_text(void)
 {
@@ -913,6 +1076,7 @@ int main(void)
     part("contract atoms", test_contract_atoms);
     part("smt2", test_smt2);
     part("validate", test_validate);
+    part("window", test_window);
     oracle_shutdown();
     return check_done("test_oracle");
 }
