@@ -272,18 +272,7 @@ static void ivec_settle(struct ivec *x)
 }
 
 /* The first index of ascending v[0..n) whose entry is >= k. */
-static int32_t first_at_least(const int32_t *v, int32_t n, int64_t k)
-{
-    int32_t lo = 0, hi = n;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
+static int32_t first_at_least(const int32_t *v, int32_t n, int64_t k) { return oracle_lower_bound(v, 0, n, k); }
 
 /* k's index in a settled vector, or -1. */
 static int32_t ivec_find(const struct ivec *x, int64_t k)
