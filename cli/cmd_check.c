@@ -2,11 +2,13 @@
  * diffed into results.db) and the results commands (`fusecheck db runs|diff|merge`). */
 #include "cli.h"
 #include "db/db.h"
+#include "oracle/oracle.h"
 #include "rules/rules.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@ struct check_args {
     const char *shims[MAX_LIST];
     int nshims;
     const char *db;
+    const char *fixtures;          /* --fixtures: the rules' fixture cases to run too (NULL: none) */
     struct cli_lift lift;
     bool eval_real, progress, tolerance;
     const char *device;            /* --device: where the tolerance runs' launches run (NULL: the host lane) */
@@ -35,8 +38,9 @@ struct check_args {
 struct check_totals {
     struct cli_tol_totals tol; /* the host lane's tolerance runs (check --tolerance) */
     int graphs, reports, failures, mismatches, diffs;
+    int fixtures, fixtures_failed; /* the fixture cases run, and those with a failed check */
     long decisions, fired;
-    double optimize_s, eval_s, db_s;
+    double optimize_s, eval_s, db_s, fixtures_s;
 };
 
 /* Seconds on the monotonic clock. */
@@ -107,7 +111,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"ctx", required_argument, NULL, 'C'},
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
         {"tolerance", no_argument, NULL, 't'},    {"hold", required_argument, NULL, 'H'},
-        {"device", required_argument, NULL, 'D'},
+        {"device", required_argument, NULL, 'D'}, {"fixtures", required_argument, NULL, 'F'},
         CLI_SEED_RULES_OPTION,                    {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
@@ -138,6 +142,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 'e': a->eval_real = true; break;
         case 't': a->tolerance = true; break;
         case 'D': a->device = optarg; break;
+        case 'F': a->fixtures = optarg; break;
         case 'q': a->progress = false; break;
         case 'R': rules_seed_mode(true); break;
         case 'H': if (cli_holds_add(&a->holds, optarg)) return CLI_USAGE; break;
@@ -159,6 +164,13 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
     }
     if (modes_past_context(a))
         return CLI_USAGE;
+    struct stat st;
+    if (a->fixtures && (stat(a->fixtures, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return cli_usage_error("check", "--fixtures %s: no such folder (the rules' fixture cases, tests/rules in the "
+                                        "source tree)", a->fixtures);
+    if (a->fixtures && rules_seed_rules())
+        return cli_usage_error("check", "--fixtures holds fusecheck's own rules to their cases; the seed's rules "
+                                        "(--seed-rules) depart from them where docs/findings.md says: run them apart");
     if (!a->nmodes) {
         static const char *const defaults[] = {"decode", "prefill:8", "batch:4"};
         for (int i = 0; i < 3; i++)
@@ -415,6 +427,42 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
     return rc;
 }
 
+/* Where a fixture run logs its failures: the run's db and its totals. */
+struct fixture_log {
+    struct db *db;
+    int64_t run;
+    bool progress;
+};
+
+/* A fixture case's failed check: said on stderr and kept in results.db (failures, stage "fixture"). */
+static void fixture_failed(const struct oracle_fixture *f, const char *what, void *ctx)
+{
+    struct fixture_log *l = ctx;
+    fprintf(stderr, "%s%s: %s\n", l->progress ? "\n" : "", f->path, what);
+    log_failure(l->db, l->run, f->path, NULL, f->shim, "fixture", what);
+}
+
+/* Run the rules' fixture cases under a->fixtures (none when not asked), counting them in t: a case with a failed
+ * check is a failure of the run, and so is a folder that holds no case. */
+static void check_fixtures(struct db *db, int64_t run, const struct check_args *a, struct check_totals *t)
+{
+    if (!a->fixtures)
+        return;
+    struct fixture_log log = {db, run, a->progress};
+    struct oracle_fixture_hooks hooks = {fixture_failed, NULL, &log, false};
+    char why[IR_ERR_LEN];
+    double t0 = now();
+    int n = oracle_fixtures_run(a->fixtures, &hooks, &t->fixtures_failed, why);
+    t->fixtures_s = now() - t0;
+    if (n < 0) {
+        fprintf(stderr, "fusecheck: check: --fixtures %s\n", why);
+        log_failure(db, run, a->fixtures, NULL, NULL, "fixture", why);
+        t->fixtures_failed = 1;
+    }
+    t->fixtures = n > 0 ? n : 0;
+    t->failures += t->fixtures_failed;
+}
+
 /* The models to check: those named, or the whole zoo. */
 static int model_list(const struct check_args *a, const struct models_config **out)
 {
@@ -529,6 +577,8 @@ int cli_cmd_check(int argc, char **argv)
         rc = record_steps(db, run, shims, nshims, err);
     struct check_totals t = {0};
     if (!rc)
+        check_fixtures(db, run, &a, &t);
+    if (!rc)
         rc = check_all(db, run, &a, shims, shim_ids, &t, err);
     bool failed = rc || t.failures || t.mismatches || t.tol.failed;
     if (!rc)
@@ -541,6 +591,11 @@ int cli_cmd_check(int argc, char **argv)
            "in %.2f s (optimize %.2f s, evaluate %.2f s, db %.2f s) -> %s\n",
            (long long)run, t.graphs, t.reports, t.decisions, t.fired, t.diffs, t.mismatches, t.failures, secs,
            t.optimize_s, t.eval_s, t.db_s, a.db);
+    if (begun && a.fixtures && t.fixtures)
+        printf("fixtures: %d cases under %s, %d failed in %.2f s\n", t.fixtures, a.fixtures, t.fixtures_failed,
+               t.fixtures_s);
+    else if (begun && a.fixtures)
+        printf("fixtures: no case under %s: failed\n", a.fixtures);
     if (begun && a.tolerance)
         printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
                "%.3g, %lld end-to-end top-1 misses; %s %.2f s, evaluator %.2f s\n",

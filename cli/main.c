@@ -42,7 +42,8 @@ static const struct cli_command commands[] = {
     {"coverage", "each rule, and the zoo graphs it fired on", "fusecheck coverage --shim NAME", cli_cmd_coverage},
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
      "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N] [--ctx N] "
-     "[--weights F] [--seed N] [--no-progress] [--tolerance [--device host|cuda[:N]]] [--hold R1,R2]... [--seed-rules]",
+     "[--weights F] [--seed N] [--no-progress] [--tolerance [--device host|cuda[:N]]] [--hold R1,R2]... [--seed-rules] "
+     "[--fixtures DIR]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
      "fusecheck db runs [--db FILE] | db diff RUN_A RUN_B [--db FILE] | db merge IN... -o OUT [--append | --force]",

@@ -80,28 +80,30 @@ static int tid_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sort the list and drop repeats. */
-static void tbuf_sort_unique(struct tbuf *b)
+size_t ir_ids_sort_unique(int32_t *v, size_t n)
 {
-    if (b->n < 2)
-        return;
-    if (b->n <= 16) { /* an op's few tensors: insertion sort, no call per comparison */
-        for (size_t i = 1; i < b->n; i++) {
-            ir_tid x = b->v[i];
+    if (n < 2)
+        return n;
+    if (n <= 16) { /* an op's few tensors: insertion sort, no call per comparison */
+        for (size_t i = 1; i < n; i++) {
+            int32_t x = v[i];
             size_t j = i;
-            for (; j > 0 && b->v[j - 1] > x; j--)
-                b->v[j] = b->v[j - 1];
-            b->v[j] = x;
+            for (; j > 0 && v[j - 1] > x; j--)
+                v[j] = v[j - 1];
+            v[j] = x;
         }
     } else {
-        qsort(b->v, b->n, sizeof *b->v, tid_cmp);
+        qsort(v, n, sizeof *v, tid_cmp);
     }
     size_t m = 1;
-    for (size_t i = 1; i < b->n; i++)
-        if (b->v[i] != b->v[m - 1])
-            b->v[m++] = b->v[i];
-    b->n = m;
+    for (size_t i = 1; i < n; i++)
+        if (v[i] != v[m - 1])
+            v[m++] = v[i];
+    return m;
 }
+
+/* Sort the list and drop repeats. */
+static void tbuf_sort_unique(struct tbuf *b) { b->n = ir_ids_sort_unique(b->v, b->n); }
 
 /* Add what one leaf reads: its inputs and the param its row destination names. */
 static void leaf_reads(const struct ir_op *leaf, void *ctx)

@@ -640,6 +640,8 @@ int ir_op_writes(const struct ir_op *op, ir_tid *out, int cap);
 /* The tensors an op computes: its result and every leaf's; sorted, unique; returns the count. */
 int ir_op_makes(const struct ir_op *op, ir_tid *out, int cap);
 
+/* Sort ids (tensor or slot indices) ascending and drop repeats, in place; returns how many remain. */
+size_t ir_ids_sort_unique(int32_t *v, size_t n);
 /* The live slot whose op's result is t (its `out`), the first when several; -1 if none. */
 int32_t ir_facts_producer(const struct ir_slots *s, ir_tid t);
 /* The live slot whose op computes t as its result or as any part's result; -1 if none. */

@@ -156,6 +156,33 @@ int oracle_replay_graph(const struct rules_rule *rule, const char *atom, const s
 int oracle_replay_diff(const struct ir_graph *g, const char *shim, const char *hold, const char *rule_atom,
                        const char *rule, bool *differs, int *fired, char err[IR_ERR_LEN]);
 
+/* ── The rules' fixture cases ───────────────────────────────────────────────────────────────────────────────── */
+
+/* One fixture case: a text-format graph under <dir>/<rule>/ whose leading comments say what the optimizer must decide
+ * on it (docs/oracle.md, "Fixture cases"), and how it went. */
+struct oracle_fixture {
+    char path[1024];
+    char rule[ORACLE_NAME_LEN], shim[ORACLE_NAME_LEN]; /* its `rule:` and `shim:` (default reference) */
+    char near_miss[ORACLE_NAME_LEN];                   /* its `near-miss:` atom, or empty */
+    bool fires;      /* a firing case (it has `fires:` lines) */
+    bool seed_fires; /* a firing case whose rule fires those lines alike under the seed's rules */
+    int checks, failed;
+};
+/* What a fixture run tells its caller: each failed check (what failed, in words), each case once it is done. */
+struct oracle_fixture_hooks {
+    void (*failed)(const struct oracle_fixture *f, const char *what, void *ctx);
+    void (*done)(const struct oracle_fixture *f, void *ctx);
+    void *ctx;
+    bool write_expected; /* write a firing case's missing <case>.expected from its rewritten graph */
+};
+/* Run the case at path: optimized under its shim and holds, held to its directives (and its rewritten graph to
+ * <case>.expected when it fires), the rewritten graph validated and evaluated bit for bit against the lifted one.
+ * The seed mode and dropped atoms are as they were after. Returns how many of its checks failed. */
+int oracle_fixture_run(const char *path, const struct oracle_fixture_hooks *hooks, struct oracle_fixture *out);
+/* Every case of every rule folder under dir (<dir>/<rule>/<case>.fc), folders and cases in name order. Returns how many
+ * ran (*failed: how many had a failed check), or -1 with err when dir is unreadable or holds no case. */
+int oracle_fixtures_run(const char *dir, const struct oracle_fixture_hooks *hooks, int *failed, char err[IR_ERR_LEN]);
+
 /* ── Translation validation ──────────────────────────────────────────────────────────────────────────────── */
 
 /* One rewrite of a concrete optimization, re-checked. */

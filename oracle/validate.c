@@ -251,25 +251,8 @@ static void ivec_push(struct ivec *x, int32_t k)
     x->v[x->n++] = k;
 }
 
-/* Ascending ints, for qsort. */
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sort and drop repeats. */
-static void ivec_settle(struct ivec *x)
-{
-    if (x->n < 2)
-        return;
-    qsort(x->v, (size_t)x->n, sizeof *x->v, cmp_i32);
-    int32_t m = 1;
-    for (int32_t i = 1; i < x->n; i++)
-        if (x->v[i] != x->v[m - 1])
-            x->v[m++] = x->v[i];
-    x->n = m;
-}
+static void ivec_settle(struct ivec *x) { x->n = (int32_t)ir_ids_sort_unique(x->v, (size_t)x->n); }
 
 /* The first index of ascending v[0..n) whose entry is >= k. */
 static int32_t first_at_least(const int32_t *v, int32_t n, int64_t k) { return oracle_lower_bound(v, 0, n, k); }

@@ -415,7 +415,7 @@ static int32_t row_producer(const struct rules_rewriter *r, int32_t j, const str
     const struct ir_set_row *sr = &set->spec.u.set_row;
     int32_t i = ir_facts_producer(r->s, set->ins[1]);
     const struct ir_op *op = i >= 0 && (i < j || rules_seed_rules()) ? rules_slot(r, i) : NULL; /* seed: any, F17 */
-    int64_t elems, row;
+    int64_t elems = 0, row = 0;
     if (!op || !ir_dst_is_own(&op->dst) || !rules_written(op, r->g, &elems, &row))
         return -1;
     return elems == sr->count * sr->cols && row == sr->cols ? i : -1;

@@ -148,6 +148,22 @@ if [ "$n" -gt 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: dec
 expect 2 "check --hold of no step" -- "$fc" check tiny-llama --mode decode --shim reference --hold nonsense --db "$tmp/h2.db" --no-progress
 contains "$tmp/err" "fusecheck: check: --hold: 'nonsense' is no step" "the unknown hold is named"
 if [ -e "$tmp/h2.db" ]; then fail=$((fail+1)); echo "FAIL: a refused check wrote a db"; else pass=$((pass+1)); fi
+# the rules' fixture cases beside the zoo: all pass; a case whose directive the optimizer does not meet fails the
+# run (exit 1), named on stderr and kept in run_failures; a folder that is not there is refused before any db
+expect 0 "check --fixtures" -- "$fc" check tiny-llama --mode decode --shim none --fixtures tests/rules --db "$tmp/fx.db" --no-progress
+contains "$tmp/out" "fixtures: " "the fixture cases are counted"
+contains "$tmp/out" " 0 failed" "no fixture case fails"
+mkdir -p "$tmp/fx/row_write"
+sed 's/fires: row_write row_write \[0, 1\] fired/fires: row_write row_write [0, 2] fired/' tests/rules/row_write/fixed_rows.fc > "$tmp/fx/row_write/fixed_rows.fc"
+cp tests/rules/row_write/fixed_rows.expected "$tmp/fx/row_write/"
+expect 1 "check --fixtures with a case the optimizer misses" -- "$fc" check tiny-llama --mode decode --shim none --fixtures "$tmp/fx" --db "$tmp/fx.db" --no-progress
+contains "$tmp/err" "fixed_rows.fc: no report line 'row_write row_write [0, 2] fired'" "the missed directive is named"
+n=$(sqlite3 "$tmp/fx.db" "SELECT count(*) FROM run_failures WHERE run = 2 AND stage = 'fixture' AND graph LIKE '%fixed_rows.fc' AND shim = 'reference'")
+if [ "$n" -gt 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: the fixture failure is not in run_failures"; fi
+expect 2 "check --fixtures of no folder" -- "$fc" check tiny-llama --mode decode --fixtures "$tmp/no-such" --db "$tmp/fx2.db" --no-progress
+contains "$tmp/err" "no such folder" "the missing folder is named"
+if [ -e "$tmp/fx2.db" ]; then fail=$((fail+1)); echo "FAIL: a refused check wrote a db"; else pass=$((pass+1)); fi
+expect 2 "check --fixtures under the seed's rules" -- "$fc" check tiny-llama --mode decode --fixtures tests/rules --seed-rules --db "$tmp/fx2.db" --no-progress
 # the lane's hold knob and --hold mean the same: the same report, the same shim name
 lane=cuda-lane:h100:int8
 expect 0 "knob hold" -- "$fc" optimize tiny-llama --shim "$lane:hold=gemv_parts" --report
