@@ -1,6 +1,8 @@
 /* cli/cmd_launches.c — `fusecheck launches`: every distinct launch the CUDA lane makes on the zoo's graphs under its
  * operating points, as the optimizer emits them: the kernel, its stages and their numerics' variants. Its output is
- * kernels/launches.txt, the list the tests walk. */
+ * kernels/launches.txt, the list the tests walk. Each model is lifted with its first LAUNCHES_LAYERS layers (every
+ * family's layer kinds recur within four, and the last layer lifted is lifted as the last); `--layers all` walks
+ * every layer, and `ci/nightly` checks that it finds the same list. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,9 @@
 #include "cli.h"
 #include "rules/rules.h"
 #include "shim/shim.h"
+
+/* The layers of each model walked by default. */
+#define LAUNCHES_LAYERS 8
 
 /* One kind of launch: its signature, the first graph and shim it came from, whether the host lane runs it. */
 struct kind {
@@ -88,15 +93,19 @@ static int walk_graph(const struct ir_graph *g, const char *label, struct shim *
     return 0;
 }
 
-/* Walk every zoo model in every mode (a mode past a model's context is no graph of the zoo) under every shim. */
+/* Walk every zoo model, its first `layers` layers (0: all), in every mode (a mode past a model's context is no graph
+ * of the zoo) under every shim. */
 static int walk_zoo(struct shim *const *shims, const struct kernels_point *points, int nshims,
-                    const char *const *modes, int nmodes, struct seen *s, int64_t *launches, char err[IR_ERR_LEN])
+                    const char *const *modes, int nmodes, int32_t layers, struct seen *s, int64_t *launches,
+                    char err[IR_ERR_LEN])
 {
     for (int pass = 0; pass < 2; pass++) /* the tiny models first: a kind's example is tiny when one can be */
         for (int m = 0; m < models_count(); m++)
             for (int k = 0; k < nmodes && models_get(m)->tiny == (pass == 0); k++) {
             struct cli_lift l = cli_lift_defaults();
             cli_lift_option(&l, "mode", modes[k]);
+            if (layers > 0 && layers < models_get(m)->layers)
+                l.options.layers = layers;
             struct ir_graph *g = models_lift(models_get(m), &l.options, err);
             if (!g)
                 continue;
@@ -113,10 +122,12 @@ static int walk_zoo(struct shim *const *shims, const struct kernels_point *point
 int cli_cmd_launches(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"shim", required_argument, NULL, 's'}, {"mode", required_argument, NULL, 'm'}, {0, 0, 0, 0}};
+        {"shim", required_argument, NULL, 's'}, {"mode", required_argument, NULL, 'm'},
+        {"layers", required_argument, NULL, 'l'}, {0, 0, 0, 0}};
     static char names[256][96];
     const char *modes[16];
     int nshims = 0, nmodes = 0;
+    int32_t layers = LAUNCHES_LAYERS;
     optind = 1;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
@@ -127,11 +138,18 @@ int cli_cmd_launches(int argc, char **argv)
             if (cli_lift_option(&l, "mode", optarg))
                 return CLI_USAGE;
             modes[nmodes++] = optarg;
+        } else if (c == 'l') {
+            char *end;
+            long v = strcmp(optarg, "all") == 0 ? 0 : strtol(optarg, &end, 10);
+            if (v == 0 ? strcmp(optarg, "all") != 0 : (*end || v < 1 || v > MODELS_MAX_LAYERS))
+                return cli_usage_error("launches", "--layers expects a count of 1..%d or 'all', got '%s'",
+                                       MODELS_MAX_LAYERS, optarg);
+            layers = (int32_t)v;
         } else
             return cli_usage_error("launches", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind != argc)
-        return cli_usage_error("launches", "takes only --shim and --mode");
+        return cli_usage_error("launches", "takes only --shim, --mode and --layers");
     if (!nshims)
         nshims = default_shims(names, 256);
     if (!nmodes) {
@@ -153,7 +171,7 @@ int cli_cmd_launches(int argc, char **argv)
             rc = CLI_USAGE;
         }
     }
-    if (rc == CLI_OK && walk_zoo(shims, points, nshims, modes, nmodes, &s, &launches, err)) {
+    if (rc == CLI_OK && walk_zoo(shims, points, nshims, modes, nmodes, layers, &s, &launches, err)) {
         fprintf(stderr, "fusecheck: launches: %s\n", err);
         rc = CLI_FAILED;
     }

@@ -70,7 +70,7 @@ static const struct cli_command commands[] = {
      "[--steps N] [--device host|cuda[:N]] [--seed N] [--db FILE] [--all]",
      cli_cmd_tolerance},
     {"launches", "every distinct launch the CUDA lane makes on the zoo: kernel, stages, their numerics' variants",
-     "fusecheck launches [--shim NAME]... [--mode M]...", cli_cmd_launches},
+     "fusecheck launches [--shim NAME]... [--mode M]... [--layers N|all]", cli_cmd_launches},
     {"golden", "the optimizer's decisions on every zoo graph, pinned in tests/golden/: compare, or --update rewrite",
      "fusecheck golden [--update] [--dir DIR] [MODEL...]", cli_cmd_golden},
     {"report", "one self-contained HTML page of runs in results.db against the runs before them",

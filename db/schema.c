@@ -192,7 +192,7 @@ static const char migration_2[] =
     "  file TEXT NOT NULL, line INTEGER NOT NULL, operator TEXT NOT NULL," \
     "  original TEXT NOT NULL, mutated TEXT NOT NULL," \
     "  outcome TEXT NOT NULL CHECK (outcome IN ('killed', 'survived', 'stillborn', 'timeout'))," \
-    "  killed_by TEXT," /* the first check that failed: check:fail, check:digest, validate-run, prove, ... */ \
+    "  killed_by TEXT," /* the first check failed: check:fail, check:fixture, check:digest, ... */ \
     "  seconds REAL NOT NULL," /* the checks' time up to the kill (all of them for a survivor) */ \
     "  UNIQUE (run_id, mutant)" \
     ");" \
