@@ -211,9 +211,13 @@ static bool moe_alike(const struct ir_op *a, const struct ir_op *b)
     return true;
 }
 
-/* Fold one group of mixture rows (e[0..n), rows in order) into one mixture over the rows at the last mixture. */
+/* Fold one group of mixture rows (e[0..n), rows in order) into one mixture over the rows at the last mixture. The
+ * folded op is the table, written whole, so the group must fill every row of it (the seed folds the rows it has,
+ * F21). */
 static void fold_moe_rows(struct rules_rewriter *r, const struct moe_row *e, int32_t n)
 {
+    if (!rules_seed_rules() && n != r->g->tensors[e[0].table].rows)
+        return;
     int32_t lo = -1, hi = -1;
     struct rules_list ours = {0}, views = {0};
     for (int32_t k = 0; k < n; k++) {

@@ -39,6 +39,8 @@ F17 slice_read/quiet_state_read_before_slice.fc reference
 F17 strided_values/quiet_state_read_before_slice.fc reference
 F17 row_write/quiet_state_written_after_set.fc reference
 F17 recompute_fanout/quiet_state_read_before_producer.fc reference
+F20 attn_output_gate/quiet_set_after_gate.fc reference
+F21 moe_rows/quiet_table_partly_filled.fc reference
 CASES
 
 # F2: the seed's matchers take a producer after its reader (or a norm with a written weight): the rewrite's values
