@@ -427,7 +427,7 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
     return rc;
 }
 
-/* Where a fixture run logs its failures: the run's db and its totals. */
+/* Where a fixture run logs its failures: the run in its db, and whether a progress line is up. */
 struct fixture_log {
     struct db *db;
     int64_t run;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The shared table, in the order the rules apply. */
 static const struct rules_rule *const shared_table[] = {
@@ -276,7 +275,6 @@ struct run_ctx {
     struct rules_rewriter *r;
     const char *const *held;
     int nheld;
-    struct rules_optimized *out;
     int left;      /* steps still to run; negative: all */
     bool advanced; /* argmax_advance has run */
 };
@@ -294,29 +292,6 @@ static void advance(struct rules_rewriter *r)
     adv->apply(r);
 }
 
-/* Seconds on the monotonic clock. */
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Append a step's time. */
-static void add_time(struct rules_optimized *o, const char *step, double ms)
-{
-    /* The room doubles whenever the count reaches a power of two of at least 8 (one realloc for a whole compile of
-     * the usual length, not one a step). */
-    int32_t n = o->ntimes;
-    if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
-        struct rules_step_time *t = realloc(o->times, sizeof *t * (size_t)(n ? 2 * n : 8));
-        if (!t)
-            abort();
-        o->times = t;
-    }
-    o->times[o->ntimes++] = (struct rules_step_time){step, ms};
-}
-
 /* Run one visited step; argmax_advance runs right before the numerics fold. */
 static void run_visited(const struct step *st, void *vctx)
 {
@@ -325,7 +300,6 @@ static void run_visited(const struct step *st, void *vctx)
         return;
     if (c->left > 0)
         c->left--;
-    double t0 = now();
     if (st->fold) {
         /* argmax_advance closes the table right before the fold; it is never held. */
         advance(c->r);
@@ -340,7 +314,6 @@ static void run_visited(const struct step *st, void *vctx)
     } else {
         run_step(c->r, st, c->held, c->nheld);
     }
-    add_time(c->out, st->name, (now() - t0) * 1e3);
 }
 
 int rules_optimize(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
@@ -371,7 +344,7 @@ int rules_optimize_steps(const struct ir_graph *g, const struct shim *shim, cons
     r.shim = shim;
     r.report = &out->report;
     out->report.seed_rules = rules_seed_rules();
-    struct run_ctx ctx = {&r, held, nheld, out, nsteps, false};
+    struct run_ctx ctx = {&r, held, nheld, nsteps, false};
     each_step(shim, run_visited, &ctx);
     if (!ctx.advanced)
         advance(&r);
@@ -390,7 +363,6 @@ void rules_optimized_free(struct rules_optimized *o)
 {
     ir_graph_free(o->graph);
     rules_report_free(&o->report);
-    free(o->times);
     memset(o, 0, sizeof *o);
 }
 

@@ -542,18 +542,10 @@ void rules_realizes(const struct ir_op *op, const struct ir_graph *g, bool out[I
 
 /* ── The optimizer ───────────────────────────────────────────────────────────────────────────────────────── */
 
-/* The time one step took (for profiling; never part of the report). */
-struct rules_step_time {
-    const char *step;
-    double ms;
-};
-
-/* A graph after the rules, the report of every decision, and each step's time. */
+/* A graph after the rules, and the report of every decision. */
 struct rules_optimized {
     struct ir_graph *graph;
     struct rules_report report;
-    struct rules_step_time *times;
-    int ntimes;
 };
 
 /* g with every step but those held applied under shim. held is a list of step names (NULL-terminated or nheld). */
