@@ -132,6 +132,57 @@ const char *fuzz_shim_name(int i)
     return i >= 0 && i < shims.n ? shims.name[i] : "reference";
 }
 
+/* Whether name is spelled as shim_list says a name is: a plain row's name, or a parameterised row's name (through its
+ * ':') followed by the parameters. */
+struct spelled {
+    const char *name;
+    bool ok;
+};
+static void on_spelling(const char *row, const char *what, void *ctx)
+{
+    (void)what;
+    struct spelled *sp = ctx;
+    size_t n = strcspn(row, "<[ ");
+    if (n && row[n - 1] == ':')
+        sp->ok = sp->ok || (strncmp(sp->name, row, n) == 0 && sp->name[n] != '\0');
+    else
+        sp->ok = sp->ok || (n == strlen(row) && strcmp(sp->name, row) == 0);
+}
+
+/* A name one edit away from `base` (a character replaced, one dropped, one put in, or the name cut short), chosen
+ * by the bits of pick, in a buffer of its exact size (so a read past its end is the sanitizers' to see). */
+static char *edited_name(const char *base, uint64_t pick)
+{
+    size_t n = strlen(base), at = (size_t)((pick >> 8) % (n + 1));
+    char c = (char)(32 + (pick >> 40) % 95), buf[FUZZ_NAME_LEN + 2];
+    snprintf(buf, sizeof buf, "%s", base);
+    switch (pick & 3) {
+    case 0: if (at < n) buf[at] = c; break;
+    case 1: if (at < n) memmove(buf + at, buf + at + 1, n - at); break;
+    case 2: buf[at] = '\0'; break;
+    default: memmove(buf + at + 1, buf + at, n - at + 1); buf[at] = c; break;
+    }
+    char *out = strdup(buf);
+    if (!out)
+        abort();
+    return out;
+}
+
+int fuzz_shim_name_probe(const char *base, uint64_t pick, char *name, size_t cap)
+{
+    char *probe = edited_name(base, pick);
+    char err[IR_ERR_LEN];
+    struct shim *s = shim_lookup(probe, err);
+    struct spelled sp = {probe, false};
+    if (s)
+        shim_list(on_spelling, &sp);
+    int bad = s && !sp.ok;
+    snprintf(name, cap, "%s", probe);
+    shim_free(s);
+    free(probe);
+    return bad;
+}
+
 /* ── Cases ───────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* The plan the control bytes choose. Byte 0 the shim (the plain shims are as likely as all the parameterised ones

@@ -121,6 +121,11 @@ int fuzz_shim_count(void);
 const char *fuzz_shim_name(int i);
 /* The first row of shim_list that gives no name shim_lookup loads (its name as listed), or NULL: every row loads. */
 const char *fuzz_shim_dead_row(void);
+/* Look up a name one edit away from base (which edit: the bits of pick). 1 when a shim loads under a name spelled
+ * otherwise than shim_list says names are (a row's name, or a parameterised row's prefix then parameters); the name
+ * tried goes to name either way. */
+#define FUZZ_NAME_LEN 192
+int fuzz_shim_name_probe(const char *base, uint64_t pick, char *name, size_t cap);
 
 /* ── The optimizer harness's case: control bytes, then a graph ───────────────────────────────────────────── */
 

@@ -105,17 +105,23 @@ static void read_directives(const char *text, struct oracle_fixture *f, struct d
     }
 }
 
-/* Whether the report has the exact line. */
+/* A line sought among a report's printed lines, and whether it was met. */
+struct sought {
+    const char *want;
+    bool found;
+};
+static void seek_line(const char *text, void *ctx)
+{
+    struct sought *s = ctx;
+    s->found = s->found || strcmp(text, s->want) == 0;
+}
+
+/* Whether the report, as `fusecheck optimize --report` prints it, has the exact line. */
 static bool has_line(const struct rules_report *rep, const char *want)
 {
-    for (int32_t i = 0; i < rep->n; i++) {
-        char *s = rules_decision_line(&rep->d[i]);
-        bool eq = strcmp(s, want) == 0;
-        free(s);
-        if (eq)
-            return true;
-    }
-    return false;
+    struct sought s = {want, false};
+    rules_report_lines(rep, seek_line, &s);
+    return s.found;
 }
 
 /* How many decisions of any outcome are about rule. */

@@ -342,6 +342,19 @@ static void test_shims(void)
     struct shim *lane = shim_lookup("cuda-lane:h200:int8", err);
     CHECKF(!lane || lanes >= 15, "the lane is linked but only %d of its names are offered", lanes);
     shim_free(lane);
+    /* names one edit from every offered name: each refused or spelled as the list says; and the probe's edits do
+     * reach names that load (a cut after the activations) and names refused */
+    int probes = 0, loaded = 0;
+    for (int i = 0; i < n; i += 7)
+        for (uint64_t pick = 0; pick < 64; pick++, probes++) {
+            char name[FUZZ_NAME_LEN + 2];
+            uint64_t p = pick * 0x9E3779B97F4A7C15ull;
+            CHECKF(fuzz_shim_name_probe(fuzz_shim_name(i), p, name, sizeof name) == 0, "'%s' loads, misspelled", name);
+            struct shim *s = shim_lookup(name, err);
+            loaded += s != NULL;
+            shim_free(s);
+        }
+    CHECKF(loaded > 0 && loaded < probes, "%d of %d probe names load", loaded, probes);
 }
 
 /* ── Format, facts and db checks ─────────────────────────────────────────────────────────────────────────── */
