@@ -168,18 +168,31 @@ static char *edited_name(const char *base, uint64_t pick)
     return out;
 }
 
-int fuzz_shim_name_probe(const char *base, uint64_t pick, char *name, size_t cap)
+/* Whether probe loads a shim though it is spelled otherwise than the list says names are. */
+static bool loads_misspelled(const char *probe)
 {
-    char *probe = edited_name(base, pick);
     char err[IR_ERR_LEN];
     struct shim *s = shim_lookup(probe, err);
     struct spelled sp = {probe, false};
     if (s)
         shim_list(on_spelling, &sp);
-    int bad = s && !sp.ok;
-    snprintf(name, cap, "%s", probe);
     shim_free(s);
-    free(probe);
+    return s && !sp.ok;
+}
+
+int fuzz_shim_name_probe(const char *base, uint64_t pick, char *name, size_t cap)
+{
+    /* the edit the bits choose; then the two at a parameterised name's separator: cut there, and replaced */
+    size_t colon = strcspn(base, ":");
+    uint64_t edits[3] = {pick, ((uint64_t)colon << 8) | 2,
+                         ((uint64_t)colon << 8) | ((uint64_t)('x' - 32) << 40) | 0};
+    int tries = base[colon] ? 3 : 1, bad = 0;
+    for (int k = 0; k < tries && !bad; k++) {
+        char *probe = edited_name(base, edits[k]);
+        bad = loads_misspelled(probe);
+        snprintf(name, cap, "%s", probe);
+        free(probe);
+    }
     return bad;
 }
 

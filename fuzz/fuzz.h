@@ -121,9 +121,10 @@ int fuzz_shim_count(void);
 const char *fuzz_shim_name(int i);
 /* The first row of shim_list that gives no name shim_lookup loads (its name as listed), or NULL: every row loads. */
 const char *fuzz_shim_dead_row(void);
-/* Look up a name one edit away from base (which edit: the bits of pick). 1 when a shim loads under a name spelled
- * otherwise than shim_list says names are (a row's name, or a parameterised row's prefix then parameters); the name
- * tried goes to name either way. */
+/* Look up names one edit away from base — the edit the bits of pick choose, and for a parameterised name the two at
+ * its first ':' (the name cut there, and the ':' replaced) — each in a buffer of its own length. 1 when a shim loads
+ * under a name spelled otherwise than shim_list says names are (a row's name, or a parameterised row's prefix then
+ * parameters); the last name tried goes to name. */
 #define FUZZ_NAME_LEN 192
 int fuzz_shim_name_probe(const char *base, uint64_t pick, char *name, size_t cap);
 
