@@ -129,6 +129,23 @@ static int exec(struct db *db, const char *sql, const char *what, char err[DB_ER
     return 0;
 }
 
+/* How long a connection waits for a lock another holds. */
+#define DB_BUSY_MS 120000
+
+/* Run sql while the connection opens, waiting out a lock another process holds as it opens or writes the same file:
+ * SQLite answers some of those at once rather than through the busy handler (a journal-mode change, a log being
+ * recovered), so the wait is here, in steps of 10 ms, for at most DB_BUSY_MS. */
+static int exec_at_open(struct db *db, const char *sql, const char *what, char err[DB_ERR_LEN])
+{
+    for (int waited = 0;; waited += 10) {
+        int rc = sqlite3_exec(db->conn, sql, NULL, NULL, NULL);
+        bool busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+        if (rc == SQLITE_OK || !busy || waited >= DB_BUSY_MS)
+            return rc == SQLITE_OK ? 0 : exec(db, sql, what, err);
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+}
+
 /* The integer result of a one-value query, or -1. */
 static int64_t query_int(struct db *db, const char *sql)
 {
@@ -198,13 +215,12 @@ static int open_with(const char *path, int flags, bool readonly, struct db **out
         db_close(db);
         return 1;
     }
-    sqlite3_busy_timeout(db->conn, 120000);
+    sqlite3_busy_timeout(db->conn, DB_BUSY_MS);
     sqlite3_extended_result_codes(db->conn, 1);
     char what[600];
     snprintf(what, sizeof what, "%.250s", path);
     /* Touch the file: a file that is not a database fails here, before anything is written. */
-    if (query_int(db, "SELECT count(*) FROM sqlite_schema") < 0) {
-        fail(db, what, err);
+    if (exec_at_open(db, "SELECT count(*) FROM sqlite_schema", what, err)) {
         db_close(db);
         return 1;
     }
@@ -220,8 +236,8 @@ static int open_with(const char *path, int flags, bool readonly, struct db **out
                sqlite3_create_function(db->conn, "fusecheck_key_line", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                                        sql_key_line, NULL, NULL) != SQLITE_OK;
     if (!bad && !readonly)
-        bad = exec(db, "PRAGMA journal_mode = WAL", what, err) || exec(db, "PRAGMA synchronous = NORMAL", what, err) ||
-              migrate(db, err);
+        bad = exec_at_open(db, "PRAGMA journal_mode = WAL", what, err) ||
+              exec_at_open(db, "PRAGMA synchronous = NORMAL", what, err) || migrate(db, err);
     if (!bad && readonly && db_schema_version(db) > DB_SCHEMA_VERSION) {
         snprintf(err, DB_ERR_LEN, "%.250s: schema version %d is newer than this fusecheck's %d", path,
                  db_schema_version(db), DB_SCHEMA_VERSION);
