@@ -153,9 +153,9 @@ static void on_spelling(const char *row, const char *what, void *ctx)
  * by the bits of pick, in a buffer of its exact size (so a read past its end is the sanitizers' to see). */
 static char *edited_name(const char *base, uint64_t pick)
 {
-    size_t n = strlen(base), at = (size_t)((pick >> 8) % (n + 1));
     char c = (char)(32 + (pick >> 40) % 95), buf[FUZZ_NAME_LEN + 2];
-    snprintf(buf, sizeof buf, "%s", base);
+    snprintf(buf, FUZZ_NAME_LEN + 1, "%s", base); /* room for one character put in */
+    size_t n = strlen(buf), at = (size_t)((pick >> 8) % (n + 1));
     switch (pick & 3) {
     case 0: if (at < n) buf[at] = c; break;
     case 1: if (at < n) memmove(buf + at, buf + at + 1, n - at); break;
@@ -174,10 +174,11 @@ static bool loads_misspelled(const char *probe)
     char err[IR_ERR_LEN];
     struct shim *s = shim_lookup(probe, err);
     struct spelled sp = {probe, false};
-    if (s)
+    bool loads = s != NULL;
+    if (loads)
         shim_list(on_spelling, &sp);
     shim_free(s);
-    return s && !sp.ok;
+    return loads && !sp.ok;
 }
 
 int fuzz_shim_name_probe(const char *base, uint64_t pick, char *name, size_t cap)
