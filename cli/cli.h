@@ -62,6 +62,8 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);
 /* Write len bytes to path whole (a temporary file renamed into place), or to stdout when path is NULL or "-".
  * 0 on success, else a message on stderr. */
 int cli_write(const char *path, const char *data, size_t len);
+/* Parse a count: a decimal integer in 1..INT32_MAX (nothing after it). 0, or 1 when s is not one. */
+int cli_parse_count(const char *s, int32_t *out);
 /* Parse a seed: a decimal integer in 0..2^64-1 (no sign, nothing after it). 0, or 1 when s is not one. */
 int cli_parse_seed(const char *s, uint64_t *out);
 

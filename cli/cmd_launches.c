@@ -139,12 +139,12 @@ int cli_cmd_launches(int argc, char **argv)
                 return CLI_USAGE;
             modes[nmodes++] = optarg;
         } else if (c == 'l') {
-            char *end;
-            long v = strcmp(optarg, "all") == 0 ? 0 : strtol(optarg, &end, 10);
-            if (v == 0 ? strcmp(optarg, "all") != 0 : (*end || v < 1 || v > MODELS_MAX_LAYERS))
+            bool all = strcmp(optarg, "all") == 0;
+            int32_t v = 0;
+            if (!all && (cli_parse_count(optarg, &v) || v > MODELS_MAX_LAYERS))
                 return cli_usage_error("launches", "--layers expects a count of 1..%d or 'all', got '%s'",
                                        MODELS_MAX_LAYERS, optarg);
-            layers = (int32_t)v;
+            layers = v;
         } else
             return cli_usage_error("launches", "unknown option '%s'", argv[optind - 1]);
     }

@@ -21,8 +21,7 @@ struct cli_lift cli_lift_defaults(void)
     return l;
 }
 
-/* Parse a positive int32 from s; 0 on success. */
-static int parse_count(const char *s, int32_t *out)
+int cli_parse_count(const char *s, int32_t *out)
 {
     char *end;
     errno = 0;
@@ -49,7 +48,7 @@ int cli_lift_option(struct cli_lift *l, const char *name, const char *value)
         return 0;
     }
     if (strcmp(name, "layers") == 0) {
-        if (parse_count(value, &l->options.layers)) {
+        if (cli_parse_count(value, &l->options.layers)) {
             fprintf(stderr, "fusecheck: --layers: expected a positive count, got '%s'\n", value);
             return 1;
         }
@@ -66,7 +65,7 @@ int cli_lift_option(struct cli_lift *l, const char *name, const char *value)
     }
     if (strcmp(name, "ctx") == 0) {
         int32_t n;
-        if (parse_count(value, &n) || n > (1 << 24)) {
+        if (cli_parse_count(value, &n) || n > (1 << 24)) {
             fprintf(stderr, "fusecheck: --ctx: expected a context of 1..16777216 rows, got '%s'\n", value);
             return 1;
         }

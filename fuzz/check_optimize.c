@@ -462,7 +462,7 @@ int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, str
         return fuzz_fail(f, "shim-table", dead, "the shim list offers '%s', yet no name it stands for loads", dead);
     /* a name one edit from the plan's: refused, or spelled as the list says (the seed's bits pick the edit) */
     char probe[FUZZ_NAME_LEN + 2];
-    if (fuzz_shim_name_probe(fuzz_shim_name(plan->shim), plan->seed * 0x9E3779B97F4A7C15ull, probe, sizeof probe))
+    if (fuzz_shim_name_probe(plan->shim, plan->seed * 0x9E3779B97F4A7C15ull, probe, sizeof probe))
         return fuzz_fail(f, "shim-name", fuzz_shim_name(plan->shim), "'%s' loads a shim, yet is no name the shim "
                          "list spells", probe);
     struct run r;

@@ -48,12 +48,15 @@ static const char *const lane_knobs[] = {"",
                                          ":hold=rows_a_warp",
                                          ":cache=f32:state=bf16:fuse_quant=off"};
 
-/* The names built once from shim_list, and the first row of the list no name of which loads. */
+/* The names built once from shim_list, and the first row of the list no name of which loads; per name, once probed,
+ * the misspelling at its separator that loads (empty: none). */
 static struct {
     bool built;
     int n;
     char name[FUZZ_MAX_SHIMS][128];
     char dead_row[128];
+    bool probed[FUZZ_MAX_SHIMS];
+    char separator_loads[FUZZ_MAX_SHIMS][FUZZ_NAME_LEN + 2];
 } shims;
 
 /* Keep name when shim_lookup accepts it and no kept name makes the same shim. */
@@ -181,19 +184,36 @@ static bool loads_misspelled(const char *probe)
     return loads && !sp.ok;
 }
 
-int fuzz_shim_name_probe(const char *base, uint64_t pick, char *name, size_t cap)
+/* The first of the two misspellings at base's separator (cut there, the ':' replaced) that loads, into out (empty
+ * when neither does, or base has no separator). */
+static void probe_separator(const char *base, char *out, size_t cap)
 {
-    /* the edit the bits choose; then the two at a parameterised name's separator: cut there, and replaced */
     size_t colon = strcspn(base, ":");
-    uint64_t edits[3] = {pick, ((uint64_t)colon << 8) | 2,
-                         ((uint64_t)colon << 8) | ((uint64_t)('x' - 32) << 40) | 0};
-    int tries = base[colon] ? 3 : 1, bad = 0;
-    for (int k = 0; k < tries && !bad; k++) {
+    uint64_t edits[2] = {((uint64_t)colon << 8) | 2, ((uint64_t)colon << 8) | ((uint64_t)('x' - 32) << 40) | 0};
+    out[0] = '\0';
+    for (int k = 0; k < 2 && base[colon] && !out[0]; k++) {
         char *probe = edited_name(base, edits[k]);
-        bad = loads_misspelled(probe);
-        snprintf(name, cap, "%s", probe);
+        if (loads_misspelled(probe))
+            snprintf(out, cap, "%s", probe);
         free(probe);
     }
+}
+
+int fuzz_shim_name_probe(int i, uint64_t pick, char *name, size_t cap)
+{
+    const char *base = fuzz_shim_name(i);
+    if (i >= 0 && i < shims.n && !shims.probed[i]) { /* the separator's edits depend on the name alone: once */
+        probe_separator(base, shims.separator_loads[i], sizeof shims.separator_loads[i]);
+        shims.probed[i] = true;
+    }
+    if (i >= 0 && i < shims.n && shims.separator_loads[i][0]) {
+        snprintf(name, cap, "%s", shims.separator_loads[i]);
+        return 1;
+    }
+    char *probe = edited_name(base, pick);
+    int bad = loads_misspelled(probe);
+    snprintf(name, cap, "%s", probe);
+    free(probe);
     return bad;
 }
 

@@ -121,12 +121,12 @@ int fuzz_shim_count(void);
 const char *fuzz_shim_name(int i);
 /* The first row of shim_list that gives no name shim_lookup loads (its name as listed), or NULL: every row loads. */
 const char *fuzz_shim_dead_row(void);
-/* Look up names one edit away from base — the edit the bits of pick choose, and for a parameterised name the two at
- * its first ':' (the name cut there, and the ':' replaced) — each in a buffer of its own length. 1 when a shim loads
- * under a name spelled otherwise than shim_list says names are (a row's name, or a parameterised row's prefix then
- * parameters); the last name tried goes to name. */
+/* Look up names one edit away from offered name i — the edit the bits of pick choose, and for a parameterised name
+ * the two at its first ':' (the name cut there, and the ':' replaced; tried once a name, as they depend on it alone)
+ * — each in a buffer of its own length. 1 when a shim loads under a name spelled otherwise than shim_list says names
+ * are (a row's name, or a parameterised row's prefix then parameters); that name, else the last tried, goes to name. */
 #define FUZZ_NAME_LEN 192
-int fuzz_shim_name_probe(const char *base, uint64_t pick, char *name, size_t cap);
+int fuzz_shim_name_probe(int i, uint64_t pick, char *name, size_t cap);
 
 /* ── The optimizer harness's case: control bytes, then a graph ───────────────────────────────────────────── */
 

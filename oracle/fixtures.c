@@ -105,6 +105,15 @@ static void read_directives(const char *text, struct oracle_fixture *f, struct d
     }
 }
 
+void oracle_fixture_settings(const char *text, char *shim, size_t shim_cap, char *hold, size_t hold_cap)
+{
+    struct oracle_fixture f;
+    struct directives d;
+    read_directives(text, &f, &d);
+    snprintf(shim, shim_cap, "%s", f.shim);
+    snprintf(hold, hold_cap, "%s", d.hold);
+}
+
 /* A line sought among a report's printed lines, and whether it was met. */
 struct sought {
     const char *want;

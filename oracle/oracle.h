@@ -175,6 +175,8 @@ struct oracle_fixture_hooks {
     void *ctx;
     bool write_expected; /* write a firing case's missing <case>.expected from its rewritten graph */
 };
+/* The shim (`# shim:`, default reference) and the held steps (`# hold:`, comma-separated) a case's text names. */
+void oracle_fixture_settings(const char *text, char *shim, size_t shim_cap, char *hold, size_t hold_cap);
 /* Run the case at path: optimized under its shim and holds, held to its directives (and its rewritten graph to
  * <case>.expected when it fires), the rewritten graph validated and evaluated bit for bit against the lifted one.
  * The seed mode and dropped atoms are as they were after. Returns how many of its checks failed. */

@@ -29,28 +29,6 @@ void oracle_replay_free(struct oracle_replay *r)
 
 /* ── The fixture ─────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* The value of a leading `# key: value` directive of a fixture's text into out (empty when absent). */
-static void directive(const char *text, const char *key, char *out, size_t n)
-{
-    out[0] = '\0';
-    size_t klen = strlen(key);
-    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (line[0] != '#')
-            break;
-        const char *p = line + 1;
-        while (*p == ' ')
-            p++;
-        if (strncmp(p, key, klen) != 0 || p[klen] != ':')
-            continue;
-        p += klen + 1;
-        while (*p == ' ')
-            p++;
-        size_t len = strcspn(p, "\r\n");
-        snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), p);
-        return;
-    }
-}
-
 /* The binding the rule fired under on the fixture (slots are the fixture's op indices). */
 struct capture {
     const char *rule;
@@ -326,10 +304,7 @@ int oracle_replay_graph(const struct rules_rule *rule, const char *atom, const s
         snprintf(err, IR_ERR_LEN, "%.400s: no firing case to build on", path);
         return 1;
     }
-    directive(text, "shim", out->shim, sizeof out->shim);
-    if (!out->shim[0])
-        snprintf(out->shim, sizeof out->shim, "reference");
-    directive(text, "hold", out->hold, sizeof out->hold);
+    oracle_fixture_settings(text, out->shim, sizeof out->shim, out->hold, sizeof out->hold);
     free(text);
     struct ir_graph *fix = ir_parse_file(path, err);
     if (!fix)

@@ -55,17 +55,7 @@ int rules_cmp_i32(const void *a, const void *b)
 }
 
 /* Sort l ascending and drop repeats. */
-void rules_list_sort_unique(struct rules_list *l)
-{
-    if (l->n == 0)
-        return;
-    qsort(l->v, (size_t)l->n, sizeof *l->v, rules_cmp_i32);
-    int32_t m = 1;
-    for (int32_t i = 1; i < l->n; i++)
-        if (l->v[i] != l->v[m - 1])
-            l->v[m++] = l->v[i];
-    l->n = m;
-}
+void rules_list_sort_unique(struct rules_list *l) { l->n = (int32_t)ir_ids_sort_unique(l->v, (size_t)l->n); }
 
 /* A copy of l, with x appended when x >= 0, sorted and unique. */
 struct rules_list rules_list_with(const struct rules_list *l, int32_t x)

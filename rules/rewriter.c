@@ -8,15 +8,7 @@
 
 /* Sort n covers ascending and drop repeats (a recomputed producer's lifted op is covered by each of its readers);
  * returns the new count. */
-static int32_t sort_unique(int32_t *v, int32_t n)
-{
-    qsort(v, (size_t)n, sizeof *v, rules_cmp_i32);
-    int32_t m = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (m == 0 || v[m - 1] != v[i])
-            v[m++] = v[i];
-    return m;
-}
+static int32_t sort_unique(int32_t *v, int32_t n) { return (int32_t)ir_ids_sort_unique(v, (size_t)n); }
 
 /* Whether the rewriter's dry run counts class c as linked. */
 static bool linking(const struct rules_rewriter *r, enum ir_class c)
