@@ -408,6 +408,14 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
     for (int i = 0; i < cmp.n; i++)
         if (!cmp.rows[i].pass)
             print_failed(l, shim, &cmp.rows[i], a->progress);
+    char broken[IR_ERR_LEN];
+    if (!rc && oracle_report_check(l->g, &o.report, broken) >= 0) {
+        /* the report misstates the compile: kept as logged, and failed beside it */
+        fprintf(stderr, "%s%s %s under %s: report: %s\n", a->progress ? "\n" : "", l->g->name, l->g->mode,
+                shim->name, broken);
+        log_failure(db, run, l->g->name, l->g->mode, shim->name, "report", broken);
+        t->failures++;
+    }
     if (!rc && a->tolerance && l->values && strncmp(shim->name, "cuda-lane:", 10) == 0 && cmp.rows[0].pass) {
         /* the lane's kernels on the host lane, every launch against the evaluator, logged in the same run */
         struct cli_tol_options to = {a->seed, 1, KERNELS_FAULT_NONE, false, false, db, run, l->id, shim_id, a->dev};

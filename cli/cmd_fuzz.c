@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "db/db.h"
 #include "fuzz/fuzz.h"
+#include "oracle/oracle.h"
 #include "rules/rules.h"
 
 #include <dirent.h>
@@ -40,18 +41,24 @@ static int write_seed(const char *dir, const char *name, const void *data, size_
     return cli_write(path, data, n);
 }
 
-/* Write an optimizer case: control bytes (shim byte, no holds, the prefix byte, a seed) then body. */
-static int write_case(const char *dir, const char *name, char shim, char prefix, const char *body, size_t n)
+/* Write an optimizer case: its control bytes, then its body. */
+static int write_case_ctl(const char *dir, const char *name, const uint8_t ctl[FUZZ_CTL], const char *body, size_t n)
 {
-    char *buf = malloc(n + 8);
+    char *buf = malloc(n + FUZZ_CTL);
     if (!buf)
         return 1;
-    const char ctl[8] = {shim, 0, 0, 0, prefix, 7, 0, 0};
-    memcpy(buf, ctl, 8);
-    memcpy(buf + 8, body, n);
-    int rc = write_seed(dir, name, buf, n + 8);
+    memcpy(buf, ctl, FUZZ_CTL);
+    memcpy(buf + FUZZ_CTL, body, n);
+    int rc = write_seed(dir, name, buf, n + FUZZ_CTL);
     free(buf);
     return rc;
+}
+
+/* Write an optimizer case whose control bytes are a shim byte, no holds, the prefix byte and seed 7. */
+static int write_case(const char *dir, const char *name, char shim, char prefix, const char *body, size_t n)
+{
+    const uint8_t ctl[FUZZ_CTL] = {(uint8_t)shim, 0, 0, 0, (uint8_t)prefix, 7, 0, 0};
+    return write_case_ctl(dir, name, ctl, body, n);
 }
 
 /* ── Seeds ───────────────────────────────────────────────────────────────────────────────────────────────── */
@@ -165,8 +172,49 @@ static int seed_gguf(const char *dir)
     return written;
 }
 
-/* The shim a rule case names in its `# shim:` directive ("reference" when none): its control byte. */
-static char case_shim(const char *text) { return strstr(text, "# shim: none") ? PLAIN(1) : PLAIN(0); }
+/* A step name's index among a shim's steps, as the harness numbers them (rules_steps' order). */
+struct step_find {
+    const char *name;
+    int at, n;
+};
+static void find_step(const char *name, void *ctx)
+{
+    struct step_find *f = ctx;
+    if (f->at < 0 && rules_same_name(name, f->name))
+        f->at = f->n;
+    f->n++;
+}
+
+/* The plan a rule case's directives choose: its `# shim:` (reference when none) and the first two of its `# hold:`
+ * steps under that shim; 0 on success, 1 with err when the harness cannot run the case so (a shim the fuzz list does
+ * not offer, a step the shim does not run). */
+static int case_plan(const char *text, const char *path, struct fuzz_plan *p, char err[IR_ERR_LEN])
+{
+    char shim_name[ORACLE_NAME_LEN], holds[512];
+    oracle_fixture_settings(text, shim_name, sizeof shim_name, holds, sizeof holds);
+    *p = (struct fuzz_plan){fuzz_shim_index(shim_name), {-1, -1}, 0, 7};
+    if (p->shim < 0) {
+        snprintf(err, IR_ERR_LEN, "%.300s: the fuzz harness offers no shim '%.128s'", path, shim_name);
+        return 1;
+    }
+    struct shim *shim = shim_lookup(shim_name, err);
+    if (!shim)
+        return 1;
+    int nheld = 0;
+    for (char *save = NULL, *h = strtok_r(holds, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+        struct step_find f = {h, -1, 0};
+        rules_steps(shim, find_step, &f);
+        if (f.at < 0 || nheld == 2) {
+            snprintf(err, IR_ERR_LEN, "%.300s: %s", path,
+                     f.at < 0 ? "a held step the shim does not run" : "more than the two held steps a case carries");
+            shim_free(shim);
+            return 1;
+        }
+        p->hold[nheld++] = f.at;
+    }
+    shim_free(shim);
+    return 0;
+}
 
 /* Whether a directory entry is not hidden (scandir's filter). */
 static int visible(const struct dirent *e) { return e->d_name[0] != '.'; }
@@ -194,8 +242,18 @@ static int seed_rule_case(const char *rule, const char *dir, const char *file, c
     snprintf(name, sizeof name, "rule-%s-%.*s.fc", rule, (int)(l - 3), file);
     int rc = write_seed(fmt_dir, name, text, n);
     snprintf(name, sizeof name, "rule-%s-%.*s", rule, (int)(l - 3), file);
-    if (!rc && !memchr(text, '\0', n))
-        rc = write_case(opt_dir, name, case_shim(text), (char)(4 * (name_hash(name) % 64)), text, n);
+    if (!rc && !memchr(text, '\0', n)) {
+        struct fuzz_plan p;
+        char err[IR_ERR_LEN] = "";
+        uint8_t ctl[FUZZ_CTL];
+        rc = case_plan(text, path, &p, err);
+        p.prefix = (int)(4 * (name_hash(name) % 64));
+        rc = rc || fuzz_plan_encode(&p, ctl);
+        if (rc)
+            fprintf(stderr, "fusecheck: fuzz: %s\n", err[0] ? err : "a rule case's plan has no control bytes");
+        else
+            rc = write_case_ctl(opt_dir, name, ctl, text, n);
+    }
     free(text);
     return rc;
 }

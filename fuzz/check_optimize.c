@@ -1,6 +1,6 @@
 /* fuzz/check_optimize.c — the optimizer harness's checks: a graph under a shim, knobs and holds chosen by the case
- * is optimized, and the result must validate, print back to itself (when a rewrite fired), still write every result
- * the host reads,
+ * is optimized, and its report must keep the report's contract (oracle_report_check), the result validate, print
+ * back to itself (when a rewrite fired), still write every result the host reads,
  * evaluate bit-identically to the lifted graph, pass the translation validators, and, with every step from the
  * case's k on held, be the graph the earlier steps make, step k's dry run reporting held just where the full compile
  * fired it (with nothing held: the same graph and digest again). That last check costs a second compile, so it runs
@@ -10,6 +10,7 @@
  * A failure's signature names the step to blame where one can be found: the first k such that running steps
  * 0..k (holding the rest) already fails names step k. */
 #include "fuzz.h"
+#include "oracle/oracle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,7 +379,11 @@ static int check_prefix(struct run *r, const struct rules_optimized *full, int k
         rules_optimized_free(&a);
         return bad;
     }
-    if (verdict_valid(r, &a, check, msg)) {
+    int32_t broken = oracle_report_check(r->g, &a.report, msg);
+    if (broken >= 0) /* a held step's dry run reports too: its report keeps the same contract */
+        bad = fuzz_fail(f, "report", a.report.d[broken].rule ? a.report.d[broken].rule : "-",
+                        "holding every step from %s, the report breaks its contract: %s", stepk, msg);
+    else if (verdict_valid(r, &a, check, msg)) {
         char what[80];
         offender(msg, what, sizeof what);
         bad = fuzz_fail(f, "prefix-invalid", what, "holding every step from %s: %s", stepk, msg);
@@ -427,6 +432,13 @@ static int check_compile(struct run *r, const struct fuzz_plan *plan, struct fuz
     if (optimize_from(r, r->steps.n + 1, &o, err) != 0)
         return fuzz_fail(f, "optimize", "-", "the compile failed: %s", err);
     int bad = 0;
+    int32_t at = oracle_report_check(r->g, &o.report, msg);
+    if (at >= 0) {
+        int fail = fuzz_fail(f, "report", o.report.d[at].rule ? o.report.d[at].rule : "-",
+                             "the report breaks its contract: %s", msg);
+        rules_optimized_free(&o);
+        return fail;
+    }
     if (verdict_valid(r, &o, check, msg)) {
         char what[80], detail[220];
         blame(r, verdict_valid, step, sizeof step);

@@ -219,26 +219,77 @@ int fuzz_shim_name_probe(int i, uint64_t pick, char *name, size_t cap)
 
 /* ── Cases ───────────────────────────────────────────────────────────────────────────────────────────────── */
 
+/* How many of the offered shims, the first ones, are plain rows (no ':' in the name). */
+static int plain_shims(void)
+{
+    int n = fuzz_shim_count(), plain = 0;
+    while (plain < n && !strchr(fuzz_shim_name(plain), ':'))
+        plain++;
+    return plain;
+}
+
+/* The number the shim is picked by: byte 0's upper seven bits, and bit 4 of byte 1 (no hold uses it) as the eighth,
+ * so that every one of more than 128 parameterised names can be drawn. */
+static int row_pick(const uint8_t ctl[FUZZ_CTL]) { return ctl[0] >> 1 | (ctl[1] & 16) << 3; }
+
 /* The plan the control bytes choose. Byte 0 the shim (the plain shims are as likely as all the parameterised ones
- * together, and the first plain one, reference, as likely as the other plain ones together); bytes 1-3 the holds;
- * byte 4 the prefix; bytes 5-7 the evaluator's seed. */
+ * together, and the first plain one, reference, as likely as the other plain ones together); bytes 1-3 the holds
+ * (and bit 4 of byte 1 the shim's eighth bit); byte 4 the prefix; bytes 5-7 the evaluator's seed. */
 static struct fuzz_plan plan_of(const uint8_t ctl[FUZZ_CTL])
 {
     struct fuzz_plan p;
     int n = fuzz_shim_count();
-    int plain = 0;
-    while (plain < n && !strchr(fuzz_shim_name(plain), ':'))
-        plain++;
+    int plain = plain_shims();
+    int v = row_pick(ctl);
     if (plain == n || (ctl[0] & 1) == 0 || plain == 0) {
-        int pick = (ctl[0] >> 1) % (2 * (plain ? plain : n)); /* the first (reference, the widest) weighs most */
+        int pick = v % (2 * (plain ? plain : n)); /* the first (reference, the widest) weighs most */
         p.shim = pick < (plain ? plain : n) ? pick : 0;
     } else
-        p.shim = plain + (ctl[0] >> 1) % (n - plain);
+        p.shim = plain + v % (n - plain);
     p.hold[0] = (ctl[1] & 3) == 3 ? ctl[2] : -1;
     p.hold[1] = (ctl[1] & 12) == 12 ? ctl[3] : -1;
     p.prefix = ctl[4];
     p.seed = (uint64_t)ctl[5] | (uint64_t)ctl[6] << 8 | (uint64_t)ctl[7] << 16;
     return p;
+}
+
+int fuzz_shim_index(const char *name)
+{
+    for (int i = 0; i < fuzz_shim_count(); i++)
+        if (strcmp(fuzz_shim_name(i), name) == 0)
+            return i;
+    return -1;
+}
+
+/* The number row_pick must give for offered shim s (an odd byte 0 when *lane: a parameterised name), or -1 when
+ * none does. */
+static int shim_pick(int s, bool *lane)
+{
+    int n = fuzz_shim_count(), plain = plain_shims();
+    if (s < 0 || s >= n)
+        return -1;
+    *lane = !(plain == n || plain == 0 || s < plain); /* else plan_of's first branch: an even byte 0 picks s */
+    int v = *lane ? s - plain : s;
+    return v > 255 ? -1 : v;
+}
+
+int fuzz_plan_encode(const struct fuzz_plan *p, uint8_t ctl[FUZZ_CTL])
+{
+    bool lane;
+    int v = shim_pick(p->shim, &lane);
+    if (v < 0 || p->hold[0] > 255 || p->hold[1] > 255 || p->prefix < 0 || p->prefix > 255 ||
+        p->seed >= (1u << 24))
+        return 1;
+    memset(ctl, 0, FUZZ_CTL);
+    ctl[0] = (uint8_t)((v & 127) << 1 | lane);
+    ctl[1] = (uint8_t)((p->hold[0] >= 0 ? 3 : 0) | (p->hold[1] >= 0 ? 12 : 0) | (v >> 7) << 4);
+    ctl[2] = (uint8_t)(p->hold[0] >= 0 ? p->hold[0] : 0);
+    ctl[3] = (uint8_t)(p->hold[1] >= 0 ? p->hold[1] : 0);
+    ctl[4] = (uint8_t)p->prefix;
+    ctl[5] = (uint8_t)(p->seed & 0xff);
+    ctl[6] = (uint8_t)(p->seed >> 8 & 0xff);
+    ctl[7] = (uint8_t)(p->seed >> 16 & 0xff);
+    return 0;
 }
 
 int fuzz_case_decode(const uint8_t *data, size_t size, struct fuzz_case *c, char err[IR_ERR_LEN])

@@ -150,6 +150,13 @@ struct fuzz_plan {
     uint64_t seed; /* the evaluator's seed */
 };
 
+/* The index of the offered shim named `name` (as fuzz_shim_name spells it), or -1 when the list does not offer it. */
+int fuzz_shim_index(const char *name);
+/* The control bytes that decode to plan p: what a seed that must run under a given shim and holds starts with. 0 on
+ * success; 1 when no bytes decode to it (a shim not offered or beyond what one byte reaches, a hold above 255, a
+ * seed of 2^24 or more). */
+int fuzz_plan_encode(const struct fuzz_plan *p, uint8_t ctl[FUZZ_CTL]);
+
 /* A decoded case: the plan, and the graph (the body parsed as text when it is a graph with an op, else generated
  * from the body's bytes). */
 struct fuzz_case {

@@ -314,6 +314,7 @@ static void run_text(struct run *r, const char *text, size_t len)
     }
     struct rules_optimized o;
     if (expect(r, optimize_case(g, f, &d, &o, err) == 0, "optimize failed: %s", err)) {
+        expect(r, oracle_report_check(g, &o.report, err) < 0, "report: %s", err);
         check_rewritten(r, g, &o);
         check_directives(r, g, &d, &o);
         rules_optimized_free(&o);

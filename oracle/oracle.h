@@ -185,6 +185,14 @@ int oracle_fixture_run(const char *path, const struct oracle_fixture_hooks *hook
  * ran (*failed: how many had a failed check), or -1 with err when dir is unreadable or holds no case. */
 int oracle_fixtures_run(const char *dir, const struct oracle_fixture_hooks *hooks, int *failed, char err[IR_ERR_LEN]);
 
+/* ── The report's contract ────────────────────────────────────────────────────────────────────────────────── */
+
+/* Whether rep, a compile's report of graph g, keeps the contract of every report: each decision names a rule and
+ * lists, ascending, lifted ops that g's ops (or their parts) cover, a firing or a hold at least one; a refusal, and
+ * nothing else, gives a reason; no refusal is the decision before it again. -1 when it does, else the index of the
+ * first decision that does not, with why. */
+int32_t oracle_report_check(const struct ir_graph *g, const struct rules_report *rep, char why[IR_ERR_LEN]);
+
 /* ── Translation validation ──────────────────────────────────────────────────────────────────────────────── */
 
 /* One rewrite of a concrete optimization, re-checked. */

@@ -70,7 +70,8 @@ bool rules_admits(struct rules_rewriter *r, const struct ir_op *op)
     enum ir_class cls = own >= 0 ? (enum ir_class)own : r->building;
     int32_t n;
     int32_t *covers = leaf_covers(op, &n);
-    if (!rules_report_repeats(r->report, r->step, cls, covers, n, RULES_REFUSED, why))
+    if (rules_planted() == RULES_PLANT_repeat_refusal ||
+        !rules_report_repeats(r->report, r->step, cls, covers, n, RULES_REFUSED, why))
         rules_report_push(r->report, r->step, cls, covers, n, RULES_REFUSED, why);
     free(covers);
     return false;

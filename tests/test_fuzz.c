@@ -233,6 +233,65 @@ static void test_optimize_catches_plants(void)
     ir_graph_free(g);
 }
 
+/* Control bytes that encode a plan decode to it, for every offered shim with and without holds; a plan no bytes reach
+ * is refused. */
+static void test_plan_encode(void)
+{
+    static const int holds[][2] = {{-1, -1}, {0, -1}, {41, 7}, {255, 255}};
+    int wrong = 0;
+    for (int s = 0; s < fuzz_shim_count(); s++) {
+        for (size_t h = 0; h < sizeof holds / sizeof holds[0]; h++) {
+            struct fuzz_plan p = {s, {holds[h][0], holds[h][1]}, (int)(4 * h + 1), 0x123456u + (uint64_t)s};
+            uint8_t ctl[FUZZ_CTL + 1];
+            memset(ctl, 0, sizeof ctl);
+            ctl[FUZZ_CTL] = '\n'; /* a body the parser reads as no op: the generator's, which is not checked here */
+            struct fuzz_case c;
+            char err[IR_ERR_LEN];
+            if (fuzz_plan_encode(&p, ctl)) {
+                wrong++;
+                continue;
+            }
+            fuzz_case_decode(ctl, sizeof ctl, &c, err);
+            wrong += c.plan.shim != p.shim || c.plan.hold[0] != p.hold[0] || c.plan.hold[1] != p.hold[1] ||
+                     c.plan.prefix != p.prefix || c.plan.seed != p.seed;
+            fuzz_case_free(&c);
+        }
+        CHECK(fuzz_shim_index(fuzz_shim_name(s)) == s);
+    }
+    CHECKF(wrong == 0, "%d plans did not come back from their control bytes", wrong);
+    uint8_t ctl[FUZZ_CTL];
+    CHECK(fuzz_plan_encode(&(struct fuzz_plan){-1, {-1, -1}, 0, 7}, ctl) == 1);
+    CHECK(fuzz_plan_encode(&(struct fuzz_plan){fuzz_shim_count(), {-1, -1}, 0, 7}, ctl) == 1);
+    CHECK(fuzz_plan_encode(&(struct fuzz_plan){0, {256, -1}, 0, 7}, ctl) == 1);
+    CHECK(fuzz_plan_encode(&(struct fuzz_plan){0, {-1, -1}, 0, 1u << 24}, ctl) == 1);
+    CHECK(fuzz_shim_index("no-such-chip") == -1);
+}
+
+/* The harness holds every report to its contract: a refusal asked again at once and reported again (the planted
+ * repeat_refusal) is caught on the fixture graph where one product is both summands of an add-and-norm whose
+ * epilogue fold the lane refuses, with the rule named; the faithful optimizer reports it once and passes. */
+static void test_optimize_catches_repeated_refusal(void)
+{
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = ir_parse_file(FUSECHECK_SOURCE_DIR
+                                       "/tests/rules/gemv_norm_epilogue/refused_once_for_both_summands.fc", err);
+    int lane = shim_index("cuda-lane:h200:int8");
+    CHECKF(g && lane >= 0, "%s", g ? "no such shim" : err);
+    if (!g || lane < 0) {
+        ir_graph_free(g);
+        return;
+    }
+    struct fuzz_plan p = {lane, {-1, -1}, 1, 3};
+    struct fuzz_finding f;
+    CHECKF(fuzz_check_graph(g, &p, &f) == 0, "the faithful optimizer fails %s:%s", f.check, f.detail);
+    CHECK(rules_plant("repeat_refusal") == 0);
+    int bad = fuzz_check_graph(g, &p, &f);
+    rules_plant(NULL);
+    CHECKF(bad && strcmp(f.check, "report") == 0 && strcmp(f.detail, "gemv_norm_epilogue") == 0,
+           "planted repeat_refusal: got %s:%s", bad ? f.check : "no finding", bad ? f.detail : "");
+    ir_graph_free(g);
+}
+
 /* The checks catch a dropped guard atom: on its near-miss case the mutant optimizer is caught, with the rule blamed
  * (a diff, or a result the host reads no longer written); the faithful one passes. */
 static void test_optimize_catches_mutants(void)
@@ -588,6 +647,8 @@ int main(void)
     test_optimize_passes();
     test_optimize_catches_mutants();
     test_optimize_catches_plants();
+    test_optimize_catches_repeated_refusal();
+    test_plan_encode();
     test_validator_hook();
     test_format();
     test_facts();

@@ -1065,9 +1065,74 @@ static void part(const char *name, void (*fn)(void))
     printf("  %-10s %.1f s\n", name, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
+/* A report of one decision, for the contract test: rule, covers, outcome, reason (copied). */
+static void push(struct rules_report *rep, const char *rule, const int32_t *covers, int32_t n, enum rules_outcome out,
+                 const char *why)
+{
+    rules_report_push(rep, rule, IR_CLASS_ADD_NORM, covers, n, out, why);
+}
+
+/* The report's contract: a well-kept report passes (repeated firings and covers as the seed makes them among it);
+ * each way of breaking it is caught at the decision that breaks it, with what is wrong said. */
+static void test_report_contract(void)
+{
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = ir_parse_file(FIXTURES "/add_norm/refused_none.fc", err); /* two ops: covers 0 and 1 */
+    CHECKF(g != NULL, "%s", err);
+    if (!g)
+        return;
+    static const int32_t one[] = {0}, both[] = {0, 1}, twice[] = {0, 0, 1}, far[] = {0, 2}, down[] = {1, 0};
+    struct rules_report ok = {0};
+    push(&ok, "add_norm", both, 2, RULES_REFUSED, "too wide");
+    push(&ok, "add_norm", one, 1, RULES_REFUSED, "too wide");
+    push(&ok, "add_norm", both, 2, RULES_REFUSED, "too wide");
+    push(&ok, "add_norm", both, 2, RULES_FIRED, NULL);
+    push(&ok, "add_norm", both, 2, RULES_FIRED, NULL); /* two ops covering the same lifted ops, each fused */
+    push(&ok, "gemv_bias", twice, 3, RULES_FIRED, NULL); /* a recomputed op covered by each copy */
+    push(&ok, "gemv_bias", both, 2, RULES_HELD, NULL);
+    push(&ok, "gemv_bias", one, 0, RULES_REFUSED, "a candidate of parts that cover nothing");
+    CHECKF(oracle_report_check(g, &ok, err) == -1, "a well-kept report fails: %s", err);
+    rules_report_free(&ok);
+    static const struct {
+        const char *rule;
+        const int32_t *covers;
+        int32_t n;
+        enum rules_outcome outcome;
+        const char *why, *said;
+    } broken[] = {
+        {"add_norm", both, 2, RULES_REFUSED, "too wide", "twice in a row"}, /* pushed twice */
+        {"add_norm", far, 2, RULES_FIRED, NULL, "which no op of the compiled graph covers"},
+        {"add_norm", far, 2, RULES_REFUSED, "too wide", "which no op of the compiled graph covers"},
+        {"add_norm", one, 0, RULES_FIRED, NULL, "covers no lifted op"},
+        {"add_norm", one, 0, RULES_HELD, NULL, "covers no lifted op"},
+        {"add_norm", both, 2, RULES_REFUSED, "", "gives no reason"},
+        {"add_norm", both, 2, RULES_HELD, "held back", "other than a refusal"},
+        {"", both, 2, RULES_FIRED, NULL, "names no rule"},
+    };
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        struct rules_report rep = {0};
+        push(&rep, "add_norm", one, 1, RULES_FIRED, NULL);
+        push(&rep, broken[i].rule, broken[i].covers, broken[i].n, broken[i].outcome, broken[i].why);
+        if (i == 0) /* the same refusal once more */
+            push(&rep, broken[i].rule, broken[i].covers, broken[i].n, broken[i].outcome, broken[i].why);
+        int32_t at = oracle_report_check(g, &rep, err);
+        CHECKF(at == (i == 0 ? 2 : 1) && strstr(err, broken[i].said), "case %zu: decision %d, '%s'", i, (int)at,
+               at >= 0 ? err : "");
+        rules_report_free(&rep);
+    }
+    /* Covers out of order: rules_report_push sorts, so the decision is written as another optimizer might. */
+    struct rules_report rep = {0};
+    push(&rep, "add_norm", both, 2, RULES_FIRED, NULL);
+    memcpy(rep.d[0].covers, down, sizeof down);
+    CHECKF(oracle_report_check(g, &rep, err) == 0 && strstr(err, "ascending"), "unordered covers: '%s'", err);
+    rules_report_free(&rep);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     part("text", test_text);
+    part("report contract", test_report_contract);
     part("agreement", test_agreement);
     part("shipped", test_shipped);
     part("wrong", test_wrong_rules);

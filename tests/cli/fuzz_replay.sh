@@ -26,6 +26,17 @@ done
 same "$(ls "$tmp/corpus/fuzz_format" | grep -c '^zoo-qwen3-moe-')" 3 "a zoo seed per mode of qwen3-moe"
 expect 0 "a zoo seed validates" -- "$fc" validate "$tmp/corpus/fuzz_format/zoo-gemma2-prefill.fc"
 expect 2 "seeds from a missing rules directory" -- "$fc" fuzz seeds "$tmp/c2" --rules "$tmp/none"
+# A rule case's seed runs under the case's shim and holds: control byte 0 odd picks a lane point, byte 1 says one
+# hold; a case with neither runs under reference (byte 0 zero) holding nothing.
+ctl() { od -An -tu1 -N2 "$tmp/corpus/fuzz_optimize/$1" | tr -s ' ' | sed 's/^ //'; }
+read -r b0 b1 <<<"$(ctl rule-mla_prologue-refused_once_for_two_attentions)"
+same "$((b0 % 2)) $b1" "1 3" "a lane case held: a lane shim byte and one hold"
+same "$(ctl rule-add_norm-fires)" "0 0" "a reference case: reference, nothing held"
+# A case the harness cannot run as it says is refused, not fuzzed under another shim.
+mkdir -p "$tmp/badrules/add_norm"
+{ echo "# rule: add_norm"; echo "# shim: no-such-chip"; cat tests/rules/add_norm/fires.fc; } > "$tmp/badrules/add_norm/x.fc"
+expect 2 "seeds from a case under a shim the harness does not offer" -- "$fc" fuzz seeds "$tmp/c3" --rules "$tmp/badrules"
+contains "$tmp/err" "offers no shim 'no-such-chip'" "the shim is named"
 
 # Atoms: rule:atom, one a line, row_write's among them.
 expect 0 "fuzz atoms" -- "$fc" fuzz atoms

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The product's own checks catch the optimizer bugs the harness plants (FUSECHECK_PLANT, rules/rules.h RULES_PLANTS):
-# each of check, diff, validate-run and tolerance fails on each bug it is meant to catch, naming what is wrong, logs
-# the failure to results.db, and passes on the faithful optimizer.
+# each of check (with its fixture cases), diff, validate-run and tolerance fails on each bug it is meant to catch,
+# naming what is wrong, logs the failure to results.db, and passes on the faithful optimizer.
 . "$(dirname "$0")/lib.bash" "$1"
 set -o pipefail
 
@@ -44,6 +44,14 @@ if [ "${n:-0}" -gt 0 ]; then ok; else bad "quant_words: no unquantized row in di
 n=$(sqlite3 "$tmp/q.db" "SELECT count(*) FROM diff_mismatches WHERE kind = 'values'" 2>/dev/null || echo 0)
 if [ "${n:-0}" -gt 0 ]; then ok; else bad "quant_words: no values row in diff_mismatches"; fi
 says 1 "differs" "quant_words: diff under int8" -- env FUSECHECK_PLANT=quant_words "$fc" diff tiny-llama --shim cuda-lane:h200:int8
+
+# A refusal reported again each time a rule asks about it in a row: no zoo graph asks twice, so the zoo passes; the
+# fixture cases that do ask twice fail the report's contract, kept in results.db.
+says 0 " 0 mismatches, 0 failures" "repeat_refusal: zoo check" -- env FUSECHECK_PLANT=repeat_refusal "$fc" check tiny-llama --shim "$lane" --db "$tmp/rz.db"
+says 1 "the same refusal twice in a row" "repeat_refusal: check --fixtures" -- env FUSECHECK_PLANT=repeat_refusal "$fc" check tiny-llama --shim "$lane" --fixtures tests/rules --db "$tmp/r.db"
+n=$(sqlite3 "$tmp/r.db" "SELECT count(*) FROM run_failures WHERE stage = 'fixture' AND reason LIKE '%twice in a row%'" 2>/dev/null || echo 0)
+if [ "${n:-0}" -eq 2 ]; then ok; else bad "repeat_refusal: $n fixture failures for a repeated decision, wanted 2"; fi
+says 0 " 0 failed" "faithful check --fixtures" -- "$fc" check tiny-llama --shim "$lane" --fixtures tests/rules --db "$tmp/rf.db"
 
 says 2 "no planted bug" "unknown plant" -- env FUSECHECK_PLANT=nonsense "$fc" models
 echo "planted: $pass passed, $fail failed"
