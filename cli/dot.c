@@ -108,7 +108,7 @@ static void put_edges(FILE *f, const struct ir_graph *g)
 }
 
 /* The refusals: a dashed note for each (rule, covers, reason), joined by dashed lines to the ops it would have
- * fused. */
+ * fused, one line an op (covers name a recomputed op once a copy). */
 static void put_refusals(FILE *f, const struct ir_graph *g, const struct rules_report *rep)
 {
     for (int32_t i = 0; i < rep->n; i++) {
@@ -119,7 +119,7 @@ static void put_refusals(FILE *f, const struct ir_graph *g, const struct rules_r
         put_escaped(f, d->why);
         fprintf(f, "\"];\n");
         for (int32_t k = 0; k < d->ncovers; k++)
-            if (d->covers[k] >= 0 && d->covers[k] < g->nops)
+            if (d->covers[k] >= 0 && d->covers[k] < g->nops && (k == 0 || d->covers[k] != d->covers[k - 1]))
                 fprintf(f, "  refused%d -> op%d [style=dashed, arrowhead=none, color=gray50];\n", (int)i,
                         (int)d->covers[k]);
     }

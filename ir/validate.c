@@ -686,7 +686,8 @@ static int check_structure(struct vstate *v, const struct ir_op *op, int level)
     return 0;
 }
 
-/* Check a top-level op's covers: at least one, non-negative, ascending. */
+/* Check a top-level op's covers: at least one, non-negative, ascending (a lifted op repeats once for each copy of it
+ * the op computes, as a fold of two ops that each recompute it). */
 static int check_covers(struct vstate *v, const struct ir_op *op)
 {
     if (op->ncovers < 1)
@@ -694,7 +695,7 @@ static int check_covers(struct vstate *v, const struct ir_op *op)
     if (check_count_in(v, op->ncovers, 1, IR_MAX_COVERS, "covers"))
         return 1;
     for (int32_t k = 0; k < op->ncovers; k++)
-        if (op->covers[k] < 0 || (k > 0 && op->covers[k] <= op->covers[k - 1]))
+        if (op->covers[k] < 0 || (k > 0 && op->covers[k] < op->covers[k - 1]))
             return fail(v, IR_NONE, "covers", "must be non-negative and ascending (entry %d is %d)", (int)k,
                         (int)op->covers[k]);
     return 0;

@@ -4,9 +4,9 @@
  * (a place the chip refused, asked about again at once, is reported once). A report that breaks it misstates what
  * the compile decided, so check, the fixture cases and the fuzz harness hold every report they see to it.
  *
- * Only what the seed's optimizer keeps on every valid graph is asked: its covers may name a lifted op more than once
- * (a recomputed producer is covered by each copy), and two firings may say the same (two ops that cover the same
- * lifted ops, each fused alike), so neither is a fault. */
+ * Only what the seed's optimizer keeps on every valid graph is asked: covers may name a lifted op more than once (a
+ * recomputed producer is covered by each copy), and two firings may say the same (two ops that cover the same lifted
+ * ops, each fused alike), so neither is a fault. */
 #include "oracle.h"
 
 #include <stdio.h>

@@ -686,6 +686,29 @@ static void test_table_result(void)
     }
 }
 
+/* A top-level op's covers may name a lifted op more than once — a fold of two ops that each recompute it covers it
+ * once a copy — but stay ascending: 3, 3, 4 is valid, 4, 3 is not. */
+static void test_repeated_covers(void)
+{
+    const char *text = "tensor x f32 1x4 input\ntensor y f32 1x4 activation observed\n"
+                       "op y = silu(x) n=4 covers %s\n";
+    const struct {
+        const char *covers;
+        bool valid;
+    } cases[] = {{"3, 3, 4", true}, {"3, 4, 4", true}, {"4, 3", false}, {"3, 4, 3", false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[256], err[IR_ERR_LEN];
+        snprintf(buf, sizeof buf, text, cases[i].covers);
+        struct ir_graph *g = ir_parse(buf, strlen(buf), "covers", err);
+        if (cases[i].valid)
+            CHECKF(g != NULL, "covers %s: %s", cases[i].covers, err);
+        else
+            CHECKF(!g && strstr(err, "covers: must be non-negative and ascending"), "covers %s: got %s",
+                   cases[i].covers, g ? "valid" : err);
+        ir_graph_free(g);
+    }
+}
+
 /* A carried activation, like an observed one, must be written by some op: a fused op that computes one inside and
  * does not keep it leaves the host nothing to keep (a graph fuzz_optimize made, which a rewrite then folded into a
  * class whose kernel does not write it). Kept, it is valid. */
@@ -870,6 +893,7 @@ int main(void)
     test_operand_in_place();
     test_table_result();
     test_carried_written();
+    test_repeated_covers();
     test_unit_parts_before_read();
     test_kernel_contract();
     test_depth();
