@@ -409,7 +409,8 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
         if (!cmp.rows[i].pass)
             print_failed(l, shim, &cmp.rows[i], a->progress);
     char broken[IR_ERR_LEN];
-    if (!rc && oracle_report_check(l->g, &o.report, broken) >= 0) {
+    const char *const *held = (const char *const *)a->holds.names;
+    if (!rc && oracle_report_check(l->g, shim, held, a->holds.n, &o.report, broken) >= 0) {
         /* the report misstates the compile: kept as logged, and failed beside it */
         fprintf(stderr, "%s%s %s under %s: report: %s\n", a->progress ? "\n" : "", l->g->name, l->g->mode,
                 shim->name, broken);

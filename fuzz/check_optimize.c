@@ -49,16 +49,32 @@ struct run {
     uint64_t seed;
 };
 
-/* Optimize with the case's holds and every step from `from` on held too. */
-static int optimize_from(const struct run *r, int from, struct rules_optimized *o, char err[IR_ERR_LEN])
+/* The case's holds and every step from `from` on into held; returns how many. */
+static int held_from(const struct run *r, int from, const char *held[MAX_HELD])
 {
-    const char *held[MAX_HELD];
     int n = 0;
     for (int i = 0; i < r->nheld; i++)
         held[n++] = r->held[i];
     for (int i = from; i < r->steps.n && n < MAX_HELD; i++)
         held[n++] = r->steps.name[i];
+    return n;
+}
+
+/* Optimize with the case's holds and every step from `from` on held too. */
+static int optimize_from(const struct run *r, int from, struct rules_optimized *o, char err[IR_ERR_LEN])
+{
+    const char *held[MAX_HELD];
+    int n = held_from(r, from, held);
     return rules_optimize(r->g, r->shim, held, n, o, err);
+}
+
+/* Hold the report of the compile with the steps from `from` on held to the report's contract: the index of the first
+ * decision that breaks it (why in msg), or -1. */
+static int32_t report_broken(const struct run *r, int from, const struct rules_optimized *o, char msg[IR_ERR_LEN])
+{
+    const char *held[MAX_HELD];
+    int n = held_from(r, from, held);
+    return oracle_report_check(r->g, r->shim, held, n, &o->report, msg);
 }
 
 /* The canonical text of g (malloc'd), or NULL. */
@@ -379,7 +395,7 @@ static int check_prefix(struct run *r, const struct rules_optimized *full, int k
         rules_optimized_free(&a);
         return bad;
     }
-    int32_t broken = oracle_report_check(r->g, &a.report, msg);
+    int32_t broken = report_broken(r, k, &a, msg);
     if (broken >= 0) /* a held step's dry run reports too: its report keeps the same contract */
         bad = fuzz_fail(f, "report", a.report.d[broken].rule ? a.report.d[broken].rule : "-",
                         "holding every step from %s, the report breaks its contract: %s", stepk, msg);
@@ -432,7 +448,7 @@ static int check_compile(struct run *r, const struct fuzz_plan *plan, struct fuz
     if (optimize_from(r, r->steps.n + 1, &o, err) != 0)
         return fuzz_fail(f, "optimize", "-", "the compile failed: %s", err);
     int bad = 0;
-    int32_t at = oracle_report_check(r->g, &o.report, msg);
+    int32_t at = report_broken(r, r->steps.n + 1, &o, msg);
     if (at >= 0) {
         int fail = fuzz_fail(f, "report", o.report.d[at].rule ? o.report.d[at].rule : "-",
                              "the report breaks its contract: %s", msg);

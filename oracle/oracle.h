@@ -187,11 +187,13 @@ int oracle_fixtures_run(const char *dir, const struct oracle_fixture_hooks *hook
 
 /* ── The report's contract ────────────────────────────────────────────────────────────────────────────────── */
 
-/* Whether rep, a compile's report of graph g, keeps the contract of every report: each decision names a rule and
- * lists, ascending, lifted ops that g's ops (or their parts) cover, a firing or a hold at least one; a refusal, and
- * nothing else, gives a reason; no refusal is the decision before it again. -1 when it does, else the index of the
- * first decision that does not, with why. */
-int32_t oracle_report_check(const struct ir_graph *g, const struct rules_report *rep, char why[IR_ERR_LEN]);
+/* Whether rep, the report of a compile of graph g under shim with the steps `held` held, keeps the contract of every
+ * report: each decision names a rule and lists, ascending, lifted ops that g's ops (or their parts) cover, a firing or
+ * a hold at least one; a refusal, and nothing else, gives a reason; no refusal is the decision before it again — but
+ * where a step the chip does not link ran dry unheld, each firing reported refused, two firings alike stay two. -1
+ * when it does, else the index of the first decision that does not, with why. */
+int32_t oracle_report_check(const struct ir_graph *g, const struct shim *shim, const char *const *held, int nheld,
+                            const struct rules_report *rep, char why[IR_ERR_LEN]);
 
 /* ── Translation validation ──────────────────────────────────────────────────────────────────────────────── */
 
