@@ -112,13 +112,6 @@ static const char role_kind[] = {
 #undef X
 };
 
-/* Ascending order for qsort. */
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* For each schedule op, the fixture op it is (-1: an op to insert). */
 static int32_t *map_ops(const struct oracle_sched *cex, const struct capture *c, int32_t nfix)
 {
@@ -137,8 +130,8 @@ static int32_t *map_ops(const struct oracle_sched *cex, const struct capture *c,
         int32_t *a = xcalloc((size_t)n1, sizeof *a), *b = xcalloc((size_t)n2, sizeof *b);
         memcpy(a, cex->bind.set[r], sizeof *a * (size_t)n1);
         memcpy(b, c->b.set[r], sizeof *b * (size_t)n2);
-        qsort(a, (size_t)n1, sizeof *a, cmp_i32);
-        qsort(b, (size_t)n2, sizeof *b, cmp_i32);
+        qsort(a, (size_t)n1, sizeof *a, rules_cmp_i32);
+        qsort(b, (size_t)n2, sizeof *b, rules_cmp_i32);
         for (int32_t i = 0; i < n1 && n2 > 0; i++)
             if (a[i] >= 0 && a[i] < cex->nops && map[a[i]] < 0)
                 map[a[i]] = b[i < n2 ? i : n2 - 1];

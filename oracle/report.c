@@ -48,13 +48,6 @@ static void add_covers(struct universe *u, const struct ir_op *op)
         add_covers(u, &op->parts[i]);
 }
 
-/* Order two lifted op indices (qsort and bsearch). */
-static int cmp_cover(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Why decision d breaks the contract on its own (its covers against the graph's, u), or NULL. */
 static const char *decision_fault(const struct rules_decision *d, const struct universe *u, char buf[IR_ERR_LEN])
 {
@@ -63,7 +56,7 @@ static const char *decision_fault(const struct rules_decision *d, const struct u
     if (d->outcome != RULES_REFUSED && d->ncovers < 1)
         return "a firing or a hold covers no lifted op";
     for (int32_t k = 0; k < d->ncovers; k++) {
-        if (!u->n || !bsearch(&d->covers[k], u->v, u->n, sizeof *u->v, cmp_cover)) {
+        if (!u->n || !bsearch(&d->covers[k], u->v, u->n, sizeof *u->v, rules_cmp_i32)) {
             snprintf(buf, IR_ERR_LEN, "it covers lifted op %d, which no op of the compiled graph covers",
                      (int)d->covers[k]);
             return buf;

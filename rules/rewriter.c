@@ -7,12 +7,8 @@
 #include <string.h>
 
 /* Sort n covers ascending, repeats kept: a lifted op two parts each compute (a producer recomputed in each of its
- * readers) is covered once for each copy, as the seed covers it; returns n. */
-static int32_t sort_covers(int32_t *v, int32_t n)
-{
-    qsort(v, (size_t)n, sizeof *v, rules_cmp_i32);
-    return n;
-}
+ * readers) is covered once for each copy, as the seed covers it. */
+static void sort_covers(int32_t *v, int32_t n) { qsort(v, (size_t)n, sizeof *v, rules_cmp_i32); }
 
 /* Whether the rewriter's dry run counts class c as linked. */
 static bool linking(const struct rules_rewriter *r, enum ir_class c)
@@ -61,7 +57,8 @@ static int32_t *leaf_covers(const struct ir_op *op, int32_t *n)
         for (int32_t k = 0; k < leaves[i]->ncovers; k++)
             covers[count++] = leaves[i]->covers[k];
     free(leaves);
-    *n = sort_covers(covers, count);
+    sort_covers(covers, count);
+    *n = count;
     return covers;
 }
 
@@ -157,7 +154,7 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
     for (int32_t i = 0; i < nslots; i++)
         for (int32_t k = 0; k < parts[i].ncovers; k++)
             covers[ncovers++] = parts[i].covers[k];
-    ncovers = sort_covers(covers, ncovers);
+    sort_covers(covers, ncovers);
     /* What the parts compute that something outside them reads, or the host sees, outlives the op. */
     int32_t nleaves = 0;
     for (int32_t i = 0; i < nslots; i++)
@@ -220,7 +217,7 @@ void rules_absorb(struct rules_rewriter *r, enum ir_class cls, int32_t at, const
         n += g.ncovers;
         ir_op_free(&g);
     }
-    n = sort_covers(covers, n);
+    sort_covers(covers, n);
     struct ir_op op = ir_op_clone(ir_slots_get(r->s, at));
     ir_op_set_covers(&op, covers, n);
     ir_slots_replace(rules_slots(r), at, op);
