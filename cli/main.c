@@ -144,8 +144,10 @@ int main(int argc, char **argv)
     /* The harness's self-test: FUSECHECK_PLANT=<bug> plants one of the optimizer bugs the checks must catch. */
     const char *plant = getenv("FUSECHECK_PLANT");
     if (plant && plant[0] && rules_plant(plant)) {
-        fprintf(stderr, "fusecheck: FUSECHECK_PLANT: no planted bug '%s' (drop_keep, wrong_operand, quant_words)\n",
-                plant);
+        fprintf(stderr, "fusecheck: FUSECHECK_PLANT: no planted bug '%s' (", plant);
+        for (int p = 1; p < RULES_PLANT_COUNT; p++)
+            fprintf(stderr, "%s%s", p > 1 ? ", " : "", rules_plant_name((enum rules_plant)p));
+        fprintf(stderr, ")\n");
         return CLI_USAGE;
     }
     const struct cli_command *c = find_command(argv[1]);

@@ -222,7 +222,8 @@ fuzz_run_validator fuzz_run_validator_installed(void);
     X(READER, "reader") \
     X(CARRY, "carry") \
     X(RESIZE, "resize") \
-    X(DROP, "drop")
+    X(DROP, "drop") \
+    X(ALIAS, "alias")
 
 enum fuzz_mutation {
 #define X(e, s) FUZZ_MUT_##e,
@@ -232,6 +233,16 @@ enum fuzz_mutation {
 };
 
 const char *fuzz_mutation_name(enum fuzz_mutation m);
+
+/* The pairs of reads of one length and type in lifted graph g where one is a product's activation (a matmul's or a
+ * mixture's operand 0) and the other is any other operand of another tensor: where one value may be read in two
+ * roles. */
+int64_t fuzz_alias_count(const struct ir_graph *g);
+
+/* Make pair n (of fuzz_alias_count) read one value in both roles: the other read takes the activation
+ * (to_activation), or the product reads the other value. False when that would read a value before it is made.
+ * The graph is left for the caller to validate. */
+bool fuzz_alias_apply(struct ir_graph *g, int64_t n, bool to_activation);
 
 /* A deterministic generator of random numbers for the mutator (splitmix64). */
 uint64_t fuzz_rand(uint64_t *state);

@@ -702,10 +702,23 @@ static void m_head_norm_rope(struct gen *g)
     observe(g, qr);
     int64_t KH = fuzz_pick(g->b, 2) ? 1 : H;
     int k = input(g, "k", KH, hd), kw = konst(g, "kw", 1, hd), kn = act(g, "kn", KH, hd), kr = act(g, "kr", 1, KH * hd);
+    /* The key turned by tables of its own, or at a position of its own: rotations alike in shape that a rule
+     * grouping them must not take as one launch's. */
+    int kcs = cs, ksn = sn;
+    struct rope_pos kp = rp;
+    int apart = fuzz_pick(g->b, 3);
+    if (apart == 1) {
+        kcs = konst(g, "kcos", P, half);
+        ksn = konst(g, "ksin", P, half);
+    } else if (apart == 2 && rp.operand[0]) {
+        snprintf(kp.operand, sizeof kp.operand, ", %s", N(g, param(g, "kpos")));
+    } else if (apart == 2 && rp.field[0]) {
+        snprintf(kp.field, sizeof kp.field, " pos=%lld", L(1 + fuzz_pick(g->b, (int)P)));
+    }
     EMIT(g, kn, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, kn), N(g, k), N(g, kw),
          L(KH), L(hd));
-    EMIT(g, kr, "%s = rope(%s, %s, %s%s) h=%lld hd=%lld half=%lld rows=1%s", N(g, kr), N(g, kn), N(g, cs), N(g, sn),
-         rp.operand, L(KH), L(hd), L(half), rp.field);
+    EMIT(g, kr, "%s = rope(%s, %s, %s%s) h=%lld hd=%lld half=%lld rows=1%s", N(g, kr), N(g, kn), N(g, kcs), N(g, ksn),
+         kp.operand, L(KH), L(hd), L(half), kp.field);
     if (v == 2) {
         observe(g, kr);
         return;
@@ -795,12 +808,15 @@ static void m_row_write(struct gen *g)
         }
         default: v = input(g, vn, count, c); break;
         }
+        /* The second table at a row of its own: row writes alike in shape that a rule grouping them by their row
+         * must not take as one launch's. */
+        bool apart = i > 0 && fuzz_pick(g->b, 2);
         if (named)
             EMIT(g, cache, "%s = set_row(%s, %s, %s) rows=%lld cols=%lld count=%lld index=named", N(g, cache),
-                 N(g, cache), N(g, v), N(g, position(g)), L(R), L(c), L(count));
+                 N(g, cache), N(g, v), N(g, apart ? param(g, "pos2") : position(g)), L(R), L(c), L(count));
         else
             EMIT(g, cache, "%s = set_row(%s, %s) rows=%lld cols=%lld count=%lld index=%lld", N(g, cache), N(g, cache),
-                 N(g, v), L(R), L(c), L(count), L(at));
+                 N(g, v), L(R), L(c), L(count), L(apart ? 1 + (at % (R - count + 1)) : at));
         if (fuzz_pick(g->b, 3) == 2) { /* the table read after the write */
             char rn[24];
             snprintf(rn, sizeof rn, "rd%d", i);
@@ -1032,22 +1048,26 @@ struct experts {
     int rb, gb, ub, db;
 };
 
-/* Declare a mixture's router and experts, and with `biased` their bias rows. */
-static struct experts experts(struct gen *g, int64_t d, int64_t E, int64_t f, bool biased)
+/* Declare a mixture's router and experts, and with `biased` their bias rows; their names end in `tag`. */
+static struct experts experts(struct gen *g, int64_t d, int64_t E, int64_t f, bool biased, const char *tag)
 {
+    static const char *const locals[] = {"rt", "eg", "eu", "ed", "rb", "gb", "ub", "db"};
+    char nm[8][16];
+    for (int i = 0; i < 8; i++)
+        snprintf(nm[i], sizeof nm[i], "%s%s", locals[i], tag);
     struct experts e;
-    e.rt = konst(g, "rt", d, E);
+    e.rt = konst(g, nm[0], d, E);
     if (fuzz_pick(g->b, 2))
         g->t[e.rt].format = "f32";
-    e.eg = konst(g, "eg", d, E * f);
-    e.eu = konst(g, "eu", d, E * f);
-    e.ed = konst(g, "ed", f, E * d);
+    e.eg = konst(g, nm[1], d, E * f);
+    e.eu = konst(g, nm[2], d, E * f);
+    e.ed = konst(g, nm[3], f, E * d);
     e.rb = e.gb = e.ub = e.db = -1;
     if (biased) {
-        e.rb = konst(g, "rb", 1, E);
-        e.gb = konst(g, "gb", 1, E * f);
-        e.ub = konst(g, "ub", 1, E * f);
-        e.db = konst(g, "db", 1, E * d);
+        e.rb = konst(g, nm[4], 1, E);
+        e.gb = konst(g, nm[5], 1, E * f);
+        e.ub = konst(g, nm[6], 1, E * f);
+        e.db = konst(g, nm[7], 1, E * d);
     }
     return e;
 }
@@ -1076,10 +1096,20 @@ static void m_mixture(struct gen *g)
     bool clamped = how[0] == 's' && fuzz_pick(g->b, 4) == 0; /* gpt-oss's: clamped, biased, top k then softmax */
     if (clamped)
         how = "clamped_swiglu topk_softmax alpha=1.702 limit=7";
-    struct experts e = experts(g, d, E, f, clamped);
+    struct experts e = experts(g, d, E, f, clamped, "");
     int v = fuzz_pick(g->b, 5);
     if (v >= 3) { /* a chunk's rows */
         int64_t R = 2 + fuzz_pick(g->b, 2);
+        /* The odd rows through one router of their own, or experts of their own: rows alike in shape that a fold
+         * grouping one-row mixtures must not take as one table's. */
+        struct experts odd = e;
+        int apart = fuzz_pick(g->b, 3);
+        if (apart == 1) {
+            odd.rt = konst(g, "rt2", d, E);
+            g->t[odd.rt].format = g->t[e.rt].format;
+        } else if (apart == 2) {
+            odd = experts(g, d, E, f, clamped, "2");
+        }
         int xs = input(g, "xs", R, d), xn = act(g, "xn", R, d);
         int tab = state(g, "tab", R, d, false);
         g->t[tab].observed = true;
@@ -1090,11 +1120,12 @@ static void m_mixture(struct gen *g)
             snprintf(yr, sizeof yr, "y%d", i);
             int x = act(g, xr, 1, d), y = act(g, yr, 1, d);
             EMIT(g, x, "%s = row_gather(%s) rows=%lld cols=%lld index=%lld", N(g, x), N(g, xn), L(R), L(d), L(i + 1));
+            const struct experts *ei = i % 2 ? &odd : &e;
             if (v == 4) { /* written into the table's row directly: y itself is never written */
                 snprintf(tail, sizeof tail, " -> %s row(%lld, %lld)", N(g, tab), L(i + 1), L(d));
-                moe_op(g, y, x, &e, d, k, f, E, how, tail);
+                moe_op(g, y, x, ei, d, k, f, E, how, tail);
             } else {
-                moe_op(g, y, x, &e, d, k, f, E, how, "");
+                moe_op(g, y, x, ei, d, k, f, E, how, "");
                 EMIT(g, tab, "%s = set_row(%s, %s) rows=%lld cols=%lld count=1 index=%lld", N(g, tab), N(g, tab),
                      N(g, y), L(R), L(d), L(i + 1));
             }

@@ -1,6 +1,6 @@
 /* fuzz/mutate.c — the structure-aware mutator over the text format: swap, move, duplicate or drop an op, retarget
- * a reader to another value of its length, add an observer or another reader, carry a result, resize a dimension
- * everywhere it appears, and splice two graphs. Every structural mutation keeps the graph valid or is not taken,
+ * a reader to another value of its length, read a product's activation in a second role, add an observer or another
+ * reader, carry a result, resize a dimension everywhere it appears, and splice two graphs. Every structural mutation keeps the graph valid or is not taken,
  * so the optimizer harness spends its time on graphs the optimizer accepts. Bytes that are not a graph (the
  * generator's bytes) are left to libFuzzer's byte mutations, and now and then turned into the graph they decode
  * to, so structural mutations can follow. */
@@ -183,6 +183,80 @@ static bool mut_retarget(struct ir_graph *g, uint64_t *st)
     return done;
 }
 
+/* Whether op reads operand k as a product's activation (a matmul's or a mixture's first operand). */
+static bool activation_read(const struct ir_op *op, int32_t k)
+{
+    return op->sym == IR_SYM_PRIM && k == 0 && (op->spec.kind == IR_KIND_MATMUL || op->spec.kind == IR_KIND_MOE);
+}
+
+/* Whether t has its value before op i runs: it is no activation, or an earlier op computes it. */
+static bool defined_before(const struct ir_graph *g, ir_tid t, int32_t i)
+{
+    int32_t p = g->tensors[t].role == IR_ROLE_ACTIVATION ? producer_of(g, t) : -1;
+    return g->tensors[t].role != IR_ROLE_ACTIVATION || (p >= 0 && p < i);
+}
+
+/* Visit the (activation read, other read) pairs of one length and type in op order: product op i reading x at its
+ * operand 0, and op j reading another tensor of x's length and type at operand k (not a product's activation).
+ * With want >= 0 stop at that pair, filling i, j, k. The number of pairs visited. */
+static int64_t alias_pairs(const struct ir_graph *g, int64_t want, int32_t *pi, int32_t *qj, int32_t *qk)
+{
+    int64_t seen = 0;
+    for (int32_t i = 0; i < g->nops; i++) {
+        if (!activation_read(&g->ops[i], 0) || g->ops[i].nins < 1)
+            continue;
+        const struct ir_tensor *x = &g->tensors[g->ops[i].ins[0]];
+        for (int32_t j = 0; j < g->nops; j++) {
+            const struct ir_op *o = &g->ops[j];
+            for (int32_t k = 0; o->sym == IR_SYM_PRIM && k < o->nins; k++) {
+                const struct ir_tensor *y = &g->tensors[o->ins[k]];
+                if (activation_read(o, k) || o->ins[k] == g->ops[i].ins[0] || y->elem != x->elem ||
+                    y->rows * y->cols != x->rows * x->cols)
+                    continue;
+                if (seen++ == want) {
+                    *pi = i, *qj = j, *qk = k;
+                    return seen;
+                }
+            }
+        }
+    }
+    return seen;
+}
+
+int64_t fuzz_alias_count(const struct ir_graph *g)
+{
+    int32_t i, j, k;
+    return alias_pairs(g, -1, &i, &j, &k);
+}
+
+bool fuzz_alias_apply(struct ir_graph *g, int64_t n, bool to_activation)
+{
+    int32_t i = -1, j = -1, k = -1;
+    alias_pairs(g, n, &i, &j, &k);
+    if (i < 0)
+        return false;
+    ir_tid x = g->ops[i].ins[0], y = g->ops[j].ins[k];
+    if (to_activation ? !defined_before(g, x, j) : !defined_before(g, y, i))
+        return false;
+    if (to_activation)
+        g->ops[j].ins[k] = x;
+    else
+        g->ops[i].ins[0] = y;
+    return true;
+}
+
+/* One value read in two roles (fuzz_alias_apply), the pair and its direction drawn uniformly; the other direction
+ * where the drawn one would read a value before it is made. */
+static bool mut_alias(struct ir_graph *g, uint64_t *st)
+{
+    int64_t n = fuzz_alias_count(g);
+    if (n == 0)
+        return false;
+    int64_t at = (int64_t)(fuzz_rand(st) % (uint64_t)n);
+    bool way = below(st, 2) == 0;
+    return fuzz_alias_apply(g, at, way) || fuzz_alias_apply(g, at, !way);
+}
+
 /* A tensor the bytes pick that an op may compute (an activation or state), or NULL. */
 static struct ir_tensor *pick_result(struct ir_graph *g, uint64_t *st)
 {
@@ -239,6 +313,7 @@ static bool (*const structural[])(struct ir_graph *g, uint64_t *st) = {
     [FUZZ_MUT_SWAP] = mut_swap,         [FUZZ_MUT_MOVE] = mut_move,       [FUZZ_MUT_DUPLICATE] = mut_duplicate,
     [FUZZ_MUT_RETARGET] = mut_retarget, [FUZZ_MUT_OBSERVE] = mut_observe, [FUZZ_MUT_READER] = mut_reader,
     [FUZZ_MUT_CARRY] = mut_carry,       [FUZZ_MUT_RESIZE] = NULL,         [FUZZ_MUT_DROP] = mut_drop,
+    [FUZZ_MUT_ALIAS] = mut_alias,
 };
 
 /* ── Resizing: one integer replaced everywhere it stands alone ───────────────────────────────────────────── */

@@ -127,8 +127,9 @@ static bool read_shape(const struct ir_op *leaf, int k, int64_t *rows, int64_t *
     return false;
 }
 
-/* The words (1 or 2) in which the shim says leaf reads operand k quantized, when a quantize can make that read: an
- * f32 source not already quantized, whole 32-value blocks, read whole at its exact length or as a part. 0 otherwise. */
+/* The words (1 or 2) in which the shim says leaf reads operand k quantized, when a quantize can make that read: a
+ * source not already quantized (of any element type: its values are f32 as every tensor's are), whole 32-value
+ * blocks, read whole at its exact length or as a part. 0 otherwise. */
 static int quant_words(const struct pass *p, const struct ir_op *leaf, int k, int64_t *rows, int64_t *cols)
 {
     if (leaf->sym != IR_SYM_PRIM || k >= leaf->nins)
@@ -140,8 +141,7 @@ static int quant_words(const struct pass *p, const struct ir_op *leaf, int k, in
         words = 3 - words;
     ir_tid x = leaf->ins[k];
     int64_t len = *rows * *cols;
-    if (x < 0 || x >= p->g->ntensors || p->g->tensors[x].elem != IR_ELEM_F32 || p->quantized[x] || len <= 0 ||
-        len % 32 != 0)
+    if (x < 0 || x >= p->g->ntensors || p->quantized[x] || len <= 0 || len % 32 != 0)
         return 0;
     return leaf->access[k].strided || ir_tensor_len(p->g, x) == len ? words : 0;
 }
@@ -321,8 +321,25 @@ static bool leaves_read(const struct ir_op *op, ir_tid t)
     return false;
 }
 
+/* Whether some leaf under op reads t with access a. */
+static bool leaves_read_as(const struct ir_op *op, ir_tid t, const struct ir_access *a)
+{
+    if (op->sym != IR_SYM_FUSED) {
+        for (int32_t k = 0; k < op->nins; k++)
+            if (op->ins[k] == t && ir_access_same(&op->access[k], a))
+                return true;
+        return false;
+    }
+    for (int32_t i = 0; i < op->nparts; i++)
+        if (leaves_read_as(&op->parts[i], t, a))
+            return true;
+    return false;
+}
+
 /* Bring a fused op's operand lists (its own and every nested part's) up to date with one substitution: where a
- * subtree's leaves read q, its operand x (access a) becomes q when nothing under it reads x any more, else q joins. */
+ * subtree's leaves read q, q takes the place of its source x (access a) in the subtree's operands, so a fused op's
+ * leading operands stay its first part's (a projection's activation first, as the rules that merge projections read
+ * them); x, when a leaf still reads it so in another role, moves to the end. Without x listed, q joins at the end. */
 static void update_operands(struct ir_op *op, const struct subst *s)
 {
     if (op->sym != IR_SYM_FUSED || !leaves_read(op, s->q))
@@ -336,12 +353,17 @@ static void update_operands(struct ir_op *op, const struct subst *s)
         if (at < 0 && op->ins[k] == s->x && ir_access_same(&op->access[k], &s->access))
             at = k;
     }
-    if (at >= 0 && !leaves_read(op, s->x)) {
-        op->ins[at] = s->q;
-        memset(&op->access[at], 0, sizeof op->access[at]);
+    if (at < 0 || (rules_planted() == RULES_PLANT_source_first && leaves_read_as(op, s->x, &op->access[at]))) {
+        ir_op_append_in(op, s->q);
         return;
     }
-    ir_op_append_in(op, s->q);
+    struct ir_access was = op->access[at];
+    op->ins[at] = s->q;
+    memset(&op->access[at], 0, sizeof op->access[at]);
+    if (leaves_read_as(op, s->x, &was)) {
+        ir_op_append_in(op, s->x);
+        op->access[op->nins - 1] = was;
+    }
 }
 
 /* Quantize every read of one top-level op (taking ownership of it) and append it after the quantizes it needs. */

@@ -262,13 +262,15 @@ bool rules_atom_in_force(const struct rules_rule *rule, const struct rules_atom 
 /* Bugs the harness's own tests plant in the optimizer, each one a mistake a real optimizer makes, so that the product's
  * checks (check, diff, validate-run, tolerance, fuzz) are shown to catch it: a fused op that forgets to keep an inner
  * result a later op reads; one whose operand list names its first operand where its last should be; a numerics fold
- * quantizing in the other number of words than the chip's answer; a report that says one refusal twice in a row.
- * Name, meaning. */
+ * quantizing in the other number of words than the chip's answer; a report that says one refusal twice in a row; a
+ * fold that leaves a quantized read's source where a later rule takes a product's activation from. Name, meaning. */
 #define RULES_PLANTS(X)                                                                                             \
     X(drop_keep, "a fused op keeps none of its inner results, even those a later op or the host reads")              \
     X(wrong_operand, "a fused op names its first operand again where its last one belongs")                          \
     X(quant_words, "the numerics fold quantizes in two words where the chip says one, and in one where it says two") \
-    X(repeat_refusal, "a place the chip refused, asked about again at once, is reported refused again")
+    X(repeat_refusal, "a place the chip refused, asked about again at once, is reported refused again")            \
+    X(source_first, "the numerics fold lists a quantized read's source first in a fused op and its quantized value "  \
+                    "last, where a part still reads the source in another role")
 enum rules_plant {
     RULES_PLANT_NONE,
 #define X(n, m) RULES_PLANT_##n,

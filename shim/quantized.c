@@ -72,9 +72,9 @@ static int quantize_reads(struct ir_graph *c, const struct ir_graph *g, int32_t 
         } else if (op->sym != IR_SYM_PRIM) {
             snprintf(err, IR_ERR_LEN, "op %d: the graph is not lifted (a %s op)", (int)i,
                      op->sym == IR_SYM_FUSED ? "fused" : "view or quantize");
-        } else if (n <= 0 || n % 32 != 0 || g->tensors[op->ins[k]].elem != IR_ELEM_F32) {
-            snprintf(err, IR_ERR_LEN, "op %d: the chip reads operand %d ('%s') quantized, but it is not f32 values "
-                     "in whole 32-value blocks", (int)i, (int)k, g->tensors[op->ins[k]].name);
+        } else if (n <= 0 || n % 32 != 0) {
+            snprintf(err, IR_ERR_LEN, "op %d: the chip reads operand %d ('%s') quantized, but it is not whole "
+                     "32-value blocks", (int)i, (int)k, g->tensors[op->ins[k]].name);
         } else {
             ir_tid q = quantized_tensor(c, op->ins[k], words, n);
             if (q != IR_NONE) {

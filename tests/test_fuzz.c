@@ -8,6 +8,7 @@
 #include "fuzz/fuzz.h"
 #include "models/models.h"
 
+#include <dirent.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,10 @@ static void test_generator(void)
 {
     int invalid = 0, different = 0, large = 0;
     int motifs[FUZZ_MOTIF_COUNT] = {0}, hazards[FUZZ_HAZARD_COUNT] = {0};
+    /* shapes alike but for one operand, which a grouping rule must compare: a row's own router or experts, a key's
+     * own rotary tables or position, a second table's own row */
+    static const char *const apart[] = {".rt2 ", ".ed2 ", ".kcos ", ".kpos ", ".pos2 "};
+    int seen_apart[sizeof apart / sizeof apart[0]] = {0};
     for (int i = 0; i < 2000; i++) {
         uint8_t buf[320];
         size_t n = (size_t)(i % 300);
@@ -77,6 +82,8 @@ static void test_generator(void)
         if (!g && invalid++ < 3)
             fprintf(stderr, "generated graph refused: %s\n", t1 ? err : "no text");
         different += !t1 || !t2 || l1 != l2 || memcmp(t1, t2, l1) != 0;
+        for (size_t a = 0; t1 && a < sizeof apart / sizeof apart[0]; a++)
+            seen_apart[a] += strstr(t1, apart[a]) != NULL;
         if (g && (g->nops > FUZZ_GEN_MAX_OPS || ir_values_plan_bytes(g) > ((int64_t)8 << 20)))
             large++;
         for (int m = 0; m < FUZZ_MOTIF_COUNT; m++)
@@ -94,6 +101,8 @@ static void test_generator(void)
         CHECKF(motifs[m] > 0, "motif %s never generated", fuzz_motif_name((enum fuzz_motif)m));
     for (int h = 0; h < FUZZ_HAZARD_COUNT; h++)
         CHECKF(hazards[h] > 0, "hazard %s never generated", fuzz_hazard_name((enum fuzz_hazard)h));
+    for (size_t a = 0; a < sizeof apart / sizeof apart[0]; a++)
+        CHECKF(seen_apart[a] > 0, "no generated graph declares or reads '%s'", apart[a]);
     /* Two bytes pick one motif: a count byte of 0 (one motif), then the motif. */
     for (int m = 0; m < FUZZ_MOTIF_COUNT; m++) {
         uint8_t two[2] = {0, (uint8_t)m};
@@ -231,6 +240,126 @@ static void test_optimize_catches_plants(void)
     }
     CHECK(rules_plant("no_such_bug") == -1 && rules_planted() == RULES_PLANT_NONE);
     ir_graph_free(g);
+}
+
+/* Whether some leaf under op reads t. */
+static bool leaf_reads(const struct ir_op *op, ir_tid t)
+{
+    for (int32_t k = 0; op->sym != IR_SYM_FUSED && k < op->nins; k++)
+        if (op->ins[k] == t)
+            return true;
+    for (int32_t i = 0; i < op->nparts; i++)
+        if (leaf_reads(&op->parts[i], t))
+            return true;
+    return false;
+}
+
+/* Mark in seen[] the class of every top-level fused op of o's graph whose leaves read both a value and its
+ * quantized form (a top-level quantize's result): the pattern the sweep is after. */
+static void mark_two_roles(const struct ir_graph *o, bool seen[IR_CLASS_COUNT])
+{
+    for (int32_t q = 0; q < o->nops; q++) {
+        const struct ir_op *z = &o->ops[q];
+        if (z->sym != IR_SYM_QUANT)
+            continue;
+        for (int32_t i = q + 1; i < o->nops; i++) {
+            const struct ir_op *op = &o->ops[i];
+            if (op->sym == IR_SYM_FUSED && leaf_reads(op, z->out) && leaf_reads(op, z->ins[0]))
+                seen[op->cls] = true;
+        }
+    }
+}
+
+/* Every rule's fixture case with one value read in two roles (fuzz_alias_apply: each pair of reads of one length,
+ * both ways) passes every optimizer check under the lane's one- and two-word numerics and the reference shim: no
+ * fused class may lose a read when the fold quantizes a product's activation that another part reads as it is. The
+ * fold planted to list the source first (the issue-38 finding) is caught on the same sweep. Returns the findings. */
+static const char *const alias_shims[] = {"cuda-lane:h200:int8", "cuda-lane:h100:int8x2", "reference"};
+
+/* Sweep one graph: the graph as it is and each pair both ways, every variant that validates held to every optimizer
+ * check under the sweep's shims. Counts the variants; marks
+ * the classes where the pattern formed; returns the findings. */
+static int alias_sweep_graph(const struct ir_graph *g, const char *what, int *variants,
+                             bool two_roles[IR_CLASS_COUNT])
+{
+    int found = 0;
+    char err[IR_ERR_LEN];
+    int64_t pairs = fuzz_alias_count(g);
+    for (int64_t k = -2; k < 2 * pairs; k++) { /* -2: the graph as it is */
+        struct ir_graph *v = ir_graph_clone(g);
+        bool made = k == -2 || (k >= 0 && fuzz_alias_apply(v, k / 2, k % 2 == 0));
+        if (!made || ir_validate(v, err) != 0) {
+            ir_graph_free(v);
+            continue;
+        }
+        (*variants)++;
+        for (size_t s = 0; s < sizeof alias_shims / sizeof alias_shims[0]; s++) {
+            struct rules_optimized o;
+            struct shim *sh = shim_lookup(alias_shims[s], err);
+            if (sh && rules_optimize(v, sh, NULL, 0, &o, err) == 0) {
+                mark_two_roles(o.graph, two_roles);
+                rules_optimized_free(&o);
+            }
+            shim_free(sh);
+            struct fuzz_plan p = {shim_index(alias_shims[s]), {-1, -1}, 1, (uint64_t)(k + 2)};
+            struct fuzz_finding f;
+            if (fuzz_check_graph(v, &p, &f) && !is_known(&f) && found++ < 3 && !rules_planted())
+                fprintf(stderr, "%s, pair %lld %s, %s: %s:%s: %s\n", what, (long long)(k / 2),
+                        k % 2 ? "activation moved" : "read moved", alias_shims[s], f.check, f.detail, f.message);
+        }
+        ir_graph_free(v);
+    }
+    return found;
+}
+
+/* Sweep every rule's fixture case under dir. Returns the findings. */
+static int alias_sweep(const char *dir, int *variants, bool two_roles[IR_CLASS_COUNT])
+{
+    int found = 0;
+    char err[IR_ERR_LEN];
+    DIR *top = opendir(dir);
+    CHECKF(top != NULL, "%s: cannot list", dir);
+    for (struct dirent *e; top && (e = readdir(top));) {
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *d = e->d_name[0] == '.' ? NULL : opendir(sub);
+        for (struct dirent *c; d && (c = readdir(d));) {
+            size_t n = strlen(c->d_name);
+            if (n < 4 || strcmp(c->d_name + n - 3, ".fc") != 0)
+                continue;
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s", sub, c->d_name);
+            struct ir_graph *g = ir_parse_file(path, err);
+            if (g)
+                found += alias_sweep_graph(g, path, variants, two_roles);
+            ir_graph_free(g);
+        }
+        if (d)
+            closedir(d);
+    }
+    if (top)
+        closedir(top);
+    return found;
+}
+
+/* The sweep passes on the faithful optimizer and finds the planted fold. */
+static void test_alias_sweep(void)
+{
+    int variants = 0;
+    bool two_roles[IR_CLASS_COUNT] = {false};
+    int found = alias_sweep("tests/rules", &variants, two_roles);
+    static const enum ir_class formed[] = {IR_CLASS_MERGED_QKV, IR_CLASS_GEMV_NORM_EPILOGUE,
+                                           IR_CLASS_MOE_DEFERRED_FINALIZE};
+    for (size_t c = 0; c < sizeof formed / sizeof formed[0]; c++)
+        CHECKF(two_roles[formed[c]], "no swept graph reads a value both quantized and as it is in one %s",
+               ir_class_name(formed[c]));
+    CHECKF(found == 0, "%d checks fail on fixture cases with a value read in two roles (%d variants)", found,
+           variants);
+    CHECKF(variants >= 200, "only %d variants with a value read in two roles", variants);
+    CHECK(rules_plant("source_first") == 0);
+    int planted = alias_sweep("tests/rules", &variants, two_roles);
+    rules_plant(NULL);
+    CHECKF(planted > 0, "the sweep misses the fold that lists a quantized read's source first");
 }
 
 /* Control bytes that encode a plan decode to it, for every offered shim with and without holds; a plan no bytes reach
@@ -648,6 +777,7 @@ int main(void)
     test_optimize_catches_mutants();
     test_optimize_catches_plants();
     test_optimize_catches_repeated_refusal();
+    test_alias_sweep();
     test_plan_encode();
     test_validator_hook();
     test_format();

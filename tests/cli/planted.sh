@@ -53,6 +53,13 @@ n=$(sqlite3 "$tmp/r.db" "SELECT count(*) FROM run_failures WHERE stage = 'fixtur
 if [ "${n:-0}" -eq 2 ]; then ok; else bad "repeat_refusal: $n fixture failures for a repeated decision, wanted 2"; fi
 says 0 " 0 failed" "faithful check --fixtures" -- "$fc" check tiny-llama --shim "$lane" --fixtures tests/rules --db "$tmp/rf.db"
 
+# A fold listing a quantized read's source first where another part still reads it (issue 38): no zoo graph reads a
+# product's activation in a second role, so the zoo passes; the fixture cases that do fail, one of them invalid.
+says 0 " 0 failures" "source_first: zoo check" -- env FUSECHECK_PLANT=source_first "$fc" check tiny-llama --shim cuda-lane:h200:int8 --db "$tmp/sz.db"
+says 1 "which is no operand" "source_first: check --fixtures" -- env FUSECHECK_PLANT=source_first "$fc" check tiny-llama --shim cuda-lane:h200:int8 --fixtures tests/rules --db "$tmp/s.db"
+n=$(sqlite3 "$tmp/s.db" "SELECT count(*) FROM run_failures WHERE stage = 'fixture' AND reason LIKE '%activation_also%'" 2>/dev/null || echo 0)
+if [ "${n:-0}" -ge 3 ]; then ok; else bad "source_first: $n fixture failures on the two-role cases, wanted 3 or more"; fi
+
 says 2 "no planted bug" "unknown plant" -- env FUSECHECK_PLANT=nonsense "$fc" models
 echo "planted: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
