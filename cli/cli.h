@@ -56,6 +56,10 @@ struct ir_graph *cli_lift_config(const struct models_config *c, const struct mod
  * that exists) a config.json read into *owned, which the caller frees (models_config_free). NULL with the error printed:
  * an unknown model (a usage error of cmd), or the file's file:line:col: field: what was expected. */
 const struct models_config *cli_model(const char *cmd, const char *arg, struct models_config **owned);
+/* The GGUF file a configuration cli_model returned was read from, or NULL when it came from elsewhere. */
+const struct ir_gguf *cli_model_gguf(const struct models_config *c);
+/* "fusecheck" and the arguments, space-separated, cut to cap bytes: the command a run records. */
+void cli_command_line(int argc, char **argv, char *out, size_t cap);
 /* The graph `arg` names: a zoo model or a config.json lifted under l, or a text-format file parsed and validated.
  * NULL with the error printed (file:line:col: message). */
 struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);
@@ -145,6 +149,34 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
 /* Whether every comparison passed. */
 bool cli_comparisons_pass(const struct cli_comparisons *c);
 
+/* ── A token sequence through the evaluator (cli/tokens.c) ─────────────────────────────────────────────── */
+
+/* Logits of every position of a run: n rows of vocab values, row i the logits after token i. */
+struct cli_logits {
+    int64_t vocab;
+    int32_t n;
+    float *v;
+};
+/* Parse "1,2,3" (decimal ids in 0..INT32_MAX, at most MODELS_MAX_ROWS) into a malloc'd array. 0, or 1 when s is not
+ * such a list. */
+int cli_parse_tokens(const char *s, int32_t **out, int32_t *n);
+/* n token ids below vocab drawn from seed: the sequence a run takes when none is given. */
+void cli_default_tokens(int64_t vocab, int32_t n, uint64_t seed, int32_t *out);
+/* Run tokens through g (a model's decode step, or with prefill a chunk of n rows lifted with every_row_logits), its
+ * values from seed (a GGUF file's under ir_values_use_gguf), every state tensor zeroed first: decode evaluates a step
+ * a token at positions 0..n-1, caches carried; prefill evaluates the chunk once at position 0. q8_activations: the
+ * products by q8_0/q4_0 rows as llama.cpp's CPU backend computes them (ir_values_quantize_activations). 0 with out
+ * filled (cli_logits_free), or -1 with err (no token/pos/logits tensor, a token outside the vocabulary, an
+ * evaluation that failed). */
+int cli_eval_tokens(const struct ir_graph *g, uint64_t seed, bool prefill, bool q8_activations,
+                    const int32_t *tokens, int32_t n, struct cli_logits *out, char err[IR_ERR_LEN]);
+void cli_logits_free(struct cli_logits *l);
+/* The ids of the k largest values of row (the first index of equal values first), largest first. */
+void cli_logits_top(const float *row, int64_t vocab, int k, int32_t *ids);
+/* Write the logits to path whole: little-endian f32, row after row, with a .npy header (shape n × vocab) when path
+ * ends in ".npy". 0, or -1 with a message on stderr. */
+int cli_logits_write(const char *path, const struct cli_logits *l);
+
 /* The commands, each in its own file. */
 int cli_cmd_print(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
@@ -168,6 +200,8 @@ int cli_cmd_dot(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_gguf(int argc, char **argv);
+int cli_cmd_crosscheck(int argc, char **argv);
+
 
 struct rules_optimized;
 /* An optimization of g under the named shim as Graphviz text (malloc'd into *text): the lifted ops as nodes, each
@@ -175,5 +209,31 @@ struct rules_optimized;
  * note with the chip's reason. 0, or 1 when out of memory. */
 int cli_dot_text(const struct ir_graph *g, const char *shim, const struct rules_optimized *o, char **text,
                  size_t *len);
+
+/* ── llama.cpp (cli/llamacpp.c): a GGUF file run through llama.cpp's C API ───────────────────────────────────── */
+/* The other side of the crosscheck. fusecheck links llama.cpp when CMake finds it (FUSECHECK_LLAMACPP, ci/llamacpp);
+ * without it these functions still exist: cli_llama_logits then fails saying how to configure it. Runs use settings
+ * that make llama.cpp's logits comparable with a plain f32 reference: the CPU backend alone, one thread, f32 K and V
+ * caches, no flash attention, no repacked weights, a logit row for every token. One run at a time (not thread-safe). */
+
+/* The logits llama.cpp computed for a run of n tokens. */
+struct cli_llama_run {
+    int64_t vocab;
+    int32_t n;
+    float *logits; /* n × vocab, row i = logits after token i */
+};
+/* Whether fusecheck was built with llama.cpp. */
+bool cli_llama_available(void);
+/* Which llama.cpp fusecheck runs: "llama.cpp <commit> (ggml <version>, node-llama-cpp 3.21.1)", or
+ * "none: built without llama.cpp". */
+const char *cli_llama_version(void);
+/* Run tokens[0..n-1] through the model in the GGUF file at gguf_path: step_by_step, one decode a token at positions
+ * 0..n-1 (the caches carried); else one batch of all n. 0 with *out filled (cli_llama_run_free), or -1 with err
+ * naming the file and why: it cannot be read, llama.cpp refused to load or run it (its own error lines), a token
+ * outside the vocabulary (refused before any decode), a build without llama.cpp. */
+int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bool step_by_step,
+                     struct cli_llama_run *out, char err[IR_ERR_LEN]);
+/* Free a run's logits and zero it (a zeroed run may be freed). */
+void cli_llama_run_free(struct cli_llama_run *run);
 
 #endif

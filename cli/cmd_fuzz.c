@@ -81,8 +81,13 @@ static struct models_config shrink(const struct models_config *c)
     s.experts = c->experts ? 4 : 0;
     s.top_k = c->experts ? 2 : 0;
     s.expert_ffn = c->experts ? 16 : 0;
+    if (c->routing.groups > 1) { /* group-limited routing stays so: two groups of two, one competing */
+        s.routing.groups = 2;
+        s.routing.topk_groups = 1;
+    }
     s.ctx = 8;
     s.window = c->window ? 4 : 0;
+    s.query_scale = 0; /* 1/sqrt(head_dim) of the shrunk head, as llama.cpp computes it (a file must say so) */
     return s;
 }
 

@@ -128,38 +128,43 @@ int cli_cmd_models(int argc, char **argv)
     return CLI_OK;
 }
 
-int cli_cmd_eval(int argc, char **argv)
+/* What eval was asked beyond a lift: the seed, and a token run's sequence, logits file and top-k. */
+struct eval_args {
+    uint64_t seed;
+    int32_t *tokens;
+    int32_t ntokens;
+    const char *logits;
+    int32_t top;
+    bool top_set;
+    bool q8_activations;
+};
+
+/* Apply one of eval's own options; 0, or CLI_USAGE with the message printed. */
+static int eval_option(struct eval_args *a, int c, const char *arg)
 {
-    static const struct option opts[] = {CLI_LIFT_OPTIONS, {"seed", required_argument, NULL, 's'}, {0, 0, 0, 0}};
-    struct cli_lift l = cli_lift_defaults();
-    uint64_t seed = 1;
-    optind = 1;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        if (c == 's') {
-            if (cli_parse_seed(optarg, &seed))
-                return cli_usage_error("eval", "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
-            continue;
-        }
-        int r = cli_lift_code(&l, c, optarg);
-        if (r == 1)
-            return CLI_USAGE;
-        if (r == -1)
-            return cli_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
+    if (c == 's' && cli_parse_seed(arg, &a->seed))
+        return cli_usage_error("eval", "--seed expects an integer in 0..18446744073709551615, got '%s'", arg);
+    if (c == 't') {
+        free(a->tokens);
+        if (cli_parse_tokens(arg, &a->tokens, &a->ntokens))
+            return cli_usage_error("eval", "--tokens expects token ids separated by commas (at most %d), got '%s'",
+                                   MODELS_MAX_ROWS, arg);
     }
-    if (optind != argc - 1)
-        return cli_usage_error("eval", "expected one FILE or MODEL");
-    struct ir_graph *g = cli_load(argv[optind], &l);
-    if (!g)
-        return CLI_USAGE;
-    char err[IR_ERR_LEN];
-    struct ir_values *v = ir_values_new(g, seed, err);
-    if (!v || ir_eval(g, v, err) != 0) {
-        fprintf(stderr, "fusecheck: eval: %s\n", err);
-        ir_values_free(v);
-        ir_graph_free(g);
-        return CLI_FAILED;
-    }
+    if (c == 'o')
+        a->logits = arg;
+    if (c == 'k' && (cli_parse_count(arg, &a->top) || a->top > 100))
+        return cli_usage_error("eval", "--top expects a count in 1..100, got '%s'", arg);
+    a->top_set |= c == 'k';
+    if (c == 'a' && strcmp(arg, "q8_0") != 0 && strcmp(arg, "f32") != 0)
+        return cli_usage_error("eval", "--activations expects f32 or q8_0, got '%s'", arg);
+    if (c == 'a')
+        a->q8_activations = strcmp(arg, "q8_0") == 0;
+    return 0;
+}
+
+/* Print each observed and carried tensor's digest and first values. */
+static void print_digests(const struct ir_graph *g, const struct ir_values *v)
+{
     for (ir_tid t = 0; t < g->ntensors; t++) {
         const struct ir_tensor *x = &g->tensors[t];
         if (!x->observed && !x->carried)
@@ -173,7 +178,106 @@ int cli_cmd_eval(int argc, char **argv)
             printf(" %.9g", (double)d[i]);
         printf("%s\n", n > 4 ? " ..." : "");
     }
+}
+
+/* The plain evaluation: the graph once from the seed, its digests printed. */
+static int eval_once(const struct ir_graph *g, uint64_t seed)
+{
+    char err[IR_ERR_LEN];
+    struct ir_values *v = ir_values_new(g, seed, err);
+    if (!v || ir_eval(g, v, err) != 0) {
+        fprintf(stderr, "fusecheck: eval: %s\n", err);
+        ir_values_free(v);
+        return CLI_FAILED;
+    }
+    print_digests(g, v);
     ir_values_free(v);
-    ir_graph_free(g);
     return CLI_OK;
+}
+
+/* Print each position's token and the top k of its logits, then the digest of them all. */
+static void print_run(const struct cli_logits *r, const int32_t *tokens, int k)
+{
+    int32_t ids[100];
+    for (int32_t i = 0; i < r->n; i++) {
+        const float *row = r->v + (size_t)i * (size_t)r->vocab;
+        cli_logits_top(row, r->vocab, k, ids);
+        printf("position %d token %d top", i, tokens[i]);
+        for (int j = 0; j < k && ids[j] >= 0; j++)
+            printf(" %d:%.9g", ids[j], (double)row[ids[j]]);
+        printf("\n");
+    }
+    char hex[65];
+    cli_sha256_hex(r->v, sizeof(float) * (size_t)r->n * (size_t)r->vocab, hex);
+    printf("logits %dx%lld %s\n", r->n, (long long)r->vocab, hex);
+}
+
+/* The token run: the sequence through the model, every position's top-k printed, the logits written when asked. */
+static int eval_tokens(const struct ir_graph *g, const struct eval_args *a, bool prefill)
+{
+    char err[IR_ERR_LEN];
+    struct cli_logits r;
+    if (cli_eval_tokens(g, a->seed, prefill, a->q8_activations, a->tokens, a->ntokens, &r, err) != 0) {
+        fprintf(stderr, "fusecheck: eval: %s\n", err);
+        return strstr(err, "outside the vocabulary") ? CLI_USAGE : CLI_FAILED;
+    }
+    print_run(&r, a->tokens, a->top);
+    int rc = a->logits && cli_logits_write(a->logits, &r) ? CLI_FAILED : CLI_OK;
+    cli_logits_free(&r);
+    return rc;
+}
+
+/* Check a token run's options against the lift: a prefill chunk as long as the sequence. 0, or CLI_USAGE. */
+static int eval_run_options(const struct eval_args *a, struct cli_lift *l)
+{
+    if (!a->tokens)
+        return a->logits || a->q8_activations ? cli_usage_error("eval", "--logits and --activations need --tokens") : 0;
+    if (l->options.mode.kind == MODELS_BATCH)
+        return cli_usage_error("eval", "--tokens runs a decode step a token or one prefill chunk, not a batch");
+    if (l->options.mode.kind == MODELS_PREFILL && l->options.mode.n != a->ntokens)
+        return cli_usage_error("eval", "--mode prefill:%d takes %d tokens, --tokens gives %d", l->options.mode.n,
+                               l->options.mode.n, a->ntokens);
+    l->options.every_row_logits = l->options.mode.kind == MODELS_PREFILL;
+    return 0;
+}
+
+int cli_cmd_eval(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_LIFT_OPTIONS,
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"tokens", required_argument, NULL, 't'},
+                                         {"logits", required_argument, NULL, 'o'},
+                                         {"top", required_argument, NULL, 'k'},
+                                         {"activations", required_argument, NULL, 'a'},
+                                         {0, 0, 0, 0}};
+    struct cli_lift l = cli_lift_defaults();
+    struct eval_args a = {.seed = 1, .top = 5};
+    int rc = CLI_OK;
+    optind = 1;
+    opterr = 0;
+    for (int c; rc == CLI_OK && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (strchr("stoka", c)) {
+            rc = eval_option(&a, c, optarg);
+            continue;
+        }
+        int r = cli_lift_code(&l, c, optarg);
+        if (r == 1)
+            rc = CLI_USAGE;
+        else if (r == -1)
+            rc = cli_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (rc == CLI_OK && optind != argc - 1)
+        rc = cli_usage_error("eval", "expected one FILE or MODEL");
+    if (rc == CLI_OK && !a.tokens && a.top_set)
+        rc = cli_usage_error("eval", "--top needs --tokens");
+    if (rc == CLI_OK)
+        rc = eval_run_options(&a, &l);
+    struct ir_graph *g = rc == CLI_OK ? cli_load(argv[optind], &l) : NULL;
+    if (rc == CLI_OK && !g)
+        rc = CLI_USAGE;
+    if (g)
+        rc = a.tokens ? eval_tokens(g, &a, l.options.mode.kind == MODELS_PREFILL) : eval_once(g, a.seed);
+    ir_graph_free(g);
+    free(a.tokens);
+    return rc;
 }

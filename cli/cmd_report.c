@@ -778,6 +778,44 @@ static void render_tolerance(struct report *r, const struct run *run)
     free(t.c);
 }
 
+/* ── The evaluator against llama.cpp ─────────────────────────────────────────────────────────────────────── */
+
+/* Each check of the run (a model, a format, a mode): its positions, those off, the worst NMSE and its bound, the
+ * top-1 agreements, and the same check's worst NMSE in the previous crosscheck run. Bad: a position off; changed:
+ * the worst NMSE grew tenfold or more. */
+static const struct table crosschecks = {
+    "crosschecks",
+    "SELECT c.model, c.family, c.weights, c.mode, count(*), sum(c.pass = 0), printf('%.3g', max(c.nmse)),"
+    " printf('%.3g', max(c.bound)), sum(c.top1_fusecheck = c.top1_llama),"
+    " coalesce((SELECT printf('%.3g', max(p.nmse)) FROM crosschecks p WHERE p.run_id = ?2 AND p.model = c.model"
+    "  AND p.weights = c.weights AND p.mode = c.mode), '—'),"
+    " CASE WHEN sum(c.pass = 0) > 0 THEN 'bad' WHEN max(c.nmse) >= 10 * (SELECT max(p.nmse) FROM crosschecks p"
+    "  WHERE p.run_id = ?2 AND p.model = c.model AND p.weights = c.weights AND p.mode = c.mode) THEN 'changed' END"
+    " FROM crosschecks c WHERE c.run_id = ?1 GROUP BY c.model, c.family, c.weights, c.mode"
+    " ORDER BY c.model, c.weights, c.mode",
+    {"model", "family", "weights", "mode", "positions", "off", "worst NMSE", "bound", "top-1 agreeing",
+     "worst NMSE before", NULL},
+    "no crosscheck was recorded.",
+    0,
+};
+
+/* A crosscheck run's part: every check, then the positions off. */
+static const struct table crosscheck_off = {
+    "crosscheck-off",
+    "SELECT model, weights, mode, position, token, printf('%.3g', nmse), printf('%.3g', bound), top1_fusecheck,"
+    " top1_llama, 'bad' FROM crosscheck_failures WHERE run = ?1 ORDER BY model, weights, mode, position",
+    {"model", "weights", "mode", "position", "token", "NMSE", "bound", "top-1", "llama.cpp's top-1", NULL},
+    "every position within its bound.",
+    40,
+};
+
+static void render_crosscheck(struct report *r, const struct run *run)
+{
+    table(r, &crosschecks, run);
+    put(&r->page, "<h4>Positions off</h4>\n");
+    table(r, &crosscheck_off, run);
+}
+
 /* ── The page ────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A section of the page: its anchor and title, how many rows a run has for it (?1 the run), what its absence means
@@ -805,6 +843,8 @@ static const struct section sections[] = {
      "no fuzz figures or findings were recorded in %s", render_fuzz},
     {"tolerance", "Tolerance per launch class", "SELECT count(*) FROM run_tolerances WHERE run_id = ?1",
      "no tolerance results were recorded in %s", render_tolerance},
+    {"crosscheck", "The evaluator against llama.cpp", "SELECT count(*) FROM crosschecks WHERE run_id = ?1",
+     "no crosscheck was recorded in %s", render_crosscheck},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 

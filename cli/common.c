@@ -176,6 +176,21 @@ struct ir_graph *cli_lift_config(const struct models_config *c, const struct mod
     return models_lift(c, o, err);
 }
 
+const struct ir_gguf *cli_model_gguf(const struct models_config *c)
+{
+    for (int i = 0; i < nggufs; i++)
+        if (ggufs[i].c == c)
+            return ggufs[i].f;
+    return NULL;
+}
+
+void cli_command_line(int argc, char **argv, char *out, size_t cap)
+{
+    size_t n = (size_t)snprintf(out, cap, "fusecheck");
+    for (int i = 0; i < argc && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, " %s", argv[i]);
+}
+
 const struct models_config *cli_model(const char *cmd, const char *arg, struct models_config **owned)
 {
     struct stat st;

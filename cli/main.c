@@ -22,8 +22,15 @@ static const struct cli_command commands[] = {
      cli_cmd_export},
     {"gguf", "list a GGUF file's keys and tensor infos as fusecheck reads them (floats as their bits)",
      "fusecheck gguf FILE.gguf", cli_cmd_gguf},
+    {"crosscheck", "run one GGUF file and one token sequence through the evaluator and llama.cpp; compare every "
+     "position's logits",
+     "fusecheck crosscheck MODEL|CONFIG.json|FILE.gguf [--tokens T1,T2,... | --count N] [--mode decode|prefill] "
+     "[--activations q8_0|f32] [--weights F] [--layers N] [--ctx N] [--seed N] [--bound NMSE] [--keep OUT.gguf] "
+     "[--db FILE]",
+     cli_cmd_crosscheck},
     {"eval", "evaluate a graph; print each observed and carried tensor's digest",
-     "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N]", cli_cmd_eval},
+     "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N] [--tokens T1,T2,... "
+     "[--logits OUT.f32|OUT.npy] [--top K] [--activations f32|q8_0]]", cli_cmd_eval},
     {"rules", "list every step of the optimizer in order, with the classes it builds",
      "fusecheck rules [--guards] [--shim NAME]", cli_cmd_rules},
     {"shims", "list the shims", "fusecheck shims", cli_cmd_shims},
@@ -141,13 +148,14 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return cmd_help(1, argv);
-    /* The harness's self-test: FUSECHECK_PLANT=<bug> plants one of the optimizer bugs the checks must catch. */
+    /* The harness's self-test: FUSECHECK_PLANT=<bug> plants one of the optimizer bugs the checks must catch, or the
+     * evaluator fault crosscheck must catch. */
     const char *plant = getenv("FUSECHECK_PLANT");
-    if (plant && plant[0] && rules_plant(plant)) {
+    if (plant && plant[0] && ir_eval_plant(plant) != 0 && rules_plant(plant)) {
         fprintf(stderr, "fusecheck: FUSECHECK_PLANT: no planted bug '%s' (", plant);
         for (int p = 1; p < RULES_PLANT_COUNT; p++)
             fprintf(stderr, "%s%s", p > 1 ? ", " : "", rules_plant_name((enum rules_plant)p));
-        fprintf(stderr, ")\n");
+        fprintf(stderr, "; in the evaluator: %s)\n", IR_EVAL_PLANTS);
         return CLI_USAGE;
     }
     const struct cli_command *c = find_command(argv[1]);

@@ -50,6 +50,9 @@
     X(FAILURE_PUT, "INSERT INTO failures (run_id, graph, mode, shim, stage, reason) VALUES (?, ?, ?, ?, ?, ?)") \
     X(CODE_MUTANT_PUT, "INSERT INTO code_mutants (run_id, mutant, file, line, operator, original, mutated, " \
                        "outcome, killed_by, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+    X(CROSSCHECK_PUT, "INSERT INTO crosschecks (run_id, model, family, file_sha256, weights, mode, engine, " \
+                      "position, token, max_abs, rel, nmse, bound, top1_fusecheck, top1_llama, pass) " \
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(FINDING_SEEN, "UPDATE fuzz_findings SET last_run = ?, count = count + 1 WHERE harness = ? AND signature = ?") \
     X(FINDING_PUT, "INSERT INTO fuzz_findings (harness, signature, input_sha256, first_run, last_run, count) " \
                    "VALUES (?, ?, ?, ?, ?, 1)") \
@@ -871,6 +874,28 @@ int db_tolerance_step(struct db *db, const struct db_tolerance_step *t, char err
     return done(db, st, "recording a tolerance step", err);
 }
 
+int db_crosscheck(struct db *db, const struct db_crosscheck *c, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_CROSSCHECK_PUT);
+    sqlite3_bind_int64(st, 1, c->run);
+    bind_text(st, 2, c->model);
+    bind_text(st, 3, c->family);
+    bind_text(st, 4, c->file_sha256);
+    bind_text(st, 5, c->weights);
+    bind_text(st, 6, c->mode);
+    bind_text(st, 7, c->engine);
+    sqlite3_bind_int64(st, 8, c->position);
+    sqlite3_bind_int64(st, 9, c->token);
+    sqlite3_bind_double(st, 10, c->max_abs);
+    sqlite3_bind_double(st, 11, c->rel);
+    sqlite3_bind_double(st, 12, c->nmse);
+    sqlite3_bind_double(st, 13, c->bound);
+    sqlite3_bind_int64(st, 14, c->top1_fusecheck);
+    sqlite3_bind_int64(st, 15, c->top1_llama);
+    sqlite3_bind_int(st, 16, c->pass);
+    return done(db, st, "recording a crosscheck position", err);
+}
+
 int db_proof(struct db *db, const struct db_proof *p, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_PROOF_PUT);
@@ -1142,7 +1167,12 @@ static const char merge_rows_sql[] =
     "  FROM src.code_mutants c JOIN map_run r ON r.old = c.run_id ORDER BY c.id;"
     "INSERT INTO main.failures (run_id, graph, mode, shim, stage, reason)"
     "  SELECT r.new, f.graph, f.mode, f.shim, f.stage, f.reason FROM src.failures f"
-    "  JOIN map_run r ON r.old = f.run_id ORDER BY f.id;";
+    "  JOIN map_run r ON r.old = f.run_id ORDER BY f.id;"
+    "INSERT INTO main.crosschecks (run_id, model, family, file_sha256, weights, mode, engine, position, token,"
+    "  max_abs, rel, nmse, bound, top1_fusecheck, top1_llama, pass)"
+    "  SELECT r.new, c.model, c.family, c.file_sha256, c.weights, c.mode, c.engine, c.position, c.token, c.max_abs,"
+    "  c.rel, c.nmse, c.bound, c.top1_fusecheck, c.top1_llama, c.pass FROM src.crosschecks c"
+    "  JOIN map_run r ON r.old = c.run_id ORDER BY c.id;";
 
 /* How one kind of content-stored set is merged: the source's sets the merged runs use (id, digest, then `extra`
  * more columns), the output's set of a digest, a new set (digest and the extra columns), the map of ids, and the

@@ -16,7 +16,7 @@
 #define DB_ERR_LEN 512
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 
 struct db;
 
@@ -135,6 +135,16 @@ struct db_tolerance_step {
     double nmse, kl, max_abs;
 };
 int db_tolerance_step(struct db *db, const struct db_tolerance_step *t, char err[DB_ERR_LEN]);
+
+/* One position of a token run of a GGUF file through the evaluator and through llama.cpp (fusecheck crosscheck). */
+struct db_crosscheck {
+    int64_t run;
+    const char *model, *family, *file_sha256, *weights, *mode, *engine;
+    int64_t position, token, top1_fusecheck, top1_llama;
+    double max_abs, rel, nmse, bound;
+    bool pass;
+};
+int db_crosscheck(struct db *db, const struct db_crosscheck *c, char err[DB_ERR_LEN]);
 
 /* One proof obligation's verdict ("proved", "refuted", "unknown") by a solver ("z3"; NULL too, or "cvc5"). */
 struct db_proof {

@@ -551,8 +551,37 @@ static const char migration_5[] =
     "     OR (a.replay IS NOT NULL AND b.replay IS NOT NULL"
     "         AND (a.replay <> b.replay OR a.replay_fired IS NOT b.replay_fired));";
 
+/* Version 5 → 6: the evaluator held to llama.cpp (fusecheck crosscheck): a row a position of a token run of one GGUF
+ * file through both — the file's digest and matrices' format, decode or prefill, the llama.cpp release, the largest
+ * difference, the largest difference over the largest llama.cpp logit, the NMSE and the bound it is held to, both
+ * arg-maxes, and whether the position passed — with the failures' view and the regressions' (a position whose NMSE
+ * grew, or whose top-1 stopped agreeing, since the latest earlier run of the same model, format and mode). */
+static const char migration_6[] =
+    "CREATE TABLE crosschecks ("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  model TEXT NOT NULL, family TEXT NOT NULL, file_sha256 TEXT NOT NULL, weights TEXT NOT NULL,"
+    "  mode TEXT NOT NULL CHECK (mode IN ('decode', 'prefill')),"
+    "  engine TEXT NOT NULL, position INTEGER NOT NULL, token INTEGER NOT NULL,"
+    "  max_abs REAL NOT NULL, rel REAL NOT NULL, nmse REAL NOT NULL, bound REAL NOT NULL,"
+    "  top1_fusecheck INTEGER NOT NULL, top1_llama INTEGER NOT NULL, pass INTEGER NOT NULL"
+    ");"
+    "CREATE INDEX crosschecks_key ON crosschecks(model, weights, mode, position, run_id);"
+    "CREATE VIEW crosscheck_failures AS"
+    "  SELECT run_id AS run, model, family, weights, mode, position, token, max_abs, rel, nmse, bound,"
+    "         top1_fusecheck, top1_llama FROM crosschecks WHERE pass = 0;"
+    "CREATE VIEW crosscheck_regressions AS"
+    "  SELECT c.run_id AS run, p.run_id AS previous_run, c.model, c.weights, c.mode, c.position,"
+    "         p.nmse AS nmse_before, c.nmse AS nmse_after,"
+    "         p.top1_fusecheck = p.top1_llama AS top1_before, c.top1_fusecheck = c.top1_llama AS top1_after"
+    "  FROM crosschecks c JOIN crosschecks p ON p.id = (SELECT q.id FROM crosschecks q"
+    "       WHERE q.model = c.model AND q.weights = c.weights AND q.mode = c.mode AND q.position = c.position"
+    "       AND q.run_id < c.run_id ORDER BY q.run_id DESC LIMIT 1)"
+    "  WHERE c.nmse > p.nmse OR (p.top1_fusecheck = p.top1_llama AND c.top1_fusecheck <> c.top1_llama);";
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
-static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4, migration_5};
+static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4, migration_5,
+                                         migration_6};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)

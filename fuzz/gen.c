@@ -75,6 +75,7 @@ struct gen {
     int pos;          /* the current motif's position param, or -1 */
     bool oom;
     struct fuzz_gen_stats *stats;
+    const char *route; /* the current mixture's routing fields ("" or NULL: softmax, renormalised) */
     struct gtensor t[GEN_MAX_TENSORS]; /* last: only the first nt are ever read, so only the fields above are zeroed */
 };
 
@@ -278,6 +279,14 @@ static int64_t heads(struct gen *g)
 /* An RMS norm's epsilon and weight offset, as text. */
 static const char *eps(struct gen *g) { return fuzz_pick(g->b, 2) ? "1e-05" : "1e-06"; }
 static const char *offset(struct gen *g) { return fuzz_pick(g->b, 3) == 2 ? "1" : "0"; }
+/* A rope's base field: absent (the default) or one of the published bases (every rope of one table takes one). */
+static const char *rope_theta(struct gen *g)
+{
+    static const char *const bases[] = {"", " theta=1e+04", " theta=5e+05", " theta=1e+06", " theta=1e+07"};
+    return bases[fuzz_pick(g->b, 5)];
+}
+/* A rope's pairing: (i, i+half), or adjacent (2i, 2i+1). */
+static const char *rope_pairs(struct gen *g) { return fuzz_pick(g->b, 2) ? " adjacent" : ""; }
 
 #define L(x) ((long long)(x))
 
@@ -411,9 +420,16 @@ static void m_add_norm(struct gen *g)
 {
     int64_t r = rows(g), c = width(g);
     int x = input(g, "x", r, c), res = input(g, "res", r, c), w = konst(g, "w", 1, c);
-    int v = fuzz_pick(g->b, 4);
+    int v = fuzz_pick(g->b, 5);
     int n = act(g, "n", r, c);
     observe(g, n);
+    if (v == 4) { /* a LayerNorm (or a biased RMS norm): no norm class computes it, so no rule may fold it */
+        int b = konst(g, "b", 1, c), s = act(g, "s", r, c);
+        EMIT(g, s, "%s = elementwise(%s, %s) op=add n=%lld", N(g, s), N(g, x), N(g, res), L(r * c));
+        EMIT(g, n, "%s = rms_norm(%s, %s, %s) rows=%lld cols=%lld%s eps=%s weight offset=%s bias", N(g, n), N(g, s),
+             N(g, w), N(g, b), L(r), L(c), fuzz_pick(g->b, 3) ? " kind=layer" : "", eps(g), offset(g));
+        return;
+    }
     if (v == 1) {
         EMIT(g, n, "%s = rms_norm(%s, %s, %s) rows=%lld cols=%lld eps=%s weight offset=%s residual", N(g, n), N(g, x),
              N(g, w), N(g, res), L(r), L(c), eps(g), offset(g));
@@ -661,6 +677,7 @@ static void m_head_norm_rope(struct gen *g)
         snprintf(rp.field, sizeof rp.field, " pos=named");
         R = 1;
     }
+    const char *theta = rope_theta(g), *qpairs = rope_pairs(g);
     int q;
     int x = -1;
     if (v == 1 || v == 4) {
@@ -679,8 +696,8 @@ static void m_head_norm_rope(struct gen *g)
              L(H), L(hd), eps(g));
         src = qn;
     }
-    EMIT(g, qr, "%s = rope(%s, %s, %s%s) h=%lld hd=%lld half=%lld rows=%lld%s", N(g, qr), N(g, src), N(g, cs), N(g, sn),
-         rp.operand, L(H), L(hd), L(half), L(R), rp.field);
+    EMIT(g, qr, "%s = rope(%s, %s, %s%s) h=%lld hd=%lld half=%lld rows=%lld%s%s%s", N(g, qr), N(g, src), N(g, cs),
+         N(g, sn), rp.operand, L(H), L(hd), L(half), L(R), rp.field, theta, qpairs);
     if (v == 0 || v == 1) {
         observe(g, qr);
         return;
@@ -706,10 +723,12 @@ static void m_head_norm_rope(struct gen *g)
      * grouping them must not take as one launch's. */
     int kcs = cs, ksn = sn;
     struct rope_pos kp = rp;
+    const char *ktheta = theta, *kpairs = fuzz_pick(g->b, 3) ? qpairs : rope_pairs(g); /* mostly the query's turn */
     int apart = fuzz_pick(g->b, 3);
     if (apart == 1) {
         kcs = konst(g, "kcos", P, half);
         ksn = konst(g, "ksin", P, half);
+        ktheta = rope_theta(g);
     } else if (apart == 2 && rp.operand[0]) {
         snprintf(kp.operand, sizeof kp.operand, ", %s", N(g, param(g, "kpos")));
     } else if (apart == 2 && rp.field[0]) {
@@ -717,8 +736,8 @@ static void m_head_norm_rope(struct gen *g)
     }
     EMIT(g, kn, "%s = rms_norm(%s, %s) rows=%lld cols=%lld eps=1e-06 weight offset=0", N(g, kn), N(g, k), N(g, kw),
          L(KH), L(hd));
-    EMIT(g, kr, "%s = rope(%s, %s, %s%s) h=%lld hd=%lld half=%lld rows=1%s", N(g, kr), N(g, kn), N(g, kcs), N(g, ksn),
-         kp.operand, L(KH), L(hd), L(half), kp.field);
+    EMIT(g, kr, "%s = rope(%s, %s, %s%s) h=%lld hd=%lld half=%lld rows=1%s%s%s", N(g, kr), N(g, kn), N(g, kcs),
+         N(g, ksn), kp.operand, L(KH), L(hd), L(half), kp.field, ktheta, kpairs);
     if (v == 2) {
         observe(g, kr);
         return;
@@ -752,8 +771,8 @@ static void m_slice(struct gen *g)
     } else if (v == 1) {
         int cs = konst(g, "cos", 4, wd / 2), sn = konst(g, "sin", 4, wd / 2);
         z = act(g, "z", 1, G * wd);
-        EMIT(g, z, "%s = rope(%s, %s, %s) h=%lld hd=%lld half=%lld rows=1", N(g, z), N(g, y), N(g, cs), N(g, sn), L(G),
-             L(wd), L(wd / 2));
+        EMIT(g, z, "%s = rope(%s, %s, %s) h=%lld hd=%lld half=%lld rows=1%s%s", N(g, z), N(g, y), N(g, cs), N(g, sn),
+             L(G), L(wd), L(wd / 2), rope_theta(g), rope_pairs(g));
     } else if (v == 2) {
         int64_t b = 1 + fuzz_pick(g->b, 4);
         int w = weight(g, "w", G * wd, b);
@@ -1042,10 +1061,12 @@ static void m_attention(struct gen *g)
     observe(g, y);
 }
 
-/* The expert weights of a mixture over d values with E experts of width f, and its bias rows (-1 without). */
+/* The expert weights of a mixture over d values with E experts of width f, its bias rows and its routing's
+ * correction row (-1 without). */
 struct experts {
     int rt, eg, eu, ed;
     int rb, gb, ub, db;
+    int cb;
 };
 
 /* Declare a mixture's router and experts, and with `biased` their bias rows; their names end in `tag`. */
@@ -1062,7 +1083,7 @@ static struct experts experts(struct gen *g, int64_t d, int64_t E, int64_t f, bo
     e.eg = konst(g, nm[1], d, E * f);
     e.eu = konst(g, nm[2], d, E * f);
     e.ed = konst(g, nm[3], f, E * d);
-    e.rb = e.gb = e.ub = e.db = -1;
+    e.rb = e.gb = e.ub = e.db = e.cb = -1;
     if (biased) {
         e.rb = konst(g, nm[4], 1, E);
         e.gb = konst(g, nm[5], 1, E * f);
@@ -1077,12 +1098,14 @@ static struct experts experts(struct gen *g, int64_t d, int64_t E, int64_t f, bo
 static void moe_op(struct gen *g, int out, int x, const struct experts *e, int64_t d, int64_t k, int64_t f, int64_t E,
                    const char *how, const char *tail)
 {
-    char biases[160] = "";
+    char biases[200] = "";
     if (e->rb >= 0)
         snprintf(biases, sizeof biases, ", %s, %s, %s, %s", N(g, e->rb), N(g, e->gb), N(g, e->ub), N(g, e->db));
-    EMIT(g, tail[0] ? -1 : out, "%s = moe(%s, %s, %s, %s, %s%s) d=%lld k=%lld dff=%lld experts=%lld act=%s%s%s",
+    if (e->cb >= 0)
+        snprintf(biases + strlen(biases), sizeof biases - strlen(biases), ", %s", N(g, e->cb));
+    EMIT(g, tail[0] ? -1 : out, "%s = moe(%s, %s, %s, %s, %s%s) d=%lld k=%lld dff=%lld experts=%lld act=%s%s%s%s",
          N(g, out), N(g, x), N(g, e->rt), N(g, e->eg), N(g, e->eu), N(g, e->ed), biases, L(d), L(k), L(f), L(E), how,
-         e->rb >= 0 ? " bias" : "", tail);
+         e->rb >= 0 ? " bias" : "", g->route ? g->route : "", tail);
 }
 
 /* A mixture: alone, with a shared SwiGLU expert summed with it, its result added and normed next, or a chunk's
@@ -1096,7 +1119,18 @@ static void m_mixture(struct gen *g)
     bool clamped = how[0] == 's' && fuzz_pick(g->b, 4) == 0; /* gpt-oss's: clamped, biased, top k then softmax */
     if (clamped)
         how = "clamped_swiglu topk_softmax alpha=1.702 limit=7";
+    /* The routing: today's softmax renormalised, or one the published models use (qwen3-moe's and deepseek-v2's
+     * unrenormalised softmax, deepseek-v3's corrected, grouped, scaled sigmoid), or a mix of their fields. */
+    static const char *const routes[] = {"", " no_renorm", " sigmoid", " sigmoid correction scale=2.5",
+                                         " sigmoid correction groups=2 topk_groups=1 scale=2.5",
+                                         " no_renorm groups=2 topk_groups=1 scale=1.5"};
+    int route = clamped ? 0 : fuzz_pick(g->b, 6);
+    if (route >= 4 && E == 2) /* one group of two: groups must leave two experts a group */
+        route = route == 4 ? 3 : 1;
+    g->route = routes[route];
     struct experts e = experts(g, d, E, f, clamped, "");
+    if (strstr(g->route, "correction"))
+        e.cb = konst(g, "cb", 1, E);
     int v = fuzz_pick(g->b, 5);
     if (v >= 3) { /* a chunk's rows */
         int64_t R = 2 + fuzz_pick(g->b, 2);
@@ -1109,6 +1143,8 @@ static void m_mixture(struct gen *g)
             g->t[odd.rt].format = g->t[e.rt].format;
         } else if (apart == 2) {
             odd = experts(g, d, E, f, clamped, "2");
+            if (e.cb >= 0)
+                odd.cb = konst(g, "cb2", 1, E);
         }
         int xs = input(g, "xs", R, d), xn = act(g, "xn", R, d);
         int tab = state(g, "tab", R, d, false);

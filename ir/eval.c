@@ -67,6 +67,7 @@ struct ir_values {
     int32_t n;
     struct tval *t;
     size_t bytes;
+    bool q8_activations; /* products by q8_0/q4_0 rows take q8_0 activations (ir_values_quantize_activations) */
 };
 
 /* Whether tensor t of g is kept as checkpoint rows. */
@@ -115,6 +116,11 @@ int64_t ir_values_plan_bytes(const struct ir_graph *g)
             return -1;
     }
     return total;
+}
+
+void ir_values_quantize_activations(struct ir_values *v, bool on)
+{
+    v->q8_activations = on;
 }
 
 void ir_values_free(struct ir_values *v)
@@ -181,11 +187,11 @@ static float unit11(uint64_t *s)
 enum use_kind { USE_NONE, USE_SINKS, USE_GDN_STATE, USE_CACHE, USE_WEIGHT, USE_DT_BIAS, USE_ALOG, USE_NORM_W,
                 USE_ROPE_SIN, USE_ROPE_COS };
 
-/* What the graph's ops ask of one tensor: its strongest use (ties: the smaller param), and the index range every
- * use as a row index or position allows. */
+/* What the graph's ops ask of one tensor: its strongest use (ties: the smaller param, then the smaller base), the
+ * rotary base of a table, and the index range every use as a row index or position allows. */
 struct tuse {
     enum use_kind kind;
-    double param;
+    double param, base;
     bool index, position;
     int64_t lo, hi;
 };
@@ -217,17 +223,24 @@ static int64_t scan_len(const struct scan *s, ir_tid t)
     return t == IR_NONE ? 0 : max64(shape_len(&s->g->tensors[t]), 0);
 }
 
-/* Record a use of kind k (with param) of operand i of op. */
-static void note(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param)
+/* Record a use of kind k (with param and a rotary base) of operand i of op. */
+static void note_based(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param, double base)
 {
     ir_tid t = in_at(s, op, i);
     if (t == IR_NONE)
         return;
     struct tuse *u = &s->u[t];
-    if (k > u->kind || (k == u->kind && param < u->param)) {
+    if (k > u->kind || (k == u->kind && (param < u->param || (param == u->param && base < u->base)))) {
         u->kind = k;
         u->param = param;
+        u->base = base;
     }
+}
+
+/* Record a use of kind k (with param) of operand i of op. */
+static void note(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param)
+{
+    note_based(s, op, i, k, param, 0.0);
 }
 
 /* Record that tensor t is read as an index in [lo, hi] (a position when pos): the ranges of all uses intersect. */
@@ -266,12 +279,12 @@ static void use_rms_norm(struct scan *s, const struct ir_op *op)
         note(s, op, 1, USE_NORM_W, op->spec.u.rms_norm.offset);
 }
 
-/* Uses of a rotation: rotary tables, and a named position whose chunk fits in the tables. */
+/* Uses of a rotation: rotary tables of its width and base, and a named position whose chunk fits in the tables. */
 static void use_rope(struct scan *s, const struct ir_op *op)
 {
     const struct ir_rope *r = &op->spec.u.rope;
-    note(s, op, 1, USE_ROPE_COS, (double)dimc(r->half));
-    note(s, op, 2, USE_ROPE_SIN, (double)dimc(r->half));
+    note_based(s, op, 1, USE_ROPE_COS, (double)dimc(r->half), ir_rope_theta(r));
+    note_based(s, op, 2, USE_ROPE_SIN, (double)dimc(r->half), ir_rope_theta(r));
     if (r->pos.kind == IR_RIDX_NAMED && dimc(r->half) > 0) {
         int64_t rows = min64(scan_len(s, in_at(s, op, 1)), scan_len(s, in_at(s, op, 2))) / dimc(r->half);
         note_index(s, op, 3, 0, rows - dimc(r->rows), true);
@@ -406,11 +419,12 @@ static void scan_op(struct scan *s, const struct ir_op *op, int depth)
 /* How a tensor's values are drawn. */
 enum fill_kind { FILL_ZERO, FILL_UNIFORM, FILL_NEAR, FILL_COS, FILL_SIN, FILL_ALOG, FILL_DT_BIAS, FILL_INT };
 
-/* A tensor's filling: its kind, a scale or centre, the rotary half, an integer range. */
+/* A tensor's filling: its kind, a scale or centre, the rotary half and base, an integer range. */
 struct filler {
     enum fill_kind kind;
     float a;
     int64_t half, lo, hi;
+    double base;
 };
 
 /* Integers held in f32 are exact only up to 2^24: index ranges stop there. */
@@ -419,7 +433,7 @@ struct filler {
 /* The filling tensor t asks for by its role, element type and uses. */
 static struct filler filler_of(const struct ir_tensor *t, const struct tuse *u)
 {
-    struct filler f = {FILL_UNIFORM, 1.0f, 0, 0, 0};
+    struct filler f = {FILL_UNIFORM, 1.0f, 0, 0, 0, 0.0};
     if (t->role == IR_ROLE_ACTIVATION) {
         f.kind = FILL_ZERO;
         return f;
@@ -438,6 +452,7 @@ static struct filler filler_of(const struct ir_tensor *t, const struct tuse *u)
     case USE_ROPE_SIN:
         f.kind = u->kind == USE_ROPE_COS ? FILL_COS : FILL_SIN;
         f.half = (int64_t)u->param;
+        f.base = u->base;
         return f;
     case USE_NORM_W:
         f.kind = FILL_NEAR;
@@ -463,11 +478,24 @@ static struct filler filler_of(const struct ir_tensor *t, const struct tuse *u)
     return f;
 }
 
-/* The rotary angle of logical value e of a table `half` values a row: row · 10000^(-col/half). */
-static double rotary_angle(int64_t e, int64_t half)
+/* The planted evaluator fault (ir_eval_plant): the rotary base taken as 10000 whatever the graph says. */
+static bool plant_rope_base;
+
+int ir_eval_plant(const char *name)
+{
+    plant_rope_base = name && strcmp(name, "rope_base") == 0;
+    return name && name[0] && !plant_rope_base ? -1 : 0;
+}
+
+/* The rotary angle of logical value e of a table `half` values a row, for base θ: row · θ^(-col/half), the angle
+ * llama.cpp turns pair col by (pos · θ^(−2·col/n_dims), n_dims = 2·half the rotated width). A frequency scaling
+ * (linear, llama3's, YaRN's) would map this angle here, from a field the rope op would carry beside theta. */
+static double rotary_angle(int64_t e, int64_t half, double base)
 {
     int64_t h = half > 0 ? half : 1;
-    return (double)(e / h) * pow(10000.0, -(double)(e % h) / (double)h);
+    if (plant_rope_base)
+        base = 10000.0;
+    return (double)(e / h) * pow(base, -(double)(e % h) / (double)h);
 }
 
 /* The next value of a tensor filled as f, for its logical value index e. */
@@ -477,8 +505,8 @@ static float fill_one(const struct filler *f, uint64_t *rng, int64_t e)
     case FILL_ZERO: return 0.0f;
     case FILL_UNIFORM: return unit11(rng) * f->a;
     case FILL_NEAR: return f->a + 0.1f * unit11(rng);
-    case FILL_COS: return (float)cos(rotary_angle(e, f->half));
-    case FILL_SIN: return (float)sin(rotary_angle(e, f->half));
+    case FILL_COS: return (float)cos(rotary_angle(e, f->half, f->base));
+    case FILL_SIN: return (float)sin(rotary_angle(e, f->half, f->base));
     case FILL_ALOG: return logf(1.0f + 15.0f * unit01(rng));
     case FILL_DT_BIAS: {
         double dt = exp(log(0.001) + (double)unit01(rng) * (log(0.1) - log(0.001)));
@@ -996,8 +1024,15 @@ struct wts {
     const float *plain;
     const struct ckpt *q;
     int64_t rows, cols;
-    float *buf; /* a stored row's room, for a checkpoint */
+    float *buf;  /* a stored row's room, for a checkpoint */
+    float *acts; /* room for one row of q8_0 activation blocks, when products take them (else NULL) */
 };
+
+/* Whether products by checkpoint q take q8_0 activations in values v: q8_0 or q4_0 rows, a stored row an output. */
+static bool takes_q8_activations(const struct ir_values *v, const struct ckpt *q)
+{
+    return v->q8_activations && q->transposed && (q->format == IR_FMT_Q8_0 || q->format == IR_FMT_Q4_0);
+}
 
 /* Operand i as a rows × cols matrix; 0, or -1 with err. */
 static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *w)
@@ -1018,7 +1053,28 @@ static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *
                     (long long)tv->rows, (long long)tv->cols, (long long)rows, (long long)cols);
     w->q = &tv->q;
     w->buf = scratch(e, tv->q.slen);
-    return w->buf ? 0 : -1;
+    if (w->buf && takes_q8_activations(e->v, w->q))
+        w->acts = scratch(e, mulc(rows / 32 + 1, IR_GGML_Q8_ACT_FLOATS));
+    return w->buf && (w->acts || !takes_q8_activations(e->v, w->q)) ? 0 : -1;
+}
+
+/* wts_matmul's product as llama.cpp's CPU backend computes it: each row of x quantized to q8_0 blocks, each output
+ * its stored row's block sums. Whether it applied (the contracted run whole blocks of the stored rows). */
+static bool wts_matmul_q8(const struct wts *w, int64_t r0, int64_t kdim, int64_t c0, int64_t nc, const float *x,
+                          int64_t m, int64_t xs, float *y, int64_t ys)
+{
+    if (!w->acts || r0 % 32 != 0 || kdim % 32 != 0)
+        return false;
+    const struct ckpt *q = w->q;
+    int64_t block_bytes = ir_format_block_bytes(q->format);
+    for (int64_t i = 0; i < m; i++) {
+        ir_ggml_q8_activations(x + i * xs, kdim, w->acts);
+        for (int64_t j = 0; j < nc; j++) {
+            const unsigned char *row = q->bytes + (c0 + j) * q->row_bytes + r0 / 32 * block_bytes;
+            ir_ggml_dot_q8_activations(q->format, row, w->acts, kdim, &y[i * ys + j]);
+        }
+    }
+    return true;
 }
 
 /* Logical row r of a matrix into dst (cols values). */
@@ -1040,6 +1096,8 @@ static void wts_matmul(const struct wts *w, int64_t r0, int64_t kdim, int64_t c0
 {
     if (m == 0 || nc == 0)
         return; /* an empty result: no loop over kdim, however long */
+    if (wts_matmul_q8(w, r0, kdim, c0, nc, x, m, xs, y, ys))
+        return;
     if (w->q && w->q->transposed) {
         for (int64_t j = 0; j < nc; j++) {
             const float *col = ck_slice(w->q, c0 + j, r0, kdim, w->buf);
@@ -1125,39 +1183,61 @@ static int ev_elementwise(struct ev *e)
     return 0;
 }
 
-/* rms_norm: v = x (+ res); y = v · 1/sqrt(Σv²/cols + eps) · (w + offset), or without a weight the factor 1. */
+/* The mean a layer norm subtracts from row v (cols values, x + res): Σv / cols; 0 for an RMS norm. */
+static float row_centre(const float *xr, const float *rr, int64_t cols, enum ir_normkind kind)
+{
+    if (kind != IR_NORM_LAYER || cols == 0)
+        return 0.0f;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < cols; j++) {
+        float v = rr ? xr[j] + rr[j] : xr[j];
+        sum += v;
+    }
+    return sum / (float)cols;
+}
+
+/* rms_norm: v = x (+ res), less the row's mean for a layer norm (d = v − mean; for rms d = v);
+ * y = d · 1/sqrt(Σd²/cols + eps) · (w + offset) (without a weight the factor 1) (+ b with a bias). */
 static int ev_rms_norm(struct ev *e)
 {
     const struct ir_rms_norm *s = &e->op->spec.u.rms_norm;
     if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
         return -1;
     int64_t n = mulc(s->rows, s->cols);
+    int at_b = 1 + (s->weight ? 1 : 0) + (s->residual ? 1 : 0);
     const float *x = arg(e, 0, n);
     const float *w = x && s->weight ? arg(e, 1, s->cols) : NULL;
     const float *res = x && s->residual ? arg(e, s->weight ? 2 : 1, n) : NULL;
-    if (!x || (s->weight && !w) || (s->residual && !res))
+    const float *b = x && s->bias ? arg(e, at_b, s->cols) : NULL;
+    if (!x || (s->weight && !w) || (s->residual && !res) || (s->bias && !b))
         return -1;
     float *y = result(e, n);
     if (!y || n == 0)
         return y ? 0 : -1; /* empty rows: nothing to loop over */
     float eps = (float)s->eps, off = (float)s->offset;
+    bool layer = s->kind == IR_NORM_LAYER;
     for (int64_t r = 0; r < s->rows; r++) {
         const float *xr = x + r * s->cols, *rr = res ? res + r * s->cols : NULL;
+        float centre = row_centre(xr, rr, s->cols, s->kind);
         float ss = 0.0f;
         for (int64_t j = 0; j < s->cols; j++) {
             float v = rr ? xr[j] + rr[j] : xr[j];
-            float sq = v * v;
+            float d = layer ? v - centre : v;
+            float sq = d * d;
             ss += sq;
         }
         float mean = s->cols ? ss / (float)s->cols : 0.0f;
         float inv = 1.0f / sqrtf(mean + eps);
         for (int64_t j = 0; j < s->cols; j++) {
             float v = rr ? xr[j] + rr[j] : xr[j];
-            float t = v * inv;
+            float d = layer ? v - centre : v;
+            float t = d * inv;
             if (w) {
                 float f = w[j] + off;
                 t = t * f;
             }
+            if (b)
+                t = t + b[j];
             y[r * s->cols + j] = t;
         }
     }
@@ -1170,7 +1250,8 @@ static int position(struct ev *e, const struct ir_rowidx *pos, int at, int64_t *
     return row_index(e, pos, at, IR_MAX_DIM, "position", p);
 }
 
-/* rope: NeoX rotation of pairs (i, i + half) of each head by the tables' row at the head's row's position. */
+/* rope: each head's pairs (i, i + half), or with adjacent (2i, 2i + 1), pair i turned by the tables' row at the head's
+ * row's position, col i. */
 static int ev_rope(struct ev *e)
 {
     const struct ir_rope *s = &e->op->spec.u.rope;
@@ -1196,11 +1277,12 @@ static int ev_rope(struct ev *e)
         const float *xh = x + g * s->hd, *c = ct + at * s->half, *sn = st + at * s->half;
         float *yh = y + g * s->hd;
         for (int64_t i = 0; i < s->half; i++) {
-            float x0 = xh[i], x1 = xh[i + s->half];
+            int64_t i0 = s->adjacent ? 2 * i : i, i1 = s->adjacent ? 2 * i + 1 : i + s->half;
+            float x0 = xh[i0], x1 = xh[i1];
             float a0 = x0 * c[i], a1 = x1 * sn[i];
             float b0 = x0 * sn[i], b1 = x1 * c[i];
-            yh[i] = a0 - a1;
-            yh[i + s->half] = b0 + b1;
+            yh[i0] = a0 - a1;
+            yh[i1] = b0 + b1;
         }
         for (int64_t i = 2 * s->half; i < s->hd; i++)
             yh[i] = xh[i];
@@ -1412,12 +1494,15 @@ static int rank_cmp(const void *pa, const void *pb)
     return a->i < b->i ? -1 : a->i > b->i;
 }
 
-/* The k experts a router picks, in rank order, into sel (room for k); rk has room for every expert. */
-static void top_k(const float *prob, int64_t experts, int64_t k, struct ranked *rk, int64_t *sel)
+/* The k experts a router picks among those keep allows (all without keep), in rank order, into sel (room for k); rk
+ * has room for every expert. */
+static void top_k(const float *prob, const bool *keep, int64_t experts, int64_t k, struct ranked *rk, int64_t *sel)
 {
+    int64_t n = 0;
     for (int64_t x = 0; x < experts; x++)
-        rk[x] = (struct ranked){prob[x], x};
-    qsort(rk, (size_t)experts, sizeof *rk, rank_cmp);
+        if (!keep || keep[x])
+            rk[n++] = (struct ranked){prob[x], x};
+    qsort(rk, (size_t)n, sizeof *rk, rank_cmp);
     for (int64_t r = 0; r < k; r++)
         sel[r] = rk[r].i;
 }
@@ -1471,31 +1556,112 @@ static void softmax_inplace(float *v, int64_t n)
         v[i] = v[i] / sum;
 }
 
-/* A router's choice from its logits lg[experts] (overwritten): the k experts in rank order into ix and their weights
- * into w. Softmax over every expert, the top k of the probabilities renormalised; or, with topk_softmax, the top k of
- * the logits and a softmax over those k. pk has room for every expert. */
-static void moe_route(const struct ir_moe *s, float *lg, struct ranked *pk, int64_t *ix, float *w)
+/* A mixture's routing room: the choosing scores and which experts compete (experts each), the groups' scores and
+ * the kept groups (groups each), the ranking room (experts). */
+struct moe_route_room {
+    float *choose, *gs;
+    bool *keep;
+    int64_t *kept;
+    struct ranked *rk;
+};
+
+/* The experts that compete under group-limited choice, from the choosing scores ch: each group scored by the sum of
+ * its two best (in rank order), the topk_groups best groups (in rank order) kept whole. */
+static void moe_keep_groups(const struct ir_moe *s, const float *ch, struct moe_route_room *m)
 {
-    if (!s->topk_softmax)
-        softmax_inplace(lg, s->experts);
-    top_k(lg, s->experts, s->k, pk, ix);
-    for (int64_t r = 0; r < s->k; r++)
-        w[r] = lg[ix[r]];
-    if (s->topk_softmax) {
-        if (s->k > 0)
-            softmax_inplace(w, s->k);
-        return;
+    int64_t size = s->experts / s->groups;
+    for (int64_t j = 0; j < s->groups; j++) {
+        int64_t two[2];
+        top_k(ch + j * size, NULL, size, 2, m->rk, two);
+        m->gs[j] = ch[j * size + two[0]] + ch[j * size + two[1]];
     }
-    float wsum = 0.0f;
-    for (int64_t r = 0; r < s->k; r++)
-        wsum += w[r];
-    for (int64_t r = 0; r < s->k; r++)
-        w[r] = w[r] / wsum;
+    top_k(m->gs, NULL, s->groups, s->topk_groups, m->rk, m->kept);
+    for (int64_t e = 0; e < s->experts; e++)
+        m->keep[e] = false;
+    for (int64_t r = 0; r < s->topk_groups; r++)
+        for (int64_t i = 0; i < size; i++)
+            m->keep[m->kept[r] * size + i] = true;
 }
 
-/* A mixture's operands: x and the four matrices, and with bias the four bias rows (NULL without). */
+/* Whether a mixture's routing fields can be evaluated (the validator's rules; an unchecked graph may break them). */
+static bool moe_routing_ok(const struct ir_moe *s)
+{
+    if (s->groups < 0 || s->topk_groups < 0 || (s->groups > 0) != (s->topk_groups > 0))
+        return false;
+    return s->groups == 0 || (s->experts % s->groups == 0 && s->experts / s->groups >= 2 &&
+                              s->topk_groups <= s->groups && s->topk_groups * (s->experts / s->groups) >= s->k);
+}
+
+/* Allocate a mixture's routing room (free it with moe_room_free); whether it was. */
+static bool moe_room_alloc(const struct ir_moe *s, struct moe_route_room *m)
+{
+    size_t e = (size_t)s->experts, g = (size_t)max64(s->groups, 1);
+    m->choose = calloc(e, sizeof *m->choose);
+    m->gs = calloc(g, sizeof *m->gs);
+    m->keep = calloc(e, sizeof *m->keep);
+    m->kept = calloc(g, sizeof *m->kept);
+    m->rk = calloc(e, sizeof *m->rk);
+    return m->choose && m->gs && m->keep && m->kept && m->rk;
+}
+
+/* Free a mixture's routing room. */
+static void moe_room_free(struct moe_route_room *m)
+{
+    free(m->choose);
+    free(m->gs);
+    free(m->keep);
+    free(m->kept);
+    free(m->rk);
+}
+
+/* The scores of a router's logits lg in place: a softmax over every expert, σ of each (sigmoid), or the logits
+ * themselves (topk_softmax). */
+static void moe_score(const struct ir_moe *s, float *lg)
+{
+    if (s->topk_softmax)
+        return;
+    if (!s->sigmoid)
+        softmax_inplace(lg, s->experts);
+    for (int64_t e = 0; s->sigmoid && e < s->experts; e++)
+        lg[e] = sigmoidf(lg[e]);
+}
+
+/* A router's choice from its logits lg[experts] (overwritten by the scores): the k experts in rank order into ix and
+ * their weights into w. The scores (plus the correction row corr, when there is one) choose, among the kept groups'
+ * experts with groups; the chosen scores weigh: a softmax over the k (topk_softmax), renormalised over their sum (in
+ * rank order; not with no_renorm), then each times scale when present. */
+static void moe_route(const struct ir_moe *s, float *lg, const float *corr, struct moe_route_room *m, int64_t *ix,
+                      float *w)
+{
+    moe_score(s, lg);
+    const float *ch = lg;
+    if (corr) {
+        for (int64_t e = 0; e < s->experts; e++)
+            m->choose[e] = lg[e] + corr[e];
+        ch = m->choose;
+    }
+    if (s->groups > 0)
+        moe_keep_groups(s, ch, m);
+    top_k(ch, s->groups > 0 ? m->keep : NULL, s->experts, s->k, m->rk, ix);
+    for (int64_t r = 0; r < s->k; r++)
+        w[r] = lg[ix[r]];
+    if (s->topk_softmax && s->k > 0)
+        softmax_inplace(w, s->k);
+    if (!s->topk_softmax && !s->no_renorm) {
+        float wsum = 0.0f;
+        for (int64_t r = 0; r < s->k; r++)
+            wsum += w[r];
+        for (int64_t r = 0; r < s->k; r++)
+            w[r] = w[r] / wsum;
+    }
+    for (int64_t r = 0; s->scale.has && r < s->k; r++)
+        w[r] = (float)s->scale.v * w[r];
+}
+
+/* A mixture's operands: x and the four matrices, with bias the four bias rows, with correction its row (each NULL
+ * without). */
 struct moe_args {
-    const float *x, *rb, *gb, *ub, *db;
+    const float *x, *rb, *gb, *ub, *db, *corr;
     struct wts R, G, U, D;
 };
 
@@ -1507,6 +1673,8 @@ static int moe_args_get(struct ev *e, const struct ir_moe *s, struct moe_args *a
     a->x = arg(e, 0, s->d);
     if (!a->x || wts_get(e, 1, s->d, s->experts, &a->R) || wts_get(e, 2, s->d, wide, &a->G) ||
         wts_get(e, 3, s->d, wide, &a->U) || wts_get(e, 4, s->dff, mulc(s->experts, s->d), &a->D))
+        return -1;
+    if (s->correction && !(a->corr = arg(e, s->bias ? 9 : 5, s->experts)))
         return -1;
     if (!s->bias)
         return 0;
@@ -1525,6 +1693,9 @@ static int ev_moe(struct ev *e)
         return -1;
     if (s->experts < 1 || s->k > s->experts || (int)s->act < 0 || s->act >= IR_MOE_COUNT)
         return fail(e, "top-%lld of %lld experts", (long long)s->k, (long long)s->experts);
+    if (!moe_routing_ok(s))
+        return fail(e, "top-%lld of %lld experts in %lld groups, %lld kept", (long long)s->k,
+                    (long long)s->experts, (long long)s->groups, (long long)s->topk_groups);
     struct moe_args a;
     if (moe_args_get(e, s, &a))
         return -1;
@@ -1535,16 +1706,16 @@ static int ev_moe(struct ev *e)
     float *w = down ? scratch(e, max64(s->k, 1)) : NULL;
     if (!w)
         return -1;
-    struct ranked *pk = calloc((size_t)s->experts, sizeof *pk);
+    struct moe_route_room room;
     int64_t *ix = calloc((size_t)max64(s->k, 1), sizeof *ix);
-    if (!pk || !ix) {
-        free(pk);
+    if (!moe_room_alloc(s, &room) || !ix) {
+        moe_room_free(&room);
         free(ix);
         return fail(e, "out of memory");
     }
     wts_matmul(&a.R, 0, s->d, 0, s->experts, a.x, 1, s->d, prob, s->experts);
     add_bias(prob, a.rb, s->experts);
-    moe_route(s, prob, pk, ix, w);
+    moe_route(s, prob, a.corr, &room, ix, w);
     for (int64_t i = 0; i < s->d; i++)
         y[i] = 0.0f;
     for (int64_t r = 0; r < s->k; r++) {
@@ -1562,7 +1733,7 @@ static int ev_moe(struct ev *e)
             y[i] += t;
         }
     }
-    free(pk);
+    moe_room_free(&room);
     free(ix);
     return 0;
 }

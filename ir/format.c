@@ -16,6 +16,7 @@
 _Static_assert(sizeof(enum ir_ewop) == sizeof(int), "enum spec fields are stored as int");
 _Static_assert(sizeof(enum ir_moeact) == sizeof(int), "enum spec fields are stored as int");
 _Static_assert(sizeof(enum ir_gateact) == sizeof(int), "enum spec fields are stored as int");
+_Static_assert(sizeof(enum ir_normkind) == sizeof(int), "enum spec fields are stored as int");
 
 /* The keywords of op symbols other than primitives ("fused", "view", "quantize"), by enum ir_sym. */
 static const char *const sym_names[] = {
@@ -43,10 +44,12 @@ struct enum_table {
 static const char *ewop_name(int v) { return ir_ewop_name((enum ir_ewop)v); }
 static const char *moeact_name(int v) { return ir_moeact_name((enum ir_moeact)v); }
 static const char *gateact_name(int v) { return ir_gateact_name((enum ir_gateact)v); }
+static const char *normkind_name(int v) { return ir_normkind_name((enum ir_normkind)v); }
 
 static const struct enum_table ewop_table = {ewop_name, ir_ewop_lookup};
 static const struct enum_table moeact_table = {moeact_name, ir_moeact_lookup};
 static const struct enum_table gateact_table = {gateact_name, ir_gateact_lookup};
+static const struct enum_table normkind_table = {normkind_name, ir_normkind_lookup};
 
 /* ── Output buffer ───────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -234,7 +237,8 @@ static void print_f_flag(struct out *o, const struct ir_field *f, const void *p)
 /* The enum table of an enum-typed field. */
 static const struct enum_table *enum_of(enum ir_field_type t)
 {
-    return t == IR_F_EWOP ? &ewop_table : t == IR_F_MOEACT ? &moeact_table : &gateact_table;
+    return t == IR_F_EWOP ? &ewop_table : t == IR_F_MOEACT ? &moeact_table : t == IR_F_NORMKIND ? &normkind_table
+                                                                                            : &gateact_table;
 }
 
 /* An enum field, by its value's name. */
@@ -244,6 +248,15 @@ static void print_f_enum(struct out *o, const struct ir_field *f, const void *p)
     memcpy(&v, p, sizeof v);
     print_key(o, f);
     out_str(o, enum_of(f->type)->name(v));
+}
+
+/* An optional enum field: nothing for its table's first row (the default), else as print_f_enum. */
+static void print_f_enum_opt(struct out *o, const struct ir_field *f, const void *p)
+{
+    int v;
+    memcpy(&v, p, sizeof v);
+    if (v != 0)
+        print_f_enum(o, f, p);
 }
 
 /* A row index: its literal row or "named"; nothing when absent. */
@@ -287,6 +300,7 @@ static const struct field_codec {
     [IR_F_EWOP] = {print_f_enum, parse_f_enum, true, true},
     [IR_F_MOEACT] = {print_f_enum, parse_f_enum, true, true},
     [IR_F_GATEACT] = {print_f_enum, parse_f_enum, true, true},
+    [IR_F_NORMKIND] = {print_f_enum_opt, parse_f_enum, false, true},
     [IR_F_ROWIDX] = {print_f_rowidx, parse_f_rowidx, true, true},
     [IR_F_ROWIDX_OPT] = {print_f_rowidx, parse_f_rowidx, false, true},
 };

@@ -636,3 +636,55 @@ void ir_ggml_dequantize(enum ir_format f, const void *src, int64_t n, float *dst
     for (int64_t b = 0, blocks = n / c->values; b < blocks; b++)
         c->dequant(in + b * c->bytes, dst + b * c->values);
 }
+
+/* ── Products with q8_0 activations, as llama.cpp's CPU backend computes q8_0 and q4_0 products ─────────── */
+
+/* The integer codes of one stored q8_0 or q4_0 block (codes[32]) and its scale; -1 for another format. */
+static int block_codes(enum ir_format f, const unsigned char *in, int *codes, float *d)
+{
+    if (f != IR_FMT_Q8_0 && f != IR_FMT_Q4_0)
+        return -1;
+    *d = get_f16(in);
+    for (int j = 0; j < QK / 2 && f == IR_FMT_Q4_0; j++) {
+        codes[j] = (int)(in[2 + j] & 0x0fu) - 8;
+        codes[j + QK / 2] = (int)(in[2 + j] >> 4) - 8;
+    }
+    for (int j = 0; j < QK && f == IR_FMT_Q8_0; j++)
+        codes[j] = get_i8(in[2 + j]);
+    return 0;
+}
+
+void ir_ggml_q8_activations(const float *x, int64_t n, float *blocks)
+{
+    for (int64_t b = 0; b < n / QK; b++) {
+        const float *v = x + b * QK;
+        float *out = blocks + b * IR_GGML_Q8_ACT_FLOATS, amax = 0.0f;
+        for (int j = 0; j < QK; j++)
+            amax = fmaxf(amax, fabsf(v[j]));
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        out[0] = ir_f16_to_f32(ir_f32_to_f16(amax / 127.0f));
+        for (int j = 0; j < QK; j++)
+            out[1 + j] = nearbyintf(v[j] * id);
+    }
+}
+
+int ir_ggml_dot_q8_activations(enum ir_format f, const void *row, const float *blocks, int64_t n, float *out)
+{
+    int64_t bytes = ir_ggml_row_bytes(f, QK);
+    const unsigned char *in = row;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / QK; b++) {
+        int codes[QK];
+        float dw;
+        if (block_codes(f, in + b * bytes, codes, &dw) != 0)
+            return -1;
+        const float *a = blocks + b * IR_GGML_Q8_ACT_FLOATS;
+        int32_t sumi = 0;
+        for (int j = 0; j < QK; j++)
+            sumi += codes[j] * (int32_t)a[1 + j];
+        float scale = dw * a[0];
+        sum += (float)sumi * scale;
+    }
+    *out = sum;
+    return 0;
+}

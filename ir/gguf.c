@@ -527,10 +527,73 @@ struct ir_gguf *ir_gguf_open(const char *path, char err[IR_ERR_LEN])
     return f;
 }
 
+/* The derived tensors of a file: a list of nodes, each a tensor info, its name and its bytes (stable addresses, so
+ * a reader holding one stays valid while others are added). */
+struct ir_gguf_derived {
+    struct ir_gguf_derived *next;
+    struct ir_gguf_tensor t;
+    char *name;
+    unsigned char *bytes;
+};
+
+/* The derived tensor named name (n bytes), or NULL. */
+static struct ir_gguf_derived *derived_find(const struct ir_gguf *f, const char *name, size_t n)
+{
+    for (struct ir_gguf_derived *d = f->derived; d; d = d->next)
+        if (d->t.name_len == n && memcmp(d->name, name, n) == 0)
+            return d;
+    return NULL;
+}
+
+void *ir_gguf_derive(const struct ir_gguf *f, const char *name, uint32_t ndims, const uint64_t *dims,
+                     enum ir_format fmt, bool *fresh)
+{
+    uint64_t rows = 1;
+    for (uint32_t d = 1; d < ndims && d < IR_GGUF_MAX_DIMS; d++)
+        rows *= dims[d];
+    int64_t row = ndims >= 1 && ndims <= IR_GGUF_MAX_DIMS && dims[0] <= (uint64_t)IR_MAX_ELEMS
+                      ? ir_ggml_row_bytes(fmt, (int64_t)dims[0])
+                      : -1;
+    if (row < 0 || rows > (uint64_t)IR_MAX_ELEMS)
+        return NULL;
+    struct ir_gguf_derived *d = derived_find(f, name, strlen(name));
+    if (d) { /* made before: the same tensor, or a clash */
+        bool same = d->t.ndims == ndims && d->t.format == (int)fmt;
+        for (uint32_t k = 0; same && k < ndims; k++)
+            same = d->t.dims[k] == dims[k];
+        *fresh = false;
+        return same ? d->bytes : NULL;
+    }
+    d = calloc(1, sizeof *d);
+    uint64_t bytes = (uint64_t)row * rows;
+    if (!d || !(d->name = strdup(name)) || !(d->bytes = malloc(bytes ? bytes : 1)))
+        abort();
+    d->t.name = d->name;
+    d->t.name_len = strlen(name);
+    d->t.ndims = ndims;
+    for (uint32_t k = 0; k < IR_GGUF_MAX_DIMS; k++)
+        d->t.dims[k] = k < ndims ? dims[k] : 1;
+    d->t.type = ir_gguf_ggml_type(fmt);
+    d->t.format = (int)fmt;
+    d->t.bytes = bytes;
+    d->t.data = d->bytes;
+    struct ir_gguf *mut = (struct ir_gguf *)f; /* the list is a cache of views; the file's own fields stay */
+    d->next = mut->derived;
+    mut->derived = d;
+    *fresh = true;
+    return d->bytes;
+}
+
 void ir_gguf_close(struct ir_gguf *f)
 {
     if (!f)
         return;
+    for (struct ir_gguf_derived *d = f->derived, *next; d; d = next) {
+        next = d->next;
+        free(d->name);
+        free(d->bytes);
+        free(d);
+    }
     if (f->mapped)
         munmap((void *)f->bytes, f->size);
     free(f->label);
@@ -551,6 +614,9 @@ const struct ir_gguf_kv *ir_gguf_find_kv(const struct ir_gguf *f, const char *ke
 const struct ir_gguf_tensor *ir_gguf_find_tensor(const struct ir_gguf *f, const char *name)
 {
     size_t n = strlen(name);
+    const struct ir_gguf_derived *d = derived_find(f, name, n);
+    if (d)
+        return &d->t;
     for (int64_t k = 0; k < f->ntensors; k++)
         if (f->tensors[k].name_len == n && memcmp(f->tensors[k].name, name, n) == 0)
             return &f->tensors[k];

@@ -51,6 +51,11 @@ static const char *const gateact_names[] = {
     IR_GATEACTS(X)
 #undef X
 };
+static const char *const normkind_names[] = {
+#define X(e, s) s,
+    IR_NORMKINDS(X)
+#undef X
+};
 static const char *const kind_names[] = {
 #define X(e, s, m) s,
     IR_KINDS(X)
@@ -92,6 +97,8 @@ const char *ir_moeact_name(enum ir_moeact a) { return name_at(moeact_names, IR_M
 int ir_moeact_lookup(const char *s, size_t n) { return lookup(moeact_names, IR_MOE_COUNT, s, n); }
 const char *ir_gateact_name(enum ir_gateact a) { return name_at(gateact_names, IR_GATE_COUNT, (int)a); }
 int ir_gateact_lookup(const char *s, size_t n) { return lookup(gateact_names, IR_GATE_COUNT, s, n); }
+const char *ir_normkind_name(enum ir_normkind k) { return name_at(normkind_names, IR_NORM_COUNT, (int)k); }
+int ir_normkind_lookup(const char *s, size_t n) { return lookup(normkind_names, IR_NORM_COUNT, s, n); }
 const char *ir_kind_name(enum ir_kind k) { return name_at(kind_names, IR_KIND_COUNT, (int)k); }
 int ir_kind_lookup(const char *s, size_t n) { return lookup(kind_names, IR_KIND_COUNT, s, n); }
 const char *ir_class_name(enum ir_class c) { return name_at(class_names, IR_CLASS_COUNT, (int)c); }
@@ -167,10 +174,13 @@ static const struct ir_field f_matmul[] = {F(matmul, m, IR_F_INT), F(matmul, k, 
 static const struct ir_field f_elementwise[] = {F(elementwise, op, IR_F_EWOP), F(elementwise, n, IR_F_INT),
                                                 F(elementwise, row, IR_F_INT_OPT)};
 static const struct ir_field f_rms_norm[] = {F(rms_norm, rows, IR_F_INT),       F(rms_norm, cols, IR_F_INT),
-                                             F(rms_norm, eps, IR_F_FLOAT),      F(rms_norm, weight, IR_F_FLAG),
-                                             F(rms_norm, offset, IR_F_FLOAT),   F(rms_norm, residual, IR_F_FLAG)};
-static const struct ir_field f_rope[] = {F(rope, h, IR_F_INT), F(rope, hd, IR_F_INT), F(rope, half, IR_F_INT),
-                                         F(rope, rows, IR_F_INT), F(rope, pos, IR_F_ROWIDX_OPT)};
+                                             F(rms_norm, kind, IR_F_NORMKIND),  F(rms_norm, eps, IR_F_FLOAT),
+                                             F(rms_norm, weight, IR_F_FLAG),    F(rms_norm, offset, IR_F_FLOAT),
+                                             F(rms_norm, residual, IR_F_FLAG),  F(rms_norm, bias, IR_F_FLAG)};
+static const struct ir_field f_rope[] = {F(rope, h, IR_F_INT),           F(rope, hd, IR_F_INT),
+                                         F(rope, half, IR_F_INT),        F(rope, rows, IR_F_INT),
+                                         F(rope, pos, IR_F_ROWIDX_OPT),  F(rope, theta, IR_F_FLOAT_OPT),
+                                         F(rope, adjacent, IR_F_FLAG)};
 static const struct ir_field f_head_slice[] = {F(head_slice, n, IR_F_INT), F(head_slice, every, IR_F_INT),
                                                F(head_slice, from, IR_F_INT), F(head_slice, width, IR_F_INT)};
 static const struct ir_field f_row_gather[] = {F(row_gather, rows, IR_F_INT), F(row_gather, cols, IR_F_INT),
@@ -187,7 +197,10 @@ static const struct ir_field f_attention[] = {
 static const struct ir_field f_moe[] = {F(moe, d, IR_F_INT),          F(moe, k, IR_F_INT),
                                         F(moe, dff, IR_F_INT),        F(moe, experts, IR_F_INT),
                                         F(moe, act, IR_F_MOEACT),     F(moe, bias, IR_F_FLAG),
-                                        F(moe, topk_softmax, IR_F_FLAG), F(moe, alpha, IR_F_FLOAT_OPT),
+                                        F(moe, topk_softmax, IR_F_FLAG), F(moe, sigmoid, IR_F_FLAG),
+                                        F(moe, no_renorm, IR_F_FLAG),  F(moe, correction, IR_F_FLAG),
+                                        F(moe, groups, IR_F_INT_OPT),  F(moe, topk_groups, IR_F_INT_OPT),
+                                        F(moe, scale, IR_F_FLOAT_OPT), F(moe, alpha, IR_F_FLOAT_OPT),
                                         F(moe, limit, IR_F_FLOAT_OPT)};
 static const struct ir_field f_gated_delta[] = {F(gated_delta, h, IR_F_INT),   F(gated_delta, dk, IR_F_INT),
                                                 F(gated_delta, dv, IR_F_INT),  F(gated_delta, rows, IR_F_INT),
@@ -737,6 +750,7 @@ static bool spec_equal(const struct ir_spec *a, const struct ir_spec *b)
         case IR_F_EWOP:
         case IR_F_MOEACT:
         case IR_F_GATEACT:
+        case IR_F_NORMKIND:
             if (*(const int *)pa != *(const int *)pb)
                 return false;
             break;
@@ -751,6 +765,8 @@ static bool spec_equal(const struct ir_spec *a, const struct ir_spec *b)
     }
     return true;
 }
+
+bool ir_spec_equal(const struct ir_spec *a, const struct ir_spec *b) { return spec_equal(a, b); }
 
 bool ir_op_equal(const struct ir_op *a, const struct ir_op *b)
 {
@@ -845,6 +861,11 @@ void ir_op_leaves(const struct ir_op *op, void (*fn)(const struct ir_op *leaf, v
     }
     for (int32_t i = 0; i < op->nparts; i++)
         ir_op_leaves(&op->parts[i], fn, ctx);
+}
+
+double ir_rope_theta(const struct ir_rope *r)
+{
+    return r->theta.has ? r->theta.v : IR_ROPE_THETA_DEFAULT;
 }
 
 int64_t ir_spec_out_len(const struct ir_spec *s)

@@ -106,6 +106,19 @@ enum ir_gateact {
     IR_GATE_COUNT
 };
 
+/* A norm's reduction: the root mean square of the row (RMSNorm), or the mean-centred standard deviation (LayerNorm:
+ * the row's mean subtracted first). The first row is the default the text format leaves unwritten. */
+#define IR_NORMKINDS(X) X(RMS, "rms") X(LAYER, "layer")
+enum ir_normkind {
+#define X(e, s) IR_NORM_##e,
+    IR_NORMKINDS(X)
+#undef X
+    IR_NORM_COUNT
+};
+
+/* The rotary base a rope op's tables are filled with when its theta is absent. */
+#define IR_ROPE_THETA_DEFAULT 10000.0
+
 /* A row index: absent, a literal 1-based row, or the value of a named i32 tensor (an operand of the op, at the
  * position its spec documents). */
 enum ir_rowidx_kind { IR_RIDX_NONE, IR_RIDX_LITERAL, IR_RIDX_NAMED };
@@ -289,6 +302,8 @@ const char *ir_moeact_name(enum ir_moeact a);
 int ir_moeact_lookup(const char *s, size_t n);
 const char *ir_gateact_name(enum ir_gateact a);
 int ir_gateact_lookup(const char *s, size_t n);
+const char *ir_normkind_name(enum ir_normkind k);
+int ir_normkind_lookup(const char *s, size_t n);
 const char *ir_kind_name(enum ir_kind k);
 int ir_kind_lookup(const char *s, size_t n);
 const char *ir_class_name(enum ir_class c);
@@ -302,12 +317,31 @@ struct ir_matmul { int64_t m, k, n; };
 /* y = a (op) b over n values; with row > 0, b is one row of `row` values broadcast over every row of a.
  * ins: a, b. */
 struct ir_elementwise { enum ir_ewop op; int64_t n, row; };
-/* y[r] = (x[r] + res[r]) / rms(x[r] + res[r]) · (w + offset), over rows × cols; eps inside the root.
- * ins: x, [w when weight], [res when residual]. */
-struct ir_rms_norm { int64_t rows, cols; double eps; bool weight; double offset; bool residual; };
-/* Rotate each of h heads (h/rows a row) of width hd: pairs (i, i+half) for i < half, by cos/sin tables of `half`
- * cols at the row's position (pos: absent = row r at r, literal, or named i32). ins: x, cos, sin, [pos]. */
-struct ir_rope { int64_t h, hd, half, rows; struct ir_rowidx pos; };
+/* A row norm over rows × cols of v = x[r] + res[r]: kind rms, v / rms(v); kind layer, (v − mean(v)) / std(v); eps
+ * inside the root either way; then · (w + offset) with a weight, + b with a bias.
+ * ins: x, [w when weight], [res when residual], [b (cols) when bias]. */
+struct ir_rms_norm {
+    int64_t rows, cols;
+    double eps;
+    bool weight;
+    double offset;
+    bool residual;
+    enum ir_normkind kind;
+    bool bias;
+};
+/* Rotate each of h heads (h/rows a row) of width hd: `half` pairs, (i, i+half) (NeoX) or with adjacent (2i, 2i+1)
+ * (GPT-J, llama.cpp's NORM type), pair i by cos/sin tables of `half` cols at the row's position (pos: absent = row r
+ * at r, literal, or named i32). theta is the rotary base the tables hold, angle pos · theta^(−i/half) (absent:
+ * IR_ROPE_THETA_DEFAULT); a frequency scaling (linear, llama3, YaRN) would be a field beside it that the table
+ * filler reads as it reads theta. ins: x, cos, sin, [pos]. */
+struct ir_rope {
+    int64_t h, hd, half, rows;
+    struct ir_rowidx pos;
+    struct ir_optf theta;
+    bool adjacent;
+};
+/* The rotary base of a rope spec (theta, or the default when absent). */
+double ir_rope_theta(const struct ir_rope *r);
 /* y[g·width + i] = x[g·every + from + i] for g < n/every, i < width. ins: x (n values). */
 struct ir_head_slice { int64_t n, every, from, width; };
 /* y[1×cols] = table row `index` (literal 1-based, or named i32 0-based). ins: table, [idx]. */
@@ -326,16 +360,26 @@ struct ir_attention {
     bool sinks;             /* a per-head logit in the softmax's denominator */
     int64_t window;         /* 0: none; else attend the last `window` positions */
 };
-/* A mixture of `experts` experts over one row of d: softmax router, top-k (renormalised) — or, with topk_softmax,
- * the top k of the logits and a softmax over those k — each expert's act(x·gate)⊙(x·up)·down of width dff; with
- * bias, a bias row added to the router's, each expert's gate, up and down products. alpha and limit: the clamped
- * SwiGLU's (present exactly when act is clamped_swiglu). ins: x, router[d×experts], gate[d×(experts·dff)], up,
- * down[dff×(experts·d)], [router_b (experts), gate_b, up_b (experts·dff), down_b (experts·d) when bias]. */
+/* A mixture of `experts` experts over one row of d: each expert's act(x·gate)⊙(x·up)·down of width dff, the k a
+ * router picks weighted and summed; with bias, a bias row added to the router's, each expert's gate, up and down
+ * products. The routing (docs/semantics.md): each expert scored by a softmax over every logit (or σ of its logit with
+ * sigmoid; or the logit itself with topk_softmax), the score plus a correction row (with correction) choosing; with
+ * groups, only the topk_groups best of `groups` equal groups (by their two best choosing scores) compete; the k best
+ * chosen; their scores renormalised to sum one (not with no_renorm; with topk_softmax a softmax over the k instead);
+ * each weight times scale when present. alpha and limit: the clamped SwiGLU's (present exactly when act is
+ * clamped_swiglu). ins: x, router[d×experts], gate[d×(experts·dff)], up, down[dff×(experts·d)], [router_b (experts),
+ * gate_b, up_b (experts·dff), down_b (experts·d) when bias], [corr (experts) when correction]. */
 struct ir_moe {
     int64_t d, k, dff, experts;
     enum ir_moeact act;
     bool bias;
     bool topk_softmax;
+    bool sigmoid;              /* each expert scored σ(logit), not a softmax over every logit */
+    bool no_renorm;            /* the k scores weigh as they are (softmax or sigmoid scoring) */
+    bool correction;           /* a per-expert row added to the scores for the choice only */
+    int64_t groups;            /* 0: none; else the experts in `groups` equal groups ... */
+    int64_t topk_groups;       /* ... of which the topk_groups best compete (given exactly with groups) */
+    struct ir_optf scale;      /* each weight times it (DeepSeek's routed scaling factor) */
     struct ir_optf alpha, limit;
 };
 /* Gated delta rule over rows of h heads (dk keys, dv values), memory updated in place, output normed and gated.
@@ -401,6 +445,7 @@ enum ir_field_type {
     IR_F_EWOP,     /* enum ir_ewop */
     IR_F_MOEACT,   /* enum ir_moeact */
     IR_F_GATEACT,  /* enum ir_gateact */
+    IR_F_NORMKIND, /* enum ir_normkind, optional: the first row (rms) is the default, printed only otherwise */
     IR_F_ROWIDX,   /* struct ir_rowidx, required: literal or `named` */
     IR_F_ROWIDX_OPT/* struct ir_rowidx, may be absent */
 };
@@ -538,6 +583,8 @@ struct ir_dst ir_dst_own(ir_tid out);
 bool ir_dst_is_own(const struct ir_dst *d);
 /* Whether two ops are equal in every field, parts included. */
 bool ir_op_equal(const struct ir_op *a, const struct ir_op *b);
+/* Whether two primitive specs are the same kind with every field of its table equal. */
+bool ir_spec_equal(const struct ir_spec *a, const struct ir_spec *b);
 /* Whether two graphs are the same program: equal tensors (in order, every field the text format carries) and equal
  * ops (the graphs' own name, family and mode aside). Such graphs evaluate alike from the same seed. */
 bool ir_graph_same_program(const struct ir_graph *a, const struct ir_graph *b);
@@ -706,6 +753,15 @@ int64_t ir_ggml_row_bytes(enum ir_format f, int64_t n);
 int ir_ggml_quantize(enum ir_format f, const float *src, int64_t n, void *dst);
 /* Dequantize n values of format f from src into dst (any bytes are valid input); an invalid n > 0 zero-fills dst. */
 void ir_ggml_dequantize(enum ir_format f, const void *src, int64_t n, float *dst);
+/* llama.cpp's CPU backend multiplies a q8_0 or q4_0 matrix by activations it quantizes to q8_0 first: per block of
+ * 32 values the scale max|x|/127 kept in f16 and the codes x·(127/max|x|) rounded to nearest even. Quantize n values
+ * (a multiple of 32) so: IR_GGML_Q8_ACT_FLOATS floats a block, the scale then the 32 codes. */
+#define IR_GGML_Q8_ACT_FLOATS 33
+void ir_ggml_q8_activations(const float *x, int64_t n, float *blocks);
+/* A stored q8_0 or q4_0 row of n values (a multiple of 32) times activations quantized so: per block the exact
+ * integer sum of code products times the product of the two scales, summed in f32 in block order. 0 with *out, or
+ * -1 for another format. */
+int ir_ggml_dot_q8_activations(enum ir_format f, const void *row, const float *blocks, int64_t n, float *out);
 /* IEEE half and bfloat16 conversions (round to nearest even). */
 uint16_t ir_f32_to_f16(float x);
 float ir_f16_to_f32(uint16_t h);
@@ -776,6 +832,7 @@ struct ir_gguf {
     const unsigned char *bytes;
     size_t size;
     bool mapped; /* bytes is an mmap of the file, unmapped by ir_gguf_close */
+    struct ir_gguf_derived *derived; /* tensors fusecheck laid out from the file's (ir_gguf_derive) */
 };
 
 /* Read the GGUF file at path, its bytes mapped (never copied). NULL with err "path: byte OFFSET: what was expected"
@@ -790,6 +847,13 @@ const struct ir_gguf_kv *ir_gguf_find_kv(const struct ir_gguf *f, const char *ke
 const struct ir_gguf_tensor *ir_gguf_find_tensor(const struct ir_gguf *f, const char *name);
 /* Element i of an array value (checked when read, so never out of its bytes); 0, or -1 when i is past its count. */
 int ir_gguf_array_item(const struct ir_gguf_value *arr, uint64_t i, struct ir_gguf_value *out);
+/* A tensor in fusecheck's layout of values the file stores in another (a part of a joined tensor, another order or
+ * form of its values): ndims dims (dims[0] a row) of format fmt, owned by f until ir_gguf_close and found by
+ * ir_gguf_find_tensor before a file tensor of the same name. Its bytes to fill (*fresh true), or the same tensor's
+ * bytes made before (*fresh false: already filled; a reader may still hold them); NULL when a row is not whole
+ * blocks of fmt, or a tensor of that name was derived with another shape or format. */
+void *ir_gguf_derive(const struct ir_gguf *f, const char *name, uint32_t ndims, const uint64_t *dims,
+                     enum ir_format fmt, bool *fresh);
 /* The name of a value type, or "?"; the GGML type number of a block format. */
 const char *ir_gguf_vtype_name(enum ir_gguf_vtype t);
 uint32_t ir_gguf_ggml_type(enum ir_format f);
@@ -851,10 +915,20 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
                                        const struct ir_graph *donor_g, const struct ir_values *donor,
                                        char err[IR_ERR_LEN]);
 void ir_values_free(struct ir_values *v);
+/* on: from now on every product of v's evaluations by q8_0 or q4_0 checkpoint rows (a stored row an output, the
+ * contracted run whole blocks) quantizes its activation rows to q8_0 first and sums block by block in integers
+ * (ir_ggml_q8_activations), as llama.cpp's CPU backend computes such a product; off (the default): the exact f32
+ * product of the activations and the dequantized weights. For holding the evaluator to llama.cpp (crosscheck). */
+void ir_values_quantize_activations(struct ir_values *v, bool on);
 /* From now on (f NULL: no longer), every constant f holds by name takes its values from f instead of the seed: a
  * checkpoint's rows read where they lie in f's mapping (no copy), a plain tensor's decoded. f must outlive every
  * values instance made meanwhile; a file tensor of another count or format fails ir_values_new*. */
 void ir_values_use_gguf(const struct ir_gguf *f);
+/* The harness's self-test of its reference (FUSECHECK_PLANT): "rope_base" makes the evaluator fill the rotary
+ * tables at base 10000 whatever a rope's theta, the fault `fusecheck crosscheck` must catch; NULL or "" plants
+ * nothing. 0, or -1 (nothing planted) for a name that is no evaluator fault. */
+#define IR_EVAL_PLANTS "rope_base"
+int ir_eval_plant(const char *name);
 /* Run g's ops in order over v. 0 on success, else err. */
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);
 /* Run `n` ops (their tensors are g's) over v. */

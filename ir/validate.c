@@ -123,7 +123,7 @@ static const char *shape_elementwise(const struct ir_spec *s, struct shape *sh, 
     return NULL;
 }
 
-/* rms_norm: x (rows·cols), [w (cols)], [res (rows·cols)]; out rows·cols. */
+/* rms_norm: x (rows·cols), [w (cols)], [res (rows·cols)], [b (cols)]; out rows·cols. */
 static const char *shape_rms_norm(const struct ir_spec *s, struct shape *sh, char *why, size_t n)
 {
     const struct ir_rms_norm *p = &s->u.rms_norm;
@@ -133,6 +133,8 @@ static const char *shape_rms_norm(const struct ir_spec *s, struct shape *sh, cha
         need_len(sh, "w", p->cols);
     if (p->residual)
         need_len(sh, "res", mul(p->rows, p->cols));
+    if (p->bias)
+        need_len(sh, "b", p->cols);
     sh->out = mul(p->rows, p->cols);
     return NULL;
 }
@@ -152,6 +154,8 @@ static const char *shape_rope(const struct ir_spec *s, struct shape *sh, char *w
         return inconsistent(why, n, "half", "2*half = %" PRId64 " exceeds hd = %" PRId64, 2 * p->half, p->hd);
     if (p->h % p->rows != 0)
         return inconsistent(why, n, "rows", "h = %" PRId64 " is not a multiple of rows = %" PRId64, p->h, p->rows);
+    if (p->theta.has && !(p->theta.v > 0))
+        return inconsistent(why, n, "theta", "the rotary base %g must be positive", p->theta.v);
     return NULL;
 }
 
@@ -240,8 +244,34 @@ static const char *shape_attention(const struct ir_spec *s, struct shape *sh, ch
     return NULL;
 }
 
+/* A mixture's routing fields: one scoring; renormalisation left out only where there is one; groups and
+ * topk_groups together, the groups equal, at least two experts each, the kept ones holding k experts; a positive
+ * finite scale. The offending field, or NULL. */
+static const char *routing_moe(const struct ir_moe *p, char *why, size_t n)
+{
+    if (p->sigmoid && p->topk_softmax)
+        return inconsistent(why, n, "sigmoid", "sigmoid and topk_softmax are two scorings; a mixture has one");
+    if (p->no_renorm && p->topk_softmax)
+        return inconsistent(why, n, "no_renorm", "topk_softmax's weights are their own softmax; nothing to leave out");
+    if ((p->groups > 0) != (p->topk_groups > 0))
+        return inconsistent(why, n, p->groups > 0 ? "topk_groups" : "groups", "groups and topk_groups come together");
+    if (p->groups > 0 && (p->experts % p->groups != 0 || p->experts / p->groups < 2))
+        return inconsistent(why, n, "groups", "%" PRId64 " groups must split %" PRId64 " experts evenly, two or more "
+                            "a group", p->groups, p->experts);
+    if (p->topk_groups > p->groups)
+        return inconsistent(why, n, "topk_groups", "topk_groups = %" PRId64 " exceeds groups = %" PRId64,
+                            p->topk_groups, p->groups);
+    if (p->groups > 0 && p->topk_groups * (p->experts / p->groups) < p->k)
+        return inconsistent(why, n, "topk_groups", "%" PRId64 " groups of %" PRId64 " experts hold fewer than k = %"
+                            PRId64, p->topk_groups, p->experts / p->groups, p->k);
+    if (p->scale.has && !(p->scale.v > 0 && isfinite(p->scale.v)))
+        return inconsistent(why, n, "scale", "must be a positive finite number");
+    return NULL;
+}
+
 /* moe: x (d), router (d·experts), gate and up (d·experts·dff), down (dff·experts·d), with bias their bias rows
- * (experts, experts·dff twice, experts·d); out d. alpha and limit come with the clamped SwiGLU and only with it. */
+ * (experts, experts·dff twice, experts·d), with correction its row (experts); out d. alpha and limit come with the
+ * clamped SwiGLU and only with it. */
 static const char *shape_moe(const struct ir_spec *s, struct shape *sh, char *why, size_t n)
 {
     const struct ir_moe *p = &s->u.moe;
@@ -256,9 +286,14 @@ static const char *shape_moe(const struct ir_spec *s, struct shape *sh, char *wh
         need_len(sh, "up_b", mul(p->experts, p->dff));
         need_len(sh, "down_b", mul(p->experts, p->d));
     }
+    if (p->correction)
+        need_len(sh, "corr", p->experts);
     sh->out = p->d;
     if (p->k > p->experts)
         return inconsistent(why, n, "k", "k = %" PRId64 " exceeds experts = %" PRId64, p->k, p->experts);
+    const char *bad = routing_moe(p, why, n);
+    if (bad)
+        return bad;
     bool clamped = p->act == IR_MOE_CLAMPED_SWIGLU;
     if (p->alpha.has != clamped || p->limit.has != clamped)
         return inconsistent(why, n, p->alpha.has != clamped ? "alpha" : "limit",
@@ -450,6 +485,13 @@ struct wentry {
     const char *field;
 };
 
+/* The first rope that reads a tensor as a rotary table: its top-level op (-1: none yet), its width and base. */
+struct table_use {
+    int32_t op;
+    int64_t half;
+    double theta;
+};
+
 /* A part on the path from the top-level op down to the node being checked. */
 struct frame {
     int32_t index;
@@ -479,6 +521,7 @@ struct vstate {
     size_t nunits, capunits;
     struct wentry *w;
     size_t nw, capw;
+    struct table_use *tables; /* per tensor: the first rope reading it as a rotary table (NULL until a rope is seen) */
     int64_t *leaf_readers;    /* per tensor: how many leaves of the whole graph read it (NULL until first asked) */
     int64_t *leaf_seen;       /* == leaf_stamp: the leaf being counted reads it */
     int64_t leaf_stamp;
@@ -735,9 +778,13 @@ static int check_fields(struct vstate *v, const struct ir_spec *s)
             break;
         case IR_F_EWOP:
         case IR_F_MOEACT:
-        case IR_F_GATEACT: {
+        case IR_F_GATEACT:
+        case IR_F_NORMKIND: {
             int x = *(const int *)(const void *)p;
-            int count = f[i].type == IR_F_EWOP ? IR_EW_COUNT : f[i].type == IR_F_MOEACT ? IR_MOE_COUNT : IR_GATE_COUNT;
+            int count = f[i].type == IR_F_EWOP      ? IR_EW_COUNT
+                        : f[i].type == IR_F_MOEACT  ? IR_MOE_COUNT
+                        : f[i].type == IR_F_GATEACT ? IR_GATE_COUNT
+                                                    : IR_NORM_COUNT;
             if (x < 0 || x >= count)
                 return fail(v, IR_NONE, f[i].name, "unknown value %d", x);
             break;
@@ -858,6 +905,33 @@ static int check_out(struct vstate *v, const struct ir_op *op, int64_t len)
     return 0;
 }
 
+/* Check that every rope reading rotary table t (operand `field`) reads it as one width and one base: the table holds
+ * one set of angles, so two ropes that disagree cannot both read it right. */
+static int check_table_use(struct vstate *v, ir_tid t, const struct ir_rope *r, const char *field)
+{
+    if (!v->tables) {
+        v->tables = malloc((size_t)(v->g->ntensors ? v->g->ntensors : 1) * sizeof *v->tables);
+        if (!v->tables)
+            return fail(v, IR_NONE, field, "out of memory");
+        for (ir_tid k = 0; k < v->g->ntensors; k++)
+            v->tables[k].op = -1;
+    }
+    struct table_use *u = &v->tables[t];
+    double theta = ir_rope_theta(r);
+    char buf[32];
+    if (u->op < 0) {
+        *u = (struct table_use){v->cur, r->half, theta};
+        return 0;
+    }
+    if (u->half != r->half)
+        return fail(v, IR_NONE, "half", "rotary table '%s' is read %" PRId64 " wide here, %" PRId64 " wide by op %d",
+                    tname(v, t, buf, sizeof buf), r->half, u->half, (int)u->op);
+    if (memcmp(&u->theta, &theta, sizeof theta) != 0)
+        return fail(v, IR_NONE, "theta", "rotary table '%s' is read with base %.17g here, %.17g by op %d",
+                    tname(v, t, buf, sizeof buf), theta, u->theta, (int)u->op);
+    return 0;
+}
+
 /* Check a primitive op: its fields, its spec's consistency, its operands and its result. */
 static int check_prim(struct vstate *v, const struct ir_op *op)
 {
@@ -886,6 +960,9 @@ static int check_prim(struct vstate *v, const struct ir_op *op)
     if (op->spec.kind == IR_KIND_SET_ROW && op->out != op->ins[0])
         return fail(v, IR_NONE, "out", "must be the table '%s' it writes in place",
                     tname(v, op->ins[0], buf, sizeof buf));
+    if (op->spec.kind == IR_KIND_ROPE)
+        return check_table_use(v, op->ins[1], &op->spec.u.rope, "cos") ||
+               check_table_use(v, op->ins[2], &op->spec.u.rope, "sin");
     return 0;
 }
 
@@ -1544,6 +1621,7 @@ static void vstate_free(struct vstate *v)
     free(v->inside);
     free(v->units);
     free(v->w);
+    free(v->tables);
     free(v->leaf_readers);
     free(v->leaf_seen);
 }

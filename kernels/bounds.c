@@ -292,7 +292,37 @@ static int b_swiglu(struct bctx *c, struct ir_leaf *l)
 
 /* ── Norms and rotation ──────────────────────────────────────────────────────────────────────────────────── */
 
-/* rms_norm: the inputs' bounds through v·r·(w + offset), r = 1/√(Σv²/n + eps), and the sum of squares' order. */
+/* One row of a norm's input as both sides see it: the values v = x + res (the residual add's rounding in the bound)
+ * into v and ev; for a layer norm then centred on the row's mean, d = v − mean, its bound grown by the mean's (its
+ * inputs' bounds, both sides' orders of the sum and the division) and the subtraction's rounding. */
+static void norm_row(const double *x, const double *ex, const double *r, const double *er, int64_t cols, bool layer,
+                     double *v, double *ev)
+{
+    double sum = 0.0, esum = 0.0, asum = 0.0;
+    for (int64_t j = 0; j < cols; j++) {
+        v[j] = x[j] + (r ? r[j] : 0.0);
+        ev[j] = ex[j] + (er ? er[j] : 0.0);
+        if (r && ev[j] > 0.0)
+            ev[j] += U32 * (fabs(v[j]) + ev[j]); /* the residual add's rounding */
+        sum += v[j];
+        esum += ev[j];
+        asum += fabs(v[j]) + ev[j];
+    }
+    if (!layer || cols == 0)
+        return;
+    int64_t threads = kernels_norm_threads(cols);
+    double mean = sum / (double)cols;
+    double order = kernels_gamma((double)cols) + kernels_gamma((double)((cols + threads - 1) / threads) + 10.0);
+    double emean = (esum + order * asum) / (double)cols + 2.0 * U32 * (fabs(mean) + esum / (double)cols);
+    for (int64_t j = 0; j < cols; j++) {
+        double d = v[j] - mean, ed = ev[j] + emean;
+        v[j] = d;
+        ev[j] = ed + 2.0 * U32 * (fabs(d) + ed);
+    }
+}
+
+/* rms_norm: the inputs' bounds (centred on the row's mean for a layer norm) through d·r·(w + offset) (+ b),
+ * r = 1/√(Σd²/n + eps), the sum of squares' order, and the bias add's rounding. */
 static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_rms_norm *s = &ir_leaf_op(l)->spec.u.rms_norm;
@@ -301,21 +331,25 @@ static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
     if (operand_pair(c, l, 0, n, &x, &ex))
         return -1;
     const float *w = s->weight ? ir_leaf_arg_of(l, c->ref, 1, s->cols) : NULL;
-    if ((s->weight && !w) || (s->residual && operand_pair(c, l, s->weight ? 2 : 1, n, &r, &er))) {
+    int at_b = 1 + (s->weight ? 1 : 0) + (s->residual ? 1 : 0);
+    const float *b = s->bias ? ir_leaf_arg_of(l, c->ref, at_b, s->cols) : NULL;
+    const float *eb = b ? ir_leaf_arg(l, at_b, s->cols) : NULL;
+    double *v = malloc(sizeof(double) * (size_t)(2 * s->cols + 1)), *ev = v ? v + s->cols : NULL;
+    if (!v || (s->weight && !w) || (s->bias && !eb) ||
+        (s->residual && operand_pair(c, l, s->weight ? 2 : 1, n, &r, &er))) {
+        free(v);
         free(x);
         free(ex);
         return -1;
     }
     float *y = ir_leaf_result(l, n);
     for (int64_t row = 0; y && row < s->rows; row++) {
+        int64_t o = row * s->cols;
+        norm_row(x + o, ex + o, r ? r + o : NULL, er ? er + o : NULL, s->cols, s->kind == IR_NORM_LAYER, v, ev);
         double ss = 0.0, dss = 0.0;
         for (int64_t j = 0; j < s->cols; j++) {
-            int64_t i = row * s->cols + j;
-            double v = x[i] + (r ? r[i] : 0.0), ev = ex[i] + (er ? er[i] : 0.0);
-            if (r && ev > 0.0)
-                ev += U32 * (fabs(v) + ev); /* the residual add's rounding */
-            ss += v * v;
-            dss += 2.0 * fabs(v) * ev + ev * ev;
+            ss += v[j] * v[j];
+            dss += 2.0 * fabs(v[j]) * ev[j] + ev[j] * ev[j];
         }
         int64_t threads = kernels_norm_threads(s->cols);
         double order = (kernels_gamma((double)s->cols) +
@@ -324,13 +358,15 @@ static int b_rms_norm(struct bctx *c, struct ir_leaf *l)
         double rho = 0.5 * (dss + order) / (den - dss - order > 0 ? den - dss - order : 0.0);
         double inv = 1.0 / sqrt(den / (double)s->cols);
         for (int64_t j = 0; j < s->cols; j++) {
-            int64_t i = row * s->cols + j;
-            double v = x[i] + (r ? r[i] : 0.0), ev = ex[i] + (er ? er[i] : 0.0);
             double f = w ? fabs((double)w[j] + s->offset) : 1.0;
-            double prop = f * inv * (ev + (fabs(v) + ev) * rho);
-            y[i] = (float)(prop + 4.0 * U32 * f * inv * (fabs(v) + ev));
+            double prop = f * inv * (ev[j] + (fabs(v[j]) + ev[j]) * rho);
+            double out = prop + 4.0 * U32 * f * inv * (fabs(v[j]) + ev[j]);
+            if (b) /* the bias's own bound, and its add's rounding each side */
+                out += eb[j] + 2.0 * U32 * (f * inv * (fabs(v[j]) + ev[j]) + fabs((double)b[j]) + eb[j] + out);
+            y[o + j] = (float)out;
         }
     }
+    free(v);
     free(x);
     free(ex);
     free(r);
@@ -627,7 +663,7 @@ static int b_gated_delta(struct bctx *c, struct ir_leaf *l)
     return 0;
 }
 
-/* rope: each output of a pair is x0·c ∓ x1·s; the tables are exact. */
+/* rope: each output of a pair is x0·c ∓ x1·s, the pair (i, i + half) or adjacent (2i, 2i + 1); the tables are exact. */
 static int b_rope(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_rope *s = &ir_leaf_op(l)->spec.u.rope;
@@ -644,7 +680,8 @@ static int b_rope(struct bctx *c, struct ir_leaf *l)
                 y[at] = e[at];
                 continue;
             }
-            int64_t a = g * s->hd + (i < s->half ? i : i - s->half), b = a + s->half;
+            int64_t partner = s->adjacent ? i ^ 1 : i < s->half ? i + s->half : i - s->half;
+            int64_t a = g * s->hd + i, b = g * s->hd + partner;
             double prop = e[a] + e[b], mag = fabs((double)x[a]) + fabs((double)x[b]) + prop;
             y[at] = (float)(prop == 0.0 ? 0.0 : prop + 3.0 * U32 * mag);
         }
@@ -790,9 +827,86 @@ static double moe_act_bound(const struct ir_moe *s, double g, double u, double e
     return prop + ulps * U32 * (fabs(a) + 1.13 * eg + 1.0) * (fabs(uu) + eu);
 }
 
+/* A mixture's scores in double from its logits lg (the scoring its spec names) into p, and each one's bound from the
+ * logits' largest bound E into ep: a softmax's move by e^{2E} − 1 of itself, a sigmoid's by E/4, a logit's by its own
+ * bound; each plus its roundings. */
+static void moe_scores_bound(const struct ir_moe *s, const double *lg, const double *elg, double E, double *p,
+                             double *ep)
+{
+    double m = -INFINITY, den = 0.0;
+    for (int64_t e = 0; e < s->experts; e++)
+        m = lg[e] > m ? lg[e] : m;
+    for (int64_t e = 0; e < s->experts; e++)
+        den += exp(lg[e] - m);
+    double ulps = kernels_gamma(2.0 * (double)s->experts + 8.0 + TRANS_ULPS);
+    for (int64_t e = 0; e < s->experts; e++) {
+        if (s->topk_softmax) {
+            p[e] = lg[e];
+            ep[e] = elg[e];
+        } else if (s->sigmoid) {
+            p[e] = 1.0 / (1.0 + exp(-lg[e])); /* σ's slope is at most 1/4 */
+            ep[e] = 0.25 * E + (TRANS_ULPS + 4.0) * U32 * p[e];
+        } else {
+            p[e] = exp(lg[e] - m) / den;
+            ep[e] = p[e] * (expm1(2.0 * E) + ulps);
+        }
+    }
+}
+
+/* The reference's choice (in double) where a correction row or groups decide it: the choosing scores c (scores plus
+ * the row) and their bounds ec; with groups, the topk_groups best groups by their two best scores, the rest out; the
+ * k best of those left into sel. Whether a bound could flip it: a group left out within reach of a kept one, or an
+ * expert left out within reach of the k-th. ok: room for 2·experts + 2·groups doubles. */
+static bool moe_choice_bound(const struct ir_moe *s, const double *c, const double *ec, int64_t *sel, double *room)
+{
+    int64_t size = s->groups > 0 ? s->experts / s->groups : s->experts, groups = s->groups > 0 ? s->groups : 1;
+    double *gs = room, *eg = gs + groups, *open = eg + groups;
+    bool ambiguous = false;
+    for (int64_t j = 0; j < groups; j++) {
+        int64_t a = -1, b = -1;
+        double far = 0.0;
+        for (int64_t e = j * size; e < (j + 1) * size; e++) {
+            far = ec[e] > far ? ec[e] : far;
+            if (a < 0 || c[e] > c[a])
+                b = a, a = e;
+            else if (b < 0 || c[e] > c[b])
+                b = e;
+        }
+        gs[j] = c[a] + (b >= 0 ? c[b] : 0.0);
+        eg[j] = 2.0 * far + 4.0 * U32 * (fabs(gs[j]) + 1.0);
+        open[j] = s->groups > 0 ? 0.0 : 1.0;
+    }
+    for (int64_t r = 0; s->groups > 0 && r < s->topk_groups; r++) {
+        int64_t best = -1;
+        for (int64_t j = 0; j < groups; j++)
+            if (open[j] == 0.0 && (best < 0 || gs[j] > gs[best]))
+                best = j;
+        open[best] = 1.0;
+    }
+    for (int64_t j = 0; s->groups > 0 && j < groups; j++)
+        for (int64_t i = 0; open[j] == 0.0 && i < groups; i++)
+            ambiguous = ambiguous || (open[i] == 1.0 && gs[j] + eg[j] >= gs[i] - eg[i]);
+    double *taken = open + groups;
+    for (int64_t e = 0; e < s->experts; e++)
+        taken[e] = open[e / size] == 1.0 ? 0.0 : 1.0;
+    for (int64_t r = 0; r < s->k; r++) {
+        int64_t best = -1;
+        for (int64_t e = 0; e < s->experts; e++)
+            if (taken[e] == 0.0 && (best < 0 || c[e] > c[best]))
+                best = e;
+        sel[r] = best;
+        taken[best] = 2.0;
+    }
+    for (int64_t e = 0; s->k > 0 && e < s->experts; e++) /* a competing expert left out within reach of the k-th */
+        ambiguous = ambiguous || (taken[e] == 0.0 && c[e] + ec[e] >= c[sel[s->k - 1]] - ec[sel[s->k - 1]] -
+                                                                        8.0 * U32 * (fabs(c[e]) + 1.0));
+    return ambiguous;
+}
+
 /* moe: the router's logits (plus their bias) move by E; an expert choice that E could flip leaves the output
- * unbounded; else each kept expert's gate, up and down products (and their biases, a rounding each) carry their
- * bounds, the weights move by e^{2E} − 1 (whether softmax then top k or top k then softmax). */
+ * unbounded (the logits' order decides it, or with a correction row or groups the choosing scores'); else each kept
+ * expert's gate, up and down products (and their biases, a rounding each) carry their bounds, the weights move by
+ * e^{4E} − 1 (softmax then top k, top k then softmax, sigmoid; renormalised or not), one rounding more scaled. */
 static int b_moe(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_moe *s = &ir_leaf_op(l)->spec.u.moe;
@@ -806,9 +920,15 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
     bool bad = false;
     const float *rb = moe_bias(c, l, 5, s->experts, &bad), *gball = moe_bias(c, l, 6, wide, &bad);
     const float *uball = moe_bias(c, l, 7, wide, &bad), *dball = moe_bias(c, l, 8, s->experts * s->d, &bad);
+    const float *corr = NULL;
+    if (s->correction && !bad) {
+        corr = ir_leaf_arg_of(l, c->ref, s->bias ? 9 : 5, s->experts);
+        bad = !corr;
+    }
     float *y = bad ? NULL : ir_leaf_result(l, s->d);
     int words = operand_words(c->g, ir_leaf_op(l)->ins[0]);
-    size_t room = (size_t)(2 * s->experts + 6 * s->dff + 3 * s->d + (s->d > s->dff ? s->d : s->dff) + 8);
+    size_t room = (size_t)(7 * s->experts + 3 * s->groups + 6 * s->dff + 3 * s->d + (s->d > s->dff ? s->d : s->dff) +
+                           8);
     double *buf = y ? calloc(room, sizeof(double)) : NULL;
     if (!buf) {
         free(x);
@@ -817,7 +937,8 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
     }
     double *lg = buf, *elg = lg + s->experts, *gv = elg + s->experts, *eg = gv + s->dff, *uv = eg + s->dff;
     double *eu = uv + s->dff, *h = eu + s->dff, *eh = h + s->dff, *dv = eh + s->dff, *ed = dv + s->d;
-    double *acc = ed + s->d, *col = acc + s->d;
+    double *acc = ed + s->d, *col = acc + (s->d > s->dff ? s->d : s->dff), *p = col + (s->d > s->dff ? s->d : s->dff);
+    double *ep = p + s->experts, *ch = ep + s->experts, *ec = ch + s->experts, *choice = ec + s->experts;
     for (int64_t e = 0; e < s->experts; e++) {
         double dot = 0.0;
         rmat_col(&R, 0, s->d, e, col);
@@ -852,17 +973,28 @@ static int b_moe(struct bctx *c, struct ir_leaf *l)
         if (!kept && lg[e] >= lg[sel[s->k - 1]] - 2.0 * E - 8.0 * U32 * (fabs(lg[e]) + 1.0))
             ambiguous = true;
     }
+    moe_scores_bound(s, lg, elg, E, p, ep);
+    if (sel && (s->correction || s->groups > 0)) { /* the choosing scores decide, not the logits' order */
+        for (int64_t e = 0; e < s->experts; e++) {
+            ch[e] = p[e] + (corr ? (double)corr[e] : 0.0);
+            ec[e] = ep[e] + (corr ? U32 * (fabs(ch[e]) + ep[e]) : 0.0);
+        }
+        ambiguous = moe_choice_bound(s, ch, ec, sel, choice);
+    }
     double m = -INFINITY, den = 0.0, wsum = 0.0;
+    bool sig = s->sigmoid && !s->topk_softmax, renorm = s->topk_softmax || !s->no_renorm;
     for (int64_t e = 0; e < s->experts; e++)
         m = lg[e] > m ? lg[e] : m;
     for (int64_t e = 0; e < s->experts; e++)
         den += exp(lg[e] - m);
     for (int64_t r = 0; sel && r < s->k; r++)
-        wsum += exp(lg[sel[r]] - m) / den;
-    double move = expm1(4.0 * E) + kernels_gamma(2.0 * (double)s->experts + 8.0 + TRANS_ULPS);
+        wsum += sig ? p[sel[r]] : exp(lg[sel[r]] - m) / den;
+    double move = expm1(4.0 * E) + kernels_gamma(2.0 * (double)s->experts + 8.0 + TRANS_ULPS) +
+                  (s->scale.has ? 2.0 * U32 : 0.0);
     for (int64_t r = 0; !ambiguous && r < s->k; r++) {
         int64_t ex_ = sel[r];
-        double wr = exp(lg[ex_] - m) / den / wsum;
+        double wr = (sig ? p[ex_] : exp(lg[ex_] - m) / den) / (renorm ? wsum : 1.0) *
+                    (s->scale.has ? (double)(float)s->scale.v : 1.0);
         for (int64_t j = 0; j < s->dff; j++) {
             double gd = 0.0, ud = 0.0;
             rmat_col(&G, 0, s->d, ex_ * s->dff + j, col);

@@ -484,9 +484,10 @@ static int kd_rms_norm(struct kernels_device *D, struct ir_leaf *l, const struct
 {
     const struct ir_rms_norm *s = &ir_leaf_op(l)->spec.u.rms_norm;
     const float *w = s->weight ? f->x[1] : NULL, *res = s->residual ? f->x[s->weight ? 2 : 1] : NULL;
+    const float *b = s->bias ? f->x[1 + (s->weight ? 1 : 0) + (s->residual ? 1 : 0)] : NULL;
     if (s->rows > 0)
         kc_rms_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(
-            f->x[0], w, res, s->cols, (float)s->eps, (float)s->offset, f->y);
+            f->x[0], w, res, b, s->cols, (float)s->eps, (float)s->offset, s->kind == IR_NORM_LAYER, f->y);
     return kd_check(l, "rms_norm", cudaSuccess);
 }
 
@@ -512,7 +513,7 @@ static int kd_rope(struct kernels_device *D, struct ir_leaf *l, const struct kd_
     int64_t warps = KD_THREADS / KA_WARP;
     if (s->h > 0)
         kc_rope<<<(unsigned)((s->h + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(
-            f->x[0], f->x[1], f->x[2], s->h, s->hd, s->half, per_row, f->row, trows, f->y);
+            f->x[0], f->x[1], f->x[2], s->h, s->hd, s->half, s->adjacent, per_row, f->row, trows, f->y);
     return kd_check(l, "rope", cudaSuccess);
 }
 
@@ -575,21 +576,22 @@ static int kd_moe(struct kernels_device *D, struct ir_leaf *l, const struct kd_f
     gate.w = f->w[2];
     if (kd_words(D, l, 0, &gate.q, &gate.words, &qn))
         return -1;
-    ex.router_b = f->x[5];
-    ex.gate_b = f->x[6];
-    ex.up_b = f->x[7];
-    ex.down_b = f->x[8];
+    ex.router_b = s->bias ? f->x[5] : NULL; /* without bias x[5] may be the correction row */
+    ex.gate_b = s->bias ? f->x[6] : NULL;
+    ex.up_b = s->bias ? f->x[7] : NULL;
+    ex.down_b = s->bias ? f->x[8] : NULL;
     ex.act = (int)s->act;
     ex.alpha = (float)s->alpha.v;
     ex.limit = (float)s->limit.v;
-    float *prob = kd_room(D, l, s->experts);
-    int64_t *sel = prob ? (int64_t *)kd_take(D, l, s->k * (int64_t)sizeof(int64_t)) : NULL;
+    struct ka_routing rt = ko_routing(s, s->correction ? f->x[s->bias ? 9 : 5] : NULL);
+    float *prob = kd_room(D, l, s->experts), *room = prob ? kd_room(D, l, ka_route_room(&rt)) : NULL;
+    int64_t *sel = room ? (int64_t *)kd_take(D, l, s->k * (int64_t)sizeof(int64_t)) : NULL;
     float *wts = sel ? kd_room(D, l, s->k) : NULL, *hid = wts ? kd_room(D, l, s->k * s->dff) : NULL;
     if (!hid)
         return -1;
     router.x = gate.x = f->x[0];
     router.xs = router.k = gate.xs = gate.k = s->d;
-    kc_moe_route<<<1, KD_THREADS, 0, D->stream>>>(router, ex, s->experts, s->k, s->topk_softmax, prob, sel, wts);
+    kc_moe_route<<<1, KD_THREADS, 0, D->stream>>>(router, ex, rt, prob, room, sel, wts);
     if (kd_check(l, "moe's routing", cudaSuccess))
         return -1;
     int64_t warps = KD_THREADS / KA_WARP;

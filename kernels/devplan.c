@@ -137,9 +137,11 @@ static int64_t kernel_scratch(const struct kernels_point *p, const struct ir_op 
         return kernels_device_round(blocks * (int64_t)sizeof(struct ka_softmax)) +
                kernels_device_round(blocks * a->vd * (int64_t)sizeof(float));
     }
-    if (s->kind == IR_KIND_MOE) { /* router outputs, the kept experts and weights, their hidden rows */
+    if (s->kind == IR_KIND_MOE) { /* router outputs, the routing's room, the kept experts and weights, their hidden rows */
         const struct ir_moe *m = &s->u.moe;
+        struct ka_routing rt = ko_routing(m, NULL);
         return kernels_device_round(m->experts * (int64_t)sizeof(float)) +
+               kernels_device_round(ka_route_room(&rt) * (int64_t)sizeof(float)) +
                kernels_device_round(m->k * (int64_t)sizeof(int64_t)) + kernels_device_round(m->k * (int64_t)sizeof(float)) +
                kernels_device_round(m->k * m->dff * (int64_t)sizeof(float));
     }

@@ -400,22 +400,34 @@ static float block_sum(const float *part, int64_t threads)
     return ka_warp_sum_host(wsum);
 }
 
-/* rms_norm: a block a row; each thread's sum of squares, the block's sum, every value normed. */
+/* rms_norm: a block a row; for a layer norm first each thread's sum and the block's mean; then each thread's sum of
+ * (centred) squares, the block's sum, every value normed, weighted and biased. */
 static int st_rms_norm(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     (void)L;
     const struct ir_rms_norm *s = &ir_leaf_op(l)->spec.u.rms_norm;
+    int at_b = 1 + (s->weight ? 1 : 0) + (s->residual ? 1 : 0);
     const float *x = f->x[0], *w = s->weight ? f->x[1] : NULL, *res = s->residual ? f->x[s->weight ? 2 : 1] : NULL;
+    const float *b = s->bias ? f->x[at_b] : NULL;
+    bool layer = s->kind == IR_NORM_LAYER;
     float *y = f->y;
     int64_t threads = kernels_norm_threads(s->cols);
     float part[1024];
     for (int64_t r = 0; r < s->rows; r++) {
         const float *xr = x + r * s->cols, *rr = res ? res + r * s->cols : NULL;
+        float mean = 0.0f;
+        if (layer) {
+            for (int64_t t = 0; t < threads; t++)
+                part[t] = ka_norm_sum_partial(xr, rr, s->cols, t, threads);
+            mean = ka_norm_mean(block_sum(part, threads), s->cols);
+        }
         for (int64_t t = 0; t < threads; t++)
-            part[t] = ka_norm_partial(xr, rr, s->cols, t, threads);
+            part[t] = ka_norm_centred_partial(xr, rr, s->cols, t, threads, layer, mean);
         float inv = ka_norm_factor(block_sum(part, threads), s->cols, (float)s->eps);
-        for (int64_t j = 0; j < s->cols; j++)
-            y[r * s->cols + j] = ka_norm_value(ka_norm_in(xr[j], rr, j), inv, w, j, (float)s->offset);
+        for (int64_t j = 0; j < s->cols; j++) {
+            float d = ka_norm_centred(ka_norm_in(xr[j], rr, j), layer, mean);
+            y[r * s->cols + j] = ka_norm_biased(ka_norm_value(d, inv, w, j, (float)s->offset), b, j);
+        }
     }
     return 0;
 }
@@ -442,7 +454,7 @@ static int st_l2_norm(struct kernels_lane *L, struct ir_leaf *l, const struct fe
 
 /* ── Rotation ────────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* rope: a warp a head, each lane its pairs (i, i + half). */
+/* rope: a warp a head, each lane its pairs (i, i + half), or adjacent (2i, 2i + 1). */
 static int st_rope(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_rope *s = &ir_leaf_op(l)->spec.u.rope;
@@ -456,13 +468,11 @@ static int st_rope(struct kernels_lane *L, struct ir_leaf *l, const struct fetch
             return ir_leaf_fail(l, "position %lld is past the tables' %lld rows", (long long)at, (long long)trows);
         const float *xh = x + g * s->hd, *c = ct + at * s->half, *sn = st + at * s->half;
         float *yh = y + g * s->hd;
+        bool adjacent = s->adjacent != (L->fault == KERNELS_FAULT_ROPE_PAIR); /* planted: the other pairing */
         for (int64_t i = 0; i < s->half; i++) {
-            int64_t a = i, b = i + s->half;
-            if (L->fault == KERNELS_FAULT_ROPE_PAIR) { /* planted: adjacent pairs (2i, 2i + 1) */
-                a = (2 * i) % (2 * s->half);
-                b = a + 1;
-            }
-            ka_rope_pair(xh[a], xh[b], c[i], sn[i], &yh[i], &yh[i + s->half]);
+            int64_t a, b;
+            ka_rope_index(i, s->half, adjacent, &a, &b);
+            ka_rope_pair(xh[a], xh[b], c[i], sn[i], &yh[a], &yh[b]);
         }
         for (int64_t i = 2 * s->half; i < s->hd; i++)
             yh[i] = xh[i];
@@ -600,16 +610,21 @@ static void bias_add(float *v, const float *b, int64_t n)
         v[i] = ka_ew(0, v[i], b[i]);
 }
 
-/* moe: the router's product (and bias) and its routing, each kept expert's products (and biases) in rank order. */
+/* moe: the router's product (and bias) and its routing (ka_route: scores, correction, groups, weights), each kept
+ * expert's products (and biases) in rank order. */
 static int st_moe(struct kernels_lane *L, struct ir_leaf *l, const struct fetched *f)
 {
     const struct ir_moe *s = &ir_leaf_op(l)->spec.u.moe;
     const struct kernels_weights *R = &f->w[1], *G = &f->w[2], *U = &f->w[3], *D = &f->w[4];
-    const float *b[4] = {f->x[5], f->x[6], f->x[7], f->x[8]}; /* NULL without bias */
+    const float *const *fb = s->bias ? &f->x[5] : NULL; /* without bias x[5] may be the correction row */
+    const float *b[4] = {fb ? fb[0] : NULL, fb ? fb[1] : NULL, fb ? fb[2] : NULL, fb ? fb[3] : NULL};
     const float *x = f->x[0];
     float *y = f->y;
-    float *prob = ir_leaf_scratch(l, s->experts);
-    float *gate = prob ? ir_leaf_scratch(l, s->dff) : NULL, *up = gate ? ir_leaf_scratch(l, s->dff) : NULL;
+    struct ka_routing rt = ko_routing(s, f->x[s->bias ? 9 : 5]);
+    if (!s->correction)
+        rt.corr = NULL;
+    float *prob = ir_leaf_scratch(l, s->experts), *room = prob ? ir_leaf_scratch(l, ka_route_room(&rt)) : NULL;
+    float *gate = room ? ir_leaf_scratch(l, s->dff) : NULL, *up = gate ? ir_leaf_scratch(l, s->dff) : NULL;
     float *down = up ? ir_leaf_scratch(l, s->d) : NULL;
     float *wts = down ? ir_leaf_scratch(l, s->k) : NULL;
     int64_t *sel = wts ? calloc((size_t)(s->k > 0 ? s->k : 1), sizeof *sel) : NULL;
@@ -619,7 +634,7 @@ static int st_moe(struct kernels_lane *L, struct ir_leaf *l, const struct fetche
     struct product router = {x, s->d, NULL, R, s->d, 0, 0, KERNELS_FAULT_NONE};
     product_run(&router, 1, s->experts, 1, prob, s->experts);
     bias_add(prob, b[0], s->experts);
-    ka_route(prob, s->experts, s->k, s->topk_softmax, sel, wts);
+    ka_route(&rt, prob, room, sel, wts);
     for (int64_t i = 0; i < s->d; i++)
         y[i] = 0.0f;
     float alpha = (float)s->alpha.v, limit = (float)s->limit.v;

@@ -37,7 +37,9 @@ __device__ __forceinline__ float kc_warp_sum(float v)
     return v;
 }
 
-/* host.c's block_sum: warps' butterflies, then warp 0's over their sums (zero-padded); whole warps, once a kernel. */
+/* host.c's block_sum: warps' butterflies, then warp 0's over their sums (zero-padded); whole warps. A kernel may call
+ * it twice in a row (a layer norm's mean, then its squares): every thread reads `total` before it reaches the next
+ * call's first barrier, and only after that barrier is `total` written again. */
 __device__ float kc_block_sum(float part)
 {
     __shared__ float wsum[KA_WARP];
@@ -172,16 +174,21 @@ __global__ void kc_gemv(kc_product p, int64_t m, int64_t n, int per_warp, float 
 
 /* ── Norms ───────────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* rms_norm: a block a row (kernels_norm_threads(cols) threads); optional weight w (+ off) and residual res. */
-__global__ void kc_rms_norm(const float *x, const float *w, const float *res, int64_t cols, float eps, float off,
-                           float *y)
+/* rms_norm: a block a row (kernels_norm_threads(cols) threads); optional weight w (+ off), residual res and bias b;
+ * a layer norm first sums the row for its mean and centres every value on it. */
+__global__ void kc_rms_norm(const float *x, const float *w, const float *res, const float *b, int64_t cols,
+                           float eps, float off, bool layer, float *y)
 {
     int64_t r = blockIdx.x;
     const float *xr = x + r * cols, *rr = res ? res + r * cols : NULL;
-    float ss = kc_block_sum(ka_norm_partial(xr, rr, cols, threadIdx.x, blockDim.x));
+    float mean = 0.0f;
+    if (layer)
+        mean = ka_norm_mean(kc_block_sum(ka_norm_sum_partial(xr, rr, cols, threadIdx.x, blockDim.x)), cols);
+    float ss = kc_block_sum(ka_norm_centred_partial(xr, rr, cols, threadIdx.x, blockDim.x, layer, mean));
     float inv = ka_norm_factor(ss, cols, eps);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-        y[r * cols + j] = ka_norm_value(ka_norm_in(xr[j], rr, j), inv, w, j, off);
+        y[r * cols + j] =
+            ka_norm_biased(ka_norm_value(ka_norm_centred(ka_norm_in(xr[j], rr, j), layer, mean), inv, w, j, off), b, j);
 }
 
 /* l2_norm: a block a row (kernels_norm_threads(cols) threads), as rms_norm with the factor 1/sqrt(ss + eps). */
@@ -197,10 +204,10 @@ __global__ void kc_l2_norm(const float *x, int64_t cols, float eps, float *y)
 
 /* ── Rotation ────────────────────────────────────────────────────────────────────────────────────────────── */
 
-/* rope (NeoX pairs i, i + half): a warp a head g, lane l its i ≡ l (mod 32), at table row pos + g / per_row (past
- * the tables' trows rows: the flag set, nothing written). */
+/* rope (pairs i, i + half, or adjacent 2i, 2i + 1): a warp a head g, lane l its i ≡ l (mod 32), at table row
+ * pos + g / per_row (past the tables' trows rows: the flag set, nothing written). */
 __global__ void kc_rope(const float *x, const float *cosv, const float *sinv, int64_t h, int64_t hd, int64_t half,
-                        int64_t per_row, kc_row posr, int64_t trows, float *y)
+                        bool adjacent, int64_t per_row, kc_row posr, int64_t trows, float *y)
 {
     int64_t g = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + kc_warp(), pos;
     if (g >= h || !kc_row_get(posr, &pos))
@@ -213,8 +220,11 @@ __global__ void kc_rope(const float *x, const float *cosv, const float *sinv, in
     }
     const float *xh = x + g * hd, *c = cosv + at * half, *s = sinv + at * half;
     float *yh = y + g * hd;
-    for (int64_t i = kc_lane(); i < half; i += KA_WARP)
-        ka_rope_pair(xh[i], xh[i + half], c[i], s[i], &yh[i], &yh[i + half]);
+    for (int64_t i = kc_lane(); i < half; i += KA_WARP) {
+        int64_t a, b;
+        ka_rope_index(i, half, adjacent, &a, &b);
+        ka_rope_pair(xh[a], xh[b], c[i], s[i], &yh[a], &yh[b]);
+    }
     for (int64_t i = 2 * half + kc_lane(); i < hd; i += KA_WARP)
         yh[i] = xh[i];
 }
@@ -376,12 +386,12 @@ struct kc_moe_extra {
 __device__ __forceinline__ float kc_biased(float v, const float *b, int64_t i) { return b ? ka_ew(0, v, b[i]) : v; }
 
 /* moe's router: one block; warp w the f32 router outputs e ≡ w (mod warps) into the scratch prob[experts] (router:
- * x, xs = k = d, no words, c0 = 0; a GEMV's lane order) plus the router's bias, then thread 0 the routing (softmax
- * and top k renormalised, or with topk_softmax the top k and their softmax) into sel[k] and wts[k]. */
-__global__ void kc_moe_route(kc_product router, kc_moe_extra ex, int64_t experts, int64_t k, int topk_softmax,
-                             float *prob, int64_t *sel, float *wts)
+ * x, xs = k = d, no words, c0 = 0; a GEMV's lane order) plus the router's bias, then thread 0 the routing (ka_route
+ * by rt: scores, correction, groups, weights; room of ka_route_room values) into sel[k] and wts[k]. */
+__global__ void kc_moe_route(kc_product router, kc_moe_extra ex, struct ka_routing rt, float *prob, float *room,
+                             int64_t *sel, float *wts)
 {
-    for (int64_t e = kc_warp(); e < experts; e += blockDim.x / KA_WARP) {
+    for (int64_t e = kc_warp(); e < rt.experts; e += blockDim.x / KA_WARP) {
         float out = kc_product_out(router, 0, e);
         if (kc_lane() == 0)
             prob[e] = kc_biased(out, ex.router_b, e);
@@ -389,7 +399,7 @@ __global__ void kc_moe_route(kc_product router, kc_moe_extra ex, int64_t experts
     __syncthreads();
     if (threadIdx.x != 0)
         return;
-    ka_route(prob, experts, k, topk_softmax, sel, wts);
+    ka_route(&rt, prob, room, sel, wts);
 }
 
 /* moe's gate and up: rank r = blockIdx.y, a warp an output j of its expert sel[r] (gate: x, xs = k = d, the

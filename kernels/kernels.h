@@ -184,7 +184,8 @@ int kernels_point_of(const struct shim *s, struct kernels_point *out, char err[I
     X(GEMV_ROW, "gemv_row")      /* a GEMV block's last output reads the weights of the row before it */ \
     X(DROP_F16, "drop_f16")      /* cache writes keep f32 values instead of rounding them to the cache's type */ \
     X(SPLIT_MAX, "split_max")    /* a split attention's merge takes its last chunk's max to be its first's */ \
-    X(ROPE_PAIR, "rope_pair")    /* the rotation turns adjacent pairs (2i, 2i+1) instead of (i, i+half) */ \
+    X(ROPE_PAIR, "rope_pair")    /* the rotation turns the other pairing's pairs: (2i, 2i+1) for (i, i+half) */ \
+                                 /* and the reverse */ \
     X(CONV_TAP, "conv_tap")      /* the causal convolution takes each channel's taps in reverse order */ \
     X(GDN_STATE, "gdn_state")    /* the delta rule reads and writes its memory without the row's decay */ \
     X(DECAY_BIAS, "decay_bias")  /* the log-decay drops its dt bias: softplus(a) instead of softplus(a + dt_bias) */ \

@@ -505,6 +505,7 @@ struct reading {
     int64_t interval;      /* qwen3-next: full_attention_interval */
     int64_t one;           /* a field that must be 1 (decoder_sparse_step, moe_layer_freq) */
     bool biased;           /* gpt-oss: attention_bias, which the family lifts true */
+    bool norm;             /* norm_topk_prob: the chosen experts' weights renormalised */
     const struct doc *d;   /* the document, for a derived value's message */
 };
 
@@ -562,9 +563,10 @@ static const struct field qwen3_fields[] = {
     CONSTANTS("rms_norm_eps", 1e-6, false, 32768), IS("hidden_act", "silu"), NOT("attention_bias"),
     NOT("use_sliding_window"),
 };
-/* Qwen3MoeConfig: every layer sparse. */
+/* Qwen3MoeConfig: every layer sparse; its routing renormalised or not (norm_topk_prob, false by default). */
 static const struct field qwen3_moe_fields[] = {
-    SIZES, EXPERTS("num_experts"), COUNT("num_key_value_heads", c.kv_heads, 4, 1, BIG), HEAD_NONE,
+    SIZES, EXPERTS("num_experts"), FLAG("norm_topk_prob", norm, false),
+    COUNT("num_key_value_heads", c.kv_heads, 4, 1, BIG), HEAD_NONE,
     CONSTANTS("rms_norm_eps", 1e-6, false, 32768), COUNT("decoder_sparse_step", one, 1, 1, 1),
     NONE("mlp_only_layers"), IS("hidden_act", "silu"), NOT("attention_bias"), NOT("use_sliding_window"),
 };
@@ -579,7 +581,7 @@ static const struct field gemma2_fields[] = {
 };
 /* Qwen3NextConfig. */
 static const struct field qwen3_next_fields[] = {
-    SIZES, EXPERTS("num_experts"), COUNT("num_key_value_heads", c.kv_heads, 2, 1, BIG),
+    SIZES, EXPERTS("num_experts"), FLAG("norm_topk_prob", norm, true), COUNT("num_key_value_heads", c.kv_heads, 2, 1, BIG),
     COUNT("head_dim", c.head_dim, 256, 1, BIG), CONSTANTS("rms_norm_eps", 1e-6, false, 32768),
     REAL("partial_rotary_factor", rotary_factor, 0.25), NEED("linear_conv_kernel_dim", F_I64, c.conv_taps, 2, BIG),
     NEED("linear_key_head_dim", F_I64, c.lin_dk, 1, BIG), NEED("linear_value_head_dim", F_I64, c.lin_dv, 1, BIG),
@@ -636,8 +638,18 @@ static const struct field olmo2_fields[] = {
         {"first_k_dense_replace", F_I32, AT(c.deepseek.dense_layers), D_VAL, dense_v, false, 0, MODELS_MAX_LAYERS, NULL}, \
         CONSTANTS("rms_norm_eps", 1e-6, false, ctx_v), COUNT("moe_layer_freq", one, 1, 1, 1),                    \
         IS("hidden_act", "silu"), NOT("attention_bias")
-static const struct field deepseek_v2_fields[] = {DEEPSEEK(32, 1536, 0, 0, 2048)};
-static const struct field deepseek_v3_fields[] = {DEEPSEEK(128, 1536, 1, 3, 4096)};
+/* DeepseekV2's routing: a softmax, the greedy top k, never renormalised (derive_deepseek refuses norm_topk_prob
+ * true), times routed_scaling_factor. DeepseekV3's: sigmoid scores, the correction row choosing among the topk_group
+ * best of n_group groups (noaux_tc), renormalised by norm_topk_prob, times routed_scaling_factor. */
+#define DEEPSEEK_V2_ROUTING                                                                                         \
+    FLAG("norm_topk_prob", norm, false), IS("topk_method", "greedy"), IS("scoring_func", "softmax"),               \
+        REAL("routed_scaling_factor", c.routing.scale, 1.0)
+#define DEEPSEEK_V3_ROUTING                                                                                         \
+    FLAG("norm_topk_prob", norm, true), IS("topk_method", "noaux_tc"), IS("scoring_func", "sigmoid"),              \
+        COUNT("n_group", c.routing.groups, 8, 1, BIG), COUNT("topk_group", c.routing.topk_groups, 4, 1, BIG),     \
+        REAL("routed_scaling_factor", c.routing.scale, 2.5)
+static const struct field deepseek_v2_fields[] = {DEEPSEEK(32, 1536, 0, 0, 2048), DEEPSEEK_V2_ROUTING};
+static const struct field deepseek_v3_fields[] = {DEEPSEEK(128, 1536, 1, 3, 4096), DEEPSEEK_V3_ROUTING};
 
 /* ── Reading a field ─────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -801,6 +813,7 @@ static int derive_qwen3_next(struct reading *r, char *err)
 {
     const struct doc *d = r->d;
     r->c.full_every = (int32_t)r->interval;
+    r->c.routing.no_renorm = !r->norm;
     int types = member(d, 0, "layer_types");
     if (types >= 0 && d->nodes[types].type != J_NULL) {
         if (d->nodes[types].type != J_ARRAY || children(d, types) != r->c.layers)
@@ -885,6 +898,47 @@ static int derive_deepseek(struct reading *r, char *err)
     return 0;
 }
 
+/* qwen3-moe: its routing renormalised as norm_topk_prob says. */
+static int derive_qwen3_moe(struct reading *r, char *err)
+{
+    (void)err;
+    r->c.routing.no_renorm = !r->norm;
+    return 0;
+}
+
+/* deepseek-v2: greedy routing never renormalises (Transformers' DeepseekV2 ignores norm_topk_prob; DeepSeek's own
+ * code renormalises instead of scaling, a routing fusecheck does not lift): norm_topk_prob must be false. */
+static int derive_deepseek_v2(struct reading *r, char *err)
+{
+    if (r->norm)
+        return fail_at(r->d, field_at(r->d, "norm_topk_prob"), err,
+                       "norm_topk_prob: expected false (DeepseekV2's greedy routing weighs the chosen softmax "
+                       "scores as they are)");
+    r->c.routing.no_renorm = true;
+    return derive_deepseek(r, err);
+}
+
+/* deepseek-v3: sigmoid scores and the correction row; its groups split the experts evenly, two or more a group, and the kept ones hold
+ * num_experts_per_tok experts; renormalised as norm_topk_prob says. */
+static int derive_deepseek_v3(struct reading *r, char *err)
+{
+    struct models_routing *rt = &r->c.routing;
+    int64_t e = r->c.experts;
+    if (e % rt->groups || e / rt->groups < 2)
+        return fail_at(r->d, field_at(r->d, "n_group"), err,
+                       "n_group: expected a divisor of n_routed_experts (%lld) leaving two or more experts a group, "
+                       "got %lld", (long long)e, (long long)rt->groups);
+    if (rt->topk_groups > rt->groups || rt->topk_groups * (e / rt->groups) < r->c.top_k)
+        return fail_at(r->d, field_at(r->d, "topk_group"), err,
+                       "topk_group: expected at most n_group (%lld) groups holding num_experts_per_tok (%lld) "
+                       "experts, got %lld", (long long)rt->groups, (long long)r->c.top_k,
+                       (long long)rt->topk_groups);
+    rt->sigmoid = true;
+    rt->correction = true;
+    rt->no_renorm = !r->norm;
+    return derive_deepseek(r, err);
+}
+
 /* ── The readers ─────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A config.json a family reads: its architectures[0], its model_type, the zoo family it lifts to, its fields, and
@@ -905,15 +959,15 @@ struct reader {
 static const struct reader readers[] = {
     READER("LlamaForCausalLM", "llama", "llama", llama_fields, NULL),
     READER("Qwen3ForCausalLM", "qwen3", "qwen3", qwen3_fields, NULL),
-    READER("Qwen3MoeForCausalLM", "qwen3_moe", "qwen3-moe", qwen3_moe_fields, NULL),
+    READER("Qwen3MoeForCausalLM", "qwen3_moe", "qwen3-moe", qwen3_moe_fields, derive_qwen3_moe),
     READER("Gemma2ForCausalLM", "gemma2", "gemma2", gemma2_fields, derive_gemma2),
     READER("Qwen3NextForCausalLM", "qwen3_next", "qwen3-next", qwen3_next_fields, derive_qwen3_next),
     READER("NemotronForCausalLM", "nemotron", "nemotron", nemotron_fields, derive_rotary),
     READER("Qwen2ForCausalLM", "qwen2", "qwen2.5", qwen2_fields, NULL),
     READER("GraniteForCausalLM", "granite", "granite", granite_fields, NULL),
     READER("MiniCPMForCausalLM", "minicpm", "minicpm", minicpm_fields, derive_minicpm),
-    READER("DeepseekV2ForCausalLM", "deepseek_v2", "deepseek", deepseek_v2_fields, derive_deepseek),
-    READER("DeepseekV3ForCausalLM", "deepseek_v3", "deepseek", deepseek_v3_fields, derive_deepseek),
+    READER("DeepseekV2ForCausalLM", "deepseek_v2", "deepseek", deepseek_v2_fields, derive_deepseek_v2),
+    READER("DeepseekV3ForCausalLM", "deepseek_v3", "deepseek", deepseek_v3_fields, derive_deepseek_v3),
     READER("GptOssForCausalLM", "gpt_oss", "gpt-oss", gpt_oss_fields, derive_gpt_oss),
     READER("Olmo2ForCausalLM", "olmo2", "olmo2", olmo2_fields, NULL),
 };

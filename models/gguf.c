@@ -1,27 +1,39 @@
-/* models/gguf.c — a model as a GGUF file: its configuration as the architecture's metadata keys (llama.cpp's names),
- * its weights as the lifted graph's constants under their GGUF names; and back: a file's metadata picks the family
- * and fills its configuration, and every constant the lift reads is checked against the file's tensors. */
+/* models/gguf.c — a model as a GGUF file in llama.cpp's conventions, both ways.
+ *
+ * Writing: the architecture's metadata keys under llama.cpp's names and types (counts u32, reals f32, flags bool),
+ * a minimal vocabulary of the model's size (llama.cpp will not load a file without one), and the lifted graph's
+ * constants as llama.cpp's tensors: most under their own names and shapes; some renamed (an FFN norm llama.cpp calls
+ * post_attention_norm), some joined from several constants (qwen3-next's attn_qkv, ssm_conv1d, ssm_ba and
+ * its query interleaved with its gate), some laid out per head (deepseek's attn_k_b and attn_v_b), some in another
+ * form (qwen3-next's ssm_a is −exp(A_log)), the experts three-dimensional, a tied model's LM head left out.
+ *
+ * Reading: general.architecture picks the family; the keys fill its configuration, with llama.cpp's defaults where it
+ * has them; a key that changes the meaning in a way fusecheck's graph cannot follow is refused, naming it. Lifting
+ * checks every constant against the file; a constant the file holds in another layout is derived from the file's
+ * tensors into fusecheck's (ir_gguf_derive), so evaluation reads it by its own name. Every rule is a row of a table
+ * below: a family's key, a renamed tensor, a joined tensor, a per-head layout, a value form. */
 #include "models/models.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The family each GGUF architecture names: general.architecture, and the zoo's family. */
-static const struct {
-    const char *arch, *family;
-} archs[] = {
-    {"llama", "llama"},       {"qwen3", "qwen3"},         {"qwen3moe", "qwen3-moe"}, {"gemma2", "gemma2"},
-    {"qwen3next", "qwen3-next"}, {"nemotron", "nemotron"}, {"qwen2", "qwen2.5"},     {"granite", "granite"},
-    {"minicpm", "minicpm"},   {"deepseek2", "deepseek"}, {"gpt-oss", "gpt-oss"},   {"olmo2", "olmo2"},
-};
+/* ── Families: architecture, LM head, extra keys ─────────────────────────────────────────────────────────── */
 
-/* How a configuration field is stored: an int64_t or int32_t count (u32 in the file), a double (f32 as llama.cpp
- * writes it, or f64 where no float reads back as the value). */
+/* How an architecture's LM head is bound: output.weight when the file has it, else the embedding (optional); always
+ * the embedding, an output.weight ignored (tied); always its own output.weight, required (own). */
+enum head_rule { HEAD_OPTIONAL, HEAD_TIED, HEAD_OWN };
+
+struct arch;
+
+/* How a configuration field is stored: an int64_t or int32_t count (a u32 key), a double (an f32 key). */
 enum kind { K_I64, K_I32, K_F64 };
 
-/* One metadata key of the architecture (`<arch>.` + suffix): the configuration field it fills, whether every file
- * must have it, and the one family it belongs to (NULL: every family). Fields are written when non-zero. */
+/* One metadata key of the architecture (`<arch>.` + suffix) and the configuration field it fills: whether a file must
+ * have it, and the families it belongs to (a space-separated list; NULL: every family; "!f": all but f). Written
+ * when required or non-zero. */
 #define AT(f) offsetof(struct models_config, f)
 static const struct key {
     const char *suffix;
@@ -31,59 +43,67 @@ static const struct key {
     const char *only;
 } keys[] = {
     {"block_count", AT(layers), K_I32, true, NULL},
+    {"context_length", AT(ctx), K_I64, true, NULL},
     {"embedding_length", AT(hidden), K_I64, true, NULL},
     {"attention.head_count", AT(heads), K_I64, true, NULL},
-    {"attention.head_count_kv", AT(kv_heads), K_I64, true, NULL},
-    {"attention.key_length", AT(head_dim), K_I64, false, NULL},
+    {"attention.head_count_kv", AT(kv_heads), K_I64, false, "!deepseek"},
     {"feed_forward_length", AT(ffn), K_I64, false, NULL},
     {"vocab_size", AT(vocab), K_I64, false, NULL},
     {"expert_count", AT(experts), K_I64, false, NULL},
     {"expert_used_count", AT(top_k), K_I64, false, NULL},
     {"expert_feed_forward_length", AT(expert_ffn), K_I64, false, NULL},
-    {"context_length", AT(ctx), K_I64, true, NULL},
-    {"attention.sliding_window", AT(window), K_I64, false, NULL},
-    {"attention.layer_norm_rms_epsilon", AT(eps), K_F64, true, NULL},
+    {"attention.layer_norm_rms_epsilon", AT(eps), K_F64, true, "!nemotron"},
+    {"attention.layer_norm_epsilon", AT(eps), K_F64, true, "nemotron"},
     {"rope.freq_base", AT(rope_base), K_F64, false, NULL},
-    {"attn_logit_softcapping", AT(attn_softcap), K_F64, false, NULL},
-    {"final_logit_softcapping", AT(final_softcap), K_F64, false, NULL},
-    {"attention.scale", AT(query_scale), K_F64, false, NULL},
+    {"rope.dimension_count", AT(deepseek.rope_dim), K_I64, true, "deepseek"},
+    {"attention.sliding_window", AT(window), K_I64, false, "gemma2 gpt-oss"},
+    {"attn_logit_softcapping", AT(attn_softcap), K_F64, false, "gemma2"},
+    {"final_logit_softcapping", AT(final_softcap), K_F64, false, "gemma2"},
+    {"attention.scale", AT(query_scale), K_F64, false, "granite"},
     {"attention.q_lora_rank", AT(deepseek.q_lora), K_I64, false, "deepseek"},
-    {"attention.kv_lora_rank", AT(deepseek.kv_lora), K_I64, false, "deepseek"},
-    {"rope.dimension_count", AT(deepseek.rope_dim), K_I64, false, "deepseek"},
-    {"attention.value_length", AT(deepseek.v_head_dim), K_I64, false, "deepseek"},
-    {"expert_shared_feed_forward_length", AT(deepseek.shared_ffn), K_I64, false, "deepseek"},
+    {"attention.kv_lora_rank", AT(deepseek.kv_lora), K_I64, true, "deepseek"},
     {"leading_dense_block_count", AT(deepseek.dense_layers), K_I32, false, "deepseek"},
     {"full_attention_interval", AT(full_every), K_I32, false, "qwen3-next"},
-    {"ssm.group_count", AT(lin_k_heads), K_I64, false, "qwen3-next"},
-    {"ssm.time_step_rank", AT(lin_v_heads), K_I64, false, "qwen3-next"},
-    {"ssm.state_size", AT(lin_dk), K_I64, false, "qwen3-next"},
-    {"ssm.value_head_dim", AT(lin_dv), K_I64, false, "qwen3-next"},
-    {"ssm.conv_kernel", AT(conv_taps), K_I64, false, "qwen3-next"},
-    {"rope.dimension_count", AT(rotary_dim), K_I64, false, "!deepseek"},
-    {"expert_shared_feed_forward_length", AT(shared_ffn), K_I64, false, "!deepseek"},
-    {"embedding_scale", AT(embed_mult), K_F64, false, NULL},
-    {"residual_scale", AT(residual_mult), K_F64, false, NULL},
-    {"logit_scale", AT(logit_scale), K_F64, false, NULL},
-    {"head_divisor", AT(head_divisor), K_F64, false, NULL},
-    {"swiglu_alpha", AT(swiglu_alpha), K_F64, false, "gpt-oss"},
-    {"swiglu_limit", AT(swiglu_limit), K_F64, false, "gpt-oss"},
+    {"ssm.group_count", AT(lin_k_heads), K_I64, true, "qwen3-next"},
+    {"ssm.time_step_rank", AT(lin_v_heads), K_I64, true, "qwen3-next"},
+    {"ssm.state_size", AT(lin_dk), K_I64, true, "qwen3-next"},
+    {"ssm.conv_kernel", AT(conv_taps), K_I64, true, "qwen3-next"},
+    {"expert_shared_feed_forward_length", AT(shared_ffn), K_I64, false, "qwen3-next"},
+    {"embedding_scale", AT(embed_mult), K_F64, false, "granite minicpm"},
+    {"residual_scale", AT(residual_mult), K_F64, false, "granite minicpm"},
+    {"logit_scale", AT(logit_scale), K_F64, false, "granite"},
+    {"logit_scale", AT(head_divisor), K_F64, false, "minicpm"},
 };
 
-/* Whether key row k applies to family fam. */
-static bool key_applies(const struct key *k, const char *fam)
-{
-    if (!k->only)
-        return true;
-    return k->only[0] == '!' ? strcmp(k->only + 1, fam) != 0 : strcmp(k->only, fam) == 0;
-}
+/* A mixture's routing as llama.cpp's deepseek2 reads it from keys (the other families fix theirs in their graph
+ * code: softmax, the top k renormalised). One row a key: its type, the routing field it carries and how, and what
+ * llama.cpp takes when the key is absent. The correction row (exp_probs_b) is a tensor: it flows as a constant. */
+enum rkind { R_GATING, R_RENORM, R_COUNT, R_REAL };
+#define RT(f) offsetof(struct models_routing, f)
+static const struct routing_key {
+    const char *suffix;
+    size_t offset;
+    enum rkind kind;
+} routing[] = {
+    {"expert_gating_func", RT(sigmoid), R_GATING},     /* llama.cpp's numbering: 1 softmax, 2 sigmoid; absent 1 */
+    {"expert_weights_norm", RT(no_renorm), R_RENORM},  /* true: the chosen weights renormalised; absent false */
+    {"expert_weights_scale", RT(scale), R_REAL},       /* each weight times it; absent or 0 (or 1): none */
+    {"expert_group_count", RT(groups), R_COUNT},       /* group-limited choice; absent 0 */
+    {"expert_group_used_count", RT(topk_groups), R_COUNT},
+};
 
-/* The architecture name of a family, or NULL. */
-static const char *arch_of(const char *family)
+/* Whether `fam` is in the key's family filter. */
+static bool in_filter(const char *only, const char *fam)
 {
-    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
-        if (strcmp(archs[i].family, family) == 0)
-            return archs[i].arch;
-    return NULL;
+    if (!only)
+        return true;
+    if (only[0] == '!')
+        return strcmp(only + 1, fam) != 0;
+    size_t n = strlen(fam);
+    for (const char *p = only; (p = strstr(p, fam)) != NULL; p += n)
+        if ((p == only || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
 }
 
 /* A field's value as a double (for writing and for the non-zero test). */
@@ -112,87 +132,833 @@ static double shortest(float x)
     return (double)x;
 }
 
-/* ── Writing ─────────────────────────────────────────────────────────────────────────────────────────────── */
-
-/* Write the configuration's metadata keys. */
-static void put_config(struct ir_gguf_writer *w, const struct models_config *c, const char *arch)
+/* "<arch>.<suffix>" into buf. */
+static const char *arch_key(char buf[160], const char *arch, const char *suffix)
 {
-    ir_gguf_kv_str(w, "general.architecture", arch);
+    snprintf(buf, 160, "%s.%s", arch, suffix);
+    return buf;
+}
+
+/* A failure: "what: why" into err; -1. */
+static int refuse(char err[IR_ERR_LEN], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(char err[IR_ERR_LEN], const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, IR_ERR_LEN, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Whether a configured attention scale is what llama.cpp computes itself (1/√width, in f32), or unset. */
+static bool default_scale(double scale, int64_t width)
+{
+    return scale == 0 || (float)scale == 1.0f / sqrtf((float)width);
+}
+
+/* ── Writing keys: the family hooks ──────────────────────────────────────────────────────────────────────── */
+
+/* The common head widths: key and value length (the head's), the rotated width. */
+static int put_heads(struct ir_gguf_writer *w, const struct models_config *c, const char *arch, char err[IR_ERR_LEN])
+{
+    char k[160];
+    if (!default_scale(c->query_scale, c->head_dim) && strcmp(c->family, "granite") != 0 &&
+        strcmp(c->family, "gemma2") != 0)
+        return refuse(err, "model '%s': query_scale %g: llama.cpp's %s computes 1/sqrt(head_dim) and reads no scale",
+                      c->name, c->query_scale, arch);
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.key_length"), (uint32_t)c->head_dim);
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.value_length"), (uint32_t)c->head_dim);
+    ir_gguf_kv_u32(w, arch_key(k, arch, "rope.dimension_count"),
+                   (uint32_t)(c->rotary_dim ? c->rotary_dim : c->head_dim));
+    return 0;
+}
+
+/* The families whose routing llama.cpp fixes in its graph code (softmax, the top k renormalised, unscaled): a
+ * configuration routing otherwise cannot be written. */
+static int fixed_routing(const struct models_config *c, const char *arch, char err[IR_ERR_LEN])
+{
+    const struct models_routing *r = &c->routing;
+    if (r->sigmoid || r->no_renorm || r->correction || r->groups > 1 || (r->scale != 0 && r->scale != 1))
+        return refuse(err, "model '%s': its routing: llama.cpp's %s routes by a softmax, the top k renormalised, "
+                      "unscaled, and reads no key to route otherwise", c->name, arch);
+    return 0;
+}
+
+/* qwen3-moe: the common widths; llama.cpp's fixed routing. */
+static int put_qwen3_moe(struct ir_gguf_writer *w, const struct models_config *c, const char *arch,
+                         char err[IR_ERR_LEN])
+{
+    return fixed_routing(c, arch, err) != 0 ? -1 : put_heads(w, c, arch, err);
+}
+
+/* gemma2: what llama.cpp fixes (a window on every other layer, both soft caps, the head tied to the embedding, the
+ * attention scale 1/√head_dim) must be what the configuration says. */
+static int put_gemma2(struct ir_gguf_writer *w, const struct models_config *c, const char *arch, char err[IR_ERR_LEN])
+{
+    if (c->window < 1 || !(c->attn_softcap > 0) || !(c->final_softcap > 0) || !c->tied)
+        return refuse(err, "model '%s': llama.cpp's gemma2 has a sliding window, both soft caps and a tied head",
+                      c->name);
+    float want = c->layers == 46 ? 1.0f / sqrtf((float)(c->hidden / c->heads)) : 1.0f / sqrtf((float)c->head_dim);
+    if (c->query_scale != 0 && (float)c->query_scale != want)
+        return refuse(err, "model '%s': query_scale %g: llama.cpp's gemma2 computes %g", c->name, c->query_scale,
+                      (double)want);
+    char k[160];
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.key_length"), (uint32_t)c->head_dim);
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.value_length"), (uint32_t)c->head_dim);
+    ir_gguf_kv_u32(w, arch_key(k, arch, "rope.dimension_count"), (uint32_t)c->head_dim);
+    return 0;
+}
+
+/* gpt-oss: llama.cpp's clamped SwiGLU has alpha 1.702 and limit 7 in its code, no key. */
+static int put_gpt_oss(struct ir_gguf_writer *w, const struct models_config *c, const char *arch, char err[IR_ERR_LEN])
+{
+    if (fixed_routing(c, arch, err) != 0)
+        return -1;
+    if ((float)c->swiglu_alpha != 1.702f || (float)c->swiglu_limit != 7.0f)
+        return refuse(err, "model '%s': swiglu_alpha %g and swiglu_limit %g: llama.cpp's gpt-oss fixes 1.702 and 7",
+                      c->name, c->swiglu_alpha, c->swiglu_limit);
+    return put_heads(w, c, arch, err);
+}
+
+/* qwen3-next: the DeltaNet's inner width (value heads × their width); llama.cpp takes key and value heads alike. */
+static int put_qwen3_next(struct ir_gguf_writer *w, const struct models_config *c, const char *arch,
+                          char err[IR_ERR_LEN])
+{
+    if (c->lin_dk != c->lin_dv)
+        return refuse(err, "model '%s': lin_dk %lld and lin_dv %lld: llama.cpp's qwen3next has one state size",
+                      c->name, (long long)c->lin_dk, (long long)c->lin_dv);
+    if (fixed_routing(c, arch, err) != 0)
+        return -1;
+    char k[160];
+    ir_gguf_kv_u32(w, arch_key(k, arch, "ssm.inner_size"), (uint32_t)(c->lin_dv * c->lin_v_heads));
+    return put_heads(w, c, arch, err);
+}
+
+/* deepseek2: latent attention written as llama.cpp's absorbed form (one kv head of kv_lora + rope keys and kv_lora
+ * values; the per-head widths as the _mla lengths), the shared experts as a count, the routing keys. */
+static int put_deepseek(struct ir_gguf_writer *w, const struct models_config *c, const char *arch,
+                        char err[IR_ERR_LEN])
+{
+    const struct models_deepseek *d = &c->deepseek;
+    if (!default_scale(c->query_scale, c->head_dim + d->rope_dim))
+        return refuse(err, "model '%s': query_scale %g: llama.cpp's deepseek2 computes it from YaRN keys, which a "
+                      "configuration does not carry", c->name, c->query_scale);
+    if (c->expert_ffn < 1 || d->shared_ffn % c->expert_ffn)
+        return refuse(err, "model '%s': shared_ffn %lld is no whole count of experts of %lld", c->name,
+                      (long long)d->shared_ffn, (long long)c->expert_ffn);
+    char k[160];
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.head_count_kv"), 1);
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.key_length"), (uint32_t)(d->kv_lora + d->rope_dim));
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.value_length"), (uint32_t)d->kv_lora);
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.key_length_mla"), (uint32_t)(c->head_dim + d->rope_dim));
+    ir_gguf_kv_u32(w, arch_key(k, arch, "attention.value_length_mla"), (uint32_t)d->v_head_dim);
+    ir_gguf_kv_u32(w, arch_key(k, arch, "expert_shared_count"), (uint32_t)(d->shared_ffn / c->expert_ffn));
+    for (size_t i = 0; i < sizeof routing / sizeof routing[0]; i++) {
+        const struct routing_key *r = &routing[i];
+        const char *p = (const char *)&c->routing + r->offset;
+        bool flag;
+        int64_t n;
+        double x;
+        arch_key(k, arch, r->suffix);
+        if (r->kind == R_GATING)
+            memcpy(&flag, p, sizeof flag), ir_gguf_kv_u32(w, k, flag ? 2 : 1);
+        else if (r->kind == R_RENORM)
+            memcpy(&flag, p, sizeof flag), ir_gguf_kv_bool(w, k, !flag);
+        else if (r->kind == R_COUNT && (memcpy(&n, p, sizeof n), n > 0))
+            ir_gguf_kv_u32(w, k, (uint32_t)n);
+        else if (r->kind == R_REAL && (memcpy(&x, p, sizeof x), x != 0))
+            ir_gguf_kv_f32(w, k, (float)x);
+    }
+    return 0;
+}
+
+/* ── Reading keys: the family hooks ──────────────────────────────────────────────────────────────────────── */
+
+/* The key's value as a double; false when absent. A count or a number; err set when it is another type. */
+static bool get_number(const struct ir_gguf *f, const char *key, double *out, char err[IR_ERR_LEN], bool *bad)
+{
+    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, key);
+    if (!kv)
+        return false;
+    const struct ir_gguf_value *x = &kv->value;
+    if (x->type == IR_GGUF_FLOAT32)
+        *out = shortest((float)x->f);
+    else if (x->type == IR_GGUF_FLOAT64)
+        *out = x->f;
+    else if (x->type == IR_GGUF_BOOL || x->type == IR_GGUF_UINT8 || x->type == IR_GGUF_UINT16 ||
+             x->type == IR_GGUF_UINT32 || x->type == IR_GGUF_UINT64)
+        *out = (double)x->u;
+    else if (x->type == IR_GGUF_INT8 || x->type == IR_GGUF_INT16 || x->type == IR_GGUF_INT32 ||
+             x->type == IR_GGUF_INT64)
+        *out = (double)x->i;
+    else {
+        *bad = true;
+        refuse(err, "%s: byte %llu: %s: expected a number, found a %s", f->label, (unsigned long long)kv->offset, key,
+               ir_gguf_vtype_name(x->type));
+        return false;
+    }
+    return true;
+}
+
+/* The common head widths read back: key length (else hidden/heads, as llama.cpp), a value length equal to it (the
+ * attention's values are as wide as its keys), the rotated width (the whole head: 0). */
+static int get_heads(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    char k[160];
+    double v;
+    bool bad = false;
+    c->head_dim = c->heads > 0 ? c->hidden / c->heads : 0;
+    if (get_number(f, arch_key(k, arch, "attention.key_length"), &v, err, &bad))
+        c->head_dim = (int64_t)v;
+    if (get_number(f, arch_key(k, arch, "attention.value_length"), &v, err, &bad) && (int64_t)v != c->head_dim)
+        return refuse(err, "%s: %s: expected the key length %lld (fusecheck's values are as wide as its keys), found "
+                      "%g", f->label, k, (long long)c->head_dim, v);
+    c->rotary_dim = c->head_dim;
+    if (get_number(f, arch_key(k, arch, "rope.dimension_count"), &v, err, &bad))
+        c->rotary_dim = (int64_t)v;
+    if (c->rotary_dim == c->head_dim)
+        c->rotary_dim = 0;
+    return bad ? -1 : 0;
+}
+
+/* llama: llama.cpp refuses a rotated width other than the head's. */
+static int get_llama(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    if (get_heads(f, arch, c, err) != 0)
+        return -1;
+    if (c->rotary_dim)
+        return refuse(err, "%s: llama.rope.dimension_count: expected the head's width %lld, found %lld", f->label,
+                      (long long)c->head_dim, (long long)c->rotary_dim);
+    return 0;
+}
+
+/* gemma2: llama.cpp's defaults (a window of 4096 on every other layer, caps 50 and 30), its own attention scale, and
+ * the head always the embedding. */
+static int get_gemma2(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    char k[160];
+    double v;
+    bool bad = false;
+    if (get_heads(f, arch, c, err) != 0)
+        return -1;
+    if (get_number(f, arch_key(k, arch, "attention.sliding_window_pattern"), &v, err, &bad) && v != 2)
+        return refuse(err, "%s: %s: expected 2 (a window on every other layer), found %g", f->label, k, v);
+    c->window = c->window ? c->window : 4096;
+    c->attn_softcap = ir_gguf_find_kv(f, arch_key(k, arch, "attn_logit_softcapping")) ? c->attn_softcap : 50;
+    c->final_softcap = ir_gguf_find_kv(f, arch_key(k, arch, "final_logit_softcapping")) ? c->final_softcap : 30;
+    if (!(c->attn_softcap > 0) || !(c->final_softcap > 0))
+        return refuse(err, "%s: %s.*_logit_softcapping: expected caps above 0", f->label, arch);
+    float s = c->layers == 46 ? 1.0f / sqrtf((float)(c->hidden / c->heads)) : 1.0f / sqrtf((float)c->head_dim);
+    c->query_scale = shortest(s);
+    c->tied = true;
+    return bad ? -1 : 0;
+}
+
+/* gpt-oss: the clamped SwiGLU's constants as llama.cpp's code has them; a window period of 2. */
+static int get_gpt_oss(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    char k[160];
+    double v;
+    bool bad = false;
+    if (get_number(f, arch_key(k, arch, "attention.sliding_window_pattern"), &v, err, &bad) && v != 2)
+        return refuse(err, "%s: %s: expected 2 (a window on every other layer), found %g", f->label, k, v);
+    if (!c->window)
+        return refuse(err, "%s: %s: expected the key, found none", f->label,
+                      arch_key(k, arch, "attention.sliding_window"));
+    c->swiglu_alpha = 1.702;
+    c->swiglu_limit = 7;
+    return bad ? -1 : get_heads(f, arch, c, err);
+}
+
+/* olmo2: fusecheck's olmo2 has no windowed layers. */
+static int get_olmo2(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    char k[160];
+    double v;
+    bool bad = false;
+    if (get_number(f, arch_key(k, arch, "attention.sliding_window"), &v, err, &bad) && v > 0)
+        return refuse(err, "%s: %s: expected none (fusecheck's olmo2 has no sliding window), found %g", f->label, k,
+                      v);
+    return bad ? -1 : get_heads(f, arch, c, err);
+}
+
+/* granite: no scale where a key is absent (llama.cpp skips it: a factor of 1); logit_scale is required. */
+static int get_granite(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    char k[160];
+    if (!ir_gguf_find_kv(f, arch_key(k, arch, "logit_scale")))
+        return refuse(err, "%s: %s: expected the key, found none", f->label, k);
+    c->embed_mult = c->embed_mult ? c->embed_mult : 1;
+    c->residual_mult = c->residual_mult ? c->residual_mult : 1;
+    return get_heads(f, arch, c, err);
+}
+
+/* minicpm: llama.cpp's defaults where a key is absent (embedding ×12, branches ×1.4/√layers, the head's input ÷
+ * 256/hidden, as llama.cpp computes them in f32). */
+static int get_minicpm(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    char k[160];
+    if (!ir_gguf_find_kv(f, arch_key(k, arch, "embedding_scale")))
+        c->embed_mult = 12;
+    if (!ir_gguf_find_kv(f, arch_key(k, arch, "residual_scale")))
+        c->residual_mult = shortest(1.4f / sqrtf((float)c->layers));
+    if (!ir_gguf_find_kv(f, arch_key(k, arch, "logit_scale")))
+        c->head_divisor = c->hidden ? shortest(256.0f / (float)c->hidden) : 1;
+    return get_heads(f, arch, c, err);
+}
+
+/* qwen3-next: the value heads' width from the inner width; llama.cpp lays every DeltaNet tensor out with one state
+ * size, and marks recurrent layers by the interval (a per-layer list is not read). */
+static int get_qwen3_next(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    char k[160];
+    double v;
+    bool bad = false;
+    if (!get_number(f, arch_key(k, arch, "ssm.inner_size"), &v, err, &bad))
+        return bad ? -1 : refuse(err, "%s: %s: expected the key, found none", f->label, k);
+    if (c->lin_v_heads < 1 || (int64_t)v != c->lin_dk * c->lin_v_heads)
+        return refuse(err, "%s: %s: expected ssm.state_size x ssm.time_step_rank = %lld, found %g", f->label, k,
+                      (long long)(c->lin_dk * c->lin_v_heads), v);
+    c->lin_dv = c->lin_dk;
+    if (ir_gguf_find_kv(f, arch_key(k, arch, "attention.recurrent_layers")))
+        return refuse(err, "%s: %s: fusecheck reads the layers' kinds from full_attention_interval only", f->label, k);
+    c->full_every = c->full_every ? c->full_every : 4;
+    return get_heads(f, arch, c, err);
+}
+
+/* deepseek2: the absorbed form's widths back to the per-head ones (head_dim the unrotated query width), every query
+ * head its own kv head, the shared experts' width, and the routing fusecheck's mixture computes. */
+static int get_deepseek(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN])
+{
+    char k[160];
+    double v;
+    bool bad = false;
+    struct models_deepseek *d = &c->deepseek;
+    static const char *const need[] = {"attention.key_length_mla", "attention.value_length_mla", "expert_shared_count"};
+    double got[3];
+    for (int i = 0; i < 3; i++)
+        if (!get_number(f, arch_key(k, arch, need[i]), &got[i], err, &bad))
+            return bad ? -1 : refuse(err, "%s: %s: expected the key, found none", f->label, k);
+    c->head_dim = (int64_t)got[0] - d->rope_dim;
+    d->v_head_dim = (int64_t)got[1];
+    d->shared_ffn = (int64_t)got[2] * c->expert_ffn;
+    c->kv_heads = c->heads;
+    if (c->layers == 26 || c->layers == 27) /* llama.cpp's lite variants read no query rank */
+        d->q_lora = 0;
+    for (size_t i = 0; i < sizeof routing / sizeof routing[0]; i++) {
+        const struct routing_key *r = &routing[i];
+        char *p = (char *)&c->routing + r->offset;
+        bool present = get_number(f, arch_key(k, arch, r->suffix), &v, err, &bad);
+        if (bad)
+            return -1;
+        if (r->kind == R_GATING && present && v != 1 && v != 2)
+            return refuse(err, "%s: %s: expected 1 (softmax) or 2 (sigmoid), found %g", f->label, k, v);
+        bool flag = r->kind == R_GATING ? present && v == 2 : !(present && v != 0);
+        int64_t n = present ? (int64_t)v : 0;
+        double x = present && v != 1 ? v : 0;
+        if (r->kind == R_GATING || r->kind == R_RENORM)
+            memcpy(p, &flag, sizeof flag);
+        else if (r->kind == R_COUNT)
+            memcpy(p, &n, sizeof n);
+        else
+            memcpy(p, &x, sizeof x);
+    }
+    if (c->routing.groups <= 1) /* one group is no grouping */
+        c->routing.groups = c->routing.topk_groups = 0;
+    for (int layer = d->dense_layers; layer < c->layers && !c->routing.correction; layer++) {
+        snprintf(k, sizeof k, "blk.%d.exp_probs_b.bias", layer);
+        c->routing.correction = ir_gguf_find_tensor(f, k) != NULL;
+    }
+    return 0;
+}
+
+/* The architectures: general.architecture, the zoo's family, how the LM head binds, the family's extra keys written
+ * and read. */
+static const struct arch {
+    const char *arch, *family;
+    enum head_rule head;
+    int (*put)(struct ir_gguf_writer *w, const struct models_config *c, const char *arch, char err[IR_ERR_LEN]);
+    int (*get)(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN]);
+} archs[] = {
+    {"llama", "llama", HEAD_OPTIONAL, put_heads, get_llama},
+    {"qwen3", "qwen3", HEAD_OPTIONAL, put_heads, get_heads},
+    {"qwen3moe", "qwen3-moe", HEAD_OPTIONAL, put_qwen3_moe, get_heads},
+    {"gemma2", "gemma2", HEAD_TIED, put_gemma2, get_gemma2},
+    {"qwen3next", "qwen3-next", HEAD_OPTIONAL, put_qwen3_next, get_qwen3_next},
+    {"nemotron", "nemotron", HEAD_OWN, put_heads, get_heads},
+    {"qwen2", "qwen2.5", HEAD_OPTIONAL, put_heads, get_heads},
+    {"granite", "granite", HEAD_OPTIONAL, put_heads, get_granite},
+    {"minicpm", "minicpm", HEAD_OPTIONAL, put_heads, get_minicpm},
+    {"deepseek2", "deepseek", HEAD_OPTIONAL, put_deepseek, get_deepseek},
+    {"gpt-oss", "gpt-oss", HEAD_OWN, put_gpt_oss, get_gpt_oss},
+    {"olmo2", "olmo2", HEAD_OWN, put_heads, get_olmo2},
+};
+
+/* The architecture row of a family, or NULL. */
+static const struct arch *arch_of(const char *family)
+{
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+        if (strcmp(archs[i].family, family) == 0)
+            return &archs[i];
+    return NULL;
+}
+
+/* ── Tensors: how constants map to the file ──────────────────────────────────────────────────────────────── */
+
+/* A constant stored under another name (a layer's suffix). */
+static const struct rename {
+    const char *only, *graph, *file;
+} renames[] = {
+    {"gpt-oss qwen3-next", "ffn_norm.weight", "post_attention_norm.weight"},
+    {"qwen3-next", "ssm_z.weight", "attn_gate.weight"},
+};
+
+/* The groups a joined tensor interleaves its parts in. */
+static int64_t one_group(const struct models_config *c) { return (void)c, 1; }
+static int64_t per_query_head(const struct models_config *c) { return c->heads; }
+static int64_t per_key_head(const struct models_config *c) { return c->lin_k_heads; }
+
+/* A layer's tensor joined from constants: its stored rows are, group by group, each part's next run of stored rows
+ * (a part's run: its rows over the groups). One group: the parts one after another. */
+static const struct join {
+    const char *only, *file;
+    const char *parts[3];
+    int nparts;
+    int64_t (*groups)(const struct models_config *c);
+} joins[] = {
+    /* the DeltaNet's q, k and v projections, and their convolutions, channel after channel */
+    {"qwen3-next", "attn_qkv.weight", {"ssm_q.weight", "ssm_k.weight", "ssm_v.weight"}, 3, one_group},
+    {"qwen3-next", "ssm_conv1d.weight", {"ssm_conv1d_q.weight", "ssm_conv1d_k.weight", "ssm_conv1d_v.weight"}, 3,
+     one_group},
+    /* each key head's value heads' write strengths, then their forget gates */
+    {"qwen3-next", "ssm_ba.weight", {"ssm_b.weight", "ssm_a_in.weight"}, 2, per_key_head},
+    /* each query head's query, then its output gate */
+    {"qwen3-next", "attn_q.weight", {"attn_q.weight", "attn_gate.weight"}, 2, per_query_head},
+};
+
+/* The heads and each head's contracted width of a per-head matrix (a head_matmul's weight). */
+static int64_t heads_of(const struct models_config *c) { return c->heads; }
+static int64_t nope_width(const struct models_config *c) { return c->head_dim; }
+static int64_t lora_width(const struct models_config *c) { return c->deepseek.kv_lora; }
+
+/* A per-head matrix: fusecheck stores one row an output, each the heads' contracted values one head after another;
+ * llama.cpp one matrix a head, [width, outputs, heads]. */
+static const struct per_head {
+    const char *only, *name;
+    int64_t (*heads)(const struct models_config *c);
+    int64_t (*width)(const struct models_config *c);
+} per_heads[] = {
+    {"deepseek", "attn_k_b.weight", heads_of, nope_width},
+    {"deepseek", "attn_v_b.weight", heads_of, lora_width},
+};
+
+/* qwen3-next: llama.cpp keeps the decay's rate as −exp(A_log), fusecheck's decay op reads A_log. */
+static float neg_exp(float x) { return -expf(x); }
+
+/* The A_log whose −exp gives s exactly (its nearest such float to log(−s)), else log(−s) itself. */
+static float log_neg(float s)
+{
+    float a = logf(-s), best = a;
+    bool found = false;
+    float lo = a, hi = a;
+    for (int i = 0; i < 16 && !found; i++) { /* outward from log(−s), one ulp at a time */
+        if (neg_exp(lo) == s)
+            best = lo, found = true;
+        else if (neg_exp(hi) == s)
+            best = hi, found = true;
+        lo = nextafterf(lo, -INFINITY);
+        hi = nextafterf(hi, INFINITY);
+    }
+    return best;
+}
+
+/* A constant stored in another form: file = to_file(value), value = from_file(file) for a file value `valid` accepts
+ * (`domain` says which). */
+static bool negative(float s) { return s < 0 && isfinite(s); }
+
+static const struct form {
+    const char *only, *name;
+    float (*to_file)(float);
+    float (*from_file)(float);
+    bool (*valid)(float); /* whether a file value is one to_file gives */
+    const char *domain;
+} forms[] = {
+    {"qwen3-next", "ssm_a", neg_exp, log_neg, negative, "a negative number (-exp(A_log))"},
+};
+
+/* Whether a constant's name is "blk.<layer>.<suffix>"; its layer and suffix. */
+static bool layer_name(const char *name, int *layer, const char **suffix)
+{
+    if (strncmp(name, "blk.", 4) != 0)
+        return false;
+    char *end;
+    long n = strtol(name + 4, &end, 10);
+    if (end == name + 4 || *end != '.' || n < 0 || n > MODELS_MAX_LAYERS)
+        return false;
+    *layer = (int)n;
+    *suffix = end + 1;
+    return true;
+}
+
+/* The stored rows of a constant as a view: checkpoint rows (their format), or plain f32 values (a row per row). */
+struct stored {
+    const unsigned char *bytes; /* NULL: no values (a hole) */
+    enum ir_format fmt;
+    int64_t srows, slen, row_bytes;
+};
+
+/* The stored view of constant t (v NULL: its shape only). */
+static struct stored stored_of(const struct ir_graph *g, const struct ir_values *v, ir_tid t)
+{
+    const struct ir_tensor *ts = &g->tensors[t];
+    struct stored s = {NULL, ts->checkpoint ? ts->format : IR_FMT_F32, ts->rows, ts->cols, 0};
+    if (ts->checkpoint && ts->transposed)
+        s.srows = ts->cols, s.slen = ts->rows;
+    struct ir_ckpt_rows rows;
+    if (v && ir_values_checkpoint(v, t, &rows))
+        s = (struct stored){rows.bytes, rows.format, rows.srows, rows.slen, 0};
+    else if (v)
+        s.bytes = (const unsigned char *)ir_values_cdata(v, t);
+    s.row_bytes = ir_ggml_row_bytes(s.fmt, s.slen);
+    return s;
+}
+
+/* Whether the trailing name of a mixture's stacked expert tensor: its outermost dimension splits by expert. */
+static bool expert_stack(const char *suffix)
+{
+    static const char *const stacks[] = {"ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight",
+                                         "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias"};
+    for (size_t i = 0; i < sizeof stacks / sizeof stacks[0]; i++)
+        if (strcmp(suffix, stacks[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The file's dimensions of constant t as stored under its own name: [stored row, stored rows], experts stacked
+ * [row, rows an expert, experts], a single row one-dimensional. The number of dimensions. */
+static uint32_t file_dims(const struct ir_graph *g, ir_tid t, const struct models_config *c, uint64_t dims[4])
+{
+    struct stored s = stored_of(g, NULL, t);
+    int layer;
+    const char *suffix;
+    dims[0] = (uint64_t)s.slen, dims[1] = (uint64_t)s.srows, dims[2] = dims[3] = 1;
+    bool stack = layer_name(g->tensors[t].name, &layer, &suffix) && expert_stack(suffix) && c->experts > 0;
+    if (stack && s.srows > 1 && s.srows % c->experts == 0) {
+        dims[1] = (uint64_t)(s.srows / c->experts), dims[2] = (uint64_t)c->experts;
+        return 3;
+    }
+    if (stack && s.srows == 1 && s.slen % c->experts == 0) { /* a bias row of every expert's */
+        dims[0] = (uint64_t)(s.slen / c->experts), dims[1] = (uint64_t)c->experts;
+        return 2;
+    }
+    return s.srows > 1 ? 2 : 1;
+}
+
+/* ── Writing tensors ─────────────────────────────────────────────────────────────────────────────────────── */
+
+/* What an export holds while the file is built: buffers it made, freed after the write. */
+struct exporter {
+    struct ir_gguf_writer *w;
+    const struct models_config *c;
+    const struct ir_graph *g;
+    const struct ir_values *v;
+    void **owned;
+    int nowned, capowned;
+    char *err;
+};
+
+/* A zeroed buffer of n bytes the export frees after writing. */
+static void *own(struct exporter *x, size_t n)
+{
+    if (x->nowned == x->capowned) {
+        x->capowned = x->capowned ? 2 * x->capowned : 16;
+        x->owned = realloc(x->owned, sizeof *x->owned * (size_t)x->capowned);
+        if (!x->owned)
+            abort();
+    }
+    void *p = calloc(n ? n : 1, 1);
+    if (!p)
+        abort();
+    return x->owned[x->nowned++] = p;
+}
+
+/* The constant named "blk.<layer>.<suffix>", or IR_NONE. */
+static ir_tid layer_tensor(const struct ir_graph *g, int layer, const char *suffix)
+{
+    char name[IR_MAX_NAME];
+    snprintf(name, sizeof name, "blk.%d.%s", layer, suffix);
+    ir_tid t = ir_tensor_find(g, name, strlen(name));
+    return t != IR_NONE && g->tensors[t].role == IR_ROLE_CONSTANT ? t : IR_NONE;
+}
+
+/* The join row and part index constant `suffix` of a layer is part of (all of its row's parts in g), or NULL. */
+static const struct join *join_of(const struct ir_graph *g, const char *family, int layer, const char *suffix,
+                                  int *part)
+{
+    for (size_t i = 0; i < sizeof joins / sizeof joins[0]; i++) {
+        const struct join *j = &joins[i];
+        if (!in_filter(j->only, family))
+            continue;
+        int at = -1;
+        bool all = true;
+        for (int p = 0; p < j->nparts; p++) {
+            at = strcmp(j->parts[p], suffix) == 0 ? p : at;
+            all = all && layer_tensor(g, layer, j->parts[p]) != IR_NONE;
+        }
+        if (at >= 0 && all) {
+            *part = at;
+            return j;
+        }
+    }
+    return NULL;
+}
+
+/* The parts of join j in layer `layer`: their stored views, the groups and each part's run; 0, or -1 with err when
+ * the parts do not share a row's width and format or do not divide into the groups. */
+static int join_parts(const struct ir_graph *g, const struct ir_values *v, const struct models_config *c,
+                      const struct join *j, int layer, struct stored s[3], int64_t *groups, char err[IR_ERR_LEN])
+{
+    *groups = j->groups(c);
+    for (int p = 0; p < j->nparts; p++) {
+        s[p] = stored_of(g, v, layer_tensor(g, layer, j->parts[p]));
+        if (s[p].slen != s[0].slen || s[p].fmt != s[0].fmt || *groups < 1 || s[p].srows % *groups)
+            return refuse(err, "tensor blk.%d.%s: its parts' rows do not join (widths %lld and %lld, %lld groups)",
+                          layer, j->file, (long long)s[0].slen, (long long)s[p].slen, (long long)*groups);
+    }
+    return 0;
+}
+
+/* Write join j of layer `layer`: group by group, each part's run of stored rows. */
+static int put_join(struct exporter *x, const struct join *j, int layer)
+{
+    struct stored s[3];
+    int64_t groups, rows = 0;
+    if (join_parts(x->g, x->v, x->c, j, layer, s, &groups, x->err) != 0)
+        return -1;
+    for (int p = 0; p < j->nparts; p++)
+        rows += s[p].srows;
+    char name[IR_MAX_NAME];
+    snprintf(name, sizeof name, "blk.%d.%s", layer, j->file);
+    uint64_t dims[2] = {(uint64_t)s[0].slen, (uint64_t)rows};
+    unsigned char *out = x->v ? own(x, (size_t)(rows * s[0].row_bytes)) : NULL, *at = out;
+    for (int64_t gr = 0; out && gr < groups; gr++)
+        for (int p = 0; p < j->nparts; p++) {
+            size_t run = (size_t)(s[p].srows / groups * s[p].row_bytes);
+            memcpy(at, s[p].bytes + (size_t)gr * run, run);
+            at += run;
+        }
+    return ir_gguf_add_tensor(x->w, name, 2, dims, s[0].fmt, out, x->err);
+}
+
+/* The per-head row of constant suffix for family fam, or NULL. */
+static const struct per_head *per_head_of(const char *fam, const char *suffix)
+{
+    for (size_t i = 0; i < sizeof per_heads / sizeof per_heads[0]; i++)
+        if (in_filter(per_heads[i].only, fam) && strcmp(per_heads[i].name, suffix) == 0)
+            return &per_heads[i];
+    return NULL;
+}
+
+/* Write per-head matrix t as [width, outputs, heads]: each head's run of every stored row moved to its own matrix.
+ * A format whose block does not divide the width cannot hold a head's row: the values are written f32 (exactly). */
+static int put_per_head(struct exporter *x, const struct per_head *ph, ir_tid t)
+{
+    struct stored s = stored_of(x->g, x->v, t);
+    int64_t h = ph->heads(x->c), a = ph->width(x->c);
+    if (h < 1 || a < 1 || s.slen != h * a)
+        return refuse(x->err, "tensor %s: a stored row of %lld is not %lld heads of %lld", x->g->tensors[t].name,
+                      (long long)s.slen, (long long)h, (long long)a);
+    enum ir_format fmt = ir_ggml_row_bytes(s.fmt, a) >= 0 ? s.fmt : IR_FMT_F32;
+    int64_t ub = ir_ggml_row_bytes(fmt, a);
+    uint64_t dims[3] = {(uint64_t)a, (uint64_t)s.srows, (uint64_t)h};
+    unsigned char *out = x->v ? own(x, (size_t)(h * s.srows * ub)) : NULL;
+    float *row = out && fmt != s.fmt ? own(x, sizeof(float) * (size_t)s.slen) : NULL;
+    for (int64_t j = 0; out && j < s.srows; j++) {
+        const unsigned char *src = s.bytes + j * s.row_bytes;
+        if (row) /* the stored row's values, re-laid as f32 */
+            ir_ggml_dequantize(s.fmt, src, s.slen, row), src = (const unsigned char *)row;
+        for (int64_t k = 0; k < h; k++)
+            memcpy(out + (k * s.srows + j) * ub, src + k * ub, (size_t)ub);
+    }
+    return ir_gguf_add_tensor(x->w, x->g->tensors[t].name, 3, dims, fmt, out, x->err);
+}
+
+/* The form row of constant suffix for family fam, or NULL. */
+static const struct form *form_of(const char *fam, const char *suffix)
+{
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (in_filter(forms[i].only, fam) && strcmp(forms[i].name, suffix) == 0)
+            return &forms[i];
+    return NULL;
+}
+
+/* The file name of constant t: a renamed layer tensor's, else its own (into buf). */
+static const char *file_name(const char *fam, const char *name, char buf[IR_MAX_NAME])
+{
+    int layer;
+    const char *suffix;
+    if (layer_name(name, &layer, &suffix))
+        for (size_t i = 0; i < sizeof renames / sizeof renames[0]; i++)
+            if (in_filter(renames[i].only, fam) && strcmp(renames[i].graph, suffix) == 0) {
+                snprintf(buf, IR_MAX_NAME, "blk.%d.%s", layer, renames[i].file);
+                return buf;
+            }
+    return name;
+}
+
+/* Write constant t under its file name and dimensions (its values in another form where a form row says so);
+ * `as` names the tensor whose bytes to write instead (a tied head's embedding), or is t. */
+static int put_plain(struct exporter *x, ir_tid t, ir_tid as)
+{
+    struct stored s = stored_of(x->g, x->v, as);
+    uint64_t dims[4];
+    uint32_t nd = file_dims(x->g, t, x->c, dims);
+    char buf[IR_MAX_NAME];
+    const char *name = file_name(x->c->family, x->g->tensors[t].name, buf);
+    int layer;
+    const char *suffix;
+    const struct form *fm = layer_name(name, &layer, &suffix) ? form_of(x->c->family, suffix) : NULL;
+    const void *data = s.bytes;
+    if (fm && s.bytes && s.fmt == IR_FMT_F32) {
+        int64_t n = s.srows * s.slen;
+        float *out = own(x, sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++)
+            out[i] = fm->to_file(((const float *)s.bytes)[i]);
+        data = out;
+    }
+    return ir_gguf_add_tensor(x->w, name, nd, dims, s.fmt, data, x->err);
+}
+
+/* Write constant t by its rule: skipped (a tied head, a join's later part, a rotary table), joined, per head, or
+ * plain. */
+static int put_constant(struct exporter *x, ir_tid t)
+{
+    const struct ir_tensor *ts = &x->g->tensors[t];
+    const struct arch *a = arch_of(x->c->family);
+    if (strcmp(ts->name, "rope.cos") == 0 || strcmp(ts->name, "rope.sin") == 0)
+        return 0; /* computed from the keys */
+    if (strcmp(ts->name, "output.weight") == 0 && x->c->tied) {
+        ir_tid e = ir_tensor_find(x->g, "token_embd.weight", strlen("token_embd.weight"));
+        return a->head == HEAD_OWN && e != IR_NONE ? put_plain(x, t, e) : 0;
+    }
+    int layer, part;
+    const char *suffix;
+    if (layer_name(ts->name, &layer, &suffix)) {
+        const struct join *j = join_of(x->g, x->c->family, layer, suffix, &part);
+        if (j)
+            return part == 0 ? put_join(x, j, layer) : 0;
+        const struct per_head *ph = per_head_of(x->c->family, suffix);
+        if (ph)
+            return put_per_head(x, ph, t);
+    }
+    return put_plain(x, t, t);
+}
+
+/* The layers a lifted graph holds: one past the highest "blk.<l>." constant (0 when none). */
+static int32_t graph_layers(const struct ir_graph *g)
+{
+    int32_t n = 0;
+    for (ir_tid t = 0; t < g->ntensors; t++) {
+        int layer;
+        const char *suffix;
+        if (g->tensors[t].role == IR_ROLE_CONSTANT && layer_name(g->tensors[t].name, &layer, &suffix) && layer >= n)
+            n = layer + 1;
+    }
+    return n;
+}
+
+/* Write the configuration's metadata keys: the table's, then the family's own. */
+static int put_config(struct ir_gguf_writer *w, const struct models_config *c, const struct arch *a,
+                      char err[IR_ERR_LEN])
+{
+    ir_gguf_kv_str(w, "general.architecture", a->arch);
     ir_gguf_kv_str(w, "general.name", c->name);
     ir_gguf_kv_u32(w, "general.alignment", IR_GGUF_ALIGNMENT);
     char key[160];
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct key *k = &keys[i];
         double v = field_get(c, k);
-        if (!key_applies(k, c->family) || (v == 0 && !k->required))
+        if (!in_filter(k->only, c->family) || (v == 0 && !k->required))
             continue;
-        snprintf(key, sizeof key, "%s.%s", arch, k->suffix);
-        if (k->kind == K_F64 && shortest((float)v) != v) /* a value no float holds: the file keeps it whole */
-            ir_gguf_kv_f64(w, key, v);
-        else if (k->kind == K_F64)
+        arch_key(key, a->arch, k->suffix);
+        if (k->kind == K_F64)
             ir_gguf_kv_f32(w, key, (float)v);
         else
             ir_gguf_kv_u32(w, key, (uint32_t)v);
     }
+    if (strcmp(c->family, "granite") == 0 && c->logit_scale == 0) /* llama.cpp requires it: no division is ÷1 */
+        ir_gguf_kv_f32(w, arch_key(key, a->arch, "logit_scale"), 1.0f);
+    return a->put(w, c, a->arch, err);
 }
 
-/* Add constant t's stored bytes (checkpoint rows, or its f32 values) as a tensor: dims[0] the stored row. */
-static int put_tensor(struct ir_gguf_writer *w, const struct ir_graph *g, const struct ir_values *v, ir_tid t,
-                      char err[IR_ERR_LEN])
+/* A minimal vocabulary of n tokens llama.cpp loads: a SentencePiece-style list (unknown, begin, end, the 256 byte
+ * tokens where n leaves room, then numbered fillers), every score 0, and the special tokens' ids. */
+static void put_vocab(struct ir_gguf_writer *w, int64_t n)
 {
-    const struct ir_tensor *ts = &g->tensors[t];
-    struct ir_ckpt_rows rows;
-    if (!v && ts->checkpoint) { /* no values: a hole of the stored rows' size */
-        uint64_t dims[2] = {(uint64_t)(ts->transposed ? ts->rows : ts->cols),
-                            (uint64_t)(ts->transposed ? ts->cols : ts->rows)};
-        return ir_gguf_add_tensor(w, ts->name, dims[1] > 1 ? 2 : 1, dims, ts->format, NULL, err);
+    ir_gguf_kv_str(w, "tokenizer.ggml.model", "llama");
+    bool bytes = n >= 259;
+    ir_gguf_key(w, "tokenizer.ggml.tokens", IR_GGUF_ARRAY);
+    ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_ARRAY, .elem = IR_GGUF_STRING, .n = (uint64_t)n});
+    static const char *const special[3] = {"<unk>", "<s>", "</s>"};
+    for (int64_t i = 0; i < n; i++) {
+        char tok[32];
+        if (i < 3)
+            snprintf(tok, sizeof tok, "%s", special[i]);
+        else if (bytes && i < 259)
+            snprintf(tok, sizeof tok, "<0x%02X>", (unsigned)(i - 3));
+        else
+            snprintf(tok, sizeof tok, "tok%lld", (long long)i);
+        ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_STRING, .str = tok, .len = strlen(tok)});
     }
-    if (v && ir_values_checkpoint(v, t, &rows)) {
-        uint64_t dims[2] = {(uint64_t)rows.slen, (uint64_t)rows.srows};
-        return ir_gguf_add_tensor(w, ts->name, rows.srows > 1 ? 2 : 1, dims, rows.format, rows.bytes, err);
-    }
-    uint64_t dims[2] = {(uint64_t)ts->cols, (uint64_t)ts->rows};
-    return ir_gguf_add_tensor(w, ts->name, ts->rows > 1 ? 2 : 1, dims, IR_FMT_F32, v ? ir_values_cdata(v, t) : NULL,
-                              err);
+    ir_gguf_key(w, "tokenizer.ggml.scores", IR_GGUF_ARRAY);
+    ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_ARRAY, .elem = IR_GGUF_FLOAT32, .n = (uint64_t)n});
+    for (int64_t i = 0; i < n; i++)
+        ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_FLOAT32, .f = 0});
+    ir_gguf_key(w, "tokenizer.ggml.token_type", IR_GGUF_ARRAY);
+    ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_ARRAY, .elem = IR_GGUF_INT32, .n = (uint64_t)n});
+    for (int64_t i = 0; i < n; i++) /* llama.cpp's token types: 1 normal, 3 control, 6 byte */
+        ir_gguf_put(w, &(struct ir_gguf_value){.type = IR_GGUF_INT32, .i = i < 3 ? 3 : bytes && i < 259 ? 6 : 1});
+    ir_gguf_kv_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+    ir_gguf_kv_u32(w, "tokenizer.ggml.bos_token_id", n > 1 ? 1 : 0);
+    ir_gguf_kv_u32(w, "tokenizer.ggml.eos_token_id", n > 2 ? 2 : 0);
 }
-
-/* Whether a constant is one the lift computes rather than a file holds (the rotary tables). */
-static bool derived(const char *name) { return strcmp(name, "rope.cos") == 0 || strcmp(name, "rope.sin") == 0; }
 
 int models_gguf_export(const struct models_config *c, const struct ir_graph *g, const struct ir_values *v,
                        const char *path, char err[IR_ERR_LEN])
 {
-    const char *arch = arch_of(c->family);
-    if (!arch) {
-        snprintf(err, IR_ERR_LEN, "family %s has no GGUF architecture", c->family);
-        return -1;
-    }
-    struct ir_gguf_writer *w = ir_gguf_writer_new();
-    put_config(w, c, arch);
-    int rc = 0;
-    for (ir_tid t = 0; t < g->ntensors && rc == 0; t++)
-        if (g->tensors[t].role == IR_ROLE_CONSTANT && !derived(g->tensors[t].name) &&
-            g->tensors[t].elem == IR_ELEM_F32)
-            rc = put_tensor(w, g, v, t, err);
+    const struct arch *a = arch_of(c->family);
+    if (!a)
+        return refuse(err, "family %s has no GGUF architecture", c->family);
+    struct models_config written = *c; /* the layers the graph holds (an export of --layers N) */
+    int32_t layers = graph_layers(g);
+    written.layers = layers > 0 && layers < c->layers ? layers : c->layers;
+    struct exporter x = {ir_gguf_writer_new(), &written, g, v, NULL, 0, 0, err};
+    int rc = put_config(x.w, &written, a, err);
     if (rc == 0)
-        rc = ir_gguf_write(w, path, err);
-    ir_gguf_writer_free(w);
+        put_vocab(x.w, c->vocab);
+    for (ir_tid t = 0; t < g->ntensors && rc == 0; t++)
+        if (g->tensors[t].role == IR_ROLE_CONSTANT && g->tensors[t].elem == IR_ELEM_F32)
+            rc = put_constant(&x, t);
+    if (rc == 0)
+        rc = ir_gguf_write(x.w, path, err);
+    ir_gguf_writer_free(x.w);
+    for (int i = 0; i < x.nowned; i++)
+        free(x.owned[i]);
+    free(x.owned);
     return rc;
 }
 
-/* ── Reading ─────────────────────────────────────────────────────────────────────────────────────────────── */
+/* ── Reading keys ────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Read key row k of arch into c; 0 (absent and optional: left 0), or -1 with err. */
 static int read_key(const struct ir_gguf *f, const char *arch, const struct key *k, struct models_config *c,
                     char err[IR_ERR_LEN])
 {
     char key[160];
-    snprintf(key, sizeof key, "%s.%s", arch, k->suffix);
+    arch_key(key, arch, k->suffix);
     const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, key);
-    if (!kv && k->required) {
-        snprintf(err, IR_ERR_LEN, "%s: %s: expected the key, found none", f->label, key);
-        return -1;
-    }
+    if (!kv && k->required)
+        return refuse(err, "%s: %s: expected the key, found none", f->label, key);
     if (!kv)
         return 0;
     const struct ir_gguf_value *x = &kv->value;
@@ -200,76 +966,83 @@ static int read_key(const struct ir_gguf *f, const char *arch, const struct key 
     bool real = x->type == IR_GGUF_FLOAT32 || x->type == IR_GGUF_FLOAT64;
     char *p = (char *)c + k->offset;
     if (k->kind != K_F64 && (!integer || x->type == IR_GGUF_FLOAT32 || x->i < 0 ||
-                             x->i > (k->kind == K_I32 ? INT32_MAX : (int64_t)1 << 40))) {
-        snprintf(err, IR_ERR_LEN, "%s: byte %llu: %s: expected a count, found a %s", f->label,
-                 (unsigned long long)kv->offset, key, ir_gguf_vtype_name(x->type));
-        return -1;
-    }
-    if (k->kind == K_F64 && !(real || integer)) {
-        snprintf(err, IR_ERR_LEN, "%s: byte %llu: %s: expected a number, found a %s", f->label,
-                 (unsigned long long)kv->offset, key, ir_gguf_vtype_name(x->type));
-        return -1;
-    }
-    if (k->kind == K_I64)
+                             x->i > (k->kind == K_I32 ? INT32_MAX : (int64_t)1 << 40)))
+        return refuse(err, "%s: byte %llu: %s: expected a count, found a %s", f->label, (unsigned long long)kv->offset,
+                      key, ir_gguf_vtype_name(x->type));
+    if (k->kind == K_F64 && !(real || integer))
+        return refuse(err, "%s: byte %llu: %s: expected a number, found a %s", f->label,
+                      (unsigned long long)kv->offset, key, ir_gguf_vtype_name(x->type));
+    if (k->kind == K_I64) {
         memcpy(p, &x->i, sizeof x->i);
-    else if (k->kind == K_I32) {
+    } else if (k->kind == K_I32) {
         int32_t i = (int32_t)x->i;
         memcpy(p, &i, sizeof i);
     } else {
         double d = real ? (x->type == IR_GGUF_FLOAT32 ? shortest((float)x->f) : x->f) : (double)x->i;
-        if (!isfinite(d)) { /* a scale, an epsilon or a base that is no number cannot be right: refused, not lifted */
-            snprintf(err, IR_ERR_LEN, "%s: byte %llu: %s: expected a finite number, found %g", f->label,
-                     (unsigned long long)kv->offset, key, d);
-            return -1;
-        }
+        if (!isfinite(d)) /* a scale, an epsilon or a base that is no number cannot be right: refused, not lifted */
+            return refuse(err, "%s: byte %llu: %s: expected a finite number, found %g", f->label,
+                          (unsigned long long)kv->offset, key, d);
         memcpy(p, &d, sizeof d);
     }
     return 0;
 }
 
-/* The zoo's family of the file's general.architecture; NULL with err. */
-static const char *family_of(const struct ir_gguf *f, const char **arch, char err[IR_ERR_LEN])
+/* The architecture row of the file's general.architecture; NULL with err. */
+static const struct arch *arch_in(const struct ir_gguf *f, char err[IR_ERR_LEN])
 {
     const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, "general.architecture");
     if (!kv || kv->value.type != IR_GGUF_STRING) {
-        snprintf(err, IR_ERR_LEN, "%s: general.architecture: expected a string naming the architecture", f->label);
+        refuse(err, "%s: general.architecture: expected a string naming the architecture", f->label);
         return NULL;
     }
     for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
-        if (strlen(archs[i].arch) == kv->value.len && memcmp(archs[i].arch, kv->value.str, kv->value.len) == 0) {
-            *arch = archs[i].arch;
-            return archs[i].family;
-        }
-    snprintf(err, IR_ERR_LEN, "%s: byte %llu: general.architecture: expected one of llama qwen3 qwen3moe gemma2 "
-             "qwen3next nemotron qwen2 granite minicpm deepseek2 gpt-oss olmo2, found '%.*s'", f->label,
-             (unsigned long long)kv->offset, (int)(kv->value.len > 64 ? 64 : kv->value.len), kv->value.str);
+        if (strlen(archs[i].arch) == kv->value.len && memcmp(archs[i].arch, kv->value.str, kv->value.len) == 0)
+            return &archs[i];
+    refuse(err, "%s: byte %llu: general.architecture: expected one of llama qwen3 qwen3moe gemma2 qwen3next nemotron "
+           "qwen2 granite minicpm deepseek2 gpt-oss olmo2, found '%.*s'", f->label, (unsigned long long)kv->offset,
+           (int)(kv->value.len > 64 ? 64 : kv->value.len), kv->value.str);
     return NULL;
+}
+
+/* A rotary scaling fusecheck does not compute yet (anything but none, or linear by 1) is refused, naming the key. */
+static int check_rope_scaling(const struct ir_gguf *f, const char *arch, char err[IR_ERR_LEN])
+{
+    char k[160];
+    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, arch_key(k, arch, "rope.scaling.type"));
+    if (!kv || (kv->value.type == IR_GGUF_STRING && kv->value.len == 4 && memcmp(kv->value.str, "none", 4) == 0))
+        return 0;
+    double factor = 1;
+    bool bad = false;
+    get_number(f, arch_key(k, arch, "rope.scaling.factor"), &factor, err, &bad);
+    bool linear = kv->value.type == IR_GGUF_STRING && kv->value.len == 6 && memcmp(kv->value.str, "linear", 6) == 0;
+    if (bad || (linear && (factor == 0 || factor == 1)))
+        return bad ? -1 : 0;
+    return refuse(err, "%s: byte %llu: %s.rope.scaling.type: expected none (fusecheck computes no rotary scaling), "
+                  "found '%.*s'", f->label, (unsigned long long)kv->offset, arch,
+                  (int)(kv->value.type == IR_GGUF_STRING && kv->value.len < 32 ? kv->value.len : 1),
+                  kv->value.type == IR_GGUF_STRING ? kv->value.str : "?");
 }
 
 struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ERR_LEN])
 {
-    const char *arch = NULL, *family = family_of(f, &arch, err);
-    if (!family)
+    const struct arch *a = arch_in(f, err);
+    if (!a)
         return NULL;
     struct models_config c;
     memset(&c, 0, sizeof c);
-    c.family = family;
+    c.family = a->family;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (key_applies(&keys[i], family) && read_key(f, arch, &keys[i], &c, err) != 0)
+        if (in_filter(keys[i].only, a->family) && read_key(f, a->arch, &keys[i], &c, err) != 0)
             return NULL;
-    /* gpt-oss's clamped SwiGLU: the keys, else the constants its model code takes (alpha 1.702, limit 7). */
-    if (strcmp(family, "gpt-oss") == 0) {
-        c.swiglu_alpha = c.swiglu_alpha ? c.swiglu_alpha : 1.702;
-        c.swiglu_limit = c.swiglu_limit ? c.swiglu_limit : 7;
-    }
-    /* The head's width: the key, else (as llama.cpp reads a file without it) the width over the heads. */
-    if (!c.head_dim && c.heads > 0)
-        c.head_dim = c.hidden / c.heads;
+    c.rope_base = c.rope_base ? c.rope_base : 10000; /* llama.cpp's default base */
+    c.kv_heads = c.kv_heads ? c.kv_heads : c.heads;  /* llama.cpp's default: as many as the query heads */
     /* The vocabulary: the key, else the embedding's rows. */
     const struct ir_gguf_tensor *embd = ir_gguf_find_tensor(f, "token_embd.weight");
     if (!c.vocab && embd && embd->ndims == 2)
         c.vocab = (int64_t)embd->dims[1];
-    c.tied = !ir_gguf_find_tensor(f, "output.weight");
+    c.tied = a->head == HEAD_TIED || (a->head == HEAD_OPTIONAL && !ir_gguf_find_tensor(f, "output.weight"));
+    if (check_rope_scaling(f, a->arch, err) != 0 || a->get(f, a->arch, &c, err) != 0)
+        return NULL;
     /* The zoo's context, or two windows where a window is wider than half of it; never past the model's. */
     int64_t want = c.window > 2048 ? 2 * c.window : 4096;
     c.ctx = c.ctx < want ? c.ctx : want;
@@ -277,50 +1050,266 @@ struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ER
     c.tiny = params >= 0 && params < ((int64_t)1 << 24);
     const struct ir_gguf_kv *name = ir_gguf_find_kv(f, "general.name");
     const char *base = strrchr(f->label, '/') ? strrchr(f->label, '/') + 1 : f->label;
-    size_t nlen = name && name->value.type == IR_GGUF_STRING && name->value.len < 256 ? name->value.len
-                                                                                      : strcspn(base, ".");
+    bool named = name && name->value.type == IR_GGUF_STRING && name->value.len < 256;
+    size_t nlen = named ? name->value.len : strcspn(base, ".");
     struct models_config *out = malloc(sizeof *out + nlen + 1);
     if (!out)
         abort();
     *out = c;
-    char *own = (char *)(out + 1);
-    memcpy(own, name && name->value.type == IR_GGUF_STRING && name->value.len < 256 ? name->value.str : base, nlen);
-    own[nlen] = '\0';
-    out->name = own;
+    char *own_name = (char *)(out + 1);
+    memcpy(own_name, named ? name->value.str : base, nlen);
+    own_name[nlen] = '\0';
+    out->name = own_name;
     return out;
 }
 
-/* The file's tensor holding constant t's values (a tied model's LM head: its embedding), or NULL. */
-static const struct ir_gguf_tensor *file_tensor(const struct ir_gguf *f, const char *name)
+/* ── Reading tensors: deriving fusecheck's layouts ───────────────────────────────────────────────────────── */
+
+/* The file's own tensor named name (never a derived one), or NULL. */
+static const struct ir_gguf_tensor *file_only(const struct ir_gguf *f, const char *name)
 {
-    const struct ir_gguf_tensor *ft = ir_gguf_find_tensor(f, name);
-    return ft || strcmp(name, "output.weight") != 0 ? ft : ir_gguf_find_tensor(f, "token_embd.weight");
+    size_t n = strlen(name);
+    for (int64_t k = 0; k < f->ntensors; k++)
+        if (f->tensors[k].name_len == n && memcmp(f->tensors[k].name, name, n) == 0)
+            return &f->tensors[k];
+    return NULL;
 }
 
-/* Check constant t against the file's tensor and take its format from it; 0, or -1 with err naming it. */
-static int check_constant(const struct ir_gguf *f, struct ir_tensor *t, char err[IR_ERR_LEN])
+/* Whether file tensor ft has exactly the dims given (nd of them; the rest 1). */
+static bool dims_are(const struct ir_gguf_tensor *ft, uint32_t nd, const uint64_t *dims)
 {
-    const struct ir_gguf_tensor *ft = file_tensor(f, t->name);
-    if (!ft) {
-        snprintf(err, IR_ERR_LEN, "%s: tensor %s: expected it in the file, found none", f->label, t->name);
+    for (uint32_t k = 0; k < IR_GGUF_MAX_DIMS; k++)
+        if (ft->dims[k] != (k < nd ? dims[k] : 1))
+            return false;
+    return true;
+}
+
+/* "d0 x d1 x d2 x d3" of a file tensor into buf. */
+static const char *dims_text(const struct ir_gguf_tensor *ft, char buf[96])
+{
+    snprintf(buf, 96, "%llu x %llu x %llu x %llu", (unsigned long long)ft->dims[0], (unsigned long long)ft->dims[1],
+             (unsigned long long)ft->dims[2], (unsigned long long)ft->dims[3]);
+    return buf;
+}
+
+/* A file tensor a rule reads: present, of a type fusecheck decodes, of the dims given; NULL with err naming it. */
+static const struct ir_gguf_tensor *source(const struct ir_gguf *f, const char *name, uint32_t nd,
+                                           const uint64_t *dims, char err[IR_ERR_LEN])
+{
+    const struct ir_gguf_tensor *ft = file_only(f, name);
+    char buf[96];
+    if (!ft)
+        refuse(err, "%s: tensor %s: expected it in the file, found none", f->label, name);
+    else if (ft->format < 0)
+        refuse(err, "%s: tensor %s: expected a type fusecheck decodes (f32 f16 bf16 q8_0 q4_0 q4_k q6_k), found GGML "
+               "type %u", f->label, name, ft->type);
+    else if (!dims_are(ft, nd, dims))
+        refuse(err, "%s: tensor %s: expected dims %llu x %llu x %llu, found %s", f->label, name,
+               (unsigned long long)dims[0], (unsigned long long)(nd > 1 ? dims[1] : 1),
+               (unsigned long long)(nd > 2 ? dims[2] : 1), dims_text(ft, buf));
+    else
+        return ft;
+    return NULL;
+}
+
+/* Derive a join's parts of one layer: each part's runs of the file tensor's stored rows, in the file's format. */
+static int derive_join(const struct ir_gguf *f, const struct ir_graph *g, const struct models_config *c,
+                       const struct join *j, int layer, char err[IR_ERR_LEN])
+{
+    struct stored s[3];
+    int64_t groups, rows = 0;
+    if (join_parts(g, NULL, c, j, layer, s, &groups, err) != 0)
         return -1;
-    }
-    int64_t slen = t->checkpoint && t->transposed ? t->rows : t->cols;
-    uint64_t values = ft->dims[0] * ft->dims[1] * ft->dims[2] * ft->dims[3];
-    if (ft->dims[0] != (uint64_t)slen || values != (uint64_t)t->rows * (uint64_t)t->cols) {
-        snprintf(err, IR_ERR_LEN, "%s: tensor %s: expected %lld rows of %lld values, found dims %llu x %llu x %llu x %llu",
-                 f->label, t->name, (long long)(t->rows * t->cols / (slen ? slen : 1)), (long long)slen,
-                 (unsigned long long)ft->dims[0], (unsigned long long)ft->dims[1], (unsigned long long)ft->dims[2],
-                 (unsigned long long)ft->dims[3]);
+    for (int p = 0; p < j->nparts; p++)
+        rows += s[p].srows;
+    char name[IR_MAX_NAME];
+    snprintf(name, sizeof name, "blk.%d.%s", layer, j->file);
+    const struct ir_gguf_tensor *ft = source(f, name, 2, (uint64_t[]){(uint64_t)s[0].slen, (uint64_t)rows}, err);
+    if (!ft)
         return -1;
+    enum ir_format fmt = (enum ir_format)ft->format;
+    int64_t rb = ir_ggml_row_bytes(fmt, s[0].slen);
+    unsigned char *out[3];
+    for (int p = 0; p < j->nparts; p++) {
+        char part[IR_MAX_NAME];
+        snprintf(part, sizeof part, "blk.%d.%s", layer, j->parts[p]);
+        bool fresh;
+        out[p] = ir_gguf_derive(f, part, s[p].srows > 1 ? 2 : 1,
+                                (uint64_t[]){(uint64_t)s[p].slen, (uint64_t)s[p].srows}, fmt, &fresh);
+        if (!out[p] || !fresh)
+            return out[p] ? 0 : refuse(err, "%s: tensor %s: cannot lay it out as %s", f->label, part, name);
     }
-    if (ft->format < 0 || (t->checkpoint && ir_ggml_row_bytes((enum ir_format)ft->format, slen) < 0)) {
-        snprintf(err, IR_ERR_LEN, "%s: tensor %s: expected a type fusecheck decodes (f32 f16 bf16 q8_0 q4_0 q4_k q6_k), "
-                 "found GGML type %u", f->label, t->name, ft->type);
+    const unsigned char *at = ft->data;
+    for (int64_t gr = 0; gr < groups; gr++)
+        for (int p = 0; p < j->nparts; p++) {
+            size_t run = (size_t)(s[p].srows / groups * rb);
+            memcpy(out[p] + (size_t)gr * run, at, run);
+            at += run;
+        }
+    return 0;
+}
+
+/* Derive a per-head matrix: each head's matrix [width, outputs] back into its run of every stored row. */
+static int derive_per_head(const struct ir_gguf *f, const struct ir_graph *g, const struct models_config *c,
+                           const struct per_head *ph, ir_tid t, char err[IR_ERR_LEN])
+{
+    struct stored s = stored_of(g, NULL, t);
+    int64_t h = ph->heads(c), a = ph->width(c);
+    const char *name = g->tensors[t].name;
+    const struct ir_gguf_tensor *ft =
+        source(f, name, 3, (uint64_t[]){(uint64_t)a, (uint64_t)s.srows, (uint64_t)h}, err);
+    if (!ft)
         return -1;
+    enum ir_format fmt = (enum ir_format)ft->format;
+    int64_t ub = ir_ggml_row_bytes(fmt, a);
+    bool fresh;
+    unsigned char *out = ir_gguf_derive(f, name, 2, (uint64_t[]){(uint64_t)s.slen, (uint64_t)s.srows}, fmt, &fresh);
+    if (!out || ub < 0)
+        return refuse(err, "%s: tensor %s: cannot lay it out per head", f->label, name);
+    for (int64_t j = 0; fresh && j < s.srows; j++)
+        for (int64_t k = 0; k < h; k++)
+            memcpy(out + j * h * ub + k * ub, ft->data + (k * s.srows + j) * ub, (size_t)ub);
+    return 0;
+}
+
+/* Derive a constant kept in another form: each file value through the form's inverse (f32). */
+static int derive_form(const struct ir_gguf *f, const struct ir_graph *g, const struct models_config *c,
+                       const struct form *fm, ir_tid t, char err[IR_ERR_LEN])
+{
+    uint64_t dims[4];
+    uint32_t nd = file_dims(g, t, c, dims);
+    const char *name = g->tensors[t].name;
+    const struct ir_gguf_tensor *ft = source(f, name, nd, dims, err);
+    if (!ft)
+        return -1;
+    int64_t n = g->tensors[t].rows * g->tensors[t].cols;
+    bool fresh;
+    float *out = ir_gguf_derive(f, name, nd, dims, IR_FMT_F32, &fresh);
+    if (!out || !fresh)
+        return out ? 0 : refuse(err, "%s: tensor %s: cannot derive its values", f->label, name);
+    ir_ggml_dequantize((enum ir_format)ft->format, ft->data, n, out);
+    for (int64_t i = 0; i < n; i++) {
+        if (!fm->valid(out[i]))
+            return refuse(err, "%s: tensor %s: value %lld: expected %s, found %g", f->label, name, (long long)i,
+                          fm->domain, (double)out[i]);
+        out[i] = fm->from_file(out[i]);
     }
-    if (t->checkpoint)
-        t->format = (enum ir_format)ft->format;
+    return 0;
+}
+
+/* Bind a graph constant to a file tensor of another name (no copy): the file's bytes under the constant's name. */
+static int derive_alias(const struct ir_gguf *f, const char *graph, const char *file, char err[IR_ERR_LEN])
+{
+    const struct ir_gguf_tensor *ft = file_only(f, file);
+    if (!ft)
+        return refuse(err, "%s: tensor %s: expected it in the file, found none", f->label, file);
+    if (ft->format < 0)
+        return 0; /* the constant's check names the type */
+    bool fresh;
+    void *out = ir_gguf_derive(f, graph, ft->ndims, ft->dims, (enum ir_format)ft->format, &fresh);
+    if (!out)
+        return refuse(err, "%s: tensor %s: cannot bind it to %s", f->label, graph, file);
+    if (fresh)
+        memcpy(out, ft->data, (size_t)ft->bytes);
+    return 0;
+}
+
+/* Derive every constant of g the file holds in another layout or under another name; 0, or -1 with err. */
+static int derive_all(const struct ir_gguf *f, const struct ir_graph *g, const struct models_config *c,
+                      enum head_rule head, char err[IR_ERR_LEN])
+{
+    for (ir_tid t = 0; t < g->ntensors; t++) {
+        const struct ir_tensor *ts = &g->tensors[t];
+        int layer, part, rc = 0;
+        const char *suffix;
+        if (ts->role != IR_ROLE_CONSTANT)
+            continue;
+        if (strcmp(ts->name, "output.weight") == 0 && head == HEAD_TIED)
+            rc = derive_alias(f, ts->name, "token_embd.weight", err);
+        if (!layer_name(ts->name, &layer, &suffix)) {
+            if (rc)
+                return rc;
+            continue;
+        }
+        const struct join *j = join_of(g, c->family, layer, suffix, &part);
+        const struct per_head *ph = per_head_of(c->family, suffix);
+        const struct form *fm = form_of(c->family, suffix);
+        char buf[IR_MAX_NAME];
+        const char *fname = file_name(c->family, ts->name, buf);
+        if (j && part == 0)
+            rc = derive_join(f, g, c, j, layer, err);
+        else if (!j && ph)
+            rc = derive_per_head(f, g, c, ph, t, err);
+        else if (!j && fm)
+            rc = derive_form(f, g, c, fm, t, err);
+        else if (!j && fname != ts->name)
+            rc = derive_alias(f, ts->name, fname, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The file's tensor holding constant t's values (a tied model's LM head: its embedding), or NULL. */
+static const struct ir_gguf_tensor *file_tensor(const struct ir_gguf *f, const char *name, enum head_rule head)
+{
+    const struct ir_gguf_tensor *ft = ir_gguf_find_tensor(f, name);
+    if (ft || strcmp(name, "output.weight") != 0 || head == HEAD_OWN)
+        return ft;
+    return ir_gguf_find_tensor(f, "token_embd.weight");
+}
+
+/* Check constant t against the file's tensor (its dims as export writes them, a type fusecheck decodes) and take its
+ * format from it; 0, or -1 with err naming it. */
+static int check_constant(const struct ir_gguf *f, const struct ir_graph *g, ir_tid t, const struct models_config *c,
+                          enum head_rule head, char err[IR_ERR_LEN])
+{
+    struct ir_tensor *ts = &g->tensors[t];
+    const struct ir_gguf_tensor *ft = file_tensor(f, ts->name, head);
+    if (!ft)
+        return refuse(err, "%s: tensor %s: expected it in the file, found none", f->label, ts->name);
+    uint64_t dims[4];
+    uint32_t nd = file_dims(g, t, c, dims);
+    int64_t slen = ts->checkpoint && ts->transposed ? ts->rows : ts->cols;
+    char buf[96];
+    if (!dims_are(ft, nd, dims))
+        return refuse(err, "%s: tensor %s: expected %lld rows of %lld values (dims %llu x %llu x %llu), found dims %s",
+                      f->label, ts->name, (long long)(ts->rows * ts->cols / (slen ? slen : 1)), (long long)slen,
+                      (unsigned long long)dims[0], (unsigned long long)dims[1], (unsigned long long)dims[2],
+                      dims_text(ft, buf));
+    if (ft->format < 0 || (ts->checkpoint && ir_ggml_row_bytes((enum ir_format)ft->format, slen) < 0))
+        return refuse(err, "%s: tensor %s: expected a type fusecheck decodes (f32 f16 bf16 q8_0 q4_0 q4_k q6_k), found "
+                      "GGML type %u", f->label, ts->name, ft->type);
+    if (ts->checkpoint)
+        ts->format = (enum ir_format)ft->format;
+    return 0;
+}
+
+/* Tensors llama.cpp reads where a file has them (biases, a correction bias, rotary factors): one in the file that the
+ * lifted graph has no constant for changes the meaning, and is refused by name. */
+static int check_unread(const struct ir_gguf *f, const struct ir_graph *g, char err[IR_ERR_LEN])
+{
+    static const char *const optional[] = {"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias",
+                                           "attn_qkv.bias", "ffn_up.bias", "ffn_down.bias", "ffn_gate.bias",
+                                           "attn_norm.bias", "ffn_norm.bias", "exp_probs_b.bias",
+                                           "ffn_exp_probs_b.bias", "rope_freqs.weight"};
+    static const char *const outer[] = {"output.bias", "output_norm.bias", "rope_freqs.weight"};
+    int32_t layers = graph_layers(g);
+    for (int64_t k = 0; k < f->ntensors; k++) {
+        const struct ir_gguf_tensor *ft = &f->tensors[k];
+        char name[IR_MAX_NAME];
+        snprintf(name, sizeof name, "%.*s", (int)(ft->name_len < 200 ? ft->name_len : 200), ft->name);
+        int layer;
+        const char *suffix;
+        bool in_layer = layer_name(name, &layer, &suffix);
+        if (in_layer && layer >= layers)
+            continue; /* a layer the step does not lift */
+        const char *const *list = in_layer ? optional : outer;
+        size_t n = in_layer ? sizeof optional / sizeof optional[0] : sizeof outer / sizeof outer[0];
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(in_layer ? suffix : name, list[i]) == 0 && ir_tensor_find(g, name, strlen(name)) == IR_NONE)
+                return refuse(err, "%s: tensor %s: fusecheck's graph has no part that reads it", f->label, name);
+    }
     return 0;
 }
 
@@ -329,6 +1318,7 @@ struct ir_graph *models_gguf_lift(const struct ir_gguf *f, const struct models_o
     struct models_config *c = models_gguf_config(f, err);
     if (!c)
         return NULL;
+    const struct arch *a = arch_of(c->family);
     /* Lifted with f32 matrices (every width is whole blocks of it), then each constant takes the file's format. */
     struct models_options lo = *o;
     lo.weights = IR_FMT_F32;
@@ -336,9 +1326,14 @@ struct ir_graph *models_gguf_lift(const struct ir_gguf *f, const struct models_o
     struct ir_graph *g = models_lift(c, &lo, lerr);
     if (!g)
         snprintf(err, IR_ERR_LEN, "%.200s: %.300s", f->label, lerr);
+    if (g && (check_unread(f, g, err) != 0 || derive_all(f, g, c, a->head, err) != 0)) {
+        ir_graph_free(g);
+        g = NULL;
+    }
     for (ir_tid t = 0; g && t < g->ntensors; t++) {
-        struct ir_tensor *ts = &g->tensors[t];
-        if (ts->role == IR_ROLE_CONSTANT && !derived(ts->name) && check_constant(f, ts, err) != 0) {
+        const struct ir_tensor *ts = &g->tensors[t];
+        bool rotary = strcmp(ts->name, "rope.cos") == 0 || strcmp(ts->name, "rope.sin") == 0;
+        if (ts->role == IR_ROLE_CONSTANT && !rotary && check_constant(f, g, t, c, a->head, err) != 0) {
             ir_graph_free(g);
             g = NULL;
         }

@@ -32,8 +32,9 @@ struct models_lift; /* the graph being built (below) */
  * meaning the family adds nothing there). */
 struct models_family {
     const char *name;
-    /* Added to every norm weight: 1 for (1+w) weights, else 0. */
-    double norm_offset;
+    /* The rotation turns adjacent pairs (2i, 2i+1), llama.cpp's NORM rope type; else pairs (i, i+half), its NEOX type
+     * (llama_model_rope_type). */
+    bool adjacent;
     /* The FFN is a mixture of experts: experts, top_k and expert_ffn size it (ffn does not). */
     bool mixture;
     /* The gathered embedding rows x (rows × hidden) as the first layer reads them. */
@@ -56,6 +57,8 @@ struct models_family {
     int64_t (*layer_params)(const struct models_config *c, int layer);
     /* The branches read the stream itself, with no norm before them (their two norms are the post hook's, after). */
     bool no_pre_norm;
+    /* Every norm is a LayerNorm (mean-centred) with a bias row beside its weight (`<name>.bias`): nemotron's. */
+    bool layer_norm;
 };
 
 /* a · b for sizes: -1 when either is negative (an earlier overflow) or the product overflows. */
@@ -79,6 +82,7 @@ struct models_lift {
     const struct models_config *c;
     const struct models_family *f;
     enum models_mode_kind kind;
+    bool every_row_logits; /* a prefill's every row through the head (models_options) */
     int64_t n;        /* rows of the residual stream */
     int64_t ctx;      /* rows of every cache and rotary table */
     enum ir_format fmt;
@@ -215,7 +219,23 @@ static ir_tid matmul(struct models_lift *l, ir_tid x, ir_tid w, const char *name
     return push(l, s, ins, 2, out);
 }
 
-/* The RMS norm of x in rows of `cols` values, weighted by w (with the family's offset), shaped like x. */
+/* The bias row beside norm weight w (its name's ".weight" as ".bias"), shared by every op that names it. */
+static ir_tid norm_bias(struct models_lift *l, ir_tid w)
+{
+    if (w == IR_NONE)
+        return IR_NONE;
+    const char *wn = l->g->tensors[w].name;
+    size_t n = strlen(wn), cut = n >= 7 && strcmp(wn + n - 7, ".weight") == 0 ? n - 7 : n;
+    char name[IR_MAX_NAME];
+    if (snprintf(name, sizeof name, "%.*s.bias", (int)cut, wn) >= (int)sizeof name) {
+        fail(l, "tensor name '%.32s.bias' too long", wn);
+        return IR_NONE;
+    }
+    return norm_weight(l, name, cols_of(l, w));
+}
+
+/* The family's norm of x in rows of `cols` values, weighted by w as stored (offset 0: a (1+w) checkpoint stores
+ * w + 1), shaped like x: an RMS norm, or for a LayerNorm family the mean-centred norm plus its bias row. */
 static ir_tid rms_norm(struct models_lift *l, ir_tid x, ir_tid w, int64_t cols, const char *name)
 {
     ir_tid out = act(l, name, rows_of(l, x), cols_of(l, x));
@@ -224,9 +244,11 @@ static ir_tid rms_norm(struct models_lift *l, ir_tid x, ir_tid w, int64_t cols, 
     s.u.rms_norm.cols = cols;
     s.u.rms_norm.eps = l->c->eps;
     s.u.rms_norm.weight = true;
-    s.u.rms_norm.offset = l->f->norm_offset;
-    ir_tid ins[2] = {x, w};
-    return push(l, s, ins, 2, out);
+    s.u.rms_norm.offset = 0.0;
+    s.u.rms_norm.kind = l->f->layer_norm ? IR_NORM_LAYER : IR_NORM_RMS;
+    s.u.rms_norm.bias = l->f->layer_norm;
+    ir_tid ins[3] = {x, w, l->f->layer_norm ? norm_bias(l, w) : IR_NONE};
+    return push(l, s, ins, l->f->layer_norm ? 3 : 2, out);
 }
 
 /* An elementwise op of a and b (same length), shaped like a. */
@@ -280,17 +302,27 @@ static int64_t rotary_half(const struct models_config *c)
     return (c->deepseek.rope_dim ? c->deepseek.rope_dim : c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
 }
 
+/* A rope spec of the model's rotary base and the family's pairing (h, hd, half and rows the caller's). */
+static struct ir_spec rope_spec(const struct models_lift *l)
+{
+    struct ir_spec s = spec_of(IR_KIND_ROPE);
+    s.u.rope.pos.kind = IR_RIDX_NAMED;
+    s.u.rope.theta = (struct ir_optf){true, l->c->rope_base > 0 ? l->c->rope_base : IR_ROPE_THETA_DEFAULT};
+    s.u.rope.adjacent = l->f->adjacent;
+    /* A rotary scaling (llama3's, YaRN's, linear) would be set here, from the config, beside theta. */
+    return s;
+}
+
 /* The rotation of x's heads (`heads` a row, every row of x) at the named position at. */
 static ir_tid rope(struct models_lift *l, ir_tid x, int64_t heads, ir_tid at, const char *name)
 {
     int64_t hd = l->c->head_dim;
     ir_tid out = act(l, name, rows_of(l, x), cols_of(l, x));
-    struct ir_spec s = spec_of(IR_KIND_ROPE);
+    struct ir_spec s = rope_spec(l);
     s.u.rope.h = rows_of(l, x) * heads;
     s.u.rope.hd = hd;
     s.u.rope.half = rotary_half(l->c);
     s.u.rope.rows = rows_of(l, x);
-    s.u.rope.pos.kind = IR_RIDX_NAMED;
     ir_tid ins[4] = {x, l->cos, l->sin, at};
     return push(l, s, ins, 4, out);
 }
@@ -494,7 +526,7 @@ static ir_tid head_input_scaled(struct models_lift *l, ir_tid xn)
 static void head(struct models_lift *l, ir_tid x)
 {
     const struct models_config *c = l->c;
-    if (l->kind == MODELS_PREFILL)
+    if (l->kind == MODELS_PREFILL && !l->every_row_logits)
         x = row_of(l, x, l->n, "out.last");
     ir_tid xn = rms_norm(l, x, norm_weight(l, "output_norm.weight", c->hidden), c->hidden, "output_norm");
     if (c->head_divisor > 0)
@@ -607,9 +639,21 @@ struct moe_form {
 /* The mixtures of SwiGLU experts without biases (qwen3-moe, qwen3-next, deepseek). */
 static const struct moe_form swiglu_experts = {IR_MOE_SWIGLU, false, false, 0, 0};
 
-/* A mixture op of form mf over the row x with the layer's expert weights (and bias rows: w[4..8)), into a new
- * activation `name`. */
-static ir_tid moe_op(struct models_lift *l, ir_tid x, const ir_tid w[8], const struct moe_form *mf, const char *name)
+/* The routing fields of a mixture's spec from the model's routing (groups only where there are two or more: one
+ * group always competes; a scale only where it is not 1). */
+static void moe_routing(const struct models_routing *rt, struct ir_moe *m)
+{
+    m->sigmoid = rt->sigmoid;
+    m->no_renorm = rt->no_renorm;
+    m->correction = rt->correction;
+    m->groups = rt->groups > 1 ? rt->groups : 0;
+    m->topk_groups = rt->groups > 1 ? rt->topk_groups : 0;
+    m->scale = (struct ir_optf){rt->scale > 0 && rt->scale != 1.0, rt->scale};
+}
+
+/* A mixture op of form mf over the row x with the layer's expert weights (and bias rows: w[4..8); the correction
+ * row: w[8]), into a new activation `name`. */
+static ir_tid moe_op(struct models_lift *l, ir_tid x, const ir_tid w[9], const struct moe_form *mf, const char *name)
 {
     const struct models_config *c = l->c;
     ir_tid out = act(l, name, 1, c->hidden);
@@ -623,12 +667,17 @@ static ir_tid moe_op(struct models_lift *l, ir_tid x, const ir_tid w[8], const s
     s.u.moe.topk_softmax = mf->topk_softmax;
     s.u.moe.alpha = (struct ir_optf){mf->act == IR_MOE_CLAMPED_SWIGLU, mf->alpha};
     s.u.moe.limit = (struct ir_optf){mf->act == IR_MOE_CLAMPED_SWIGLU, mf->limit};
-    ir_tid ins[9] = {x, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
-    return push(l, s, ins, mf->bias ? 9 : 5, out);
+    moe_routing(&c->routing, &s.u.moe);
+    ir_tid ins[10] = {x, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], IR_NONE};
+    int n = mf->bias ? 9 : 5;
+    if (s.u.moe.correction)
+        ins[n++] = w[8];
+    return push(l, s, ins, n, out);
 }
 
-/* A layer's router and expert weights into w[0..4), and with bias their bias rows into w[4..8). */
-static void expert_weights(struct models_lift *l, int layer, bool bias, ir_tid w[8])
+/* A layer's router and expert weights into w[0..4), with bias their bias rows into w[4..8), with the routing's
+ * correction its row (GGUF's exp_probs_b) into w[8]. */
+static void expert_weights(struct models_lift *l, int layer, bool bias, ir_tid w[9])
 {
     const struct models_config *c = l->c;
     int64_t d = c->hidden, e = c->experts, ff = c->expert_ffn;
@@ -636,7 +685,9 @@ static void expert_weights(struct models_lift *l, int layer, bool bias, ir_tid w
     w[1] = matrix(l, blk(l, layer, "ffn_gate_exps.weight", -1), d, e * ff);
     w[2] = matrix(l, blk(l, layer, "ffn_up_exps.weight", -1), d, e * ff);
     w[3] = matrix(l, blk(l, layer, "ffn_down_exps.weight", -1), ff, e * d);
-    w[4] = w[5] = w[6] = w[7] = IR_NONE;
+    w[4] = w[5] = w[6] = w[7] = w[8] = IR_NONE;
+    if (c->routing.correction)
+        w[8] = tensor(l, blk(l, layer, "exp_probs_b.bias", -1), IR_ELEM_F32, 1, e, IR_ROLE_CONSTANT);
     if (!bias)
         return;
     static const char *const names[4] = {"ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias",
@@ -651,7 +702,7 @@ static void expert_weights(struct models_lift *l, int layer, bool bias, ir_tid w
 static ir_tid ffn_mixture(struct models_lift *l, int layer, ir_tid x, const struct moe_form *mf)
 {
     int64_t d = l->c->hidden;
-    ir_tid w[8];
+    ir_tid w[9];
     expert_weights(l, layer, mf->bias, w);
     if (l->kind == MODELS_DECODE)
         return moe_op(l, x, w, mf, blk(l, layer, "ffn_moe", -1));
@@ -1101,7 +1152,7 @@ static ir_tid rope_part(struct models_lift *l, ir_tid x, int64_t heads, ir_tid a
 {
     int64_t hd = l->c->deepseek.rope_dim;
     ir_tid out = act(l, name, rows_of(l, x), cols_of(l, x));
-    struct ir_spec s = spec_of(IR_KIND_ROPE);
+    struct ir_spec s = rope_spec(l);
     s.u.rope.h = rows_of(l, x) * heads;
     s.u.rope.hd = hd;
     s.u.rope.half = hd / 2;
@@ -1257,7 +1308,7 @@ static int64_t params_deepseek(const struct models_config *c, int layer)
     int64_t attn = size_add(size_add(query, kv), size_add(halves, out));
     if (layer < c->deepseek.dense_layers)
         return size_add(attn, params_dense(c, layer));
-    int64_t router = size_mul(d, c->experts);
+    int64_t router = size_add(size_mul(d, c->experts), c->routing.correction ? c->experts : 0); /* and its row */
     int64_t experts = size_mul(size_mul(3, c->experts), size_mul(d, c->expert_ffn));
     int64_t shared = size_mul(3, size_mul(d, c->deepseek.shared_ffn));
     return size_add(attn, size_add(router, size_add(experts, shared)));
@@ -1269,8 +1320,9 @@ static int64_t params_deepseek(const struct models_config *c, int layer)
  * `sinks` operand of the attention), a sliding window of `window` rows on even layers; the FFN a `moe` of clamped
  * SwiGLU experts (act clamped_swiglu, alpha and limit the config's), bias rows on the router and each expert's gate,
  * up and down products, the top k of the router's logits then a softmax over them (topk_softmax). The model's one
- * interleaved gate_up projection is lifted split by column into its gate and up halves. Its YaRN rotary frequencies
- * and attention factor are values of the rotary tables (constants the host fills): the rope op reads them as any. */
+ * interleaved gate_up projection is lifted split by column into its gate and up halves. Its YaRN frequency scaling and
+ * attention factor are not lifted: the rotary tables hold the unscaled angles of its theta (rope_spec is where a
+ * scaling would be set). */
 
 /* gpt-oss: the attention half, its q, k, v and output products biased, its attention with sinks. */
 static ir_tid attention_gpt_oss(struct models_lift *l, int layer, ir_tid x)
@@ -1301,26 +1353,31 @@ static int64_t params_gpt_oss(const struct models_config *c, int layer)
     return size_add(attn, size_add(router, size_add(experts, biases)));
 }
 
-/* The families: name, norm offset, mixture, embed, head, post, ffn, attention, logits, window, layer params, and
- * whether the branches go without a pre-norm. */
+/* The families: name, adjacent rope pairs, mixture, embed, head, post, ffn, attention, logits, window, layer params,
+ * whether the branches go without a pre-norm, and whether the norms are biased LayerNorms. The pairing is llama.cpp's
+ * rope type of the architecture (NORM: adjacent; NEOX: halves). Norm weights are read as stored: a (1+w) family's
+ * checkpoint (gemma2, nemotron, qwen3-next but its DeltaNet's gated norm) already holds w + 1. */
 static const struct models_family families[] = {
-    {"llama", 0, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, NULL, params_dense, false},
-    {"qwen3", 0, false, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, NULL, params_qwen3, false},
-    {"qwen3-moe", 0, true, NULL, head_norm, NULL, ffn_moe, NULL, NULL, NULL, params_qwen3_moe, false},
-    {"gemma2", 1, false, embed_scaled, NULL, post_norm, ffn_geglu, NULL, logits_capped, window_alternate,
-     params_gemma2, false},
+    {"llama", true, false, NULL, NULL, NULL, ffn_swiglu, NULL, NULL, NULL, params_dense, false, false},
+    {"qwen3", false, false, NULL, head_norm, NULL, ffn_swiglu, NULL, NULL, NULL, params_qwen3, false, false},
+    {"qwen3-moe", false, true, NULL, head_norm, NULL, ffn_moe, NULL, NULL, NULL, params_qwen3_moe, false, false},
+    {"gemma2", false, false, embed_scaled, NULL, post_norm, ffn_geglu, NULL, logits_capped, window_alternate,
+     params_gemma2, false, false},
     /* qwen3-next, nemotron, qwen2.5, granite, minicpm */
-    {"qwen3-next", 1, true, NULL, head_norm, NULL, ffn_moe_shared, attention_qwen3_next, NULL, NULL,
-     params_qwen3_next, false},
-    {"nemotron", 1, false, NULL, NULL, NULL, ffn_relu2, NULL, NULL, NULL, params_relu2, false},
-    {"qwen2.5", 0, false, NULL, NULL, NULL, ffn_swiglu, attention_qkv_bias, NULL, NULL, params_qwen2, false},
-    {"granite", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense,
+    {"qwen3-next", false, true, NULL, head_norm, NULL, ffn_moe_shared, attention_qwen3_next, NULL, NULL,
+     params_qwen3_next, false, false},
+    {"nemotron", false, false, NULL, NULL, NULL, ffn_relu2, NULL, NULL, NULL, params_relu2, false, true},
+    {"qwen2.5", false, false, NULL, NULL, NULL, ffn_swiglu, attention_qkv_bias, NULL, NULL, params_qwen2, false,
      false},
-    {"minicpm", 0, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, NULL, NULL, params_dense, false},
-    {"deepseek", 0, true, NULL, NULL, NULL, ffn_deepseek, attention_mla, NULL, NULL, params_deepseek, false},
-    {"gpt-oss", 0, true, NULL, NULL, NULL, ffn_gpt_oss, attention_gpt_oss, NULL, window_alternate, params_gpt_oss,
+    {"granite", true, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, logits_scaled, NULL, params_dense,
+     false, false},
+    {"minicpm", true, false, embed_mult, NULL, residual_scaled, ffn_swiglu, NULL, NULL, NULL, params_dense, false,
      false},
-    {"olmo2", 0, false, NULL, whole_norm, post_norm, ffn_swiglu, NULL, NULL, NULL, params_olmo2, true},
+    {"deepseek", true, true, NULL, NULL, NULL, ffn_deepseek, attention_mla, NULL, NULL, params_deepseek, false,
+     false},
+    {"gpt-oss", false, true, NULL, NULL, NULL, ffn_gpt_oss, attention_gpt_oss, NULL, window_alternate,
+     params_gpt_oss, false, false},
+    {"olmo2", false, false, NULL, whole_norm, post_norm, ffn_swiglu, NULL, NULL, NULL, params_olmo2, true, false},
 };
 
 
@@ -1345,14 +1402,16 @@ int64_t models_param_count(const struct models_config *c)
         return -1;
     int64_t d = c->hidden, hq = size_mul(c->heads, c->head_dim), hk = size_mul(c->kv_heads, c->head_dim);
     /* Every layer: the q, k, v and output projections (unless the family has its own attention half), the attention
-     * norm and the FFN norm (olmo2's: its two post-norms), and what the family adds. */
+     * norm and the FFN norm (olmo2's: its two post-norms; a LayerNorm family's with their biases), and what the
+     * family adds. */
     int64_t proj =
         f->attention ? 0 : size_add(size_mul(2, size_mul(d, hq)), size_mul(2, size_mul(d, hk)));
+    int64_t norm = size_mul(f->layer_norm ? 2 : 1, d); /* one norm's weight, and its bias when it has one */
     int64_t layers = 0;
     for (int layer = 0; layer < c->layers && layers >= 0; layer++)
-        layers = size_add(layers, size_add(size_add(proj, size_mul(2, d)), f->layer_params(c, layer)));
+        layers = size_add(layers, size_add(size_add(proj, size_mul(2, norm)), f->layer_params(c, layer)));
     /* The embedding, the LM head unless tied to it, and the output norm. */
-    int64_t outer = size_add(size_mul(size_mul(c->vocab, d), c->tied ? 1 : 2), d);
+    int64_t outer = size_add(size_mul(size_mul(c->vocab, d), c->tied ? 1 : 2), norm);
     return size_add(outer, layers);
 }
 
@@ -1406,6 +1465,18 @@ static bool config_ok(const struct models_config *c, const struct models_family 
                                    isfinite(c->swiglu_limit))) {
         snprintf(err, IR_ERR_LEN, "model '%s': the clamped SwiGLU's swiglu_alpha and swiglu_limit must be positive",
                  c->name);
+        return false;
+    }
+    const struct models_routing *rt = &c->routing;
+    if (f->mixture && rt->groups > 1 &&
+        (c->experts % rt->groups || c->experts / rt->groups < 2 || rt->topk_groups < 1 ||
+         rt->topk_groups > rt->groups || rt->topk_groups * (c->experts / rt->groups) < c->top_k)) {
+        snprintf(err, IR_ERR_LEN, "model '%s': routing groups must split the experts evenly, two or more a group, "
+                 "and topk_groups of them (1..groups) hold top_k experts", c->name);
+        return false;
+    }
+    if (!(rt->scale >= 0 && isfinite(rt->scale))) {
+        snprintf(err, IR_ERR_LEN, "model '%s': the routing's scale must be a finite number not negative", c->name);
         return false;
     }
     if (c->heads % c->kv_heads || c->head_dim % 2 || (f->mixture && c->top_k > c->experts) ||
@@ -1494,6 +1565,7 @@ static bool options_ok(struct models_lift *l, const struct models_options *o, ch
         return false;
     }
     l->kind = o->mode.kind;
+    l->every_row_logits = o->every_row_logits;
     l->n = n;
     l->fmt = o->weights;
     return true;

@@ -13,6 +13,10 @@
 /* deepseek's logit scales: (0.1 · mscale_all_dim · ln 40 + 1)² / sqrt(192); mscale_all_dim 0.707 (V2-Lite), 1 (V3). */
 #define QS_V2_LITE 0.11472138679292612
 #define QS_V3 0.1352337788608801
+/* deepseek-v3's routing (noaux_tc): sigmoid scores, the correction row choosing, the topk best of n groups competing,
+ * renormalised, times routed_scaling_factor 2.5. deepseek-v2-lite's (greedy): softmax, not renormalised, × 1.0.
+ * qwen3-moe's and qwen3-next's published norm_topk_prob is true: the default routing. */
+#define ROUTING_V3(n, topk) {.sigmoid = true, .correction = true, .groups = n, .topk_groups = topk, .scale = 2.5}
 
 static const struct models_config zoo[] = {
     {.name = "llama3.2-1b", .family = "llama", .layers = 16, .hidden = 2048, .heads = 32, .kv_heads = 8,
@@ -84,15 +88,15 @@ static const struct models_config zoo[] = {
     {.name = "deepseek-v2-lite", .family = "deepseek", .layers = 27, .hidden = 2048, .heads = 16, .kv_heads = 16,
      .head_dim = 128, .ffn = 10944, .vocab = 102400, .experts = 64, .top_k = 6, .expert_ffn = 1408, .ctx = 4096,
      .eps = 1e-6, .rope_base = 10000, .query_scale = QS_V2_LITE, .deepseek = {.kv_lora = 512, .rope_dim = 64,
-     .v_head_dim = 128, .shared_ffn = 2 * 1408, .dense_layers = 1}},
+     .v_head_dim = 128, .shared_ffn = 2 * 1408, .dense_layers = 1}, .routing = {.no_renorm = true, .scale = 1.0}},
     {.name = "deepseek-v3", .family = "deepseek", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128,
      .head_dim = 128, .ffn = 18432, .vocab = 129280, .experts = 256, .top_k = 8, .expert_ffn = 2048, .ctx = 4096,
      .eps = 1e-6, .rope_base = 10000, .query_scale = QS_V3, .deepseek = {.q_lora = 1536, .kv_lora = 512,
-     .rope_dim = 64, .v_head_dim = 128, .shared_ffn = 2048, .dense_layers = 3}},
+     .rope_dim = 64, .v_head_dim = 128, .shared_ffn = 2048, .dense_layers = 3}, .routing = ROUTING_V3(8, 4)},
     {.name = "tiny-deepseek", .family = "deepseek", .layers = 3, .hidden = 256, .heads = 4, .kv_heads = 4,
      .head_dim = 64, .ffn = 512, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .eps = 1e-6,
      .rope_base = 10000, .tiny = true, .deepseek = {.q_lora = 256, .kv_lora = 256, .rope_dim = 64, .v_head_dim = 64,
-     .shared_ffn = 256, .dense_layers = 1}},
+     .shared_ffn = 256, .dense_layers = 1}, .routing = ROUTING_V3(4, 2)},
     /* gpt-oss (openai/gpt-oss-20b's config.json: 24 layers of 64 query heads and 8 kv heads of 64 over a 2880-wide
      * stream, biases on q/k/v/o, a sink a head, a 128-row sliding window on even layers (layer_types), 32 experts of
      * 2880, 4 a token, router and expert biases, the clamped SwiGLU of alpha 1.702 and swiglu_limit 7, rope_theta

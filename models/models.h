@@ -14,7 +14,10 @@
  *               literal `row_gather` takes its row of q, k and v; its attention result is set into row b+1 of the
  *               layer's `blk.<l>.attn_rows` table (state, not carried), which the output projection reads whole.
  *
- * Families (models/lift.c's family table):
+ * Families (models/lift.c's family table). Every rope op carries the model's rotary base (`theta`, rope_base) and the
+ * pairing of llama.cpp's rope type for the architecture: adjacent pairs (2i, 2i+1) (`adjacent`, its NORM type) for
+ * llama, granite, minicpm and deepseek; pairs (i, i+half) (its NEOX type) for the rest. Every norm weight is read as
+ * a GGUF file stores it (offset 0): the (1+w) families' checkpoints (gemma2, nemotron, qwen3-next) store w + 1.
  *   llama      plain pre-norm blocks, the FFN swiglu(gate, up) of two products of the normed rows.
  *   qwen3      llama's block with a per-head rms_norm (rows = heads, cols = head_dim, weighted) of q and of k before
  *              their rotations.
@@ -23,8 +26,8 @@
  *              `blk.<l>.ffn_moe_rows`; then the residual add reads that table.
  *   qwen3-next layers l with (l+1) % full_every == 0 are gated attention: qwen3's per-head q/k norms, a partial
  *              rotation (rotary_dim of each head), and the attention's result times sigmoid(x·W_gate) before the output
- *              projection. The other layers are Gated DeltaNet (below). Every norm but the DeltaNet's gated one is (1+w)
- *              (offset 1). The FFN a `moe` plus a shared SwiGLU expert gated by sigmoid(x·W_shexp_gate), one per row.
+ *              projection. The other layers are Gated DeltaNet (below). Every norm but the DeltaNet's gated one is (1+w),
+ *              stored so (w + 1 in the file: offset 0). The FFN a `moe` plus a shared SwiGLU expert gated by sigmoid(x·W_shexp_gate), one per row.
  *              A Gated DeltaNet layer: six products of the normed rows (q and k of lin_k_heads heads, v and z of
  *              lin_v_heads, b and a one value a value head); a short causal convolution of q, of k and of v (each over
  *              its own carried ring of conv_taps−1 rows: the model's one depthwise convolution over their joined
@@ -33,17 +36,18 @@
  *              output product. A batch runs each sequence's rows through its own rings and memory and sets its result
  *              into its row of the layer's `blk.<l>.ssm_rows` table. The gated attention's q and gate are two products
  *              (the model's one interleaved projection, split by column).
- *   nemotron   the FFN down(relu(x·W_up)²), the square the ReLU's product with itself; (1+w) norms; rotary_dim of
- *              each head rotated. (The model's norms are LayerNorms with a bias: lifted as RMS norms, the IR having no
- *              mean-centred norm.)
+ *   nemotron   the FFN down(relu(x·W_up)²), the square the ReLU's product with itself; rotary_dim of each head
+ *              rotated. Its norms (attention, FFN, final) are LayerNorms (`kind=layer`: mean-centred) with a weight,
+ *              (1+w) stored as w + 1, and a bias row (`blk.<l>.attn_norm.bias`, `blk.<l>.ffn_norm.bias`,
+ *              `output_norm.bias`), as the published model and llama.cpp compute them.
  *   qwen2.5    llama's block with a bias row added to each of the q, k and v products.
  *   granite    the embedding times embed_mult; each branch's output times residual_mult before its residual add; the
  *              attention's logit scale query_scale; the logits divided by logit_scale.
  *   minicpm    granite's embedding and residual multipliers (muP); no logit divisor, but the final norm's output
  *              divided by head_divisor (hidden/dim_model_base) before the LM head.
- *   gemma2     the embedding scaled by √hidden; (1+w) norms (offset 1): the attention norm, the post-attention norm,
- *              the FFN norm, the post-FFN norm and the final norm; the FFN gelu(gate) times up; a sliding window on
- *              even layers; the attention logits' soft cap and the output logits through `softcap`.
+ *   gemma2     the embedding scaled by √hidden; (1+w) norms (stored as w + 1: offset 0): the attention norm, the
+ *              post-attention norm, the FFN norm, the post-FFN norm and the final norm; the FFN gelu(gate) times up; a
+ *              sliding window on even layers; the attention logits' soft cap and the output logits through `softcap`.
  *   deepseek   multi-head latent attention in its absorbed form (models/lift.c's deepseek section): one carried cache
  *              `blk.<l>.kv_cache` a layer (a sequence), each row the normed latent then the rotated key part every
  *              head shares; the query through a low rank (q_lora) or one product; per head its unrotated part
@@ -54,8 +58,8 @@
  *   gpt-oss    bias rows on the q, k, v and output products; a learned sink a head in the attention (`sinks`); a
  *              sliding window on even layers; the FFN a `moe` (as qwen3-moe's, by rows) of clamped SwiGLU experts
  *              (act clamped_swiglu, swiglu_alpha, swiglu_limit) with bias rows on the router and on every expert
- *              product, routed by the top k of the logits then their softmax (topk_softmax). YaRN's frequencies and
- *              attention factor are the rotary tables' values.
+ *              product, routed by the top k of the logits then their softmax (topk_softmax). YaRN's frequency scaling
+ *              and attention factor are not lifted (the tables hold theta's unscaled angles).
  *   olmo2      no pre-norms: q, k and v are products of the stream itself and the FFN reads the attention's residual
  *              sum; q and k each RMS-normed whole (rows = the step's rows, cols = heads × head_dim and kv_heads ×
  *              head_dim, weighted) before their rotations; the attention's and the FFN's outputs RMS-normed
@@ -76,8 +80,8 @@
  * biases, convolution weights, A_log and dt_bias, and the rotary tables (`rope.cos`, `rope.sin`: ctx rows ×
  * rotary_dim/2 cols, rotary_dim the head_dim unless set) are plain f32 values. Tensor names follow GGUF's
  * (`token_embd.weight`, `blk.<l>.attn_q.weight`, ...). A tied model (its LM head the embedding
- * table's bytes) still has its own `output.weight` tensor, the host binding the same bytes to both; its parameter
- * count counts them once.
+ * table's bytes) still has its own `output.weight` tensor in the graph, the host binding the same bytes to both (a
+ * GGUF file has none); its parameter count counts them once.
  *
  * Errors are values: functions that can fail return NULL or non-zero and write a message of IR_ERR_LEN bytes. */
 #ifndef FUSECHECK_MODELS_H
@@ -111,7 +115,7 @@ struct models_config {
     int64_t ctx;            /* the context allotted: rows of every cache and of the rotary tables */
     int64_t window;         /* sliding window of the windowed layers (0: none) */
     double eps;             /* RMS norm epsilon */
-    double rope_base;       /* the rotary base θ (documentation: the tables are constants) */
+    double rope_base;       /* the rotary base θ: every rope op's `theta`, the base the rotary tables are filled with */
     double attn_softcap;    /* tanh cap of the attention logits (0: none) */
     double final_softcap;   /* tanh cap of the output logits (0: none) */
     double query_scale;     /* the attention's logit scale (0: 1/sqrt(head_dim)) */
@@ -143,6 +147,17 @@ struct models_config {
     double head_divisor;    /* minicpm: the final norm's output is divided by it before the LM head */
     double swiglu_alpha;    /* gpt-oss: the clamped SwiGLU's σ(alpha·g) */
     double swiglu_limit;    /* gpt-oss: its gate clamped above, its up to ±limit */
+    /* A mixture's routing (all 0: a softmax over every expert, the top k renormalised; gpt-oss's top k of the logits
+     * then their softmax is its family's own). */
+    struct models_routing {
+        bool sigmoid;        /* each expert scored σ(logit) (deepseek-v3: scoring_func sigmoid) */
+        bool no_renorm;      /* the chosen scores weigh as they are (norm_topk_prob false) */
+        bool correction;     /* a per-expert row added to the scores for the choice only (noaux_tc's
+                              * e_score_correction_bias: blk.<l>.exp_probs_b.bias) */
+        int64_t groups;      /* group-limited choice: the experts in `groups` equal groups (n_group; 0: none) ... */
+        int64_t topk_groups; /* ... of which the topk_groups best compete (topk_group) */
+        double scale;        /* each weight times it (routed_scaling_factor; 0: none) */
+    } routing;
 };
 
 /* Number of models in the zoo. */
@@ -184,12 +199,15 @@ int models_parse_mode(const char *s, struct models_mode *m, char err[IR_ERR_LEN]
 /* The mode's text, as models_parse_mode reads it. */
 void models_mode_name(struct models_mode m, char buf[32]);
 
-/* How to lift: the mode, how many layers (0 = all), the matrices' block format, and the context (0 = the model's). */
+/* How to lift: the mode, how many layers (0 = all), the matrices' block format, the context (0 = the model's), and
+ * whether a prefill chunk's every row goes through the final norm and the LM head (logits and next then have a row
+ * a token: what a run that reports every position's logits lifts; default: the chunk's last row only). */
 struct models_options {
     struct models_mode mode;
     int32_t layers;
     enum ir_format weights;
     int64_t ctx;
+    bool every_row_logits;
 };
 
 /* The default options: decode, every layer, q8_0 weights, the model's context. */
@@ -206,16 +224,20 @@ struct ir_graph *models_lift(const struct models_config *c, const struct models_
 /* A model's configuration from a GGUF file's metadata: general.architecture picks the family (llama qwen3 qwen3moe
  * gemma2 qwen3next nemotron qwen2 granite minicpm deepseek2 gpt-oss olmo2), `<arch>.block_count`,
  * `<arch>.embedding_length`, heads, kv heads, key length, context, RMS epsilon, rope, experts, ... fill it
- * (llama.cpp's key names); its name is general.name (else the file's name); the head's width hidden/heads and the
- * vocabulary token_embd.weight's rows where their keys are absent; tied when the file has no output.weight; its
- * context as a config.json's. malloc'd (models_config_free); NULL with err "file: [byte N: ]key: what was expected". */
+ * (llama.cpp's key names and types, its defaults where a key is absent; a key fusecheck's graph cannot follow
+ * refused); its name is general.name (else the file's name); the head's width hidden/heads and the vocabulary
+ * token_embd.weight's rows where their keys are absent; tied when the file has no output.weight (gemma2: always);
+ * its context as a config.json's. malloc'd (models_config_free); NULL with err "file: [byte N: ]key: what was expected". */
 struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ERR_LEN]);
 /* One step of the file's model lifted: every constant the lift reads but the rotary tables checked present in the
- * file (a tied LM head: the embedding) with its shape and a type the evaluator decodes, each checkpoint constant in
- * the file's format. NULL with err naming the tensor. Its values come from the file under ir_values_use_gguf. */
+ * file (a tied LM head: the embedding) with its dims and a type the evaluator decodes, each checkpoint constant in
+ * the file's format; one the file lays out otherwise derived into fusecheck's layout (ir_gguf_derive, kept with f).
+ * NULL with err naming the tensor or key. Its values come from the file under ir_values_use_gguf. */
 struct ir_graph *models_gguf_lift(const struct ir_gguf *f, const struct models_options *o, char err[IR_ERR_LEN]);
-/* Write g (lifted from c) and its constants' values in v as a GGUF v3 file at path (whole or not at all): the
- * family's metadata keys and every constant but the rotary tables, each a stored row its first dimension. v NULL:
+/* Write g (lifted from c, perhaps fewer layers: the file says as many as g holds) and its constants' values in v as
+ * a GGUF v3 file at path (whole or not at all) in llama.cpp's conventions: its keys, a minimal vocabulary, every
+ * constant but the rotary tables as llama.cpp's tensors (models/gguf.c's tables: renamed, joined, per head, another
+ * form, experts 3-D, a tied head left out). Refused (err) where llama.cpp cannot be told the configuration. v NULL:
  * every tensor a hole of its size (a sparse file of the model's shape, its weights zeros). */
 int models_gguf_export(const struct models_config *c, const struct ir_graph *g, const struct ir_values *v,
                        const char *path, char err[IR_ERR_LEN]);

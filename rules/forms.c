@@ -70,6 +70,11 @@ static void part_of(const struct ir_access *a, bool *has, struct ir_strided *par
         memset(part, 0, sizeof *part);
 }
 
+bool rules_plain_rms(const struct ir_op *op)
+{
+    return rules_is(op, IR_KIND_RMS_NORM) && op->spec.u.rms_norm.kind == IR_NORM_RMS && !op->spec.u.rms_norm.bias;
+}
+
 bool rules_norm(const struct ir_op *op, struct rules_norm_form *f)
 {
     memset(f, 0, sizeof *f);
@@ -78,9 +83,9 @@ bool rules_norm(const struct ir_op *op, struct rules_norm_form *f)
         if (op->cls != IR_CLASS_ADD_NORM && op->cls != IR_CLASS_NORM_THEN_ADD)
             return false;
         spec_op = rules_last_leaf(op);
-        if (!spec_op || !rules_is(spec_op, IR_KIND_RMS_NORM) || op->nins < 2)
+        if (!spec_op || !rules_plain_rms(spec_op) || op->nins < 2)
             return false;
-    } else if (!rules_is(op, IR_KIND_RMS_NORM)) {
+    } else if (!rules_plain_rms(op)) {
         return false;
     }
     const struct ir_rms_norm *n = &spec_op->spec.u.rms_norm;
@@ -182,7 +187,7 @@ bool rules_rope(const struct ir_op *op, struct rules_rope_form *f)
             return false;
         const struct ir_op *n = rules_first_leaf(op);
         ro = rules_last_leaf(op);
-        if (!n || !rules_is(n, IR_KIND_RMS_NORM) || !ro || op->nins < 2)
+        if (!n || !rules_plain_rms(n) || !ro || op->nins < 2)
             return false;
         f->normed = true;
         f->norm_w = op->ins[1];
@@ -202,6 +207,8 @@ bool rules_rope(const struct ir_op *op, struct rules_rope_form *f)
     f->per_row = s->h / (s->rows > 0 ? s->rows : 1);
     f->hd = s->hd;
     f->half = s->half;
+    f->adjacent = s->adjacent;
+    f->theta = ir_rope_theta(s);
     return true;
 }
 

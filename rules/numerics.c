@@ -449,14 +449,15 @@ static bool adds_and_norms(const struct ir_op *op, const struct ir_graph *g)
     (void)g;
     int c = rules_class(op);
     return c == IR_CLASS_ADD_NORM || c == IR_CLASS_NORM_THEN_ADD || c == IR_CLASS_GEMV_NORM_EPILOGUE ||
-           c == IR_CLASS_MOE_DEFERRED_FINALIZE || (rules_is(op, IR_KIND_RMS_NORM) && op->spec.u.rms_norm.residual);
+           c == IR_CLASS_MOE_DEFERRED_FINALIZE || (rules_plain_rms(op) && op->spec.u.rms_norm.residual);
 }
 
-/* A norm (alone, or closing an embedding's gather). */
+/* An RMS norm without a bias (alone, or closing an embedding's gather): a layer norm or a biased one takes no
+ * quantize into its epilogue, as no norm class computes it. */
 static bool norms(const struct ir_op *op, const struct ir_graph *g)
 {
     (void)g;
-    return rules_is(op, IR_KIND_RMS_NORM) || rules_class(op) == IR_CLASS_EMBED_NORM;
+    return rules_plain_rms(op) || rules_class(op) == IR_CLASS_EMBED_NORM;
 }
 
 /* A gated pair: a SwiGLU, an activation times its gate, two products and their gate, a gated attention. */

@@ -445,7 +445,11 @@ int32_t rules_leaves(const struct ir_op *op, const struct ir_op **out, int32_t c
 const struct ir_op *rules_first_leaf(const struct ir_op *op);
 const struct ir_op *rules_last_leaf(const struct ir_op *op);
 
-/* An RMS norm: its input (read whole or as a part), the operand it adds first, whether it norms that operand and
+/* Whether op is an RMS norm without a bias: the only norm a fused class computes (a layer norm, or a norm with a bias,
+ * stays a launch of its own). */
+bool rules_plain_rms(const struct ir_op *op);
+
+/* An RMS norm (without a bias): its input (read whole or as a part), the operand it adds first, whether it norms that operand and
  * adds (pre), whether it writes the sum on (sum), its weight, result, rows, cols and epsilon. */
 struct rules_norm_form {
     ir_tid x;
@@ -486,8 +490,9 @@ struct rules_gemv_form {
 };
 bool rules_gemv(const struct ir_op *op, const struct ir_graph *g, struct rules_gemv_form *f);
 
-/* A rotation (or a per-head norm with a rotation): input, part, the folded norm's weight and epsilon, tables,
- * position, destination, heads, heads a row, head width, rotated half. */
+/* A rotation (or a per-head RMS norm with a rotation): input, part, the folded norm's weight and epsilon, tables,
+ * position, destination, heads, heads a row, head width, rotated half, its pairing (adjacent: (2i, 2i+1), else
+ * (i, i+half)) and its rotary base. */
 struct rules_rope_form {
     ir_tid x;
     bool has_part;
@@ -498,6 +503,8 @@ struct rules_rope_form {
     ir_tid cos, sin, pos; /* pos IR_NONE when not named */
     struct ir_dst dst;
     int64_t heads, per_row, hd, half;
+    bool adjacent;
+    double theta;
 };
 bool rules_rope(const struct ir_op *op, struct rules_rope_form *f);
 

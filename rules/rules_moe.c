@@ -198,13 +198,8 @@ static bool moe_alike(const struct ir_op *a, const struct ir_op *b)
 {
     if (a->sym != b->sym || a->nins != b->nins)
         return false;
-    if (a->sym == IR_SYM_PRIM) {
-        const struct ir_moe *x = &a->spec.u.moe, *y = &b->spec.u.moe;
-        if (x->d != y->d || x->k != y->k || x->dff != y->dff || x->experts != y->experts || x->act != y->act ||
-            x->bias != y->bias || x->topk_softmax != y->topk_softmax || x->alpha.has != y->alpha.has ||
-            x->alpha.v != y->alpha.v || x->limit.has != y->limit.has || x->limit.v != y->limit.v)
-            return false;
-    }
+    if (a->sym == IR_SYM_PRIM && !ir_spec_equal(&a->spec, &b->spec)) /* every field, the routing's among them */
+        return false;
     for (int32_t k = 1; k < a->nins; k++)
         if (a->ins[k] != b->ins[k])
             return false;

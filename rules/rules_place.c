@@ -721,18 +721,19 @@ static const struct rules_atom guards_rope_parts[] = {
      .forall = RULES_ROLE_MEMBERS, RULES_FROM_SEED},
 };
 
-/* The key of a rotation: its tables, its position, its head width and rotated half. */
+/* The key of a rotation: its tables (and so its base: the validator holds a table to one), its position, its head
+ * width, and its rotated half with its pairing in the low bit (one launch turns one kind of pair). */
 static bool rotation_key(const struct rules_rewriter *r, int32_t i, int64_t key[KEY_LEN])
 {
     struct rules_rope_form f;
     if (!rules_rope(rules_slot(r, i), &f))
         return false;
-    int64_t k[KEY_LEN] = {f.cos, f.sin, f.pos, f.hd, f.half};
+    int64_t k[KEY_LEN] = {f.cos, f.sin, f.pos, f.hd, 2 * f.half + (f.adjacent ? 1 : 0)};
     memcpy(key, k, sizeof k);
     return true;
 }
 
-/* Whether slots i and j are rotations by one table at one position, of one head width and rotated half. */
+/* Whether slots i and j are rotations by one table at one position, of one head width, rotated half and pairing. */
 static bool same_rotation(const struct rules_rewriter *r, int32_t i, int32_t j)
 {
     return same_key(r, rotation_key, i, j);
@@ -785,7 +786,7 @@ static bool normed_rotation(const struct ir_op *op, struct rotation_tables *t)
     const struct ir_op **leaves = leaves_of(op, &n);
     bool normed = false, found = false;
     for (int32_t k = 0; k < n; k++) {
-        normed |= rules_is(leaves[k], IR_KIND_RMS_NORM);
+        normed |= rules_plain_rms(leaves[k]);
         if (!found && rules_is(leaves[k], IR_KIND_ROPE) && leaves[k]->nins >= 3) {
             found = true;
             t->cos = leaves[k]->ins[1];

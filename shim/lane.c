@@ -484,11 +484,12 @@ static bool gemv_mergeable(const struct lane *l, const struct rules_gemv_form *p
     return (p->m <= KERNELS_GEMV_ROWS || l->batch) && lands_whole(p) && p->n % per_warp(l, p) == 0;
 }
 
-/* Whether two rotations turn alike: one table pair at one position, one head width and half, both normed or not. */
+/* Whether two rotations turn alike: one table pair at one position, one head width, half and pairing, both normed or
+ * not. */
 static bool same_turn(const struct rules_rope_form *a, const struct rules_rope_form *b)
 {
     return a->cos == b->cos && a->sin == b->sin && a->pos == b->pos && a->hd == b->hd && a->half == b->half &&
-           a->normed == b->normed;
+           a->adjacent == b->adjacent && a->normed == b->normed;
 }
 
 /* Whether the members that turn their heads in their epilogue turn them as one launch of rotations would: at most a

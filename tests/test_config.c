@@ -56,8 +56,10 @@ static bool same_config(const struct models_config *a, const struct models_confi
     bool rest = SAME(full_every) && SAME(lin_k_heads) && SAME(lin_v_heads) && SAME(lin_dk) && SAME(lin_dv) &&
                 SAME(conv_taps) && SAME(rotary_dim) && SAME(shared_ffn) && SAME(embed_mult) &&
                 SAME(residual_mult) && SAME(logit_scale) && SAME(head_divisor);
+    bool routing = SAME(routing.sigmoid) && SAME(routing.no_renorm) && SAME(routing.correction) &&
+                   SAME(routing.groups) && SAME(routing.topk_groups) && SAME(routing.scale);
 #undef SAME
-    return dims && consts && ds && rest && strcmp(a->name, b->name) == 0 && strcmp(a->family, b->family) == 0;
+    return dims && consts && ds && rest && routing && strcmp(a->name, b->name) == 0 && strcmp(a->family, b->family) == 0;
 }
 
 /* Every zoo model's config: read field for field as its row, lifted to the same graph in three modes. */
@@ -236,6 +238,71 @@ static void test_field_errors(void)
     REFUSED("[1, 2]", "t.json:1:1: expected a JSON object (a config.json), got an array");
 }
 
+/* The sizes of a valid tiny deepseek-v3 of 8 experts, 2 a token, after which a test's own members follow. */
+#define DSV3 "{\"architectures\": [\"DeepseekV3ForCausalLM\"],\n \"num_hidden_layers\": 4, \"hidden_size\": 256,\n" \
+             " \"vocab_size\": 512, \"num_attention_heads\": 4, \"intermediate_size\": 512, \"n_routed_experts\": 8,\n" \
+             " \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 256, \"qk_nope_head_dim\": 64,\n"          \
+             " \"qk_rope_head_dim\": 64, \"kv_lora_rank\": 256, \"v_head_dim\": 64, \"num_key_value_heads\": 4,\n"
+#define DSV2 "{\"architectures\": [\"DeepseekV2ForCausalLM\"],\n \"num_hidden_layers\": 2, \"hidden_size\": 256,\n" \
+             " \"vocab_size\": 512, \"num_attention_heads\": 4, \"intermediate_size\": 512, \"n_routed_experts\": 8,\n" \
+             " \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 256, \"qk_nope_head_dim\": 64,\n"          \
+             " \"qk_rope_head_dim\": 64, \"kv_lora_rank\": 256, \"v_head_dim\": 64, \"num_key_value_heads\": 4,\n"
+
+/* A config read without error (failing the suite with its message otherwise). */
+static struct models_config *read_ok(const char *text)
+{
+    char err[IR_ERR_LEN] = "";
+    struct models_config *c = models_parse_config(text, strlen(text), "t.json", "t", err);
+    CHECKF(c != NULL, "%s", err);
+    return c;
+}
+
+/* The routing fields: their Transformers defaults, what each family reads, and every value refused at its field. */
+static void test_routing(void)
+{
+    /* Qwen3MoeConfig renormalises only when told (norm_topk_prob false by default); Qwen3NextConfig by default. */
+    struct models_config *c = read_ok("{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 256,"
+                                      " \"vocab_size\": 512, \"num_attention_heads\": 4, \"num_experts\": 8,"
+                                      " \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 256}");
+    CHECK(c && c->routing.no_renorm && !c->routing.sigmoid && !c->routing.correction && c->routing.groups == 0);
+    models_config_free(c);
+    /* DeepseekV3's defaults: n_group 8, topk_group 4, norm_topk_prob true, routed_scaling_factor 2.5. */
+    c = read_ok(DSV3 " \"n_group\": 4, \"topk_group\": 2}");
+    CHECK(c && c->routing.sigmoid && c->routing.correction && !c->routing.no_renorm && c->routing.groups == 4 &&
+          c->routing.topk_groups == 2 && c->routing.scale == 2.5);
+    models_config_free(c);
+    c = read_ok(DSV3 " \"n_group\": 1, \"topk_group\": 1, \"norm_topk_prob\": false, \"routed_scaling_factor\": 1.5}");
+    CHECK(c && c->routing.no_renorm && c->routing.groups == 1 && c->routing.scale == 1.5);
+    models_config_free(c);
+    /* DeepseekV2's defaults: greedy, softmax, not renormalised, routed_scaling_factor 1. */
+    c = read_ok(DSV2 " \"n_group\": 1}");
+    CHECK(c && !c->routing.sigmoid && !c->routing.correction && c->routing.no_renorm && c->routing.scale == 1.0);
+    models_config_free(c);
+    REFUSED(DSV3 " \"topk_group\": 2}", "t.json:1:1: n_group: expected a divisor of n_routed_experts (8) leaving two "
+                                        "or more experts a group, got 8");
+    REFUSED(DSV3 " \"n_group\": 3, \"topk_group\": 1}",
+            "t.json:6:13: n_group: expected a divisor of n_routed_experts (8) leaving two or more experts a group, "
+            "got 3");
+    REFUSED(DSV3 " \"n_group\": 4, \"topk_group\": 5}",
+            "t.json:6:30: topk_group: expected at most n_group (4) groups holding num_experts_per_tok (2) experts, "
+            "got 5");
+    REFUSED(DSV3 " \"n_group\": 4, \"topk_group\": 0}",
+            "t.json:6:30: topk_group: expected a whole number from 1 to 16777216, got 0");
+    REFUSED(DSV3 " \"n_group\": 4, \"topk_group\": 2, \"topk_method\": \"greedy\"}",
+            "t.json:6:48: topk_method: expected \"noaux_tc\" (the one fusecheck lifts), got \"greedy\"");
+    REFUSED(DSV3 " \"n_group\": 4, \"topk_group\": 2, \"scoring_func\": \"softmax\"}",
+            "t.json:6:49: scoring_func: expected \"sigmoid\" (the one fusecheck lifts), got \"softmax\"");
+    REFUSED(DSV3 " \"n_group\": 4, \"topk_group\": 2, \"routed_scaling_factor\": 0}",
+            "t.json:6:58: routed_scaling_factor: expected a positive number, got 0");
+    REFUSED(DSV3 " \"n_group\": 4, \"topk_group\": 2, \"norm_topk_prob\": 1}",
+            "t.json:6:51: norm_topk_prob: expected true or false, got an integer");
+    REFUSED(DSV2 " \"topk_method\": \"group_limited_greedy\"}",
+            "t.json:6:17: topk_method: expected \"greedy\" (the one fusecheck lifts), got \"group_limited_greedy\"");
+    REFUSED(DSV2 " \"norm_topk_prob\": true}",
+            "t.json:6:20: norm_topk_prob: expected false (DeepseekV2's greedy routing weighs the chosen softmax "
+            "scores as they are)");
+}
+
 /* Text that is not JSON: the first byte the grammar cannot take, at its line:col. */
 static void test_syntax_errors(void)
 {
@@ -295,6 +362,7 @@ int main(void)
     test_no_stray_configs();
     test_defaults();
     test_field_errors();
+    test_routing();
     test_syntax_errors();
     test_files();
     return check_done("test_config");

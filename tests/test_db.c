@@ -348,7 +348,7 @@ static void test_migrate_v3(void)
     char err[DB_ERR_LEN];
     const char *p = path_in("v3.db");
     const char *const *m;
-    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION == 5);
+    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION == 6);
     sqlite3 *c;
     CHECK(sqlite3_open(p, &c) == SQLITE_OK);
     for (int k = 0; k < 3; k++)
@@ -426,7 +426,7 @@ static void test_proof_changes(void)
     char err[DB_ERR_LEN];
     const char *p = path_in("proofs-v3.db");
     const char *const *m;
-    CHECK(db_schema_migrations(&m) == 5);
+    CHECK(db_schema_migrations(&m) == 6);
     sqlite3 *c;
     CHECK(sqlite3_open(p, &c) == SQLITE_OK);
     for (int k = 0; k < 3; k++)
@@ -441,7 +441,7 @@ static void test_proof_changes(void)
     sqlite3_close(c);
     struct db *db;
     CHECKF(db_open(p, &db, err) == 0, "%s", err);
-    CHECK(db_schema_version(db) == 5);
+    CHECK(db_schema_version(db) == 6);
     static const struct db_run_info prove = {"prove", "fusecheck prove --mutants", NULL, "host", "0.1.0"};
     int64_t r[3];
     for (int i = 0; i < 3; i++) {

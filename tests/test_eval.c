@@ -178,7 +178,7 @@ static void rms_case(bool weight, double offset, bool residual, const float *wan
     if (residual)
         ins[n++] = r;
     struct ir_op op = ir_op_prim(IR_KIND_RMS_NORM, ins, n, y);
-    op.spec.u.rms_norm = (struct ir_rms_norm){2, 4, 0.0, weight, offset, residual};
+    op.spec.u.rms_norm = (struct ir_rms_norm){2, 4, 0.0, weight, offset, residual, IR_NORM_RMS, false};
     ir_graph_push(g, op);
     struct ir_values *v = values(g);
     /* Row 0: every v = 2 → mean 4, 1/sqrt 0.5, so v·inv = 1. Row 1: v = ±4 → mean 16, inv 0.25. */
@@ -203,7 +203,7 @@ static void test_rms_norm(void)
     struct ir_graph *g = ir_graph_new();
     ir_tid x = F(g, "x", 1, 2, IR_ROLE_INPUT), y = F(g, "y", 1, 2, IR_ROLE_ACTIVATION);
     struct ir_op op = P(IR_KIND_RMS_NORM, y, 1, x);
-    op.spec.u.rms_norm = (struct ir_rms_norm){1, 2, 3.0, false, 0.0, false};
+    op.spec.u.rms_norm = (struct ir_rms_norm){1, 2, 3.0, false, 0.0, false, IR_NORM_RMS, false};
     ir_graph_push(g, op);
     struct ir_values *v = values(g);
     put(v, x, (const float[]){1, -1}, 2);
@@ -224,7 +224,7 @@ static void rope_case(int64_t rows, struct ir_rowidx pos, float posval, const fl
     ir_tid s = F(g, "sin", 4, 2, IR_ROLE_INPUT), p = T(g, "pos", IR_ELEM_I32, 1, 1, IR_ROLE_PARAM);
     ir_tid y = F(g, "y", rows, 12 / rows, IR_ROLE_ACTIVATION);
     struct ir_op op = pos.kind == IR_RIDX_NAMED ? P(IR_KIND_ROPE, y, 4, x, c, s, p) : P(IR_KIND_ROPE, y, 3, x, c, s);
-    op.spec.u.rope = (struct ir_rope){2, 6, 2, rows, pos};
+    op.spec.u.rope = (struct ir_rope){2, 6, 2, rows, pos, {false, 0.0}, false};
     ir_graph_push(g, op);
     struct ir_values *v = values(g);
     put(v, x, (const float[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 12);
@@ -257,6 +257,189 @@ static void test_rope(void)
     /* cos 0.5, sin 0.25: y0 = 0.5·x0 − 0.25·x1, y1 = 0.25·x0 + 0.5·x1. */
     static const float frac[] = {-0.25f, 0, 1.75f, 2.5f, 5, 6, 1.25f, 1.5f, 6.25f, 7, 11, 12};
     rope_case(1, named, 3, frac, "rope fraction");
+}
+
+/* ── The published formulas: rotations, LayerNorm, RMS norm ──────────────────────────────────────────────── */
+
+/* The angle llama.cpp turns pair i of a rotation of n_dims values by at position pos: pos · base^(−2i/n_dims). */
+static double published_theta(int64_t pos, int64_t i, int64_t n_dims, double base)
+{
+    return (double)pos * pow(base, -2.0 * (double)i / (double)n_dims);
+}
+
+/* One head x (hd values, the first n_dims rotated) turned at pos as the published models do, into y. NeoX (HF's
+ * rotate_half): y = x·cos + rotate_half(x)·sin, with rotate_half(x) = (−x[half..n_dims), x[0..half)) and cos, sin of
+ * θ_(j mod half). Adjacent (GPT-J, llama.cpp's NORM rope): (y[2i], y[2i+1]) = (x[2i]cos θ_i − x[2i+1]sin θ_i,
+ * x[2i]sin θ_i + x[2i+1]cos θ_i). The rest of the head unchanged. */
+static void published_rope(const float *x, int64_t hd, int64_t n_dims, int64_t pos, double base, bool adjacent,
+                           double *y)
+{
+    int64_t half = n_dims / 2;
+    for (int64_t j = 0; j < hd; j++)
+        y[j] = x[j];
+    if (adjacent) {
+        for (int64_t i = 0; i < half; i++) {
+            double t = published_theta(pos, i, n_dims, base);
+            y[2 * i] = x[2 * i] * cos(t) - x[2 * i + 1] * sin(t);
+            y[2 * i + 1] = x[2 * i] * sin(t) + x[2 * i + 1] * cos(t);
+        }
+        return;
+    }
+    for (int64_t j = 0; j < n_dims; j++) {
+        double t = published_theta(pos, j % half, n_dims, base);
+        double rot = j < half ? -(double)x[j + half] : (double)x[j - half];
+        y[j] = x[j] * cos(t) + rot * sin(t);
+    }
+}
+
+/* A rope over h heads of hd at a named position pos, its tables (ctx rows) filled by the evaluator for base (theta
+ * absent when base is 0: the default 10000), against the published rotation; the largest difference from the other
+ * pairing's rotation in *other (so a caller can see the pairing matters). */
+static void published_rope_case(int64_t h, int64_t hd, int64_t half, int64_t pos, double base, bool adjacent,
+                                double *other)
+{
+    char what[96];
+    snprintf(what, sizeof what, "rope %s h=%lld hd=%lld half=%lld pos=%lld base=%g", adjacent ? "adjacent" : "neox",
+             (long long)h, (long long)hd, (long long)half, (long long)pos, base);
+    struct ir_graph *g = ir_graph_new();
+    ir_tid x = F(g, "x", 1, h * hd, IR_ROLE_INPUT), c = F(g, "rope.cos", 40, half, IR_ROLE_CONSTANT);
+    ir_tid sn = F(g, "rope.sin", 40, half, IR_ROLE_CONSTANT), p = T(g, "pos", IR_ELEM_I32, 1, 1, IR_ROLE_PARAM);
+    ir_tid y = F(g, "y", 1, h * hd, IR_ROLE_ACTIVATION);
+    struct ir_op op = P(IR_KIND_ROPE, y, 4, x, c, sn, p);
+    op.spec.u.rope = (struct ir_rope){h, hd, half, 1, {IR_RIDX_NAMED, 0}, {base > 0, base}, adjacent};
+    ir_graph_push(g, op);
+    char err[IR_ERR_LEN] = "";
+    CHECKF(ir_validate(g, err) == 0, "%s: %s", what, err);
+    struct ir_values *v = values(g);
+    float posv = (float)pos;
+    put(v, p, &posv, 1);
+    const float *xv = ir_values_cdata(v, x);
+    double *want = malloc(sizeof(double) * (size_t)(2 * h * hd));
+    double *wrong = want ? want + h * hd : NULL;
+    if (want && xv && run(g, v)) {
+        double b = base > 0 ? base : 10000.0;
+        for (int64_t k = 0; k < h; k++) {
+            published_rope(xv + k * hd, hd, 2 * half, pos, b, adjacent, want + k * hd);
+            published_rope(xv + k * hd, hd, 2 * half, pos, b, !adjacent, wrong + k * hd);
+        }
+        expect_near(v, y, want, h * hd, what);
+        const float *got = ir_values_cdata(v, y);
+        *other = 0;
+        for (int64_t k = 0; got && k < h * hd; k++)
+            *other = fmax(*other, fabs((double)got[k] - wrong[k]));
+    }
+    free(want);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* rope against the published rotations: NeoX and adjacent pairs, whole and partial heads, several positions and
+ * bases (the evaluator fills the tables from the op's theta); each pairing far from the other's result. */
+static void test_rope_published(void)
+{
+    static const double bases[] = {0, 10000, 500000, 1e6, 1e7};
+    static const int64_t positions[] = {0, 1, 7, 23, 39};
+    for (int adjacent = 0; adjacent < 2; adjacent++)
+        for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+            for (size_t k = 0; k < sizeof positions / sizeof positions[0]; k++) {
+                double other = 0;
+                published_rope_case(3, 16, 8, positions[k], bases[b], adjacent, &other);
+                CHECKF(positions[k] == 0 || other > 1e-3, "rope: the other pairing is as close (%g)", other);
+                published_rope_case(2, 12, 2, positions[k], bases[b], adjacent, &other); /* a third rotated */
+            }
+    /* The base reaches the tables: two bases, two sets of angles. */
+    struct ir_graph *g = ir_graph_new();
+    ir_tid c1 = F(g, "c1", 8, 4, IR_ROLE_CONSTANT), s1 = F(g, "s1", 8, 4, IR_ROLE_CONSTANT);
+    ir_tid c2 = F(g, "c2", 8, 4, IR_ROLE_CONSTANT), s2 = F(g, "s2", 8, 4, IR_ROLE_CONSTANT);
+    ir_tid x = F(g, "x", 1, 8, IR_ROLE_INPUT), y1 = F(g, "y1", 1, 8, IR_ROLE_ACTIVATION);
+    ir_tid y2 = F(g, "y2", 1, 8, IR_ROLE_ACTIVATION);
+    struct ir_op a = P(IR_KIND_ROPE, y1, 3, x, c1, s1), b = P(IR_KIND_ROPE, y2, 3, x, c2, s2);
+    a.spec.u.rope = (struct ir_rope){1, 8, 4, 1, {IR_RIDX_LITERAL, 6}, {true, 10000}, false};
+    b.spec.u.rope = (struct ir_rope){1, 8, 4, 1, {IR_RIDX_LITERAL, 6}, {true, 1e6}, false};
+    ir_graph_push(g, a);
+    ir_graph_push(g, b);
+    struct ir_values *v = values(g);
+    const float *t1 = ir_values_cdata(v, c1), *t2 = ir_values_cdata(v, c2);
+    CHECK(t1 && t2 && t1[5 * 4 + 3] == (float)cos(5.0 * pow(10000.0, -0.75)) &&
+          t2[5 * 4 + 3] == (float)cos(5.0 * pow(1e6, -0.75)) && t1[5 * 4 + 3] != t2[5 * 4 + 3]);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* One norm op of kind over x (rows × cols, seeded values; residual, weight and bias as asked) against the published
+ * formula in double: v = x (+ res); LayerNorm d = v − mean(v), RMS d = v; y = d / sqrt(mean(d²) + eps) · (w + off)
+ * (+ b). */
+static void published_norm_case(enum ir_normkind kind, bool weight, double off, bool residual, bool bias)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s norm weight=%d offset=%g residual=%d bias=%d", ir_normkind_name(kind), weight,
+             off, residual, bias);
+    enum { R = 3, C = 24 };
+    const double eps = 1e-5;
+    struct ir_graph *g = ir_graph_new();
+    ir_tid x = F(g, "x", R, C, IR_ROLE_INPUT), w = F(g, "w", 1, C, IR_ROLE_CONSTANT);
+    ir_tid r = F(g, "res", R, C, IR_ROLE_INPUT), b = F(g, "b", 1, C, IR_ROLE_CONSTANT);
+    ir_tid y = F(g, "y", R, C, IR_ROLE_ACTIVATION);
+    ir_tid ins[4] = {x};
+    int n = 1;
+    if (weight)
+        ins[n++] = w;
+    if (residual)
+        ins[n++] = r;
+    if (bias)
+        ins[n++] = b;
+    struct ir_op op = ir_op_prim(IR_KIND_RMS_NORM, ins, n, y);
+    op.spec.u.rms_norm = (struct ir_rms_norm){R, C, eps, weight, off, residual, kind, bias};
+    ir_graph_push(g, op);
+    char err[IR_ERR_LEN] = "";
+    CHECKF(ir_validate(g, err) == 0, "%s: %s", what, err);
+    struct ir_values *v = values(g);
+    float *xv = ir_values_data(v, x);
+    for (int i = 0; xv && i < R * C; i++)
+        xv[i] = xv[i] * 3.0f + 2.0f; /* off centre: a mean a LayerNorm must take away */
+    const float *rv = ir_values_cdata(v, r), *wv = ir_values_cdata(v, w), *bv = ir_values_cdata(v, b);
+    double want[R * C];
+    for (int row = 0; xv && rv && wv && bv && row < R; row++) {
+        double vv[C], mean = 0, ss = 0;
+        for (int j = 0; j < C; j++) {
+            vv[j] = xv[row * C + j] + (residual ? (double)rv[row * C + j] : 0.0);
+            mean += vv[j] / C;
+        }
+        if (kind == IR_NORM_RMS)
+            mean = 0;
+        for (int j = 0; j < C; j++)
+            ss += (vv[j] - mean) * (vv[j] - mean);
+        double inv = 1 / sqrt(ss / C + eps);
+        for (int j = 0; j < C; j++)
+            want[row * C + j] = (vv[j] - mean) * inv * (weight ? wv[j] + off : 1.0) + (bias ? bv[j] : 0.0);
+    }
+    if (run(g, v))
+        expect_near(v, y, want, R * C, what);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* rms_norm of kind layer and rms, with and without weight, offset, residual and bias, against the published formulas;
+ * and a layer norm exact on a small row: x = (1, 3, 1, 3): mean 2, d = ±1, var 1, eps 3 → d·0.5·w + b. */
+static void test_norm_published(void)
+{
+    for (int kind = 0; kind < IR_NORM_COUNT; kind++)
+        for (int mask = 0; mask < 16; mask++)
+            published_norm_case((enum ir_normkind)kind, mask & 1, mask & 2 ? 1.0 : 0.0, mask & 4, mask & 8);
+    struct ir_graph *g = ir_graph_new();
+    ir_tid x = F(g, "x", 1, 4, IR_ROLE_INPUT), w = F(g, "w", 1, 4, IR_ROLE_CONSTANT);
+    ir_tid b = F(g, "b", 1, 4, IR_ROLE_CONSTANT), y = F(g, "y", 1, 4, IR_ROLE_ACTIVATION);
+    struct ir_op op = P(IR_KIND_RMS_NORM, y, 3, x, w, b);
+    op.spec.u.rms_norm = (struct ir_rms_norm){1, 4, 3.0, true, 0.0, false, IR_NORM_LAYER, true};
+    ir_graph_push(g, op);
+    struct ir_values *v = values(g);
+    put(v, x, (const float[]){1, 3, 1, 3}, 4);
+    put(v, w, (const float[]){2, 2, 4, 1}, 4);
+    put(v, b, (const float[]){1, 1, 0.5f, -1}, 4);
+    if (run(g, v))
+        expect_exact(v, y, (const float[]){0, 2, -1.5f, -0.5f}, 4, "layer norm exact");
+    ir_values_free(v);
+    ir_graph_free(g);
 }
 
 /* head_slice: the middle two of every four values. */
@@ -599,6 +782,146 @@ static void test_moe_clamped(void)
     }
     ir_values_free(v);
     ir_graph_free(g);
+}
+
+/* The routings the published models use, each against its formula written out in double as the models' code reads:
+ * one row x = 1 over 8 experts of dff 1 (so logit_e = R[e], expert e's output silu(1) · (e + 1)); the logits and the
+ * correction row are chosen so that leaving out the correction, the groups, the renormalisation or the scale, or
+ * weighing by the corrected scores, each changes the result. */
+static const float route_logits[8] = {3.0f, -3.0f, 1.0f, 1.0f, 0.5f, 0.4f, 2.0f, 0.0f};
+static const float route_corr[8] = {0, 0, -0.5f, -0.5f, 0.3f, 0.3f, 0, 0};
+
+/* The published formula: scores (softmax over every expert, sigmoid, or the logits for gpt-oss), the choice by the
+ * scores plus the correction among the topk_groups best groups (by their two best), the weights from the unbiased
+ * scores (a softmax over the chosen logits for gpt-oss), renormalised or not, times the scale; then Σ w·output. */
+static double route_reference(const struct ir_moe *m)
+{
+    double s[8], c[8], smax = -INFINITY, den = 0;
+    for (int e = 0; e < 8; e++)
+        smax = fmax(smax, route_logits[e]);
+    for (int e = 0; e < 8; e++)
+        den += exp(route_logits[e] - smax);
+    for (int e = 0; e < 8; e++) {
+        s[e] = m->topk_softmax ? route_logits[e] : m->sigmoid ? sig(route_logits[e]) : exp(route_logits[e] - smax) / den;
+        c[e] = s[e] + (m->correction ? route_corr[e] : 0.0);
+    }
+    bool open[8];
+    for (int e = 0; e < 8; e++)
+        open[e] = m->groups == 0;
+    if (m->groups > 0) { /* DeepseekV3: each group's two best summed, the topk_group best groups kept */
+        int size = 8 / (int)m->groups;
+        double gs[8];
+        bool kept[8] = {false};
+        for (int j = 0; j < m->groups; j++) {
+            double a = -INFINITY, b = -INFINITY;
+            for (int e = j * size; e < (j + 1) * size; e++)
+                if (c[e] > a)
+                    b = a, a = c[e];
+                else if (c[e] > b)
+                    b = c[e];
+            gs[j] = a + b;
+        }
+        for (int r = 0; r < m->topk_groups; r++) {
+            int best = -1;
+            for (int j = 0; j < m->groups; j++)
+                if (!kept[j] && (best < 0 || gs[j] > gs[best]))
+                    best = j;
+            kept[best] = true;
+        }
+        for (int e = 0; e < 8; e++)
+            open[e] = kept[e / size];
+    }
+    int sel[8];
+    for (int r = 0; r < m->k; r++) {
+        int best = -1;
+        for (int e = 0; e < 8; e++)
+            if (open[e] && (best < 0 || c[e] > c[best]))
+                best = e;
+        sel[r] = best;
+        open[best] = false;
+    }
+    double w[8], sum = 0, top = -INFINITY;
+    for (int r = 0; r < m->k; r++)
+        top = fmax(top, s[sel[r]]);
+    for (int r = 0; r < m->k; r++)
+        sum += w[r] = m->topk_softmax ? exp(s[sel[r]] - top) : s[sel[r]];
+    double y = 0;
+    for (int r = 0; r < m->k; r++) {
+        double wr = m->topk_softmax || !m->no_renorm ? w[r] / sum : w[r];
+        y += wr * (m->scale.has ? m->scale.v : 1.0) * (1.0 * sig(1.0)) * (sel[r] + 1);
+    }
+    return y;
+}
+
+/* The evaluator's mixture of routing m over the routing data. */
+static bool route_run(const struct ir_moe *m, float *out)
+{
+    struct ir_graph *g = ir_graph_new();
+    ir_tid x = F(g, "x", 1, 1, IR_ROLE_INPUT), r = F(g, "router", 1, 8, IR_ROLE_CONSTANT);
+    ir_tid gt = F(g, "gate", 1, 8, IR_ROLE_CONSTANT), up = F(g, "up", 1, 8, IR_ROLE_CONSTANT);
+    ir_tid dn = F(g, "down", 1, 8, IR_ROLE_CONSTANT), cb = F(g, "corr", 1, 8, IR_ROLE_CONSTANT);
+    ir_tid y = F(g, "y", 1, 1, IR_ROLE_ACTIVATION);
+    struct ir_op op = P(IR_KIND_MOE, y, m->correction ? 6 : 5, x, r, gt, up, dn, cb);
+    op.spec.u.moe = *m;
+    ir_graph_push(g, op);
+    char err[IR_ERR_LEN] = "";
+    CHECKF(ir_validate(g, err) == 0, "routing graph: %s", err);
+    struct ir_values *v = values(g);
+    put(v, x, (const float[]){1}, 1);
+    put(v, r, route_logits, 8);
+    put(v, gt, (const float[]){1, 1, 1, 1, 1, 1, 1, 1}, 8);
+    put(v, up, (const float[]){1, 1, 1, 1, 1, 1, 1, 1}, 8);
+    put(v, dn, (const float[]){1, 2, 3, 4, 5, 6, 7, 8}, 8);
+    put(v, cb, route_corr, 8);
+    bool ok = run(g, v);
+    if (ok)
+        *out = ir_values_cdata(v, y)[0];
+    ir_values_free(v);
+    ir_graph_free(g);
+    return ok;
+}
+
+/* Each published routing against its formula; and each field, left out, changes the result (the test can fail;
+ * gpt-oss's top k then softmax equals the softmax renormalised in real arithmetic, so only its roundings differ). */
+static void test_moe_routings(void)
+{
+    const struct {
+        const char *what;
+        struct ir_moe m;
+    } cases[] = {
+        {"qwen3-moe (softmax, renormalised)", {.k = 2}},
+        {"deepseek-v2-lite (softmax, not renormalised)", {.k = 3, .no_renorm = true}},
+        {"not renormalised, scaled", {.k = 3, .no_renorm = true, .scale = {true, 1.5}}},
+        {"gpt-oss (top k then softmax)", {.k = 2, .topk_softmax = true}},
+        {"sigmoid, renormalised", {.k = 2, .sigmoid = true}},
+        {"sigmoid, corrected", {.k = 2, .sigmoid = true, .correction = true, .no_renorm = true}},
+        {"deepseek-v3 (sigmoid, corrected, grouped, scaled)",
+         {.k = 2, .sigmoid = true, .correction = true, .groups = 4, .topk_groups = 2, .scale = {true, 2.5}}},
+        {"grouped softmax", {.k = 2, .groups = 2, .topk_groups = 1}},
+    };
+    double first = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct ir_moe m = cases[i].m;
+        m.d = 1, m.dff = 1, m.experts = 8, m.act = IR_MOE_SWIGLU;
+        float got;
+        if (!route_run(&m, &got))
+            continue;
+        double want = route_reference(&m);
+        CHECKF(fabs(got - want) <= 2e-6 * (1 + fabs(want)), "moe %s: %.9g, want %.9g", cases[i].what, (double)got,
+               want);
+        /* Leaving each routing field out moves the reference: the data tells them apart. */
+        struct ir_moe less = m;
+        less.correction = false;
+        if (m.correction)
+            CHECKF(fabs(route_reference(&less) - want) > 1e-3, "moe %s: the correction changes nothing", cases[i].what);
+        less = m;
+        less.groups = less.topk_groups = 0;
+        if (m.groups)
+            CHECKF(fabs(route_reference(&less) - want) > 1e-3, "moe %s: the groups change nothing", cases[i].what);
+        CHECKF(i == 0 || m.topk_softmax || fabs(want - first) > 1e-3, "moe %s: alike the softmax's", cases[i].what);
+        if (i == 0)
+            first = want;
+    }
 }
 
 /* ── Gated delta rule and convolution ────────────────────────────────────────────────────────────────────── */
@@ -1018,9 +1341,9 @@ static struct ir_graph *blk_graph(bool rewritten, bool reversed)
     struct ir_op add = P(IR_KIND_ELEMENTWISE, b.sum, 2, b.x, b.r);
     add.spec.u.elementwise = (struct ir_elementwise){IR_EW_ADD, 8, 0};
     struct ir_op norm = P(IR_KIND_RMS_NORM, b.h, 2, b.sum, b.w);
-    norm.spec.u.rms_norm = (struct ir_rms_norm){1, 8, 1e-5, true, 0.0, false};
+    norm.spec.u.rms_norm = (struct ir_rms_norm){1, 8, 1e-5, true, 0.0, false, IR_NORM_RMS, false};
     struct ir_op rope = P(IR_KIND_ROPE, b.k, 4, b.h, b.cos, b.sin, b.pos);
-    rope.spec.u.rope = (struct ir_rope){2, 4, 2, 1, {IR_RIDX_NAMED, 0}};
+    rope.spec.u.rope = (struct ir_rope){2, 4, 2, 1, {IR_RIDX_NAMED, 0}, {false, 0.0}, false};
     struct ir_op set = P(IR_KIND_SET_ROW, b.kc, 3, b.kc, b.k, b.pos);
     set.spec.u.set_row = (struct ir_set_row){8, 8, 1, {IR_RIDX_NAMED, 0}};
     struct ir_op setv = P(IR_KIND_SET_ROW, b.vc, 2, b.vc, b.vsrc);
@@ -1514,7 +1837,7 @@ static struct ir_graph *ieee_graph(void)
     op.spec.u.matmul = (struct ir_matmul){4, 32, 64};
     ir_graph_push(g, op);
     op = P(IR_KIND_RMS_NORM, n, 3, h, nw, res);
-    op.spec.u.rms_norm = (struct ir_rms_norm){4, 64, 1e-6, true, 0.0, true};
+    op.spec.u.rms_norm = (struct ir_rms_norm){4, 64, 1e-6, true, 0.0, true, IR_NORM_RMS, false};
     ir_graph_push(g, op);
     op = P(IR_KIND_ELEMENTWISE, m, 2, n, h);
     op.spec.u.elementwise = (struct ir_elementwise){IR_EW_MUL, 256, 0};
@@ -1605,7 +1928,7 @@ static struct ir_graph *every_kind_graph(void)
     ir_tid qr = F(g, "qr", 4, 12, IR_ROLE_ACTIVATION), vc = F(g, "vcache", 8, 12, IR_ROLE_STATE);
     ir_tid sk = F(g, "sinks", 1, 3, IR_ROLE_CONSTANT), ao = F(g, "attn", 4, 12, IR_ROLE_ACTIVATION);
     op = P(IR_KIND_ROPE, qr, 4, go, cs, sn, at);
-    op.spec.u.rope = (struct ir_rope){12, 4, 2, 4, {IR_RIDX_NAMED, 0}};
+    op.spec.u.rope = (struct ir_rope){12, 4, 2, 4, {IR_RIDX_NAMED, 0}, {false, 0.0}, false};
     ir_graph_push(g, op);
     op = P(IR_KIND_ATTENTION, ao, 5, qr, cache, vc, at, sk);
     op.spec.u.attention = (struct ir_attention){3, 3, 4, 4, 8, 4, {IR_RIDX_NAMED, 0}, {false, 0}, {true, 20.0},
@@ -1752,6 +2075,8 @@ int main(void)
     test_elementwise();
     test_rms_norm();
     test_rope();
+    test_rope_published();
+    test_norm_published();
     test_head_slice();
     test_gathers();
     test_set_row();
@@ -1759,6 +2084,7 @@ int main(void)
     test_attention_strided_values();
     test_moe();
     test_moe_clamped();
+    test_moe_routings();
     test_gated_delta();
     test_causal_conv();
     test_unary();

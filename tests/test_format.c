@@ -105,6 +105,10 @@ static void fill_fields(struct ir_op *op, int variant, int seed)
             ev = (seed + variant) % IR_GATE_COUNT;
             memcpy(p, &ev, sizeof ev);
             break;
+        case IR_F_NORMKIND:
+            ev = (seed + variant) % IR_NORM_COUNT;
+            memcpy(p, &ev, sizeof ev);
+            break;
         case IR_F_ROWIDX:
             memcpy(p, &ri, sizeof ri);
             break;
@@ -334,6 +338,50 @@ static void test_roundtrip(void)
     CHECK_STR(one, "op a = matmul(x[64:0:64], blk.0.attn_q) m=1 k=64 n=64 covers 0");
     free(one);
     ir_graph_free(g);
+}
+
+/* A mixture's routing fields: printed in table order after act (only where set, so today's texts keep their text),
+ * read back equal; refused where they say nothing or cannot be (the validator's messages). */
+static void test_moe_routing_text(void)
+{
+#define MOE_PRE                                                                                                     \
+    "tensor x f32 1x4 input\ntensor r f32 4x8 constant\ntensor g f32 4x8 constant\ntensor u f32 4x8 constant\n"    \
+    "tensor dn f32 1x32 constant\ntensor cb f32 1x8 constant\ntensor y f32 1x4 activation\n"
+    const char *text = MOE_PRE "op y = moe(x, r, g, u, dn, cb) d=4 k=2 dff=1 experts=8 act=swiglu sigmoid correction "
+                               "groups=4 topk_groups=2 scale=2.5\n";
+    const char *shuffled = MOE_PRE "op y = moe(x, r, g, u, dn, cb) scale=2.5 topk_groups=2 correction d=4 k=2 dff=1 "
+                                   "experts=8 groups=4 sigmoid act=swiglu\n";
+    char err[IR_ERR_LEN] = "";
+    struct ir_graph *g = ir_parse(shuffled, strlen(shuffled), "m.fc", err);
+    CHECKF(g != NULL, "routing text: %s", err);
+    if (g) {
+        char *t = check_roundtrip(g, "routing");
+        CHECK_STR(t, text);
+        free(t);
+        ir_graph_free(g);
+    }
+    static const struct {
+        const char *fields, *want;
+    } bad[] = {
+        {"k=2 act=swiglu sigmoid topk_softmax", "sigmoid and topk_softmax are two scorings"},
+        {"k=2 act=swiglu no_renorm topk_softmax", "topk_softmax's weights are their own softmax"},
+        {"k=2 act=swiglu groups=4", "groups and topk_groups come together"},
+        {"k=2 act=swiglu groups=3 topk_groups=1", "3 groups must split 8 experts evenly"},
+        {"k=2 act=swiglu groups=8 topk_groups=1", "two or more a group"},
+        {"k=2 act=swiglu groups=2 topk_groups=3", "topk_groups = 3 exceeds groups = 2"},
+        {"k=3 act=swiglu groups=4 topk_groups=1", "1 groups of 2 experts hold fewer than k = 3"},
+        {"k=2 act=swiglu scale=-1", "scale: must be a positive finite number"},
+        {"k=2 act=swiglu correction", "5 operands, expected 6"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[512];
+        snprintf(line, sizeof line, MOE_PRE "op y = moe(x, r, g, u, dn) d=4 dff=1 experts=8 %s\n", bad[i].fields);
+        struct ir_graph *h = ir_parse(line, strlen(line), "m.fc", err);
+        CHECKF(h == NULL && strstr(err, bad[i].want) != NULL, "moe %s: got '%s', want '%s'", bad[i].fields,
+               h ? "accepted" : err, bad[i].want);
+        ir_graph_free(h);
+    }
+#undef MOE_PRE
 }
 
 /* Every float prints in its shortest exact form and reads back bit for bit. */
@@ -871,6 +919,7 @@ int main(void)
 {
     test_headers();
     test_roundtrip();
+    test_moe_routing_text();
     test_floats();
     test_lenient();
     test_errors();

@@ -816,6 +816,64 @@ static void test_golden_bytes(void)
     }
 }
 
+/* q8_0 activations as llama.cpp's CPU backend makes them: scale max|x|/127 rounded to f16, codes x·(127/max|x|)
+ * rounded half to even (2.5 → 2, 3.5 → 4, -2.5 → -2); an all-zero block has scale 0 and codes 0. */
+static void test_q8_activations(void)
+{
+    float x[64] = {0}, blocks[2 * IR_GGML_Q8_ACT_FLOATS];
+    x[0] = 127.0f; /* max: 127/max = 1 exactly */
+    x[1] = 2.5f;
+    x[2] = 3.5f;
+    x[3] = -2.5f;
+    x[4] = -127.0f;
+    x[5] = 0.49f;
+    ir_ggml_q8_activations(x, 64, blocks);
+    CHECK(blocks[0] == 1.0f);
+    CHECK(blocks[1] == 127.0f && blocks[2] == 2.0f && blocks[3] == 4.0f && blocks[4] == -2.0f);
+    CHECK(blocks[5] == -127.0f && blocks[6] == 0.0f);
+    CHECK(blocks[IR_GGML_Q8_ACT_FLOATS] == 0.0f && blocks[IR_GGML_Q8_ACT_FLOATS + 1] == 0.0f);
+    x[32] = 1.0f; /* scale 1/127, not an f16 value: kept rounded to f16 */
+    ir_ggml_q8_activations(x, 64, blocks);
+    CHECK(blocks[IR_GGML_Q8_ACT_FLOATS] == ir_f16_to_f32(ir_f32_to_f16(1.0f / 127.0f)));
+    CHECK(blocks[IR_GGML_Q8_ACT_FLOATS] != 1.0f / 127.0f);
+}
+
+/* A q8_0 or q4_0 row times q8_0 activations: per block the integer sum of code products times both scales, the
+ * blocks summed in order; another format is refused. Checked against the sums written out by hand. */
+static void test_q8_activation_dot(void)
+{
+    unsigned char w8[2 * 34], w4[2 * 18];
+    float x[64], blocks[2 * IR_GGML_Q8_ACT_FLOATS], out = 0.0f;
+    put16(w8, 0x3800);      /* d = 0.5 */
+    put16(w8 + 34, 0xc400); /* d = -4 */
+    put16(w4, 0x3800);
+    put16(w4 + 18, 0xb400); /* d = -0.25 */
+    for (int j = 0; j < 32; j++) {
+        w8[2 + j] = i8_byte(j - 16);
+        w8[36 + j] = i8_byte(j % 3 - 1);
+    }
+    for (int j = 0; j < 16; j++)
+        w4[2 + j] = w4[20 + j] = (unsigned char)(j | ((15 - j) << 4));
+    for (int j = 0; j < 64; j++)
+        x[j] = (float)((j * 7) % 255 - 127); /* codes equal to the values: max 127 in each block */
+    x[0] = x[32] = 127.0f;
+    ir_ggml_q8_activations(x, 64, blocks);
+    int32_t s0 = 0, s1 = 0, t0 = 0, t1 = 0;
+    for (int j = 0; j < 32; j++) {
+        s0 += (int32_t)x[j] * (j - 16);
+        s1 += (int32_t)x[32 + j] * (j % 3 - 1);
+        int c = j < 16 ? j - 8 : (15 - (j - 16)) - 8;
+        t0 += (int32_t)x[j] * c;
+        t1 += (int32_t)x[32 + j] * c;
+    }
+    CHECK(ir_ggml_dot_q8_activations(IR_FMT_Q8_0, w8, blocks, 64, &out) == 0);
+    CHECKF(out == (float)s0 * 0.5f + (float)s1 * -4.0f, "q8_0: %g, not %g", (double)out,
+           (double)((float)s0 * 0.5f + (float)s1 * -4.0f));
+    CHECK(ir_ggml_dot_q8_activations(IR_FMT_Q4_0, w4, blocks, 64, &out) == 0);
+    CHECKF(out == (float)t0 * 0.5f + (float)t1 * -0.25f, "q4_0: %g", (double)out);
+    CHECK(ir_ggml_dot_q8_activations(IR_FMT_Q4_K, w8, blocks, 64, &out) == -1);
+}
+
 int main(void)
 {
     test_row_bytes();
@@ -837,5 +895,7 @@ int main(void)
     test_nonfinite_inputs();
     test_invalid_lengths();
     test_golden_bytes();
+    test_q8_activations();
+    test_q8_activation_dot();
     return check_done("test_ggml");
 }

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "models/models.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -326,50 +327,110 @@ static bool same_text(const struct ir_graph *a, const struct ir_graph *b)
     return same;
 }
 
-/* Every tiny zoo model exported in a format, read back: the same configuration's graph, its values the file's. */
+/* The double nearest a float's shortest decimal form: what a key written f32 reads back as. */
+static double f32_read(double x)
+{
+    char buf[32];
+    float f = (float)x;
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, (double)f);
+        if ((float)strtod(buf, NULL) == f)
+            return strtod(buf, NULL);
+    }
+    return (double)f;
+}
+
+/* The configuration a file of c reads back as: its reals through f32 (llama.cpp's keys are f32). */
+static struct models_config as_read(const struct models_config *c)
+{
+    struct models_config r = *c;
+    double *reals[] = {&r.eps, &r.rope_base, &r.attn_softcap, &r.final_softcap, &r.query_scale, &r.embed_mult,
+                       &r.residual_mult, &r.logit_scale, &r.head_divisor, &r.routing.scale};
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
+        *reals[i] = f32_read(*reals[i]);
+    return r;
+}
+
+/* A tied model's head bound to its embedding's bytes in v (as the file binds it). */
+static void tie_head(const struct ir_graph *g, struct ir_values *v)
+{
+    ir_tid e = ir_tensor_find(g, "token_embd.weight", 17), o = ir_tensor_find(g, "output.weight", 13);
+    struct ir_ckpt_rows re, ro;
+    if (e != IR_NONE && o != IR_NONE && ir_values_checkpoint(v, e, &re) && ir_values_checkpoint(v, o, &ro) &&
+        re.format == ro.format && re.srows * re.row_bytes == ro.srows * ro.row_bytes)
+        memcpy((void *)ro.bytes, re.bytes, (size_t)(re.srows * re.row_bytes));
+}
+
+/* Model c exported in format fmt (layers of it: 0 all) and read back: the graph the file's configuration lifts is the
+ * one c's does, and evaluating it from the file's weights gives the zoo's values (a tied head bound to the
+ * embedding). Whether it held. */
+static bool round_trip(const struct models_config *c, enum ir_format fmt, int32_t layers, bool same_text_expected)
+{
+    struct models_options o = models_default_options();
+    o.weights = fmt;
+    o.layers = layers;
+    o.mode = (struct models_mode){MODELS_PREFILL, 3};
+    char err[IR_ERR_LEN];
+    struct ir_graph *g = models_lift(c, &o, err);
+    struct ir_values *v = g ? ir_values_new(g, 7, err) : NULL;
+    bool ok = v && models_gguf_export(c, g, v, scratch("m.gguf"), err) == 0;
+    CHECKF(ok, "%s %s: %s", c->name, ir_format_name(fmt), err);
+    struct ir_gguf *f = ok ? ir_gguf_open(scratch("m.gguf"), err) : NULL;
+    struct models_options ro = o;
+    ro.layers = 0; /* the file holds the layers exported */
+    struct ir_graph *h = f ? models_gguf_lift(f, &ro, err) : NULL;
+    CHECKF(h, "%s %s: %s", c->name, ir_format_name(fmt), err);
+    struct models_config want = as_read(c);
+    struct ir_graph *gw = h ? models_lift(&want, &o, err) : NULL;
+    if (h && same_text_expected)
+        CHECKF(same_text(gw, h), "%s %s: another graph", c->name, ir_format_name(fmt));
+    struct models_config *rc = f ? models_gguf_config(f, err) : NULL;
+    CHECKF(rc && rc->layers == (layers ? layers : c->layers) && rc->eps == want.eps &&
+               rc->rope_base == want.rope_base && rc->ctx == c->ctx && strcmp(rc->name, c->name) == 0 &&
+               strcmp(rc->family, c->family) == 0 && rc->tied == c->tied,
+           "%s: configuration", c->name);
+    models_config_free(rc);
+    /* Evaluated with another seed, the file's weights (not that seed's) give the zoo's values. */
+    if (c->tied && v)
+        tie_head(g, v);
+    ir_values_use_gguf(f);
+    struct ir_values *w = h ? ir_values_new(h, 7, err) : NULL, *x = h ? ir_values_new(h, 8, err) : NULL;
+    ir_values_use_gguf(NULL);
+    struct ir_values *y = h ? ir_values_new(h, 8, err) : NULL;
+    CHECKF(w && x && ir_eval(g, v, err) == 0 && ir_eval(h, w, err) == 0, "%s: %s", c->name, err);
+    bool same = w && ir_values_compare(g, v, h, w).identical;
+    CHECKF(same, "%s %s: other values", c->name, ir_format_name(fmt));
+    CHECK(x && y && ir_values_bytes(x) == ir_values_bytes(y));
+    ir_values_free(w);
+    ir_values_free(x);
+    ir_values_free(y);
+    ir_graph_free(gw);
+    ir_graph_free(h);
+    ir_gguf_close(f);
+    ir_values_free(v);
+    ir_graph_free(g);
+    return same;
+}
+
+/* Every tiny zoo model exported at f32, q8_0 and one other format, read back: the same graph, its values the file's;
+ * exported with one layer, a file of one layer that reads back. */
 static void test_models(void)
 {
-    static const enum ir_format fmts[] = {IR_FMT_Q8_0, IR_FMT_Q4_K, IR_FMT_BF16, IR_FMT_Q6_K, IR_FMT_F16};
-    int n = 0;
+    static const enum ir_format fmts[] = {IR_FMT_Q4_K, IR_FMT_BF16, IR_FMT_Q6_K, IR_FMT_F16, IR_FMT_Q4_0};
+    int n = 0, held = 0;
     for (int i = 0; i < models_count(); i++) {
         const struct models_config *c = models_get(i);
         if (!c->tiny)
             continue;
-        struct models_options o = models_default_options();
-        o.weights = fmts[n++ % 5];
-        o.mode = (struct models_mode){MODELS_PREFILL, 3};
-        char err[IR_ERR_LEN];
-        struct ir_graph *g = models_lift(c, &o, err);
-        struct ir_values *v = g ? ir_values_new(g, 7, err) : NULL;
-        CHECKF(v && models_gguf_export(c, g, v, scratch("m.gguf"), err) == 0, "%s: %s", c->name, err);
-        struct ir_gguf *f = ir_gguf_open(scratch("m.gguf"), err);
-        CHECKF(f != NULL, "%s", err);
-        struct ir_graph *h = f ? models_gguf_lift(f, &o, err) : NULL;
-        CHECKF(h && same_text(g, h), "%s: %s", c->name, h ? "another graph" : err);
-        struct models_config *rc = f ? models_gguf_config(f, err) : NULL;
-        CHECK(rc && rc->layers == c->layers && rc->eps == c->eps && rc->rope_base == c->rope_base &&
-              rc->ctx == c->ctx && strcmp(rc->name, c->name) == 0 && strcmp(rc->family, c->family) == 0);
-        models_config_free(rc);
-        /* Evaluated with another seed, the file's weights (not that seed's) give the zoo's values. */
-        ir_values_use_gguf(f);
-        struct ir_values *w = h ? ir_values_new(h, 7, err) : NULL, *x = h ? ir_values_new(h, 8, err) : NULL;
-        ir_values_use_gguf(NULL);
-        struct ir_values *y = h ? ir_values_new(h, 8, err) : NULL;
-        CHECK(w && x && ir_eval(g, v, err) == 0 && ir_eval(h, w, err) == 0);
-        CHECKF(w && ir_values_compare(g, v, h, w).identical, "%s", c->name);
-        CHECK(x && y && ir_values_bytes(x) == ir_values_bytes(y));
-        ir_values_free(w);
-        ir_values_free(x);
-        ir_values_free(y);
-        ir_graph_free(h);
-        ir_gguf_close(f);
-        ir_values_free(v);
-        ir_graph_free(g);
+        enum ir_format other = fmts[n++ % 5];
+        /* deepseek's per-head matrices cannot hold a 256-value block in a head's row: written f32 (same values) */
+        bool per_head_f32 = strcmp(c->family, "deepseek") == 0 && ir_format_block_values(other) > c->head_dim;
+        held += round_trip(c, IR_FMT_F32, 0, true);
+        held += round_trip(c, IR_FMT_Q8_0, 0, true);
+        held += round_trip(c, other, 0, !per_head_f32);
+        held += round_trip(c, IR_FMT_Q8_0, 1, true);
     }
-    int tiny = 0;
-    for (int i = 0; i < models_count(); i++)
-        tiny += models_get(i)->tiny;
-    CHECKF(n == tiny && n >= 11, "%d tiny models exported, %d in the zoo", n, tiny);
+    CHECKF(n >= 12 && held == 4 * n, "%d tiny models, %d of %d round trips held", n, held, 4 * n);
 }
 
 /* A tensor the lift needs, missing or of another shape or an undecoded type, is refused by name. */
@@ -520,6 +581,204 @@ static void test_olmo2(void)
     ir_graph_free(g);
 }
 
+/* Export tiny model `name` (q8_0) to o.gguf and open it; NULL on failure. */
+static struct ir_gguf *exported(const char *name, struct models_config *edit, char err[IR_ERR_LEN])
+{
+    const struct models_config *c = edit ? edit : models_find(name);
+    struct models_options o = models_default_options();
+    struct ir_graph *g = c ? models_lift(c, &o, err) : NULL;
+    struct ir_values *v = g ? ir_values_new(g, 3, err) : NULL;
+    int rc = v ? models_gguf_export(c, g, v, scratch("o.gguf"), err) : -1;
+    ir_values_free(v);
+    ir_graph_free(g);
+    return rc == 0 ? ir_gguf_open(scratch("o.gguf"), err) : NULL;
+}
+
+/* Whether the file's key is a u32 of value want. */
+static bool u32_is(const struct ir_gguf *f, const char *key, uint64_t want)
+{
+    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, key);
+    return kv && kv->value.type == IR_GGUF_UINT32 && kv->value.u == want;
+}
+
+/* Whether the file's key is an f32 of value want. */
+static bool f32_is(const struct ir_gguf *f, const char *key, float want)
+{
+    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, key);
+    return kv && kv->value.type == IR_GGUF_FLOAT32 && (float)kv->value.f == want;
+}
+
+/* Whether the file's tensor has dims d0 x d1 x d2 (the rest 1). */
+static bool dims_is(const struct ir_gguf *f, const char *name, uint64_t d0, uint64_t d1, uint64_t d2)
+{
+    const struct ir_gguf_tensor *t = ir_gguf_find_tensor(f, name);
+    return t && t->dims[0] == d0 && t->dims[1] == d1 && t->dims[2] == d2 && t->dims[3] == 1;
+}
+
+/* The keys and tensors llama.cpp's loader needs, family by family, as export writes them. */
+static void test_llama_conventions(void)
+{
+    char err[IR_ERR_LEN];
+    /* Every family: a vocabulary of the model's size, key and value lengths. */
+    static const char *const tiny[] = {"tiny-llama", "tiny-qwen3", "tiny-qwen3-moe", "tiny-gemma2", "tiny-qwen3-next",
+                                       "tiny-nemotron", "tiny-qwen2.5", "tiny-granite", "tiny-minicpm", "tiny-deepseek",
+                                       "tiny-gpt-oss", "tiny-olmo2"};
+    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+        struct ir_gguf *f = exported(tiny[i], NULL, err);
+        CHECKF(f, "%s: %s", tiny[i], err);
+        if (!f)
+            continue;
+        const struct ir_gguf_kv *arch = ir_gguf_find_kv(f, "general.architecture"), *toks;
+        char key[128];
+        snprintf(key, sizeof key, "%.*s.attention.key_length", (int)arch->value.len, arch->value.str);
+        CHECKF(ir_gguf_find_kv(f, key), "%s: %s", tiny[i], key);
+        snprintf(key, sizeof key, "%.*s.attention.value_length", (int)arch->value.len, arch->value.str);
+        CHECKF(ir_gguf_find_kv(f, key), "%s: %s", tiny[i], key);
+        toks = ir_gguf_find_kv(f, "tokenizer.ggml.tokens");
+        CHECK(kv_is(f, "tokenizer.ggml.model", "llama") && toks && toks->value.n == 512 &&
+              ir_gguf_find_kv(f, "tokenizer.ggml.scores") && ir_gguf_find_kv(f, "tokenizer.ggml.token_type"));
+        /* A tied model's file has no output.weight. */
+        CHECKF((ir_gguf_find_tensor(f, "output.weight") == NULL) == models_find(tiny[i])->tied, "%s", tiny[i]);
+        ir_gguf_close(f);
+    }
+    /* qwen3-moe: the experts three-dimensional, [n_embd, n_ff, n_expert] and [n_ff, n_embd, n_expert]. */
+    struct models_config m = *models_find("tiny-qwen3-moe");
+    m.expert_ffn = 512;
+    struct ir_gguf *f = exported(NULL, &m, err);
+    CHECK(f && dims_is(f, "blk.0.ffn_gate_exps.weight", 256, 512, 8) &&
+          dims_is(f, "blk.1.ffn_up_exps.weight", 256, 512, 8) && dims_is(f, "blk.0.ffn_down_exps.weight", 512, 256, 8));
+    ir_gguf_close(f);
+    /* nemotron: its LayerNorm's epsilon key. minicpm: f32 scales, the head's divisor as logit_scale. */
+    f = exported("tiny-nemotron", NULL, err);
+    CHECK(f && ir_gguf_find_kv(f, "nemotron.attention.layer_norm_epsilon") &&
+          !ir_gguf_find_kv(f, "nemotron.attention.layer_norm_rms_epsilon"));
+    ir_gguf_close(f);
+    f = exported("tiny-minicpm", NULL, err);
+    CHECK(f && f32_is(f, "minicpm.residual_scale", 0.9899494936611664f) && f32_is(f, "minicpm.logit_scale", 4) &&
+          f32_is(f, "minicpm.embedding_scale", 12) && !ir_gguf_find_kv(f, "minicpm.head_divisor"));
+    ir_gguf_close(f);
+    f = exported("tiny-granite", NULL, err);
+    CHECK(f && f32_is(f, "granite.logit_scale", 8) && f32_is(f, "granite.residual_scale", 0.22f) &&
+          f32_is(f, "granite.embedding_scale", 12) && f32_is(f, "granite.attention.scale", 0.015625f));
+    ir_gguf_close(f);
+    /* gemma2: window and caps. gpt-oss: the FFN norm as post_attention_norm, stacked expert biases, sinks. */
+    f = exported("tiny-gemma2", NULL, err);
+    CHECK(f && u32_is(f, "gemma2.attention.sliding_window", 16) && f32_is(f, "gemma2.attn_logit_softcapping", 50) &&
+          f32_is(f, "gemma2.final_logit_softcapping", 30));
+    ir_gguf_close(f);
+    f = exported("tiny-gpt-oss", NULL, err);
+    CHECK(f && dims_is(f, "blk.0.post_attention_norm.weight", 256, 1, 1) && !ir_gguf_find_tensor(f, "blk.0.ffn_norm.weight") &&
+          dims_is(f, "blk.0.ffn_gate_exps.bias", 256, 8, 1) && dims_is(f, "blk.0.ffn_down_exps.bias", 256, 8, 1) &&
+          dims_is(f, "blk.0.ffn_gate_inp.bias", 8, 1, 1) && dims_is(f, "blk.1.attn_sinks.weight", 8, 1, 1) &&
+          u32_is(f, "gpt-oss.attention.key_length", 64) && u32_is(f, "gpt-oss.attention.sliding_window", 16));
+    ir_gguf_close(f);
+    /* deepseek2: the absorbed form's widths, the shared experts' count, the per-head matrices, the routing. */
+    f = exported("tiny-deepseek", NULL, err);
+    CHECK(f && u32_is(f, "deepseek2.attention.head_count_kv", 1) && u32_is(f, "deepseek2.attention.key_length", 320) &&
+          u32_is(f, "deepseek2.attention.value_length", 256) &&
+          u32_is(f, "deepseek2.attention.key_length_mla", 128) &&
+          u32_is(f, "deepseek2.attention.value_length_mla", 64) && u32_is(f, "deepseek2.expert_shared_count", 1) &&
+          u32_is(f, "deepseek2.leading_dense_block_count", 1) && u32_is(f, "deepseek2.attention.q_lora_rank", 256) &&
+          u32_is(f, "deepseek2.attention.kv_lora_rank", 256) && u32_is(f, "deepseek2.rope.dimension_count", 64) &&
+          u32_is(f, "deepseek2.expert_feed_forward_length", 256) && u32_is(f, "deepseek2.expert_gating_func", 2) &&
+          dims_is(f, "blk.0.attn_k_b.weight", 64, 256, 4) && dims_is(f, "blk.0.attn_v_b.weight", 256, 64, 4));
+    ir_gguf_close(f);
+    /* qwen3-next: the DeltaNet's keys and llama.cpp's joined tensors; ssm_a is −exp(A_log). */
+    f = exported("tiny-qwen3-next", NULL, err);
+    CHECK(f && u32_is(f, "qwen3next.ssm.conv_kernel", 4) && u32_is(f, "qwen3next.ssm.state_size", 64) &&
+          u32_is(f, "qwen3next.ssm.group_count", 2) && u32_is(f, "qwen3next.ssm.time_step_rank", 4) &&
+          u32_is(f, "qwen3next.ssm.inner_size", 256) && u32_is(f, "qwen3next.full_attention_interval", 4) &&
+          u32_is(f, "qwen3next.rope.dimension_count", 16) && dims_is(f, "blk.0.attn_qkv.weight", 256, 512, 1) &&
+          dims_is(f, "blk.0.attn_gate.weight", 256, 256, 1) && dims_is(f, "blk.0.ssm_conv1d.weight", 4, 512, 1) &&
+          dims_is(f, "blk.0.ssm_ba.weight", 256, 8, 1) && dims_is(f, "blk.0.ssm_a", 4, 1, 1) &&
+          dims_is(f, "blk.3.attn_q.weight", 256, 512, 1) && !ir_gguf_find_tensor(f, "blk.3.attn_gate.weight") &&
+          dims_is(f, "blk.0.post_attention_norm.weight", 256, 1, 1));
+    if (f) {
+        const struct ir_gguf_tensor *a = ir_gguf_find_tensor(f, "blk.0.ssm_a");
+        for (int i = 0; a && i < 4; i++)
+            CHECK(((const float *)a->data)[i] < 0);
+        /* read back: A_log, whose −exp is the file's value exactly */
+        struct models_options o = models_default_options();
+        struct ir_graph *h = models_gguf_lift(f, &o, err);
+        const struct ir_gguf_tensor *al = ir_gguf_find_tensor(f, "blk.0.ssm_a");
+        for (int i = 0; h && al && i < 4; i++)
+            CHECK(-expf(((const float *)al->data)[i]) == ((const float *)a->data)[i]);
+        ir_graph_free(h);
+    }
+    ir_gguf_close(f);
+    /* What llama.cpp cannot be told is refused: another clamp for gpt-oss, a routing qwen3-moe's code fixes. */
+    m = *models_find("tiny-gpt-oss");
+    m.swiglu_limit = 8;
+    f = exported(NULL, &m, err);
+    CHECKF(!f && strstr(err, "llama.cpp's gpt-oss fixes 1.702 and 7"), "%s", err);
+    m = *models_find("tiny-qwen3-moe");
+    m.routing.no_renorm = true;
+    f = exported(NULL, &m, err);
+    CHECKF(!f && strstr(err, "its routing"), "%s", err);
+    m = *models_find("tiny-llama");
+    m.query_scale = 0.5;
+    f = exported(NULL, &m, err);
+    CHECKF(!f && strstr(err, "query_scale"), "%s", err);
+}
+
+/* A file meaning what fusecheck's graph cannot compute is refused naming the key or tensor: a rotary scaling, a
+ * routing key of another value, a bias llama.cpp would add. */
+static void test_refusals(void)
+{
+    char err[IR_ERR_LEN];
+    struct ir_gguf *f = exported("tiny-deepseek", NULL, err);
+    ir_gguf_close(f);
+    size_t len;
+    unsigned char *b = slurp(scratch("o.gguf"), &len);
+    size_t at = b ? find(b, len, "deepseek2.expert_gating_func") : 0;
+    CHECK(at > 0);
+    if (at > 0) {
+        b[at + 28 + 4] = 3; /* the u32 after the key's name and type */
+        FILE *out = fopen(scratch("u.gguf"), "wb");
+        fwrite(b, 1, len, out);
+        fclose(out);
+        f = ir_gguf_open(scratch("u.gguf"), err);
+        struct models_config *c = f ? models_gguf_config(f, err) : NULL;
+        CHECKF(!c && strstr(err, "deepseek2.expert_gating_func: expected 1 (softmax) or 2 (sigmoid), found 3"), "%s",
+               err);
+        models_config_free(c);
+        ir_gguf_close(f);
+    }
+    free(b);
+    /* A hand-made llama file with yarn scaling, and one with a q bias: refused by name. */
+    for (int which = 0; which < 2; which++) {
+        struct ir_gguf_writer *w = ir_gguf_writer_new();
+        ir_gguf_kv_str(w, "general.architecture", "llama");
+        ir_gguf_kv_u32(w, "llama.block_count", 1);
+        ir_gguf_kv_u32(w, "llama.context_length", 64);
+        ir_gguf_kv_u32(w, "llama.embedding_length", 256);
+        ir_gguf_kv_u32(w, "llama.feed_forward_length", 256);
+        ir_gguf_kv_u32(w, "llama.attention.head_count", 4);
+        ir_gguf_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+        if (which == 0)
+            ir_gguf_kv_str(w, "llama.rope.scaling.type", "yarn");
+        static const char *const names[] = {"token_embd.weight", "output.weight", "output_norm.weight",
+                                            "blk.0.attn_norm.weight", "blk.0.attn_q.weight", "blk.0.attn_k.weight",
+                                            "blk.0.attn_v.weight", "blk.0.attn_output.weight", "blk.0.ffn_norm.weight",
+                                            "blk.0.ffn_gate.weight", "blk.0.ffn_up.weight", "blk.0.ffn_down.weight",
+                                            "blk.0.attn_q.bias"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            bool vec = strstr(names[i], "norm") || strstr(names[i], "bias");
+            uint64_t dims[2] = {256, i < 2 ? 512 : 256};
+            CHECK(ir_gguf_add_tensor(w, names[i], vec ? 1 : 2, dims, IR_FMT_F32, NULL, err) == 0);
+        }
+        CHECK(ir_gguf_write(w, scratch("u.gguf"), err) == 0);
+        ir_gguf_writer_free(w);
+        f = ir_gguf_open(scratch("u.gguf"), err);
+        struct models_options o = models_default_options();
+        struct ir_graph *h = f ? models_gguf_lift(f, &o, err) : NULL;
+        CHECKF(!h && strstr(err, which == 0 ? "llama.rope.scaling.type: expected none" :
+                                              "tensor blk.0.attn_q.bias: fusecheck's graph has no part"), "%s", err);
+        ir_graph_free(h);
+        ir_gguf_close(f);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/test_gguf.XXXXXX");
@@ -534,6 +793,8 @@ int main(void)
     test_missing();
     test_defaults();
     test_olmo2();
+    test_llama_conventions();
+    test_refusals();
     const char *names[] = {"s.gguf", "a.gguf", "d.gguf", "m.gguf", "t.gguf", "u.gguf", "k.gguf", "o.gguf"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(scratch(names[i]));

@@ -359,6 +359,53 @@ static void test_zoo_tolerance(void)
     ir_graph_free(g);
 }
 
+/* Each routing through the host lane against the evaluator, within the bound: hand-written mixtures of every routing
+ * field, and tiny-deepseek (deepseek-v3's routing: sigmoid, corrected, grouped, scaled) in every mode; a lane that
+ * routed otherwise would pick other experts or weigh them otherwise, far past the bound. */
+static void test_routings(void)
+{
+    static const char *const routes[] = {"", " no_renorm", " sigmoid", " sigmoid no_renorm scale=1.5",
+                                         " sigmoid correction groups=4 topk_groups=2 scale=2.5",
+                                         " correction groups=2 topk_groups=1", " topk_softmax correction"};
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        char text[1024], err[IR_ERR_LEN];
+        bool corr = strstr(routes[i], "correction") != NULL;
+        snprintf(text, sizeof text,
+                 "tensor x f32 1x32 input\ntensor r f32 32x8 constant\ntensor g f32 32x16 constant\n"
+                 "tensor u f32 32x16 constant\ntensor dn f32 2x256 constant\ntensor cb f32 1x8 constant\n"
+                 "tensor y f32 1x32 activation observed\n"
+                 "op y = moe(x, r, g, u, dn%s) d=32 k=2 dff=2 experts=8 act=swiglu%s\n",
+                 corr ? ", cb" : "", routes[i]);
+        struct ir_graph *g = ir_parse(text, strlen(text), "route.fc", err);
+        CHECKF(g != NULL, "%s", err);
+        struct kernels_tol_result r;
+        bool ok = g && tolerance_of(g, "cuda-lane:h200:dequant", KERNELS_FAULT_NONE, 1, &r) == 0;
+        CHECKF(ok && r.failed == 0 && r.nrows > 0, "routing '%s' under the lane", routes[i]);
+        if (ok)
+            kernels_tol_result_free(&r);
+        ir_graph_free(g);
+    }
+    static const char *const modes[] = {"decode", "prefill:8", "batch:4"};
+    for (int k = 0; k < 3; k++) {
+        char err[IR_ERR_LEN];
+        struct models_options o = models_default_options();
+        models_parse_mode(modes[k], &o.mode, err);
+        struct ir_graph *g = models_lift(models_find("tiny-deepseek"), &o, err);
+        CHECKF(g != NULL, "%s", err);
+        struct kernels_tol_result r;
+        bool ok = g && tolerance_of(g, "cuda-lane:h200:int8", KERNELS_FAULT_NONE, 1, &r) == 0;
+        int64_t amb = 0; /* a choice a bound could flip: the lane may pick another expert, far apart end to end */
+        for (int32_t i = 0; ok && i < r.nrows; i++)
+            amb += r.rows[i].ambiguous;
+        CHECKF(ok && r.failed == 0 && r.nrows > 0 && r.nsteps == 1 && (r.steps[0].nmse < 1e-2 || amb > 0),
+               "tiny-deepseek %s under the lane: %d of %d rows failed, NMSE %g", modes[k], ok ? (int)r.failed : -1,
+               ok ? (int)r.nrows : -1, ok && r.nsteps ? r.steps[0].nmse : -1.0);
+        if (ok)
+            kernels_tol_result_free(&r);
+        ir_graph_free(g);
+    }
+}
+
 /* Whether a run with the fault planted fails a row of a launch of `kernel`. */
 static bool caught(const struct ir_graph *g, const char *shim, enum kernels_fault f, const char *kernel)
 {
@@ -416,6 +463,68 @@ static struct kind_rows rows_of(const struct kernels_tol_result *r, const char *
         k.max_abs = w->max_abs > k.max_abs ? w->max_abs : k.max_abs;
     }
     return k;
+}
+
+/* A norm (kind, bias) of two rows then their rotation (pairing, base, half of a head of 32) as text, observed. */
+static void turn_text(char *text, size_t cap, const char *kind, bool bias, bool adjacent, const char *theta,
+                      int half)
+{
+    snprintf(text, cap,
+             "tensor x f32 2x64 input\ntensor res f32 2x64 input\ntensor w f32 1x64 constant\n"
+             "tensor b f32 1x64 constant\ntensor cos f32 16x%d constant\ntensor sin f32 16x%d constant\n"
+             "tensor pos i32 1x1 param\ntensor n f32 2x64 activation observed\n"
+             "tensor r f32 2x64 activation observed\n"
+             "op n = rms_norm(x, w, res%s) rows=2 cols=64%s eps=1e-05 weight offset=0 residual%s\n"
+             "op r = rope(n, cos, sin, pos) h=4 hd=32 half=%d rows=2 pos=named%s%s\n",
+             half, half, bias ? ", b" : "", kind, bias ? " bias" : "", half, theta, adjacent ? " adjacent" : "");
+}
+
+/* The norms (RMS and layer, with and without a bias) and the rotations (both pairings, several bases, whole and
+ * partial heads) through the host lane against the evaluator, each launch within its bound; the planted pairing fault
+ * caught under either pairing (so the bound sees a rotation of the other pairs); tiny-nemotron's LayerNorms and
+ * tiny-llama's adjacent rotations whole under the lane. */
+static void test_turns_and_norms(void)
+{
+    static const char *const kinds[] = {"", " kind=layer"}, *const thetas[] = {"", " theta=5e+05", " theta=1e+07"};
+    int runs = 0, clean = 0;
+    for (int k = 0; k < 2; k++)
+        for (int bias = 0; bias < 2; bias++)
+            for (int adj = 0; adj < 2; adj++)
+                for (int t = 0; t < 3; t++)
+                    for (int half = 8; half <= 16; half += 8) {
+                        char text[1536], err[IR_ERR_LEN];
+                        turn_text(text, sizeof text, kinds[k], bias, adj, thetas[t], half);
+                        struct ir_graph *g = ir_parse(text, strlen(text), "turn.fc", err);
+                        CHECKF(g != NULL, "%s", err);
+                        struct kernels_tol_result r;
+                        runs++;
+                        if (g && tolerance_of(g, "cuda-lane:h200:dequant", KERNELS_FAULT_NONE, 1, &r) == 0) {
+                            struct kind_rows nr = rows_of(&r, "rms_norm", NULL), rr = rows_of(&r, "rope", NULL);
+                            clean += r.failed == 0 && nr.n > 0 && nr.pass == nr.n && rr.n > 0 && rr.pass == rr.n;
+                            kernels_tol_result_free(&r);
+                        }
+                        if (g && t == 1 && half == 16)
+                            CHECKF(caught(g, "cuda-lane:h200:dequant", KERNELS_FAULT_ROPE_PAIR, "rope"),
+                                   "the pairing fault under %s pairs", adj ? "adjacent" : "neox");
+                        ir_graph_free(g);
+                    }
+    CHECKF(clean == runs, "%d of %d norm and rotation runs clean", clean, runs);
+    static const char *const models[] = {"tiny-nemotron", "tiny-llama"};
+    static const char *const acts[] = {"cuda-lane:h200:dequant", "cuda-lane:h200:int8"};
+    for (int m = 0; m < 2; m++)
+        for (int a = 0; a < 2; a++) {
+            char err[IR_ERR_LEN];
+            struct models_options o = models_default_options();
+            struct ir_graph *g = models_lift(models_find(models[m]), &o, err);
+            CHECKF(g != NULL, "%s", err);
+            struct kernels_tol_result r;
+            bool ok = g && tolerance_of(g, acts[a], KERNELS_FAULT_NONE, 1, &r) == 0;
+            CHECKF(ok && r.failed == 0 && r.nrows > 0 && r.nsteps == 1 && r.steps[0].nmse < 1e-2, "%s under %s",
+                   models[m], acts[a]);
+            if (ok)
+                kernels_tol_result_free(&r);
+            ir_graph_free(g);
+        }
 }
 
 /* The Gated DeltaNet kernels against the evaluator on a layer's mixer over three rows (tests/data/kernels/
@@ -670,6 +779,7 @@ int main(void)
     test_gemv();
     test_norms();
     test_moe_down();
+    test_routings();
     test_attention();
     test_decode();
     test_transcendentals();
@@ -677,6 +787,7 @@ int main(void)
     test_bounds();
     test_launch_plan();
     test_planted_faults();
+    test_turns_and_norms();
     test_deltanet();
     test_zoo_tolerance();
     test_launch_list();

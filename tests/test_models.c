@@ -610,7 +610,8 @@ static void test_shape_moe(void)
     ir_graph_free(p);
 }
 
-/* gemma2: the embedding scaled, four (1+w) norms a block, GeLU gate, windows on alternating layers, soft caps. */
+/* gemma2: the embedding scaled, four (1+w) norms a block (read as stored, w + 1: offset 0), GeLU gate, windows on
+ * alternating layers, soft caps. */
 static void test_shape_gemma(void)
 {
     struct ir_graph *g = lift("tiny-gemma2", "decode", 0, IR_FMT_Q8_0);
@@ -623,7 +624,8 @@ static void test_shape_gemma(void)
     for (int i = 0; i < g->nops; i++)
         if (is_kind(g, i, IR_KIND_RMS_NORM)) {
             norms++;
-            CHECK(g->ops[i].spec.u.rms_norm.offset == 1.0 && g->ops[i].spec.u.rms_norm.weight);
+            CHECK(g->ops[i].spec.u.rms_norm.offset == 0.0 && g->ops[i].spec.u.rms_norm.weight &&
+                  g->ops[i].spec.u.rms_norm.kind == IR_NORM_RMS && !g->ops[i].spec.u.rms_norm.bias);
         }
     CHECK(norms == 4 * 2 + 1);
     int post = producer(g, find(g, "blk.0.post_attention_norm"));
@@ -1025,17 +1027,44 @@ static void ref_rms(const double *x, const float *w, int n, double eps, double *
         y[i] = x[i] * r * w[i];
 }
 
-/* Rotate each of `heads` heads of x (width hd) in pairs (i, i + hd/2) by the tables' row pos. */
-static void ref_rope(double *x, int heads, int hd, const float *cos, const float *sin, int pos)
+/* Rotate the first 2·half values of each of `heads` heads of x (width hd) by the tables' row pos (tables `half`
+ * wide): pair i is (i, i + half), or with adjacent (2i, 2i + 1) as llama.cpp's NORM rope type turns it. */
+static void ref_turn(double *x, int heads, int hd, int half, const float *cos, const float *sin, int pos, bool adjacent)
 {
-    int half = hd / 2;
     for (int h = 0; h < heads; h++)
         for (int i = 0; i < half; i++) {
-            double a = x[h * hd + i], b = x[h * hd + i + half];
+            int i0 = h * hd + (adjacent ? 2 * i : i), i1 = h * hd + (adjacent ? 2 * i + 1 : i + half);
+            double a = x[i0], b = x[i1];
             double c = cos[pos * half + i], s = sin[pos * half + i];
-            x[h * hd + i] = a * c - b * s;
-            x[h * hd + i + half] = a * s + b * c;
+            x[i0] = a * c - b * s;
+            x[i1] = a * s + b * c;
         }
+}
+
+/* Rotate each of `heads` heads of x (width hd, all of it rotated) by the tables' row pos. */
+static void ref_rope(double *x, int heads, int hd, const float *cos, const float *sin, int pos, bool adjacent)
+{
+    ref_turn(x, heads, hd, hd / 2, cos, sin, pos, adjacent);
+}
+
+/* Check the lifted graph's rotary tables (ctx rows of `half` values) hold the angles of the model's base: value i of
+ * row p is cos (sin) of p · base^(−2i/d), d = 2·half the rotated width, as llama.cpp computes θ. */
+static void check_tables(const struct ir_graph *g, struct ir_values *v, double base, const char *what)
+{
+    ir_tid ct = find(g, "rope.cos"), st = find(g, "rope.sin");
+    CHECKF(ct >= 0 && st >= 0, "%s: no rotary tables", what);
+    if (ct < 0 || st < 0)
+        return;
+    int64_t half = g->tensors[ct].cols, rows = g->tensors[ct].rows;
+    const float *c = ir_values_cdata(v, ct), *s = ir_values_cdata(v, st);
+    double worst = 0;
+    for (int64_t p = 0; c && s && p < rows; p++)
+        for (int64_t i = 0; i < half; i++) {
+            double theta = (double)p * pow(base, -2.0 * (double)i / (double)(2 * half));
+            worst = fmax(worst, fabs(c[p * half + i] - cos(theta)));
+            worst = fmax(worst, fabs(s[p * half + i] - sin(theta)));
+        }
+    CHECKF(c && s && worst < 1e-6, "%s: rotary tables differ from base %g's angles by %g", what, base, worst);
 }
 
 /* The largest difference of n values of a from the reference r, relative to r's largest magnitude. */
@@ -1094,8 +1123,8 @@ static void ref_layer(const struct ir_graph *g, const struct ir_values *v, int l
         ref_matvec(xn, lval(g, v, layer, "attn_q.weight", -1), D, HQ, q[r]);
         ref_matvec(xn, lval(g, v, layer, "attn_k.weight", -1), D, HK, k);
         ref_matvec(xn, lval(g, v, layer, "attn_v.weight", -1), D, HK, vv);
-        ref_rope(q[r], H, HD, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos + r);
-        ref_rope(k, KV, HD, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos + r);
+        ref_rope(q[r], H, HD, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos + r, true); /* llama: NORM */
+        ref_rope(k, KV, HD, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos + r, true);
         for (int i = 0; i < HK; i++) {
             kc[(pos + r) * HK + i] = k[i];
             vc[(pos + r) * HK + i] = vv[i];
@@ -1186,6 +1215,7 @@ static void check_reference(const char *mode, int nseq, int rows, const int *pos
         }
     }
     CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    check_tables(g, v, c->rope_base, "tiny-llama");
     for (int b = 0; b < nseq; b++) {
         char what[48];
         snprintf(what, sizeof what, "tiny-llama %s seq %d", mode, b);
@@ -1210,7 +1240,7 @@ static void test_reference(void)
 
 enum { GKH = 2, GVH = 4, GDK = 64, GDV = 64, TAPS = 4, GQK = GKH * GDK, GVW = GVH * GDV };
 
-/* y = x / sqrt(mean(x²) + eps) · (1 + w) over n values: a zero-centred norm. */
+/* y = x / sqrt(mean(x²) + eps) · w over n values: a (1+w) norm whose checkpoint stores w + 1 (qwen3-next's). */
 static void ref_rms1(const double *x, const float *w, int n, double eps, double *y)
 {
     double ss = 0;
@@ -1218,7 +1248,7 @@ static void ref_rms1(const double *x, const float *w, int n, double eps, double 
         ss += x[i] * x[i];
     double r = 1 / sqrt(ss / n + eps);
     for (int i = 0; i < n; i++)
-        y[i] = x[i] * r * (1.0 + w[i]);
+        y[i] = x[i] * r * w[i];
 }
 
 /* SiLU and the logistic function. */
@@ -1377,17 +1407,33 @@ static void ref_rms_off(const double *x, const float *w, int n, double eps, doub
         y[i] = x[i] * r * (w[i] + offset);
 }
 
-/* Rotate the first 2·half values of each of `heads` heads of x (width HD) in pairs (i, i + half) by the tables' row
- * pos (tables `half` wide); the rest of each head as it is. */
-static void ref_rope_part(double *x, int heads, int half, const float *cos, const float *sin, int pos)
+/* y = (x − mean(x)) / sqrt(var(x) + eps) · w + b over n values: a LayerNorm with its bias (nemotron's, its (1+w)
+ * weight stored as w + 1). */
+static void ref_layer_norm(const double *x, const float *w, const float *b, int n, double eps, double *y)
 {
-    for (int h = 0; h < heads; h++)
-        for (int i = 0; i < half; i++) {
-            double a = x[h * HD + i], b = x[h * HD + i + half];
-            double c = cos[pos * half + i], s = sin[pos * half + i];
-            x[h * HD + i] = a * c - b * s;
-            x[h * HD + i + half] = a * s + b * c;
-        }
+    double mean = 0, var = 0;
+    for (int i = 0; i < n; i++)
+        mean += x[i];
+    mean /= n;
+    for (int i = 0; i < n; i++)
+        var += (x[i] - mean) * (x[i] - mean);
+    double r = 1 / sqrt(var / n + eps);
+    for (int i = 0; i < n; i++)
+        y[i] = (x[i] - mean) * r * w[i] + b[i];
+}
+
+/* The dense families' norm of x by the weight (and bias) named `name` ".weight" (".bias"): a LayerNorm with its bias
+ * for nemotron, else an RMS norm. */
+static void ref_dense_norm(const struct ir_graph *g, const struct ir_values *v, const char *name, bool layer,
+                           const double *x, double eps, double *y)
+{
+    char wn[64], bn[64];
+    snprintf(wn, sizeof wn, "%s.weight", name);
+    snprintf(bn, sizeof bn, "%s.bias", name);
+    if (layer)
+        ref_layer_norm(x, val(g, v, wn), val(g, v, bn), D, eps, y);
+    else
+        ref_rms_off(x, val(g, v, wn), D, eps, 0.0, y);
 }
 
 /* Values for the decode graph g with its weights read as plain values (no checkpoint rows), filled from seed, the
@@ -1415,7 +1461,8 @@ static void check_dense_reference(const char *model, int pos, int tok)
     if (!g || !c)
         return;
     bool relu2 = strcmp(c->family, "nemotron") == 0, biased = strcmp(c->family, "qwen2.5") == 0;
-    double off = relu2 ? 1.0 : 0.0, rm = c->residual_mult ? c->residual_mult : 1.0;
+    bool adjacent = strcmp(c->family, "granite") == 0 || strcmp(c->family, "minicpm") == 0; /* llama.cpp's NORM */
+    double rm = c->residual_mult ? c->residual_mult : 1.0;
     int half = (int)(c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
     int kvn = (int)c->kv_heads, hk = kvn * HD;
     CHECK(c->hidden == D && c->heads == H && (kvn == KV || kvn == H) && c->head_dim == HD && c->ffn == FF &&
@@ -1435,7 +1482,8 @@ static void check_dense_reference(const char *model, int pos, int tok)
     static double x[D], xn[D], q[HQ], k[HQ], vv[HQ], att[HQ], o[D], gate[FF], up[FF], logits[V];
     for (int i = 0; i < D; i++)
         x[i] = val(g, v, "token_embd.weight")[tok * D + i] * (c->embed_mult ? c->embed_mult : 1.0);
-    ref_rms_off(x, lval(g, v, 0, "attn_norm.weight", -1), D, c->eps, off, xn);
+    check_tables(g, v, c->rope_base, model);
+    ref_dense_norm(g, v, "blk.0.attn_norm", relu2, x, c->eps, xn);
     ref_matvec(xn, lval(g, v, 0, "attn_q.weight", -1), D, HQ, q);
     ref_matvec(xn, lval(g, v, 0, "attn_k.weight", -1), D, hk, k);
     ref_matvec(xn, lval(g, v, 0, "attn_v.weight", -1), D, hk, vv);
@@ -1445,8 +1493,8 @@ static void check_dense_reference(const char *model, int pos, int tok)
         k[i] += lval(g, v, 0, "attn_k.bias", -1)[i];
         vv[i] += lval(g, v, 0, "attn_v.bias", -1)[i];
     }
-    ref_rope_part(q, H, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
-    ref_rope_part(k, kvn, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos);
+    ref_turn(q, H, HD, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos, adjacent);
+    ref_turn(k, kvn, HD, half, val(g, v, "rope.cos"), val(g, v, "rope.sin"), pos, adjacent);
     for (int i = 0; i < hk; i++) {
         kc[pos * hk + i] = k[i];
         vc[pos * hk + i] = vv[i];
@@ -1455,7 +1503,7 @@ static void check_dense_reference(const char *model, int pos, int tok)
     ref_matvec(att, lval(g, v, 0, "attn_output.weight", -1), HQ, D, o);
     for (int i = 0; i < D; i++)
         x[i] += rm * o[i];
-    ref_rms_off(x, lval(g, v, 0, "ffn_norm.weight", -1), D, c->eps, off, xn);
+    ref_dense_norm(g, v, "blk.0.ffn_norm", relu2, x, c->eps, xn);
     ref_matvec(xn, lval(g, v, 0, "ffn_up.weight", -1), D, FF, up);
     if (relu2) {
         for (int i = 0; i < FF; i++)
@@ -1468,7 +1516,7 @@ static void check_dense_reference(const char *model, int pos, int tok)
     ref_matvec(gate, lval(g, v, 0, "ffn_down.weight", -1), FF, D, o);
     for (int i = 0; i < D; i++)
         x[i] += rm * o[i];
-    ref_rms_off(x, val(g, v, "output_norm.weight"), D, c->eps, off, xn);
+    ref_dense_norm(g, v, "output_norm", relu2, x, c->eps, xn);
     for (int i = 0; c->head_divisor > 0 && i < D; i++)
         xn[i] /= c->head_divisor;
     ref_matvec(xn, val(g, v, "output.weight"), D, V, logits);
@@ -1534,23 +1582,37 @@ static void ref_top_k(const double *score, int n, int k, int *chosen)
     }
 }
 
-/* The routed experts of xn (softmax router, top-k renormalised, lower index first on ties), added into out. */
+/* The routed experts of xn, routed as DeepSeek-V3's (tiny-deepseek's zoo row): sigmoid scores, the correction row
+ * added for the choice, the 2 best of 4 groups of 2 (by each group's two best) competing, the top k of those, their
+ * unbiased scores renormalised and times 2.5 (lower index first on ties); added into out. */
 static void ref_experts(const struct ir_graph *g, const struct ir_values *v, int layer, const double *xn, double *out)
 {
+    enum { GROUPS = 4, KEPT = 2, SIZE = DS_E / GROUPS };
     static double logit[DS_E], gt[DS_EF], ut[DS_EF];
     const float *gate = lval(g, v, layer, "ffn_gate_exps.weight", -1), *up = lval(g, v, layer, "ffn_up_exps.weight", -1);
     const float *down = lval(g, v, layer, "ffn_down_exps.weight", -1);
+    const float *corr = lval(g, v, layer, "exp_probs_b.bias", -1);
     ref_matvec(xn, lval(g, v, layer, "ffn_gate_inp.weight", -1), DS_D, DS_E, logit);
-    double mx = -INFINITY, sum = 0;
+    double choose[DS_E], gs[GROUPS];
+    for (int e = 0; e < DS_E; e++) {
+        logit[e] = 1.0 / (1.0 + exp(-logit[e]));
+        choose[e] = logit[e] + corr[e];
+    }
+    for (int j = 0; j < GROUPS; j++) {
+        int two[2];
+        ref_top_k(choose + j * SIZE, SIZE, 2, two);
+        gs[j] = choose[j * SIZE + two[0]] + choose[j * SIZE + two[1]];
+    }
+    int kept[KEPT];
+    ref_top_k(gs, GROUPS, KEPT, kept);
     for (int e = 0; e < DS_E; e++)
-        mx = fmax(mx, logit[e]);
-    for (int e = 0; e < DS_E; e++)
-        sum += logit[e] = exp(logit[e] - mx);
+        if (e / SIZE != kept[0] && e / SIZE != kept[1])
+            choose[e] = -INFINITY;
     int chosen[DS_K];
-    double wsum = 0;
-    ref_top_k(logit, DS_E, DS_K, chosen);
+    double wsum = 0, sum = 1.0 / 2.5; /* w = score / wsum · 2.5 */
+    ref_top_k(choose, DS_E, DS_K, chosen);
     for (int k = 0; k < DS_K; k++)
-        wsum += logit[chosen[k]] / sum;
+        wsum += logit[chosen[k]];
     for (int k = 0; k < DS_K; k++) {
         int e = chosen[k];
         for (int j = 0; j < DS_EF; j++) {
@@ -1589,12 +1651,12 @@ static void ref_deepseek_layer(const struct ir_graph *g, const struct ir_values 
     ref_rms(kva, lval(g, v, layer, "attn_kv_a_norm.weight", -1), DS_LORA, eps, row);
     for (int i = 0; i < DS_ROPE; i++)
         row[DS_LORA + i] = kva[DS_LORA + i];
-    ref_rope(row + DS_LORA, 1, DS_ROPE, cos, sin, pos);
+    ref_rope(row + DS_LORA, 1, DS_ROPE, cos, sin, pos, true); /* deepseek2: NORM */
     for (int i = 0; i < DS_ROW; i++)
         kc[pos * DS_ROW + i] = row[i];
     for (int h = 0; h < DS_H; h++) {
         double *qn = q + h * DS_QK, *qp = qn + DS_NOPE, mx = -INFINITY, sum = 0;
-        ref_rope(qp, 1, DS_ROPE, cos, sin, pos);
+        ref_rope(qp, 1, DS_ROPE, cos, sin, pos, true);
         for (int j = 0; j <= pos; j++) {
             const double *c = kc + j * DS_ROW;
             double s = 0;
@@ -1783,9 +1845,9 @@ static void ref_gpt_oss_layer(const struct ir_graph *g, const struct ir_values *
     ref_add(k, lval(g, v, layer, "attn_k.bias", -1), GO_HK);
     ref_add(vv, lval(g, v, layer, "attn_v.bias", -1), GO_HK);
     for (int h = 0; h < GO_H; h++)
-        ref_rope(q + h * GO_HD, 1, GO_HD, cos, sin, pos);
+        ref_rope(q + h * GO_HD, 1, GO_HD, cos, sin, pos, false); /* openai-moe: NEOX */
     for (int h = 0; h < GO_KV; h++)
-        ref_rope(k + h * GO_HD, 1, GO_HD, cos, sin, pos);
+        ref_rope(k + h * GO_HD, 1, GO_HD, cos, sin, pos, false);
     for (int i = 0; i < GO_HK; i++) {
         kc[pos * GO_HK + i] = k[i];
         vc[pos * GO_HK + i] = vv[i];
@@ -1914,8 +1976,8 @@ static void check_olmo2_reference(const char *mode, int rows, int pos, const int
         ref_rms(k, lval(g, v, 0, "attn_k_norm.weight", -1), HQ, c->eps, kn[r]);
         memcpy(q[r], qn[r], sizeof q[r]);
         memcpy(k, kn[r], sizeof k);
-        ref_rope(q[r], H, HD, cos, sin, pos + r);
-        ref_rope(k, H, HD, cos, sin, pos + r);
+        ref_rope(q[r], H, HD, cos, sin, pos + r, false); /* olmo2: NEOX */
+        ref_rope(k, H, HD, cos, sin, pos + r, false);
         for (int i = 0; i < HQ; i++) {
             kc[(pos + r) * HQ + i] = k[i];
             vc[(pos + r) * HQ + i] = vv[i];

@@ -150,7 +150,7 @@ static struct ir_op rope(const struct ir_graph *g, const char *out, const char *
     char ins[64];
     snprintf(ins, sizeof ins, "%s cos sin pos", x);
     struct ir_op op = P(g, IR_KIND_ROPE, out, ins);
-    op.spec.u.rope = (struct ir_rope){h, 4, 2, 1, {IR_RIDX_NAMED, 0}};
+    op.spec.u.rope = (struct ir_rope){h, 4, 2, 1, {IR_RIDX_NAMED, 0}, {false, 0.0}, false};
     return op;
 }
 
@@ -175,7 +175,7 @@ static struct ir_op ew(const struct ir_graph *g, enum ir_ewop o, const char *out
 static struct ir_op norm(const struct ir_graph *g, const char *out, const char *ins, int64_t cols, bool w, bool res)
 {
     struct ir_op op = P(g, IR_KIND_RMS_NORM, out, ins);
-    op.spec.u.rms_norm = (struct ir_rms_norm){1, cols, 1e-5, w, 0.0, res};
+    op.spec.u.rms_norm = (struct ir_rms_norm){1, cols, 1e-5, w, 0.0, res, IR_NORM_RMS, false};
     return op;
 }
 
@@ -430,6 +430,35 @@ static void m_rope_table(struct ir_graph *g)
     ir_tid ins[3] = {T(g, "q"), T(g, "cos"), T(g, "sin")};
     ir_op_set_ins(OP(O_QR), ins, NULL, 3);
 }
+static void m_rope_theta(struct ir_graph *g) { OP(O_QR)->spec.u.rope.theta = (struct ir_optf){true, -5}; }
+static void m_rope_bases(struct ir_graph *g) { OP(O_KR)->spec.u.rope.theta = (struct ir_optf){true, 1e6}; }
+static void m_rope_default_base(struct ir_graph *g) { OP(O_KR)->spec.u.rope.theta = (struct ir_optf){true, 1e4}; }
+static void m_rope_widths(struct ir_graph *g)
+{
+    OP(O_KR)->spec.u.rope.half = 1;
+    for (int k = 1; k <= 2; k++)
+        OP(O_KR)->access[k] = (struct ir_access){true, {2, 0, 1}};
+}
+static void m_norm_bias(struct ir_graph *g) { OP(O_NORM)->spec.u.rms_norm.bias = true; }
+static void m_norm_kind(struct ir_graph *g) { OP(O_NORM)->spec.u.rms_norm.kind = (enum ir_normkind)7; }
+
+/* What the rope and norm checks accept: ropes agreeing on a table's base (given or the default), and a layer norm
+ * with its weight and bias. */
+static void test_rope_norm_accepted(void)
+{
+    struct ir_graph *g = build();
+    char err[IR_ERR_LEN] = "";
+    m_rope_default_base(g);
+    CHECKF(ir_validate(g, err) == 0, "an explicit default base: %s", err);
+    ir_graph_free(g);
+    g = build();
+    OP(O_NORM)->spec.u.rms_norm.kind = IR_NORM_LAYER;
+    OP(O_NORM)->spec.u.rms_norm.bias = true;
+    ir_op_append_in(OP(O_NORM), T(g, "normw"));
+    CHECKF(ir_validate(g, err) == 0, "a layer norm with a bias: %s", err);
+    ir_graph_free(g);
+}
+
 static void m_attention_kv(struct ir_graph *g) { OP(O_ATT)->spec.u.attention.kv = 3; }
 static void m_attention_rows(struct ir_graph *g) { OP(O_ATT2)->spec.u.attention.pos.literal = 4, OP(O_ATT2)->spec.u.attention.rows = 2; }
 static void m_slice(struct ir_graph *g) { OP(O_HS)->spec.u.head_slice.from = 3; }
@@ -596,6 +625,12 @@ static const struct violation violations[] = {
     {"rope half", m_rope_half, "(rope): half: 2*half = 6 exceeds hd = 4", O_QR, NULL},
     {"rope rows", m_rope_rows, "rows: h = 2 is not a multiple of rows = 3", O_QR, NULL},
     {"rope table", m_rope_table, "cos: tensor 'cos' has 4 rows, needs at least 5", O_QR, NULL},
+    {"rope theta", m_rope_theta, "(rope): theta: the rotary base -5 must be positive", O_QR, NULL},
+    {"rope bases", m_rope_bases, "(rope): theta: rotary table 'cos' is read with base 1000000 here, 10000 by op 3",
+     O_KR, NULL},
+    {"rope widths", m_rope_widths, "(rope): half: rotary table 'cos' is read 1 wide here, 2 wide by op 3", O_KR, NULL},
+    {"norm bias", m_norm_bias, "(rms_norm): ins: 2 operands, expected 3 (x, w, b)", O_NORM, NULL},
+    {"norm kind", m_norm_kind, "(rms_norm): kind: unknown value 7", O_NORM, NULL},
     {"attention kv", m_attention_kv, "kv: h = 2 is not a multiple of kv = 3", O_ATT, NULL},
     {"attention rows", m_attention_rows, "rows: 2 query rows from row 4 pass l = 4", O_ATT2, NULL},
     {"head slice", m_slice, "width: from + width = 5 exceeds every = 4", O_HS, NULL},
@@ -890,6 +925,7 @@ int main(void)
 {
     test_valid();
     test_violations();
+    test_rope_norm_accepted();
     test_operand_in_place();
     test_table_result();
     test_carried_written();

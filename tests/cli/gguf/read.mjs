@@ -6,9 +6,9 @@ import { gguf } from "@huggingface/gguf";
 const types = ["u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"];
 
 // A value as fusecheck prints it.
-function show(v, type) {
+function show(v, type, sub) {
   if (type === 8) return `"${v}"`;
-  if (type === 9) return `?[${v.length}]`;
+  if (type === 9) return `${sub === undefined ? "?" : types[sub]}[${v.length}]`;
   if (type === 6) { const b = Buffer.alloc(4); b.writeFloatLE(v); return "0x" + b.readUInt32LE().toString(16); }
   if (type === 12) { const b = Buffer.alloc(8); b.writeDoubleLE(v); return "0x" + b.readBigUInt64LE().toString(16); }
   if (type === 7) return v ? "1" : "0";
@@ -20,7 +20,7 @@ for (const file of process.argv.slice(2)) {
   const out = [`version ${typedMetadata.version.value}`, `data ${tensorDataOffset}`];
   for (const [key, kv] of Object.entries(typedMetadata)) {
     if (key === "version" || key === "tensor_count" || key === "kv_count") continue;
-    out.push(`kv ${key} ${types[kv.type]} ${show(kv.value, kv.type)}`);
+    out.push(`kv ${key} ${types[kv.type]} ${show(kv.value, kv.type, kv.subType)}`);
   }
   for (const t of tensorInfos)
     out.push(`tensor ${t.name} ${t.shape.map(String).join(",")} ${t.dtype} ${t.offset}`);
