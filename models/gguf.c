@@ -1299,8 +1299,8 @@ static int check_unread(const struct ir_gguf *f, const struct ir_graph *g, char 
         const struct ir_gguf_tensor *ft = &f->tensors[k];
         char name[IR_MAX_NAME];
         snprintf(name, sizeof name, "%.*s", (int)(ft->name_len < 200 ? ft->name_len : 200), ft->name);
-        int layer;
-        const char *suffix;
+        int layer = -1;
+        const char *suffix = NULL;
         bool in_layer = layer_name(name, &layer, &suffix);
         if (in_layer && layer >= layers)
             continue; /* a layer the step does not lift */
