@@ -354,8 +354,8 @@ static int run_fusecheck(const struct models_config *c, const struct cross_args 
     o.ctx = a->lift.options.ctx;
     o.mode = prefill ? (struct models_mode){MODELS_PREFILL, tk->n} : (struct models_mode){MODELS_DECODE, 1};
     o.every_row_logits = prefill;
-    if (!prefill && o.ctx == 0 && c->ctx < tk->n)
-        o.ctx = tk->n;
+    if (o.ctx == 0 && c->ctx < tk->n)
+        o.ctx = tk->n; /* room for the whole sequence, as llama.cpp's context is made */
     struct ir_graph *g = cli_lift_config(c, &o, err);
     *gelu = g && has_gelu(g);
     int rc = g && cli_eval_tokens(g, a->seed, prefill, q8, tk->t, tk->n, out, err) == 0 ? 0 : -1;
