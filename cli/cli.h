@@ -58,8 +58,9 @@ struct ir_graph *cli_lift_config(const struct models_config *c, const struct mod
 const struct models_config *cli_model(const char *cmd, const char *arg, struct models_config **owned);
 /* The GGUF file a configuration cli_model returned was read from, or NULL when it came from elsewhere. */
 const struct ir_gguf *cli_model_gguf(const struct models_config *c);
-/* "fusecheck" and the arguments, space-separated, cut to cap bytes: the command a run records. */
-void cli_command_line(int argc, char **argv, char *out, size_t cap);
+/* "fusecheck" and the arguments, space-separated, whole (malloc'd; the caller frees it): the command a run
+ * records. */
+char *cli_command_line(int argc, char **argv);
 /* The graph `arg` names: a zoo model or a config.json lifted under l, or a text-format file parsed and validated.
  * NULL with the error printed (file:line:col: message). */
 struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);

@@ -51,24 +51,6 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The command line joined by spaces (for the run's row). */
-static char *join_args(int argc, char **argv)
-{
-    size_t n = 16;
-    for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) + 1;
-    char *s = malloc(n);
-    if (!s)
-        abort();
-    strcpy(s, "fusecheck");
-    for (int i = 0; i < argc; i++) {
-        strcat(s, " ");
-        strcat(s, argv[i]);
-    }
-    return s;
-}
-
-
 /* Parse check's options. 0 on success. */
 /* Whether s is among the n names of list already (a name given twice runs once). */
 static bool listed(const char *const *list, int n, const char *s)
@@ -564,7 +546,7 @@ int cli_cmd_check(int argc, char **argv)
     double t0 = now();
     cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
-    char *command = join_args(argc, argv);
+    char *command = cli_command_line(argc, argv);
     struct db_run_info info = {"check", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
     int64_t run;
     struct shim *shims[MAX_LIST];

@@ -57,8 +57,8 @@ struct cross_args {
     int nweights;
     bool decode, prefill;  /* --mode (none: decode) */
     uint64_t seed;
-    int32_t *tokens;       /* --tokens, or NULL: ntokens drawn from the seed for each model */
-    int32_t ntokens;
+    int32_t *tokens;       /* --tokens (ntokens of them), or NULL: count drawn from the seed for each model */
+    int32_t ntokens, count;
     const char *db;
     const char *keep;
     double bound;          /* 0: the format's */
@@ -85,8 +85,8 @@ struct cross_result {
     const char *model, *family, *weights;
     char sha[65];
     struct cross_row *rows;
-    int32_t n, failed, first_off;
-    double bound;
+    int32_t n, failed, first_off, agree; /* positions, those off, the first off, those whose top-1 agrees */
+    double bound, worst;                  /* the bound, the worst NMSE */
     bool rounded; /* llama.cpp rounds the products' activations: a statistical bound */
 };
 
@@ -140,7 +140,7 @@ static int cross_option(struct cross_args *a, int c, const char *arg, const char
                    ? cli_usage_error("crosscheck", "--tokens expects token ids separated by commas, got '%s'", arg)
                    : 0;
     case 'n':
-        return cli_parse_count(arg, &a->ntokens) || a->ntokens > MODELS_MAX_ROWS
+        return cli_parse_count(arg, &a->count) || a->count > MODELS_MAX_ROWS
                    ? cli_usage_error("crosscheck", "--count expects a count in 1..%d, got '%s'", MODELS_MAX_ROWS, arg)
                    : 0;
     case 'M': return cross_mode(a, arg);
@@ -173,13 +173,18 @@ static int cross_parse(int argc, char **argv, struct cross_args *a)
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
-    a->ntokens = 24;
+    a->count = 24;
     a->activations = -1;
+    bool counted = false;
     optind = 1;
     opterr = 0;
     int rc = 0;
-    for (int c; !rc && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;)
+    for (int c; !rc && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         rc = cross_option(a, c, optarg, argv[optind - 1]);
+        counted |= c == 'n';
+    }
+    if (!rc && counted && a->tokens)
+        rc = cli_usage_error("crosscheck", "--tokens gives the sequence, --count the length of one drawn: not both");
     a->models = argv + optind;
     a->nmodels = argc - optind;
     a->decode |= !a->prefill;
@@ -249,7 +254,10 @@ static int compare_runs(const struct cli_logits *f, const struct cli_llama_run *
     for (int32_t i = 0; i < f->n; i++) {
         size_t at = (size_t)i * (size_t)f->vocab;
         res->rows[i] = compare_row(f->v + at, l->logits + at, f->vocab, res->bound, rounded);
-        if (!res->rows[i].pass && res->failed++ == 0)
+        const struct cross_row *x = &res->rows[i];
+        res->worst = fmax(res->worst, x->nmse);
+        res->agree += x->top_f == x->top_l;
+        if (!x->pass && res->failed++ == 0)
             res->first_off = i;
     }
     return 0;
@@ -268,19 +276,13 @@ static void print_result(const struct cross_result *r, const int32_t *tokens, bo
         printf("%8d %8d %12.4g %12.4g %12.4g %8d %8d  %s\n", i, tokens[i], x->max_abs, x->rel, x->nmse, x->top_f,
                x->top_l, x->pass ? (x->top_f == x->top_l ? "ok" : "ok (near tie)") : "FAIL");
     }
-    double worst = 0;
-    int agree = 0;
-    for (int32_t i = 0; i < r->n; i++) {
-        worst = fmax(worst, r->rows[i].nmse);
-        agree += r->rows[i].top_f == r->rows[i].top_l;
-    }
     if (r->failed)
         printf("crosscheck: FAIL %s (%s) %s %s: %d of %d positions off, the first at position %d (worst NMSE %.3g, "
-               "top-1 %d of %d)\n", r->model, r->family, r->weights, mode, r->failed, r->n, r->first_off, worst, agree,
-               r->n);
+               "top-1 %d of %d)\n", r->model, r->family, r->weights, mode, r->failed, r->n, r->first_off, r->worst,
+               r->agree, r->n);
     else
         printf("crosscheck: pass %s (%s) %s %s: %d positions, worst NMSE %.3g, top-1 %d of %d\n", r->model, r->family,
-               r->weights, mode, r->n, worst, agree, r->n);
+               r->weights, mode, r->n, r->worst, r->agree, r->n);
 }
 
 /* Record one check's rows in the run, in one transaction. 0, or -1 with err. */
@@ -311,12 +313,13 @@ static int log_open(const char *path, int argc, char **argv, struct cross_log *l
         return 0;
     if (db_open(path, &log->db, err))
         return -1;
-    char command[2048], rev[64], host[128] = "";
-    cli_command_line(argc, argv, command, sizeof command);
+    char rev[64], host[128] = "", *command = cli_command_line(argc, argv);
     cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
     struct db_run_info info = {"crosscheck", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
-    return db_run_begin(log->db, &info, &log->run, err) ? -1 : 0;
+    int rc = db_run_begin(log->db, &info, &log->run, err);
+    free(command);
+    return rc ? -1 : 0;
 }
 
 /* End the run (complete, or failed when a check could not be made) and close the db. 0, or -1 with err. */
@@ -380,7 +383,7 @@ static int check_one(const struct cross_args *a, const char *path, const struct 
                      const struct cross_tokens *tk, bool prefill, struct cross_log *log)
 {
     const struct ir_gguf *f = cli_model_gguf(c);
-    struct cross_result res = {c->name, c->family, file_weights(f), "", NULL, 0, 0, -1, 0, false};
+    struct cross_result res = {.model = c->name, .family = c->family, .weights = file_weights(f), .first_off = -1};
     const struct cross_format *fmt = cross_format_of(res.weights);
     struct cli_logits fl = {0};
     struct cli_llama_run ll = {0};
@@ -423,7 +426,7 @@ static int check_one(const struct cross_args *a, const char *path, const struct 
  * with the message printed, or CLI_FAILED when memory is short. */
 static int tokens_for(const struct cross_args *a, const struct models_config *c, struct cross_tokens *tk)
 {
-    tk->n = a->ntokens;
+    tk->n = a->tokens ? a->ntokens : a->count;
     tk->t = malloc(sizeof *tk->t * (size_t)tk->n);
     if (!tk->t)
         return CLI_FAILED;

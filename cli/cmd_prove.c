@@ -262,23 +262,6 @@ static void explain(const struct rules_rule *rule)
         printf("  premise: %s\n", lines[i]);
 }
 
-/* The command line joined by spaces, malloc'd. */
-static char *joined(int argc, char **argv)
-{
-    size_t n = 16;
-    for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) + 1;
-    char *s = calloc(n, 1);
-    if (!s)
-        abort();
-    strcat(s, "fusecheck");
-    for (int i = 0; i < argc; i++) {
-        strcat(s, " ");
-        strcat(s, argv[i]);
-    }
-    return s;
-}
-
 /* Open the db and begin a run of kind prove. 0 on success. */
 static int begin_db(struct prove_run *pr, int argc, char **argv)
 {
@@ -288,7 +271,7 @@ static int begin_db(struct prove_run *pr, int argc, char **argv)
         return CLI_USAGE;
     }
     gethostname(host, sizeof host - 1);
-    char *command = joined(argc, argv);
+    char *command = cli_command_line(argc, argv);
     const char *rev = getenv("FUSECHECK_GIT_REV");
     struct db_run_info info = {"prove", command, rev, host[0] ? host : NULL, FUSECHECK_VERSION};
     int rc = db_run_begin(pr->db, &info, &pr->run, err);

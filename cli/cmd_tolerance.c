@@ -245,23 +245,22 @@ static int open_log(const struct tol_args *a, const struct ir_graph *g, const st
 {
     if (db_open(a->db, &o->db, err))
         return 1;
-    char rev[64], host[128] = "", command[1024] = "fusecheck";
-    for (int i = 0; i < argc; i++) {
-        size_t n = strlen(command);
-        snprintf(command + n, sizeof command - n, " %s", argv[i]);
-    }
+    char rev[64], host[128] = "", *command = cli_command_line(argc, argv);
     cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
     struct db_run_info info = {"tolerance", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
     size_t len;
     char *text = ir_print(g, &len), hex[65];
     if (!text) {
+        free(command);
         snprintf(err, DB_ERR_LEN, "out of memory");
         return 1;
     }
     cli_sha256_hex(text, len, hex);
     free(text);
-    return db_run_begin(o->db, &info, &o->run, err) || db_begin(o->db, err) ||
+    int begun = db_run_begin(o->db, &info, &o->run, err);
+    free(command);
+    return begun || db_begin(o->db, err) ||
            db_graph(o->db, g->name ? g->name : a->arg, g->family, g->mode, g->nops, hex, &o->graph, err) ||
            cli_tolerance_shim(o->db, shim->name, a->shim, o->device, &o->shim, err) || db_commit(o->db, err);
 }

@@ -184,11 +184,18 @@ const struct ir_gguf *cli_model_gguf(const struct models_config *c)
     return NULL;
 }
 
-void cli_command_line(int argc, char **argv, char *out, size_t cap)
+char *cli_command_line(int argc, char **argv)
 {
-    size_t n = (size_t)snprintf(out, cap, "fusecheck");
-    for (int i = 0; i < argc && n < cap; i++)
-        n += (size_t)snprintf(out + n, cap - n, " %s", argv[i]);
+    size_t n = sizeof "fusecheck";
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) + 1;
+    char *s = malloc(n);
+    if (!s)
+        abort();
+    size_t k = (size_t)snprintf(s, n, "fusecheck");
+    for (int i = 0; i < argc; i++)
+        k += (size_t)snprintf(s + k, n - k, " %s", argv[i]);
+    return s;
 }
 
 const struct models_config *cli_model(const char *cmd, const char *arg, struct models_config **owned)

@@ -63,6 +63,8 @@ expect 2 "token outside the vocabulary" -- "$fc" crosscheck tiny-llama --tokens 
 expect 2 "--weights on a file" -- "$fc" crosscheck "$tmp/q.gguf" --weights q8_0
 expect 2 "--keep of two formats" -- "$fc" crosscheck tiny-llama --weights f32 --weights q8_0 --keep "$tmp/k.gguf"
 expect 2 "unknown format" -- "$fc" crosscheck tiny-llama --weights q3_k
+expect 2 "--tokens with --count" -- "$fc" crosscheck tiny-llama --tokens 1,2,3 --count 24
+contains "$tmp/err" "not both" "says why"
 printf 'not a gguf' > "$tmp/bad.gguf"
 expect 2 "not a GGUF file" -- "$fc" crosscheck "$tmp/bad.gguf"
 
