@@ -22,11 +22,11 @@ static const struct cli_command commands[] = {
      cli_cmd_export},
     {"gguf", "list a GGUF file's keys and tensor infos as fusecheck reads them (floats as their bits)",
      "fusecheck gguf FILE.gguf", cli_cmd_gguf},
-    {"crosscheck", "run one GGUF file and one token sequence through the evaluator and llama.cpp; compare every "
+    {"crosscheck", "run GGUF files and token sequences through the evaluator and llama.cpp; compare every "
      "position's logits",
-     "fusecheck crosscheck MODEL|CONFIG.json|FILE.gguf [--tokens T1,T2,... | --count N] [--mode decode|prefill] "
-     "[--activations q8_0|f32] [--weights F] [--layers N] [--ctx N] [--seed N] [--bound NMSE] [--keep OUT.gguf] "
-     "[--db FILE]",
+     "fusecheck crosscheck [MODEL|CONFIG.json|FILE.gguf...] [--weights F]... [--mode decode|prefill]... "
+     "[--tokens T1,T2,... | --count N] [--activations q8_0|f32] [--layers N] [--ctx N] [--seed N] [--bound NMSE] "
+     "[--keep OUT.gguf] [--db FILE]   (no MODEL: every tiny zoo model)",
      cli_cmd_crosscheck},
     {"eval", "evaluate a graph; print each observed and carried tensor's digest",
      "fusecheck eval FILE|MODEL [--mode M] [--layers N] [--ctx N] [--weights F] [--seed N] [--tokens T1,T2,... "
