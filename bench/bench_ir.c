@@ -85,7 +85,7 @@ static struct ir_op rope(struct ir_graph *g, ir_tid x, ir_tid y, int64_t h)
     ir_tid ins[4] = {x, tensor(g, -1, "cos", L, HALF, IR_ROLE_CONSTANT), tensor(g, -1, "sin", L, HALF, IR_ROLE_CONSTANT),
                      tensor(g, -1, "pos", 1, 1, IR_ROLE_PARAM)};
     struct ir_op op = ir_op_prim(IR_KIND_ROPE, ins, 4, y);
-    op.spec.u.rope = (struct ir_rope){h, HD, HALF, 1, {IR_RIDX_NAMED, 0}, {false, 0.0}, false};
+    op.spec.u.rope = (struct ir_rope){h, HD, HALF, 1, {IR_RIDX_NAMED, 0}, {false, 0.0}, false, {0}};
     return op;
 }
 

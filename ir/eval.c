@@ -191,7 +191,8 @@ enum use_kind { USE_NONE, USE_SINKS, USE_GDN_STATE, USE_CACHE, USE_WEIGHT, USE_D
  * rotary base of a table, and the index range every use as a row index or position allows. */
 struct tuse {
     enum use_kind kind;
-    double param, base;
+    double param;
+    const struct ir_rope *rope; /* the rope whose tables a rotary table holds (USE_ROPE_COS, USE_ROPE_SIN) */
     bool index, position;
     int64_t lo, hi;
 };
@@ -223,24 +224,26 @@ static int64_t scan_len(const struct scan *s, ir_tid t)
     return t == IR_NONE ? 0 : max64(shape_len(&s->g->tensors[t]), 0);
 }
 
-/* Record a use of kind k (with param and a rotary base) of operand i of op. */
-static void note_based(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param, double base)
+/* Record a use of kind k (with param, and the rope when a rotary table) of operand i of op: the strongest kind, the
+ * least param, the first rope (the validator holds every rope reading a table to the same tables). */
+static void note_rope(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param,
+                      const struct ir_rope *rope)
 {
     ir_tid t = in_at(s, op, i);
     if (t == IR_NONE)
         return;
     struct tuse *u = &s->u[t];
-    if (k > u->kind || (k == u->kind && (param < u->param || (param == u->param && base < u->base)))) {
+    if (k > u->kind || (k == u->kind && (param < u->param || (param == u->param && !u->rope)))) {
         u->kind = k;
         u->param = param;
-        u->base = base;
+        u->rope = rope;
     }
 }
 
 /* Record a use of kind k (with param) of operand i of op. */
 static void note(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param)
 {
-    note_based(s, op, i, k, param, 0.0);
+    note_rope(s, op, i, k, param, NULL);
 }
 
 /* Record that tensor t is read as an index in [lo, hi] (a position when pos): the ranges of all uses intersect. */
@@ -283,8 +286,8 @@ static void use_rms_norm(struct scan *s, const struct ir_op *op)
 static void use_rope(struct scan *s, const struct ir_op *op)
 {
     const struct ir_rope *r = &op->spec.u.rope;
-    note_based(s, op, 1, USE_ROPE_COS, (double)dimc(r->half), ir_rope_theta(r));
-    note_based(s, op, 2, USE_ROPE_SIN, (double)dimc(r->half), ir_rope_theta(r));
+    note_rope(s, op, 1, USE_ROPE_COS, (double)dimc(r->half), r);
+    note_rope(s, op, 2, USE_ROPE_SIN, (double)dimc(r->half), r);
     if (r->pos.kind == IR_RIDX_NAMED && dimc(r->half) > 0) {
         int64_t rows = min64(scan_len(s, in_at(s, op, 1)), scan_len(s, in_at(s, op, 2))) / dimc(r->half);
         note_index(s, op, 3, 0, rows - dimc(r->rows), true);
@@ -424,7 +427,7 @@ struct filler {
     enum fill_kind kind;
     float a;
     int64_t half, lo, hi;
-    double base;
+    const struct ir_rope *rope; /* a rotary table's rope (FILL_COS, FILL_SIN) */
 };
 
 /* Integers held in f32 are exact only up to 2^24: index ranges stop there. */
@@ -433,7 +436,7 @@ struct filler {
 /* The filling tensor t asks for by its role, element type and uses. */
 static struct filler filler_of(const struct ir_tensor *t, const struct tuse *u)
 {
-    struct filler f = {FILL_UNIFORM, 1.0f, 0, 0, 0, 0.0};
+    struct filler f = {FILL_UNIFORM, 1.0f, 0, 0, 0, NULL};
     if (t->role == IR_ROLE_ACTIVATION) {
         f.kind = FILL_ZERO;
         return f;
@@ -452,7 +455,7 @@ static struct filler filler_of(const struct ir_tensor *t, const struct tuse *u)
     case USE_ROPE_SIN:
         f.kind = u->kind == USE_ROPE_COS ? FILL_COS : FILL_SIN;
         f.half = (int64_t)u->param;
-        f.base = u->base;
+        f.rope = u->rope;
         return f;
     case USE_NORM_W:
         f.kind = FILL_NEAR;
@@ -487,15 +490,28 @@ int ir_eval_plant(const char *name)
     return name && name[0] && !plant_rope_base ? -1 : 0;
 }
 
-/* The rotary angle of logical value e of a table `half` values a row, for base θ: row · θ^(-col/half), the angle
- * llama.cpp turns pair col by (pos · θ^(−2·col/n_dims), n_dims = 2·half the rotated width). A frequency scaling
- * (linear, llama3's, YaRN's) would map this angle here, from a field the rope op would carry beside theta. */
-static double rotary_angle(int64_t e, int64_t half, double base)
+/* The rotary angle of logical value e of a table `half` values a row: row · ω_col, ω the rope's frequency of pair
+ * col, its scaling applied (llama.cpp turns pair col by pos · θ^(−2·col/n_dims), n_dims = 2·half the rotated width,
+ * then scales it as Transformers does). */
+static double rotary_angle(int64_t e, int64_t half, const struct ir_rope *rope)
 {
     int64_t h = half > 0 ? half : 1;
-    if (plant_rope_base)
-        base = 10000.0;
-    return (double)(e / h) * pow(base, -(double)(e % h) / (double)h);
+    struct ir_rope planted;
+    if (plant_rope_base && rope) {
+        planted = *rope;
+        planted.theta = (struct ir_optf){true, 10000.0};
+        rope = &planted;
+    }
+    if (!rope)
+        return (double)(e / h) * pow(IR_ROPE_THETA_DEFAULT, -(double)(e % h) / (double)h);
+    return (double)(e / h) * ir_rope_frequency(rope, e % h);
+}
+
+/* One value of a rotary table: cos or sin of its angle, times the rope's magnitude. */
+static float rotary_value(const struct filler *f, int64_t e, bool cosine)
+{
+    double angle = rotary_angle(e, f->half, f->rope), m = f->rope ? ir_rope_magnitude(f->rope) : 1.0;
+    return (float)(m * (cosine ? cos(angle) : sin(angle)));
 }
 
 /* The next value of a tensor filled as f, for its logical value index e. */
@@ -505,8 +521,8 @@ static float fill_one(const struct filler *f, uint64_t *rng, int64_t e)
     case FILL_ZERO: return 0.0f;
     case FILL_UNIFORM: return unit11(rng) * f->a;
     case FILL_NEAR: return f->a + 0.1f * unit11(rng);
-    case FILL_COS: return (float)cos(rotary_angle(e, f->half, f->base));
-    case FILL_SIN: return (float)sin(rotary_angle(e, f->half, f->base));
+    case FILL_COS: return rotary_value(f, e, true);
+    case FILL_SIN: return rotary_value(f, e, false);
     case FILL_ALOG: return logf(1.0f + 15.0f * unit01(rng));
     case FILL_DT_BIAS: {
         double dt = exp(log(0.001) + (double)unit01(rng) * (log(0.1) - log(0.001)));

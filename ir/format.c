@@ -45,11 +45,13 @@ static const char *ewop_name(int v) { return ir_ewop_name((enum ir_ewop)v); }
 static const char *moeact_name(int v) { return ir_moeact_name((enum ir_moeact)v); }
 static const char *gateact_name(int v) { return ir_gateact_name((enum ir_gateact)v); }
 static const char *normkind_name(int v) { return ir_normkind_name((enum ir_normkind)v); }
+static const char *ropescale_name(int v) { return ir_ropescale_name((enum ir_ropescale)v); }
 
 static const struct enum_table ewop_table = {ewop_name, ir_ewop_lookup};
 static const struct enum_table moeact_table = {moeact_name, ir_moeact_lookup};
 static const struct enum_table gateact_table = {gateact_name, ir_gateact_lookup};
 static const struct enum_table normkind_table = {normkind_name, ir_normkind_lookup};
+static const struct enum_table ropescale_table = {ropescale_name, ir_ropescale_lookup};
 
 /* ── Output buffer ───────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -237,8 +239,11 @@ static void print_f_flag(struct out *o, const struct ir_field *f, const void *p)
 /* The enum table of an enum-typed field. */
 static const struct enum_table *enum_of(enum ir_field_type t)
 {
-    return t == IR_F_EWOP ? &ewop_table : t == IR_F_MOEACT ? &moeact_table : t == IR_F_NORMKIND ? &normkind_table
-                                                                                            : &gateact_table;
+    return t == IR_F_EWOP        ? &ewop_table
+           : t == IR_F_MOEACT    ? &moeact_table
+           : t == IR_F_NORMKIND  ? &normkind_table
+           : t == IR_F_ROPESCALE ? &ropescale_table
+                                 : &gateact_table;
 }
 
 /* An enum field, by its value's name. */
@@ -301,6 +306,7 @@ static const struct field_codec {
     [IR_F_MOEACT] = {print_f_enum, parse_f_enum, true, true},
     [IR_F_GATEACT] = {print_f_enum, parse_f_enum, true, true},
     [IR_F_NORMKIND] = {print_f_enum_opt, parse_f_enum, false, true},
+    [IR_F_ROPESCALE] = {print_f_enum_opt, parse_f_enum, false, true},
     [IR_F_ROWIDX] = {print_f_rowidx, parse_f_rowidx, true, true},
     [IR_F_ROWIDX_OPT] = {print_f_rowidx, parse_f_rowidx, false, true},
 };

@@ -1,6 +1,8 @@
 /* ir/ir.c — the tables' names, graph construction, deep copies and the op helpers every module shares. */
 #include "ir.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +58,11 @@ static const char *const normkind_names[] = {
     IR_NORMKINDS(X)
 #undef X
 };
+static const char *const ropescale_names[] = {
+#define X(e, s) s,
+    IR_ROPESCALES(X)
+#undef X
+};
 static const char *const kind_names[] = {
 #define X(e, s, m) s,
     IR_KINDS(X)
@@ -99,6 +106,8 @@ const char *ir_gateact_name(enum ir_gateact a) { return name_at(gateact_names, I
 int ir_gateact_lookup(const char *s, size_t n) { return lookup(gateact_names, IR_GATE_COUNT, s, n); }
 const char *ir_normkind_name(enum ir_normkind k) { return name_at(normkind_names, IR_NORM_COUNT, (int)k); }
 int ir_normkind_lookup(const char *s, size_t n) { return lookup(normkind_names, IR_NORM_COUNT, s, n); }
+const char *ir_ropescale_name(enum ir_ropescale k) { return name_at(ropescale_names, IR_ROPESCALE_COUNT, (int)k); }
+int ir_ropescale_lookup(const char *s, size_t n) { return lookup(ropescale_names, IR_ROPESCALE_COUNT, s, n); }
 const char *ir_kind_name(enum ir_kind k) { return name_at(kind_names, IR_KIND_COUNT, (int)k); }
 int ir_kind_lookup(const char *s, size_t n) { return lookup(kind_names, IR_KIND_COUNT, s, n); }
 const char *ir_class_name(enum ir_class c) { return name_at(class_names, IR_CLASS_COUNT, (int)c); }
@@ -169,6 +178,7 @@ unsigned ir_class_writes(enum ir_class c)
 /* ── Spec field tables ───────────────────────────────────────────────────────────────────────────────────── */
 
 #define F(member, field, type) {#field, type, offsetof(struct ir_spec, u.member.field)}
+#define S(field, type) {#field, type, offsetof(struct ir_spec, u.rope.scaling.field)} /* a rope scaling's field */
 
 static const struct ir_field f_matmul[] = {F(matmul, m, IR_F_INT), F(matmul, k, IR_F_INT), F(matmul, n, IR_F_INT)};
 static const struct ir_field f_elementwise[] = {F(elementwise, op, IR_F_EWOP), F(elementwise, n, IR_F_INT),
@@ -180,7 +190,12 @@ static const struct ir_field f_rms_norm[] = {F(rms_norm, rows, IR_F_INT),       
 static const struct ir_field f_rope[] = {F(rope, h, IR_F_INT),           F(rope, hd, IR_F_INT),
                                          F(rope, half, IR_F_INT),        F(rope, rows, IR_F_INT),
                                          F(rope, pos, IR_F_ROWIDX_OPT),  F(rope, theta, IR_F_FLOAT_OPT),
-                                         F(rope, adjacent, IR_F_FLAG)};
+                                         F(rope, adjacent, IR_F_FLAG),
+                                         {"scaling", IR_F_ROPESCALE, offsetof(struct ir_spec, u.rope.scaling.kind)},
+                                         S(factor, IR_F_FLOAT_OPT),      S(orig, IR_F_INT_OPT),
+                                         S(low_freq, IR_F_FLOAT_OPT),    S(high_freq, IR_F_FLOAT_OPT),
+                                         S(beta_fast, IR_F_FLOAT_OPT),   S(beta_slow, IR_F_FLOAT_OPT),
+                                         S(truncate, IR_F_FLAG),         S(magnitude, IR_F_FLOAT_OPT)};
 static const struct ir_field f_head_slice[] = {F(head_slice, n, IR_F_INT), F(head_slice, every, IR_F_INT),
                                                F(head_slice, from, IR_F_INT), F(head_slice, width, IR_F_INT)};
 static const struct ir_field f_row_gather[] = {F(row_gather, rows, IR_F_INT), F(row_gather, cols, IR_F_INT),
@@ -751,6 +766,7 @@ static bool spec_equal(const struct ir_spec *a, const struct ir_spec *b)
         case IR_F_MOEACT:
         case IR_F_GATEACT:
         case IR_F_NORMKIND:
+        case IR_F_ROPESCALE:
             if (*(const int *)pa != *(const int *)pb)
                 return false;
             break;
@@ -866,6 +882,140 @@ void ir_op_leaves(const struct ir_op *op, void (*fn)(const struct ir_op *leaf, v
 double ir_rope_theta(const struct ir_rope *r)
 {
     return r->theta.has ? r->theta.v : IR_ROPE_THETA_DEFAULT;
+}
+
+/* 2π, to double precision (C11 names no constant for it). */
+#define TWO_PI 6.28318530717958647692528676655900577
+
+/* An optional float's value, or def when absent. */
+static double optf_or(struct ir_optf o, double def) { return o.has ? o.v : def; }
+
+/* llama3's frequency for pair frequency w: long wavelengths divided by the factor, short ones kept, a blend of the
+ * two between the band's edges orig/low_freq and orig/high_freq (Transformers' _compute_llama3_parameters). */
+static double llama3_frequency(const struct ir_rope_scaling *s, double w)
+{
+    double factor = s->factor.v, low = s->low_freq.v, high = s->high_freq.v, orig = (double)s->orig;
+    double wavelength = TWO_PI / w;
+    if (wavelength < orig / high)
+        return w;
+    if (wavelength > orig / low)
+        return w / factor;
+    double smooth = (orig / wavelength - low) / (high - low);
+    return (1.0 - smooth) * w / factor + smooth * w;
+}
+
+/* The pair index (of `dims` rotated values) at which `rotations` full turns fit in orig positions (YaRN). */
+static double yarn_correction_dim(double rotations, double dims, double base, double orig)
+{
+    return dims * log(orig / (rotations * TWO_PI)) / (2.0 * log(base));
+}
+
+/* YaRN's frequency for pair i of frequency w: ω/factor past the correction range, ω before it, a linear ramp
+ * across it (Transformers' _compute_yarn_parameters; llama.cpp's rope_yarn with its ramp, truncating always). */
+static double yarn_frequency(const struct ir_rope *r, int64_t i, double w)
+{
+    const struct ir_rope_scaling *s = &r->scaling;
+    double dims = 2.0 * (double)r->half, base = ir_rope_theta(r), orig = (double)s->orig;
+    double low = yarn_correction_dim(optf_or(s->beta_fast, IR_YARN_BETA_FAST_DEFAULT), dims, base, orig);
+    double high = yarn_correction_dim(optf_or(s->beta_slow, IR_YARN_BETA_SLOW_DEFAULT), dims, base, orig);
+    if (s->truncate) {
+        low = floor(low);
+        high = ceil(high);
+    }
+    low = low > 0 ? low : 0;
+    high = high < dims - 1 ? high : dims - 1;
+    if (high == low)
+        high += 0.001;
+    double ramp = ((double)i - low) / (high - low);
+    ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+    return w / s->factor.v * ramp + w * (1.0 - ramp);
+}
+
+double ir_rope_frequency(const struct ir_rope *r, int64_t i)
+{
+    double half = (double)(r->half > 0 ? r->half : 1);
+    double w = pow(ir_rope_theta(r), -(double)i / half);
+    switch (r->scaling.kind) {
+    case IR_ROPESCALE_LINEAR: return w / r->scaling.factor.v;
+    case IR_ROPESCALE_LLAMA3: return llama3_frequency(&r->scaling, w);
+    case IR_ROPESCALE_YARN: return yarn_frequency(r, i, w);
+    case IR_ROPESCALE_NONE:
+    case IR_ROPESCALE_COUNT: break;
+    }
+    return w;
+}
+
+double ir_rope_magnitude(const struct ir_rope *r) { return optf_or(r->scaling.magnitude, 1.0); }
+
+/* Whether two optional floats are both absent or both the same value. */
+static bool optf_same(struct ir_optf a, struct ir_optf b)
+{
+    return a.has == b.has && (!a.has || memcmp(&a.v, &b.v, sizeof a.v) == 0);
+}
+
+bool ir_rope_same_tables(const struct ir_rope *a, const struct ir_rope *b)
+{
+    const struct ir_rope_scaling *x = &a->scaling, *y = &b->scaling;
+    double ta = ir_rope_theta(a), tb = ir_rope_theta(b);
+    return a->half == b->half && memcmp(&ta, &tb, sizeof ta) == 0 && x->kind == y->kind &&
+           optf_same(x->factor, y->factor) && x->orig == y->orig && optf_same(x->low_freq, y->low_freq) &&
+           optf_same(x->high_freq, y->high_freq) && optf_same(x->beta_fast, y->beta_fast) &&
+           optf_same(x->beta_slow, y->beta_slow) && x->truncate == y->truncate &&
+           optf_same(x->magnitude, y->magnitude);
+}
+
+/* Which scaling fields each kind takes (the rest it must leave out): factor, orig, llama3's band, YaRN's betas. */
+static const struct {
+    bool factor, orig, band, betas;
+} scaling_takes[IR_ROPESCALE_COUNT] = {
+    [IR_ROPESCALE_NONE] = {false, false, false, false},
+    [IR_ROPESCALE_LINEAR] = {true, false, false, false},
+    [IR_ROPESCALE_LLAMA3] = {true, true, true, false},
+    [IR_ROPESCALE_YARN] = {true, true, false, true},
+};
+
+/* Fail with the field's name: what is wrong, formatted. */
+static const char *scaling_wrong(const char **field, const char *name, char *why, size_t n, const char *what)
+{
+    *field = name;
+    snprintf(why, n, "%s", what);
+    return why;
+}
+
+const char *ir_rope_scaling_check(const struct ir_rope *r, const char **field, char *why, size_t n)
+{
+    const struct ir_rope_scaling *s = &r->scaling;
+    if ((int)s->kind < 0 || s->kind >= IR_ROPESCALE_COUNT)
+        return scaling_wrong(field, "scaling", why, n, "unknown rotary scaling");
+    bool f = scaling_takes[s->kind].factor, o = scaling_takes[s->kind].orig, band = scaling_takes[s->kind].band,
+         betas = scaling_takes[s->kind].betas;
+    const struct {
+        const char *name;
+        bool given, wanted, required, ok;
+    } checks[] = {
+        {"factor", s->factor.has, f, f, !s->factor.has || (s->factor.v > 0 && isfinite(s->factor.v))},
+        {"orig", s->orig != 0, o, o, s->orig >= 0},
+        {"low_freq", s->low_freq.has, band, band, !s->low_freq.has || s->low_freq.v > 0},
+        {"high_freq", s->high_freq.has, band, band,
+         !s->high_freq.has || !s->low_freq.has || s->high_freq.v > s->low_freq.v},
+        {"beta_fast", s->beta_fast.has, betas, false, !s->beta_fast.has || s->beta_fast.v > 0},
+        {"beta_slow", s->beta_slow.has, betas, false, !s->beta_slow.has || s->beta_slow.v > 0},
+        {"truncate", s->truncate, betas, false, true},
+        {"magnitude", s->magnitude.has, true, false, !s->magnitude.has || s->magnitude.v > 0},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        if (checks[i].given && !checks[i].wanted)
+            return scaling_wrong(field, checks[i].name, why, n, s->kind == IR_ROPESCALE_NONE
+                                                                    ? "given without a rotary scaling"
+                                                                    : "not a field of this rotary scaling");
+        if (!checks[i].given && checks[i].required)
+            return scaling_wrong(field, checks[i].name, why, n, "required by this rotary scaling");
+        if (!checks[i].ok)
+            return scaling_wrong(field, checks[i].name, why, n,
+                                 strcmp(checks[i].name, "high_freq") == 0 ? "must exceed low_freq"
+                                                                         : "must be positive");
+    }
+    return NULL;
 }
 
 int64_t ir_spec_out_len(const struct ir_spec *s)

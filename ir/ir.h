@@ -119,6 +119,18 @@ enum ir_normkind {
 /* The rotary base a rope op's tables are filled with when its theta is absent. */
 #define IR_ROPE_THETA_DEFAULT 10000.0
 
+/* A rotary scaling of the rope tables' frequencies (struct ir_rope_scaling); the first row, none, is the default. */
+#define IR_ROPESCALES(X) X(NONE, "none") X(LINEAR, "linear") X(LLAMA3, "llama3") X(YARN, "yarn")
+enum ir_ropescale {
+#define X(e, s) IR_ROPESCALE_##e,
+    IR_ROPESCALES(X)
+#undef X
+    IR_ROPESCALE_COUNT
+};
+/* YaRN's rotation counts when a rope leaves them out (Transformers' and llama.cpp's defaults). */
+#define IR_YARN_BETA_FAST_DEFAULT 32.0
+#define IR_YARN_BETA_SLOW_DEFAULT 1.0
+
 /* A row index: absent, a literal 1-based row, or the value of a named i32 tensor (an operand of the op, at the
  * position its spec documents). */
 enum ir_rowidx_kind { IR_RIDX_NONE, IR_RIDX_LITERAL, IR_RIDX_NAMED };
@@ -304,6 +316,8 @@ const char *ir_gateact_name(enum ir_gateact a);
 int ir_gateact_lookup(const char *s, size_t n);
 const char *ir_normkind_name(enum ir_normkind k);
 int ir_normkind_lookup(const char *s, size_t n);
+const char *ir_ropescale_name(enum ir_ropescale k);
+int ir_ropescale_lookup(const char *s, size_t n);
 const char *ir_kind_name(enum ir_kind k);
 int ir_kind_lookup(const char *s, size_t n);
 const char *ir_class_name(enum ir_class c);
@@ -329,19 +343,43 @@ struct ir_rms_norm {
     enum ir_normkind kind;
     bool bias;
 };
+/* How a rope's tables scale the frequency ω_i = theta^(−i/half) of pair i, as Transformers and llama.cpp define it:
+ *   linear  ω_i / factor;
+ *   llama3  wavelengths 2π/ω_i above orig/low_freq ÷ factor, below orig/high_freq kept, a linear blend between;
+ *   yarn    blended from ω_i/factor (pairs past the correction range) to ω_i (pairs before it); the range is where
+ *           beta_fast and beta_slow rotations fit in orig positions (floored and ceiled when truncate);
+ * and every kind: cos and sin × magnitude (YaRN's attention factor; absent 1). */
+struct ir_rope_scaling {
+    enum ir_ropescale kind;
+    struct ir_optf factor;
+    int64_t orig;
+    struct ir_optf low_freq, high_freq;
+    struct ir_optf beta_fast, beta_slow;
+    bool truncate;
+    struct ir_optf magnitude;
+};
 /* Rotate each of h heads (h/rows a row) of width hd: `half` pairs, (i, i+half) (NeoX) or with adjacent (2i, 2i+1)
  * (GPT-J, llama.cpp's NORM type), pair i by cos/sin tables of `half` cols at the row's position (pos: absent = row r
- * at r, literal, or named i32). theta is the rotary base the tables hold, angle pos · theta^(−i/half) (absent:
- * IR_ROPE_THETA_DEFAULT); a frequency scaling (linear, llama3, YaRN) would be a field beside it that the table
- * filler reads as it reads theta. ins: x, cos, sin, [pos]. */
+ * at r, literal, or named i32). theta is the rotary base the tables hold, angle pos · ω_i, ω_i = theta^(−i/half)
+ * (absent: IR_ROPE_THETA_DEFAULT), scaled as `scaling` says. ins: x, cos, sin, [pos]. */
 struct ir_rope {
     int64_t h, hd, half, rows;
     struct ir_rowidx pos;
     struct ir_optf theta;
     bool adjacent;
+    struct ir_rope_scaling scaling;
 };
 /* The rotary base of a rope spec (theta, or the default when absent). */
 double ir_rope_theta(const struct ir_rope *r);
+/* The angular frequency of pair i (0 ≤ i < half) of a rope's tables, its scaling applied: row p's angle is p · it. */
+double ir_rope_frequency(const struct ir_rope *r, int64_t i);
+/* The factor a rope's cos and sin tables are multiplied by (its scaling's magnitude, else 1). */
+double ir_rope_magnitude(const struct ir_rope *r);
+/* Whether two ropes read tables of the same values: the same width, base and scaling. */
+bool ir_rope_same_tables(const struct ir_rope *a, const struct ir_rope *b);
+/* What is wrong with a rope's scaling fields for its kind (a field it lacks, one it must not have, a value out of
+ * range), written to why with the field's name in *field; NULL when they are right. */
+const char *ir_rope_scaling_check(const struct ir_rope *r, const char **field, char *why, size_t n);
 /* y[g·width + i] = x[g·every + from + i] for g < n/every, i < width. ins: x (n values). */
 struct ir_head_slice { int64_t n, every, from, width; };
 /* y[1×cols] = table row `index` (literal 1-based, or named i32 0-based). ins: table, [idx]. */
@@ -446,6 +484,7 @@ enum ir_field_type {
     IR_F_MOEACT,   /* enum ir_moeact */
     IR_F_GATEACT,  /* enum ir_gateact */
     IR_F_NORMKIND, /* enum ir_normkind, optional: the first row (rms) is the default, printed only otherwise */
+    IR_F_ROPESCALE,/* enum ir_ropescale, optional: the first row (none) is the default, printed only otherwise */
     IR_F_ROWIDX,   /* struct ir_rowidx, required: literal or `named` */
     IR_F_ROWIDX_OPT/* struct ir_rowidx, may be absent */
 };

@@ -156,6 +156,10 @@ static const char *shape_rope(const struct ir_spec *s, struct shape *sh, char *w
         return inconsistent(why, n, "rows", "h = %" PRId64 " is not a multiple of rows = %" PRId64, p->h, p->rows);
     if (p->theta.has && !(p->theta.v > 0))
         return inconsistent(why, n, "theta", "the rotary base %g must be positive", p->theta.v);
+    const char *field = NULL;
+    char what[96];
+    if (ir_rope_scaling_check(p, &field, what, sizeof what))
+        return inconsistent(why, n, field, "%s", what);
     return NULL;
 }
 
@@ -485,11 +489,10 @@ struct wentry {
     const char *field;
 };
 
-/* The first rope that reads a tensor as a rotary table: its top-level op (-1: none yet), its width and base. */
+/* The first rope that reads a tensor as a rotary table: its top-level op (-1: none yet) and its spec. */
 struct table_use {
     int32_t op;
-    int64_t half;
-    double theta;
+    const struct ir_rope *rope;
 };
 
 /* A part on the path from the top-level op down to the node being checked. */
@@ -779,12 +782,14 @@ static int check_fields(struct vstate *v, const struct ir_spec *s)
         case IR_F_EWOP:
         case IR_F_MOEACT:
         case IR_F_GATEACT:
-        case IR_F_NORMKIND: {
+        case IR_F_NORMKIND:
+        case IR_F_ROPESCALE: {
             int x = *(const int *)(const void *)p;
-            int count = f[i].type == IR_F_EWOP      ? IR_EW_COUNT
-                        : f[i].type == IR_F_MOEACT  ? IR_MOE_COUNT
-                        : f[i].type == IR_F_GATEACT ? IR_GATE_COUNT
-                                                    : IR_NORM_COUNT;
+            int count = f[i].type == IR_F_EWOP       ? IR_EW_COUNT
+                        : f[i].type == IR_F_MOEACT   ? IR_MOE_COUNT
+                        : f[i].type == IR_F_GATEACT  ? IR_GATE_COUNT
+                        : f[i].type == IR_F_NORMKIND ? IR_NORM_COUNT
+                                                     : IR_ROPESCALE_COUNT;
             if (x < 0 || x >= count)
                 return fail(v, IR_NONE, f[i].name, "unknown value %d", x);
             break;
@@ -917,18 +922,21 @@ static int check_table_use(struct vstate *v, ir_tid t, const struct ir_rope *r, 
             v->tables[k].op = -1;
     }
     struct table_use *u = &v->tables[t];
-    double theta = ir_rope_theta(r);
     char buf[32];
     if (u->op < 0) {
-        *u = (struct table_use){v->cur, r->half, theta};
+        *u = (struct table_use){v->cur, r};
         return 0;
     }
-    if (u->half != r->half)
+    double theta = ir_rope_theta(r), was = ir_rope_theta(u->rope);
+    if (u->rope->half != r->half)
         return fail(v, IR_NONE, "half", "rotary table '%s' is read %" PRId64 " wide here, %" PRId64 " wide by op %d",
-                    tname(v, t, buf, sizeof buf), r->half, u->half, (int)u->op);
-    if (memcmp(&u->theta, &theta, sizeof theta) != 0)
+                    tname(v, t, buf, sizeof buf), r->half, u->rope->half, (int)u->op);
+    if (memcmp(&was, &theta, sizeof theta) != 0)
         return fail(v, IR_NONE, "theta", "rotary table '%s' is read with base %.17g here, %.17g by op %d",
-                    tname(v, t, buf, sizeof buf), theta, u->theta, (int)u->op);
+                    tname(v, t, buf, sizeof buf), theta, was, (int)u->op);
+    if (!ir_rope_same_tables(u->rope, r))
+        return fail(v, IR_NONE, "scaling", "rotary table '%s' is read with another rotary scaling here than by op %d",
+                    tname(v, t, buf, sizeof buf), (int)u->op);
     return 0;
 }
 

@@ -663,7 +663,8 @@ static int b_gated_delta(struct bctx *c, struct ir_leaf *l)
     return 0;
 }
 
-/* rope: each output of a pair is x0·c ∓ x1·s, the pair (i, i + half) or adjacent (2i, 2i + 1); the tables are exact. */
+/* rope: each output of a pair is x0·c ∓ x1·s, the pair (i, i + half) or adjacent (2i, 2i + 1); the tables are exact,
+ * their values at most the rope's magnitude (YaRN's attention factor) in size. */
 static int b_rope(struct bctx *c, struct ir_leaf *l)
 {
     const struct ir_rope *s = &ir_leaf_op(l)->spec.u.rope;
@@ -673,6 +674,7 @@ static int b_rope(struct bctx *c, struct ir_leaf *l)
     float *y = e ? ir_leaf_result(l, n) : NULL; /* the tables are exact, the position only picks their row */
     if (!y)
         return -1;
+    double m = fmax(1.0, ir_rope_magnitude(s));
     for (int64_t g = 0; g < s->h; g++)
         for (int64_t i = 0; i < s->hd; i++) {
             int64_t at = g * s->hd + i;
@@ -682,7 +684,7 @@ static int b_rope(struct bctx *c, struct ir_leaf *l)
             }
             int64_t partner = s->adjacent ? i ^ 1 : i < s->half ? i + s->half : i - s->half;
             int64_t a = g * s->hd + i, b = g * s->hd + partner;
-            double prop = e[a] + e[b], mag = fabs((double)x[a]) + fabs((double)x[b]) + prop;
+            double prop = (e[a] + e[b]) * m, mag = (fabs((double)x[a]) + fabs((double)x[b])) * m + prop;
             y[at] = (float)(prop == 0.0 ? 0.0 : prop + 3.0 * U32 * mag);
         }
     return 0;

@@ -302,14 +302,14 @@ static int64_t rotary_half(const struct models_config *c)
     return (c->deepseek.rope_dim ? c->deepseek.rope_dim : c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
 }
 
-/* A rope spec of the model's rotary base and the family's pairing (h, hd, half and rows the caller's). */
+/* A rope spec of the model's rotary base and scaling and the family's pairing (h, hd, half and rows the caller's). */
 static struct ir_spec rope_spec(const struct models_lift *l)
 {
     struct ir_spec s = spec_of(IR_KIND_ROPE);
     s.u.rope.pos.kind = IR_RIDX_NAMED;
     s.u.rope.theta = (struct ir_optf){true, l->c->rope_base > 0 ? l->c->rope_base : IR_ROPE_THETA_DEFAULT};
     s.u.rope.adjacent = l->f->adjacent;
-    /* A rotary scaling (llama3's, YaRN's, linear) would be set here, from the config, beside theta. */
+    s.u.rope.scaling = l->c->rope_scaling;
     return s;
 }
 

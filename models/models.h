@@ -58,8 +58,8 @@
  *   gpt-oss    bias rows on the q, k, v and output products; a learned sink a head in the attention (`sinks`); a
  *              sliding window on even layers; the FFN a `moe` (as qwen3-moe's, by rows) of clamped SwiGLU experts
  *              (act clamped_swiglu, swiglu_alpha, swiglu_limit) with bias rows on the router and on every expert
- *              product, routed by the top k of the logits then their softmax (topk_softmax). YaRN's frequency scaling
- *              and attention factor are not lifted (the tables hold theta's unscaled angles).
+ *              product, routed by the top k of the logits then their softmax (topk_softmax); YaRN's frequency scaling
+ *              and attention factor (rope_scaling) in every rope.
  *   olmo2      no pre-norms: q, k and v are products of the stream itself and the FFN reads the attention's residual
  *              sum; q and k each RMS-normed whole (rows = the step's rows, cols = heads × head_dim and kv_heads ×
  *              head_dim, weighted) before their rotations; the attention's and the FFN's outputs RMS-normed
@@ -116,6 +116,7 @@ struct models_config {
     int64_t window;         /* sliding window of the windowed layers (0: none) */
     double eps;             /* RMS norm epsilon */
     double rope_base;       /* the rotary base θ: every rope op's `theta`, the base the rotary tables are filled with */
+    struct ir_rope_scaling rope_scaling; /* every rope op's frequency scaling (linear, llama3, YaRN) and magnitude */
     double attn_softcap;    /* tanh cap of the attention logits (0: none) */
     double final_softcap;   /* tanh cap of the output logits (0: none) */
     double query_scale;     /* the attention's logit scale (0: 1/sqrt(head_dim)) */

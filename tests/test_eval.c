@@ -224,7 +224,7 @@ static void rope_case(int64_t rows, struct ir_rowidx pos, float posval, const fl
     ir_tid s = F(g, "sin", 4, 2, IR_ROLE_INPUT), p = T(g, "pos", IR_ELEM_I32, 1, 1, IR_ROLE_PARAM);
     ir_tid y = F(g, "y", rows, 12 / rows, IR_ROLE_ACTIVATION);
     struct ir_op op = pos.kind == IR_RIDX_NAMED ? P(IR_KIND_ROPE, y, 4, x, c, s, p) : P(IR_KIND_ROPE, y, 3, x, c, s);
-    op.spec.u.rope = (struct ir_rope){2, 6, 2, rows, pos, {false, 0.0}, false};
+    op.spec.u.rope = (struct ir_rope){2, 6, 2, rows, pos, {false, 0.0}, false, {0}};
     ir_graph_push(g, op);
     struct ir_values *v = values(g);
     put(v, x, (const float[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 12);
@@ -306,7 +306,7 @@ static void published_rope_case(int64_t h, int64_t hd, int64_t half, int64_t pos
     ir_tid sn = F(g, "rope.sin", 40, half, IR_ROLE_CONSTANT), p = T(g, "pos", IR_ELEM_I32, 1, 1, IR_ROLE_PARAM);
     ir_tid y = F(g, "y", 1, h * hd, IR_ROLE_ACTIVATION);
     struct ir_op op = P(IR_KIND_ROPE, y, 4, x, c, sn, p);
-    op.spec.u.rope = (struct ir_rope){h, hd, half, 1, {IR_RIDX_NAMED, 0}, {base > 0, base}, adjacent};
+    op.spec.u.rope = (struct ir_rope){h, hd, half, 1, {IR_RIDX_NAMED, 0}, {base > 0, base}, adjacent, {0}};
     ir_graph_push(g, op);
     char err[IR_ERR_LEN] = "";
     CHECKF(ir_validate(g, err) == 0, "%s: %s", what, err);
@@ -354,8 +354,8 @@ static void test_rope_published(void)
     ir_tid x = F(g, "x", 1, 8, IR_ROLE_INPUT), y1 = F(g, "y1", 1, 8, IR_ROLE_ACTIVATION);
     ir_tid y2 = F(g, "y2", 1, 8, IR_ROLE_ACTIVATION);
     struct ir_op a = P(IR_KIND_ROPE, y1, 3, x, c1, s1), b = P(IR_KIND_ROPE, y2, 3, x, c2, s2);
-    a.spec.u.rope = (struct ir_rope){1, 8, 4, 1, {IR_RIDX_LITERAL, 6}, {true, 10000}, false};
-    b.spec.u.rope = (struct ir_rope){1, 8, 4, 1, {IR_RIDX_LITERAL, 6}, {true, 1e6}, false};
+    a.spec.u.rope = (struct ir_rope){1, 8, 4, 1, {IR_RIDX_LITERAL, 6}, {true, 10000}, false, {0}};
+    b.spec.u.rope = (struct ir_rope){1, 8, 4, 1, {IR_RIDX_LITERAL, 6}, {true, 1e6}, false, {0}};
     ir_graph_push(g, a);
     ir_graph_push(g, b);
     struct ir_values *v = values(g);
@@ -1343,7 +1343,7 @@ static struct ir_graph *blk_graph(bool rewritten, bool reversed)
     struct ir_op norm = P(IR_KIND_RMS_NORM, b.h, 2, b.sum, b.w);
     norm.spec.u.rms_norm = (struct ir_rms_norm){1, 8, 1e-5, true, 0.0, false, IR_NORM_RMS, false};
     struct ir_op rope = P(IR_KIND_ROPE, b.k, 4, b.h, b.cos, b.sin, b.pos);
-    rope.spec.u.rope = (struct ir_rope){2, 4, 2, 1, {IR_RIDX_NAMED, 0}, {false, 0.0}, false};
+    rope.spec.u.rope = (struct ir_rope){2, 4, 2, 1, {IR_RIDX_NAMED, 0}, {false, 0.0}, false, {0}};
     struct ir_op set = P(IR_KIND_SET_ROW, b.kc, 3, b.kc, b.k, b.pos);
     set.spec.u.set_row = (struct ir_set_row){8, 8, 1, {IR_RIDX_NAMED, 0}};
     struct ir_op setv = P(IR_KIND_SET_ROW, b.vc, 2, b.vc, b.vsrc);
@@ -1928,7 +1928,7 @@ static struct ir_graph *every_kind_graph(void)
     ir_tid qr = F(g, "qr", 4, 12, IR_ROLE_ACTIVATION), vc = F(g, "vcache", 8, 12, IR_ROLE_STATE);
     ir_tid sk = F(g, "sinks", 1, 3, IR_ROLE_CONSTANT), ao = F(g, "attn", 4, 12, IR_ROLE_ACTIVATION);
     op = P(IR_KIND_ROPE, qr, 4, go, cs, sn, at);
-    op.spec.u.rope = (struct ir_rope){12, 4, 2, 4, {IR_RIDX_NAMED, 0}, {false, 0.0}, false};
+    op.spec.u.rope = (struct ir_rope){12, 4, 2, 4, {IR_RIDX_NAMED, 0}, {false, 0.0}, false, {0}};
     ir_graph_push(g, op);
     op = P(IR_KIND_ATTENTION, ao, 5, qr, cache, vc, at, sk);
     op.spec.u.attention = (struct ir_attention){3, 3, 4, 4, 8, 4, {IR_RIDX_NAMED, 0}, {false, 0}, {true, 20.0},

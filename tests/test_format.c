@@ -109,6 +109,10 @@ static void fill_fields(struct ir_op *op, int variant, int seed)
             ev = (seed + variant) % IR_NORM_COUNT;
             memcpy(p, &ev, sizeof ev);
             break;
+        case IR_F_ROPESCALE:
+            ev = (seed + variant) % IR_ROPESCALE_COUNT;
+            memcpy(p, &ev, sizeof ev);
+            break;
         case IR_F_ROWIDX:
             memcpy(p, &ri, sizeof ri);
             break;

@@ -150,7 +150,7 @@ static struct ir_op rope(const struct ir_graph *g, const char *out, const char *
     char ins[64];
     snprintf(ins, sizeof ins, "%s cos sin pos", x);
     struct ir_op op = P(g, IR_KIND_ROPE, out, ins);
-    op.spec.u.rope = (struct ir_rope){h, 4, 2, 1, {IR_RIDX_NAMED, 0}, {false, 0.0}, false};
+    op.spec.u.rope = (struct ir_rope){h, 4, 2, 1, {IR_RIDX_NAMED, 0}, {false, 0.0}, false, {0}};
     return op;
 }
 
