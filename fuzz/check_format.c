@@ -16,7 +16,7 @@ static bool same_graph(const struct ir_graph *a, const struct ir_graph *b)
         if (strcmp(x->name, y->name) != 0 || x->elem != y->elem || x->rows != y->rows || x->cols != y->cols ||
             x->role != y->role || x->checkpoint != y->checkpoint || (x->checkpoint && x->format != y->format) ||
             x->transposed != y->transposed || x->observed != y->observed || x->carried != y->carried ||
-            x->next != y->next)
+            x->next != y->next || x->tied != y->tied)
             return false;
     }
     for (int32_t i = 0; i < a->nops; i++)

@@ -279,11 +279,26 @@ static int64_t heads(struct gen *g)
 /* An RMS norm's epsilon and weight offset, as text. */
 static const char *eps(struct gen *g) { return fuzz_pick(g->b, 2) ? "1e-05" : "1e-06"; }
 static const char *offset(struct gen *g) { return fuzz_pick(g->b, 3) == 2 ? "1" : "0"; }
-/* A rope's base field: absent (the default) or one of the published bases (every rope of one table takes one). */
+/* The rotary scalings a rope's tables may carry, after base B: none, linear, llama3's band, YaRN truncated (as
+ * llama.cpp computes it) or not, with and without an attention factor, default and given betas (published values:
+ * tiny-gpt-oss's and gpt-oss-20b's YaRN, llama3's band over a context the generator's tables reach). */
+#define ROPE_SCALINGS(B)                                                                                          \
+    B, B " scaling=linear factor=2", B " scaling=llama3 factor=8 orig=64 low_freq=1 high_freq=4",                  \
+        B " scaling=yarn factor=4 orig=16 truncate magnitude=1.138629436111989",                                   \
+        B " scaling=yarn factor=32 orig=4096 beta_fast=32 beta_slow=1 magnitude=1.3465735902799727",               \
+        B " scaling=linear factor=4 magnitude=0.5", B " scaling=yarn factor=2 orig=8"
+enum { ROPE_NSCALINGS = 7 };
+/* A rope's table fields: its base, absent (the default) or one of the published bases, then its rotary scaling, none
+ * or one of ROPE_SCALINGS; both from one byte (its remainder by 5 the base, as before scalings came, so a byte
+ * string keeps its other choices), and every rope of one table takes the same. */
 static const char *rope_theta(struct gen *g)
 {
-    static const char *const bases[] = {"", " theta=1e+04", " theta=5e+05", " theta=1e+06", " theta=1e+07"};
-    return bases[fuzz_pick(g->b, 5)];
+    static const char *const tables[] = {ROPE_SCALINGS(""), ROPE_SCALINGS(" theta=1e+04"),
+                                         ROPE_SCALINGS(" theta=5e+05"), ROPE_SCALINGS(" theta=1e+06"),
+                                         ROPE_SCALINGS(" theta=1e+07")};
+    _Static_assert(sizeof tables / sizeof tables[0] == 5 * ROPE_NSCALINGS, "a scaling for every base");
+    int byte = fuzz_byte(g->b);
+    return tables[byte % 5 * ROPE_NSCALINGS + byte / 5 % ROPE_NSCALINGS];
 }
 /* A rope's pairing: (i, i+half), or adjacent (2i, 2i+1). */
 static const char *rope_pairs(struct gen *g) { return fuzz_pick(g->b, 2) ? " adjacent" : ""; }

@@ -636,8 +636,8 @@ void ir_values_use_gguf(const struct ir_gguf *f) { weights_file = f; }
 static int from_file(struct tval *tv, const struct ir_tensor *t, char err[IR_ERR_LEN])
 {
     const struct ir_gguf_tensor *ft = t->role == IR_ROLE_CONSTANT ? ir_gguf_find_tensor(weights_file, t->name) : NULL;
-    if (!ft && t->role == IR_ROLE_CONSTANT && strcmp(t->name, "output.weight") == 0)
-        ft = ir_gguf_find_tensor(weights_file, "token_embd.weight"); /* a tied model's LM head is its embedding */
+    if (!ft && t->role == IR_ROLE_CONSTANT && t->tied)
+        ft = ir_gguf_find_tensor(weights_file, IR_TIED_TO); /* a tied LM head is its embedding */
     if (!ft)
         return 1;
     tv->rows = t->rows;
@@ -663,6 +663,21 @@ static int from_file(struct tval *tv, const struct ir_tensor *t, char err[IR_ERR
                  t->name, (unsigned long long)values, ft->type, (long long)tv->len, is_ckpt(t) ? " in " : "",
                  is_ckpt(t) ? ir_format_name(t->format) : "");
     return same ? 0 : -1;
+}
+
+/* Give every tied tensor its embedding's stored rows (the validator holds them to one format and shape); a tensor
+ * whose bytes a weights file lends already has them. */
+static void share_tied(const struct ir_graph *g, struct ir_values *v)
+{
+    ir_tid e = ir_tensor_find(g, IR_TIED_TO, strlen(IR_TIED_TO));
+    for (int32_t i = 0; e != IR_NONE && i < g->ntensors; i++) {
+        struct tval *tv = &v->t[i];
+        const struct tval *from = &v->t[e];
+        if (!g->tensors[i].tied || tv->q.borrowed || !tv->q.bytes || !from->q.bytes ||
+            mulc(tv->q.srows, tv->q.row_bytes) != mulc(from->q.srows, from->q.row_bytes))
+            continue;
+        memcpy(tv->q.bytes, from->q.bytes, (size_t)mulc(tv->q.srows, tv->q.row_bytes));
+    }
 }
 
 struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
@@ -724,6 +739,7 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
         v->bytes += (size_t)tensor_bytes(t);
     }
     free(uses);
+    share_tied(g, v);
     return v;
 }
 

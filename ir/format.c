@@ -452,6 +452,8 @@ static void print_tensor(struct out *o, const struct ir_tensor *t)
         out_str(o, " carried");
     if (t->next)
         out_str(o, " next");
+    if (t->tied)
+        out_str(o, " tied");
     out_str(o, "\n");
 }
 
@@ -1245,11 +1247,13 @@ static int scan_table(struct parser *P, int (*lookup)(const char *, size_t), con
     return 0;
 }
 
-/* Parse the flags after a tensor's role: [format [transposed]], then observed, carried, next (each at most once). */
+/* Parse the flags after a tensor's role: [format [transposed]], then observed, carried, next, tied (each at most
+ * once). */
 static int parse_tensor_flags(struct parser *P, struct ir_tensor *t)
 {
-    static const char *const flags[] = {"transposed", "observed", "carried", "next"};
-    bool *const slots[] = {&t->transposed, &t->observed, &t->carried, &t->next};
+    static const char *const flags[] = {"transposed", "observed", "carried", "next", "tied"};
+    bool *const slots[] = {&t->transposed, &t->observed, &t->carried, &t->next, &t->tied};
+    const int nflags = (int)(sizeof flags / sizeof flags[0]);
     for (int nth = 0;; nth++) {
         skip_ws(P);
         if (at_eol(P))
@@ -1264,12 +1268,12 @@ static int parse_tensor_flags(struct parser *P, struct ir_tensor *t)
             continue;
         }
         int i = 0;
-        while (i < 4 && !(strlen(flags[i]) == n && memcmp(flags[i], s, n) == 0))
+        while (i < nflags && !(strlen(flags[i]) == n && memcmp(flags[i], s, n) == 0))
             i++;
         if (n == 0)
             return fail(P, s, "expected a tensor flag, found '%c'", *s);
-        if (i == 4)
-            return fail(P, s, "unknown tensor flag '%.*s%s' (expected a format, observed, carried or next)",
+        if (i == nflags)
+            return fail(P, s, "unknown tensor flag '%.*s%s' (expected a format, observed, carried, next or tied)",
                         qlen(n), s, qcut(n));
         if (i == 0 && (nth != 1 || !t->checkpoint))
             return fail(P, s, "'transposed' must follow the tensor's format");
@@ -1329,6 +1333,7 @@ static int parse_tensor(struct parser *P, const char *kw)
     d->observed = t.observed;
     d->carried = t.carried;
     d->next = t.next;
+    d->tied = t.tied;
     return 0;
 }
 

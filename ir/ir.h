@@ -565,7 +565,10 @@ struct ir_tensor {
     bool observed;            /* the host reads it after the step */
     bool carried;             /* the host keeps it across steps (caches, rings, recurrent memory) */
     bool next;                /* the next token an arg-max picks: the step moves on from it */
+    bool tied;                /* a tied LM head: its stored rows are IR_TIED_TO's (the embedding table's) */
 };
+/* The constant a `tied` tensor's stored rows are: the embedding table a tied LM head shares. */
+#define IR_TIED_TO "token_embd.weight"
 
 struct ir_graph {
     char *name;               /* model or test name; may be NULL */

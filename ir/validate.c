@@ -617,6 +617,22 @@ static int fail_at(struct vstate *v, int32_t op, const char *field, const char *
 
 /* ── Tensors ─────────────────────────────────────────────────────────────────────────────────────────────── */
 
+/* Check a tied tensor: a transposed checkpoint constant whose stored rows are those of IR_TIED_TO, a checkpoint
+ * constant of the same format, rows and row width (the LM head [hidden × vocab] of an embedding [vocab × hidden]). */
+static int check_tied(struct vstate *v, ir_tid t)
+{
+    const struct ir_tensor *x = &v->g->tensors[t];
+    if (x->role != IR_ROLE_CONSTANT || !x->checkpoint || !x->transposed)
+        return fail(v, t, "tied", "only a transposed checkpoint constant is tied to " IR_TIED_TO);
+    ir_tid e = ir_tensor_find(v->g, IR_TIED_TO, strlen(IR_TIED_TO));
+    const struct ir_tensor *y = e != IR_NONE ? &v->g->tensors[e] : NULL;
+    if (!y || y->role != IR_ROLE_CONSTANT || !y->checkpoint || y->transposed || y->format != x->format ||
+        y->rows != x->cols || y->cols != x->rows)
+        return fail(v, t, "tied", "expected a constant " IR_TIED_TO " of %" PRId64 "x%" PRId64 " %s rows to share",
+                    x->cols, x->rows, ir_format_name(x->format));
+    return 0;
+}
+
 /* Check tensor t's own declaration: name, tables, dims, size, checkpoint storage. */
 static int check_tensor(struct vstate *v, ir_tid t)
 {
@@ -635,6 +651,8 @@ static int check_tensor(struct vstate *v, ir_tid t)
     if (len < 0 || len > IR_MAX_ELEMS)
         return fail(v, t, "size", "%" PRId64 "x%" PRId64 " exceeds %" PRId64 " values", x->rows, x->cols,
                     IR_MAX_ELEMS);
+    if (x->tied && check_tied(v, t))
+        return 1;
     if (!x->checkpoint)
         return 0;
     if (x->role != IR_ROLE_CONSTANT)

@@ -787,6 +787,190 @@ static size_t field_at(const struct doc *d, const char *key)
     return d->nodes[i >= 0 ? i : 0].at;
 }
 
+/* ── The rotary scaling: rope_scaling (rope_parameters in Transformers 5), as Transformers' rope utilities read it ── */
+
+/* The rotary scaling types fusecheck computes, by the name rope_type (or the older "type") gives them. */
+static const struct {
+    const char *name;
+    enum ir_ropescale kind;
+} rope_types[] = {
+    {"default", IR_ROPESCALE_NONE},
+    {"linear", IR_ROPESCALE_LINEAR},
+    {"llama3", IR_ROPESCALE_LLAMA3},
+    {"yarn", IR_ROPESCALE_YARN},
+};
+
+/* The keys a scaling object may hold; any other may change the rotation, so it is refused rather than dropped. */
+static const char *const rope_keys[] = {
+    "rope_type", "type",      "factor",    "original_max_position_embeddings", "low_freq_factor", "high_freq_factor",
+    "beta_fast", "beta_slow", "truncate",  "attention_factor", "mscale", "mscale_all_dim", "rope_theta",
+};
+
+/* Member `key` of object obj as a number, when given: 1 (in *v, its node in *at), 0 when absent or null, -1 with err
+ * when not a finite number above zero (or at least zero with zero_ok). */
+static int scaling_number(const struct doc *d, int obj, const char *where, const char *key, bool zero_ok,
+                          double *v, int *at, char *err)
+{
+    int i = member(d, obj, key);
+    *at = i;
+    if (i < 0 || d->nodes[i].type == J_NULL)
+        return 0;
+    const struct node *n = &d->nodes[i];
+    if (!(n->type == J_INTEGER || n->type == J_REAL) || !isfinite(n->d) || !(zero_ok ? n->d >= 0 : n->d > 0))
+        return fail_at(d, n->at, err, "%s.%s: expected a number %s, got %s", where, key,
+                       zero_ok ? "not negative" : "above zero", n->type == J_INTEGER || n->type == J_REAL
+                                                                    ? "one out of range" : type_name(n->type)) * -1; /* -1: the caller tells a refusal from absence */
+    *v = n->d;
+    return 1;
+}
+
+/* YaRN's magnitude m(scale, mscale) = 0.1 · mscale · ln scale + 1, or 1 for a scale of at most 1. */
+static double yarn_mscale(double scale, double mscale) { return scale <= 1 ? 1.0 : 0.1 * mscale * log(scale) + 1.0; }
+
+/* Every key of the scaling object obj is one fusecheck reads. 0, or 1 with err. */
+static int scaling_keys_known(const struct doc *d, int obj, const char *where, char *err)
+{
+    for (int i = obj + 1; i < d->n; i++) {
+        if (d->nodes[i].parent != obj || !d->nodes[i].key)
+            continue;
+        bool known = false;
+        for (size_t k = 0; k < sizeof rope_keys / sizeof rope_keys[0]; k++)
+            known = known || strcmp(rope_keys[k], d->nodes[i].key) == 0;
+        if (!known)
+            return fail_at(d, d->nodes[i].at, err, "%s.%s: a field fusecheck does not read (it may change the "
+                           "rotation); expected only %s's known fields", where, d->nodes[i].key, where);
+    }
+    return 0;
+}
+
+/* The scaling's kind from rope_type (or type). 0 with *kind, or 1 with err (a type fusecheck does not compute). */
+static int scaling_kind(const struct doc *d, int obj, const char *where, enum ir_ropescale *kind, char *err)
+{
+    int t = member(d, obj, "rope_type");
+    t = t >= 0 ? t : member(d, obj, "type");
+    if (t < 0)
+        return fail_at(d, d->nodes[obj].at, err, "%s: expected a rope_type (default, linear, llama3 or yarn)", where);
+    const struct node *n = &d->nodes[t];
+    for (size_t k = 0; n->type == J_TEXT && k < sizeof rope_types / sizeof rope_types[0]; k++)
+        if (strcmp(rope_types[k].name, n->text) == 0) {
+            *kind = rope_types[k].kind;
+            return 0;
+        }
+    if (n->type != J_TEXT)
+        return fail_at(d, n->at, err, "%s.%s: expected a string, got %s", where, n->key, type_name(n->type));
+    return fail_at(d, n->at, err, "%s.%s: expected default, linear, llama3 or yarn (fusecheck computes no other "
+                   "rotary scaling), got '%.32s'", where, n->key, n->text);
+}
+
+/* llama3's band: low_freq_factor and high_freq_factor (high above low) and the original context, all required. */
+static int read_llama3(struct reading *r, int obj, const char *where, char *err)
+{
+    const struct doc *d = r->d;
+    struct ir_rope_scaling *s = &r->c.rope_scaling;
+    double lo = 0, hi = 0, orig = 0;
+    int at_lo, at_hi, at_orig;
+    int got_lo = scaling_number(d, obj, where, "low_freq_factor", false, &lo, &at_lo, err);
+    int got_hi = got_lo < 0 ? -1 : scaling_number(d, obj, where, "high_freq_factor", false, &hi, &at_hi, err);
+    int got_orig = got_hi < 0 ? -1
+                              : scaling_number(d, obj, where, "original_max_position_embeddings", false, &orig,
+                                               &at_orig, err);
+    if (got_orig < 0)
+        return 1;
+    if (!got_lo || !got_hi || !got_orig)
+        return fail_at(d, d->nodes[obj].at, err, "%s: expected %s for llama3's scaling", where,
+                       !got_lo ? "low_freq_factor" : !got_hi ? "high_freq_factor" : "original_max_position_embeddings");
+    if (!(hi > lo))
+        return fail_at(d, d->nodes[at_hi].at, err, "%s.high_freq_factor: expected above low_freq_factor (%g), got %g",
+                       where, lo, hi);
+    if (orig != floor(orig) || orig > (double)INT64_MAX / 2)
+        return fail_at(d, d->nodes[at_orig].at, err, "%s.original_max_position_embeddings: expected a whole count",
+                       where);
+    s->low_freq = (struct ir_optf){true, lo};
+    s->high_freq = (struct ir_optf){true, hi};
+    s->orig = (int64_t)orig;
+    return 0;
+}
+
+/* YaRN's fields: the original context (else max_position_embeddings; where both are given, their ratio must be the
+ * factor, since Transformers' versions take one or the other), beta_fast and beta_slow, truncate (default true),
+ * and the magnitude: attention_factor, else m(factor, mscale)/m(factor, mscale_all_dim) with both, else
+ * m(factor, 1). */
+static int read_yarn(struct reading *r, int obj, const char *where, char *err)
+{
+    const struct doc *d = r->d;
+    struct ir_rope_scaling *s = &r->c.rope_scaling;
+    double orig = 0, fast = 0, slow = 0, att = 0, ms = 0, msall = 0, f = s->factor.v;
+    int a_orig, a_fast, a_slow, a_att, a_ms, a_msall;
+    int g_orig = scaling_number(d, obj, where, "original_max_position_embeddings", false, &orig, &a_orig, err);
+    int g_fast = g_orig < 0 ? -1 : scaling_number(d, obj, where, "beta_fast", false, &fast, &a_fast, err);
+    int g_slow = g_fast < 0 ? -1 : scaling_number(d, obj, where, "beta_slow", false, &slow, &a_slow, err);
+    int g_att = g_slow < 0 ? -1 : scaling_number(d, obj, where, "attention_factor", false, &att, &a_att, err);
+    int g_ms = g_att < 0 ? -1 : scaling_number(d, obj, where, "mscale", true, &ms, &a_ms, err);
+    int g_msall = g_ms < 0 ? -1 : scaling_number(d, obj, where, "mscale_all_dim", true, &msall, &a_msall, err);
+    if (g_msall < 0)
+        return 1;
+    if (g_orig && (orig != floor(orig) || orig > (double)INT64_MAX / 2))
+        return fail_at(d, d->nodes[a_orig].at, err, "%s.original_max_position_embeddings: expected a whole count",
+                       where);
+    if (g_orig && member(d, 0, "max_position_embeddings") >= 0 && (double)r->max_pos / orig != f)
+        return fail_at(d, d->nodes[a_orig].at, err, "%s.factor: %g, but max_position_embeddings / "
+                       "original_max_position_embeddings is %g (Transformers' versions take one or the other); "
+                       "expected them equal", where, f, (double)r->max_pos / orig);
+    int t = member(d, obj, "truncate");
+    if (t >= 0 && d->nodes[t].type != J_TRUE && d->nodes[t].type != J_FALSE)
+        return fail_at(d, d->nodes[t].at, err, "%s.truncate: expected true or false, got %s", where,
+                       type_name(d->nodes[t].type));
+    s->orig = g_orig ? (int64_t)orig : r->max_pos;
+    s->beta_fast = (struct ir_optf){true, g_fast ? fast : IR_YARN_BETA_FAST_DEFAULT};
+    s->beta_slow = (struct ir_optf){true, g_slow ? slow : IR_YARN_BETA_SLOW_DEFAULT};
+    s->truncate = t < 0 || d->nodes[t].type == J_TRUE;
+    double m = g_att ? att : (ms > 0 && msall > 0) ? yarn_mscale(f, ms) / yarn_mscale(f, msall) : yarn_mscale(f, 1);
+    s->magnitude = (struct ir_optf){m != 1.0, m != 1.0 ? m : 0.0};
+    return 0;
+}
+
+/* The model's rotary scaling: rope_scaling or rope_parameters (not both), null or absent for none; its rope_theta
+ * (rope_parameters') the base where the top level gives none or the same. 0, or 1 with err. */
+static int read_rope_scaling(struct reading *r, char *err)
+{
+    const struct doc *d = r->d;
+    int a = member(d, 0, "rope_scaling"), b = member(d, 0, "rope_parameters");
+    bool a_set = a >= 0 && d->nodes[a].type != J_NULL, b_set = b >= 0 && d->nodes[b].type != J_NULL;
+    if (a_set && b_set)
+        return fail_at(d, d->nodes[b].at, err, "rope_parameters: given beside rope_scaling; expected one of them");
+    if (!a_set && !b_set)
+        return 0;
+    int obj = a_set ? a : b;
+    const char *where = a_set ? "rope_scaling" : "rope_parameters";
+    if (d->nodes[obj].type != J_OBJECT)
+        return fail_at(d, d->nodes[obj].at, err, "%s: expected an object or null, got %s", where,
+                       type_name(d->nodes[obj].type));
+    struct ir_rope_scaling *s = &r->c.rope_scaling;
+    memset(s, 0, sizeof *s);
+    double theta = 0, factor = 0;
+    int at_theta, at_factor;
+    if (scaling_keys_known(d, obj, where, err) || scaling_kind(d, obj, where, &s->kind, err) ||
+        scaling_number(d, obj, where, "rope_theta", false, &theta, &at_theta, err) < 0)
+        return 1;
+    if (theta > 0 && member(d, 0, "rope_theta") >= 0 && theta != r->c.rope_base)
+        return fail_at(d, d->nodes[at_theta].at, err, "%s.rope_theta: %g, but rope_theta is %g; expected one base",
+                       where, theta, r->c.rope_base);
+    if (theta > 0)
+        r->c.rope_base = theta;
+    if (s->kind == IR_ROPESCALE_NONE)
+        return 0;
+    int got = scaling_number(d, obj, where, "factor", false, &factor, &at_factor, err);
+    if (got <= 0)
+        return got < 0 ? 1 : fail_at(d, d->nodes[obj].at, err, "%s: expected a factor for %s scaling", where,
+                                     ir_ropescale_name(s->kind));
+    s->factor = (struct ir_optf){true, factor};
+    if (s->kind == IR_ROPESCALE_LLAMA3)
+        return read_llama3(r, obj, where, err);
+    if (s->kind == IR_ROPESCALE_YARN)
+        return read_yarn(r, obj, where, err);
+    return 0;
+}
+
 /* rotary_dim = head_dim × partial_rotary_factor: an even whole number of at most head_dim. 0, or 1 with err. */
 static int derive_rotary(struct reading *r, char *err)
 {
@@ -1042,7 +1226,7 @@ static int settle(struct reading *r, const struct reader *rd, char *err)
         return fail_at(d, field_at(d, "num_experts_per_tok"), err,
                        "num_experts_per_tok: expected at most the %lld experts, got %lld", (long long)c->experts,
                        (long long)c->top_k);
-    if (rd->derive && rd->derive(r, err))
+    if (read_rope_scaling(r, err) || (rd->derive && rd->derive(r, err)))
         return 1;
     /* The zoo's context, or two windows where a window is wider than half of it; never past the model's. */
     int64_t want = c->window > CONFIG_CTX / 2 ? 2 * c->window : CONFIG_CTX;

@@ -5,15 +5,19 @@
  * constants as llama.cpp's tensors: most under their own names and shapes; some renamed (an FFN norm llama.cpp calls
  * post_attention_norm), some joined from several constants (qwen3-next's attn_qkv, ssm_conv1d, ssm_ba and
  * its query interleaved with its gate), some laid out per head (deepseek's attn_k_b and attn_v_b), some in another
- * form (qwen3-next's ssm_a is −exp(A_log)), the experts three-dimensional, a tied model's LM head left out.
+ * form (qwen3-next's ssm_a is −exp(A_log)), the experts three-dimensional, a tied model's LM head left out; the
+ * rotary scaling as llama.cpp's rope.scaling.* keys, llama3's as its rope_freqs.weight table of divisors.
  *
  * Reading: general.architecture picks the family; the keys fill its configuration, with llama.cpp's defaults where it
- * has them; a key that changes the meaning in a way fusecheck's graph cannot follow is refused, naming it. Lifting
+ * has them; a key that changes the meaning in a way fusecheck's graph cannot follow is refused, naming it; the
+ * rotary scaling is what llama.cpp computes from its keys (YaRN always truncated, its betas 32 and 1) and a
+ * rope_freqs table fitted back to llama3's fields. Lifting
  * checks every constant against the file; a constant the file holds in another layout is derived from the file's
  * tensors into fusecheck's (ir_gguf_derive), so evaluation reads it by its own name. Every rule is a row of a table
  * below: a family's key, a renamed tensor, a joined tensor, a per-head layout, a value form. */
 #include "models/models.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -235,14 +239,12 @@ static int put_qwen3_next(struct ir_gguf_writer *w, const struct models_config *
 }
 
 /* deepseek2: latent attention written as llama.cpp's absorbed form (one kv head of kv_lora + rope keys and kv_lora
- * values; the per-head widths as the _mla lengths), the shared experts as a count, the routing keys. */
+ * values; the per-head widths as the _mla lengths), the shared experts as a count, the routing keys (its logit scale
+ * goes with the rotary scaling's keys: put_rope_scaling). */
 static int put_deepseek(struct ir_gguf_writer *w, const struct models_config *c, const char *arch,
                         char err[IR_ERR_LEN])
 {
     const struct models_deepseek *d = &c->deepseek;
-    if (!default_scale(c->query_scale, c->head_dim + d->rope_dim))
-        return refuse(err, "model '%s': query_scale %g: llama.cpp's deepseek2 computes it from YaRN keys, which a "
-                      "configuration does not carry", c->name, c->query_scale);
     if (c->expert_ffn < 1 || d->shared_ffn % c->expert_ffn)
         return refuse(err, "model '%s': shared_ffn %lld is no whole count of experts of %lld", c->name,
                       (long long)d->shared_ffn, (long long)c->expert_ffn);
@@ -472,26 +474,32 @@ static int get_deepseek(const struct ir_gguf *f, const char *arch, struct models
     return 0;
 }
 
+/* What an architecture's llama.cpp code reads of a rotary scaling besides the common keys: a rope_freqs tensor
+ * (its loader creates one: llama, granite, minicpm), deepseek2's yarn_log_multiplier and the logit scale it derives
+ * from it, and whether its windowed layers take the trained factor even under type none (gemma2, gpt-oss). */
+enum { ROPE_FREQS = 1, ROPE_LOG_MUL = 2, ROPE_WINDOW_FACTOR = 4 };
+
 /* The architectures: general.architecture, the zoo's family, how the LM head binds, the family's extra keys written
- * and read. */
+ * and read, what its llama.cpp code reads of a rotary scaling (ROPE_* flags). */
 static const struct arch {
     const char *arch, *family;
     enum head_rule head;
     int (*put)(struct ir_gguf_writer *w, const struct models_config *c, const char *arch, char err[IR_ERR_LEN]);
     int (*get)(const struct ir_gguf *f, const char *arch, struct models_config *c, char err[IR_ERR_LEN]);
+    unsigned rope;
 } archs[] = {
-    {"llama", "llama", HEAD_OPTIONAL, put_heads, get_llama},
-    {"qwen3", "qwen3", HEAD_OPTIONAL, put_heads, get_heads},
-    {"qwen3moe", "qwen3-moe", HEAD_OPTIONAL, put_qwen3_moe, get_heads},
-    {"gemma2", "gemma2", HEAD_TIED, put_gemma2, get_gemma2},
-    {"qwen3next", "qwen3-next", HEAD_OPTIONAL, put_qwen3_next, get_qwen3_next},
-    {"nemotron", "nemotron", HEAD_OWN, put_heads, get_heads},
-    {"qwen2", "qwen2.5", HEAD_OPTIONAL, put_heads, get_heads},
-    {"granite", "granite", HEAD_OPTIONAL, put_heads, get_granite},
-    {"minicpm", "minicpm", HEAD_OPTIONAL, put_heads, get_minicpm},
-    {"deepseek2", "deepseek", HEAD_OPTIONAL, put_deepseek, get_deepseek},
-    {"gpt-oss", "gpt-oss", HEAD_OWN, put_gpt_oss, get_gpt_oss},
-    {"olmo2", "olmo2", HEAD_OWN, put_heads, get_olmo2},
+    {"llama", "llama", HEAD_OPTIONAL, put_heads, get_llama, ROPE_FREQS},
+    {"qwen3", "qwen3", HEAD_OPTIONAL, put_heads, get_heads, 0},
+    {"qwen3moe", "qwen3-moe", HEAD_OPTIONAL, put_qwen3_moe, get_heads, 0},
+    {"gemma2", "gemma2", HEAD_TIED, put_gemma2, get_gemma2, ROPE_WINDOW_FACTOR},
+    {"qwen3next", "qwen3-next", HEAD_OPTIONAL, put_qwen3_next, get_qwen3_next, 0},
+    {"nemotron", "nemotron", HEAD_OWN, put_heads, get_heads, 0},
+    {"qwen2", "qwen2.5", HEAD_OPTIONAL, put_heads, get_heads, 0},
+    {"granite", "granite", HEAD_OPTIONAL, put_heads, get_granite, ROPE_FREQS},
+    {"minicpm", "minicpm", HEAD_OPTIONAL, put_heads, get_minicpm, ROPE_FREQS},
+    {"deepseek2", "deepseek", HEAD_OPTIONAL, put_deepseek, get_deepseek, ROPE_LOG_MUL},
+    {"gpt-oss", "gpt-oss", HEAD_OWN, put_gpt_oss, get_gpt_oss, ROPE_WINDOW_FACTOR},
+    {"olmo2", "olmo2", HEAD_OWN, put_heads, get_olmo2, 0},
 };
 
 /* The architecture row of a family, or NULL. */
@@ -501,6 +509,469 @@ static const struct arch *arch_of(const char *family)
         if (strcmp(archs[i].family, family) == 0)
             return &archs[i];
     return NULL;
+}
+
+/* ── Rotary scaling: llama.cpp's keys and its rope_freqs tensor ──────────────────────────────────────────── */
+
+/* The rope.scaling.type strings llama.cpp reads that fusecheck computes, and the scaling each names (an absent key
+ * is "linear"; longrope and any other string are refused). */
+static const struct scaling_type {
+    const char *name;
+    enum ir_ropescale kind;
+} scaling_types[] = {{"none", IR_ROPESCALE_NONE}, {"linear", IR_ROPESCALE_LINEAR}, {"yarn", IR_ROPESCALE_YARN}};
+
+/* Keys llama.cpp's loaders read for none of fusecheck's architectures, with the value its YaRN takes instead: a file
+ * giving another claims a rotation llama.cpp does not compute, and is refused naming the key. */
+static const struct yarn_fixed {
+    const char *suffix;
+    double value;
+} yarn_fixed[] = {
+    {"rope.scaling.yarn_beta_fast", IR_YARN_BETA_FAST_DEFAULT},
+    {"rope.scaling.yarn_beta_slow", IR_YARN_BETA_SLOW_DEFAULT},
+    {"rope.scaling.yarn_ext_factor", 1.0},
+};
+
+/* How far a recomputed rope_freqs divisor, magnitude or logit scale may be from the file's (relative): f32's
+ * precision, with room for a converter's f32 arithmetic. */
+#define SCALING_TOL 1e-6
+
+/* A rotary scaling as llama.cpp's keys give it: the type's scaling (llama3 stands for a rope_freqs table), the
+ * factor (1: none), the original context, rope.scaling.attn_factor, and deepseek2's mscale_all_dim (its
+ * yarn_log_multiplier ÷ 0.1; 0 when absent). */
+struct rope_keys {
+    enum ir_ropescale kind;
+    double factor, attn, mscale_all;
+    float log_mul; /* the yarn_log_multiplier key's value */
+    int64_t orig;
+};
+
+/* 2π, to double precision (as ir/ir.c's llama3 band measures wavelengths). */
+#define TWO_PI 6.28318530717958647692528676655900577
+
+static bool dims_are(const struct ir_gguf_tensor *ft, uint32_t nd, const uint64_t *dims);
+static const char *dims_text(const struct ir_gguf_tensor *ft, char buf[96]);
+
+/* Whether x is y to SCALING_TOL (relative). */
+static bool near(double x, double y) { return fabs(x - y) <= SCALING_TOL * fabs(y); }
+
+/* Whether x is a finite number an f32 key can hold (converting another to float is undefined). */
+static bool f32_fits(double x) { return isfinite(x) && fabs(x) <= FLT_MAX; }
+
+/* YaRN's get_mscale: 0.1 · s · ln f + 1, or 1 for a factor of at most 1 (as models/config.c computes it). */
+static double yarn_mscale(double f, double s) { return f <= 1 ? 1.0 : 0.1 * s * log(f) + 1.0; }
+
+/* The magnitude of llama.cpp's cos and sin tables: YaRN's get_mscale(f, 1) times rope.scaling.attn_factor (with a
+ * yarn_log_multiplier, deepseek2's, the ratio get_mscale(f, mscale) / get_mscale(f, mscale_all_dim) instead, which its
+ * loader makes 1 by taking mscale = mscale_all_dim); every other type the attention factor alone. */
+static double llama_magnitude(const struct rope_keys *k)
+{
+    if (k->kind != IR_ROPESCALE_YARN)
+        return k->attn;
+    return k->mscale_all != 0 ? k->attn : k->attn * yarn_mscale(k->factor, 1);
+}
+
+/* The root of deepseek2's logit scale times √(nope + rope): llama.cpp's mscale, the tables' attention factor with
+ * YaRN's 1/(1 + 0.1 ln f) undone, times 1 + 0.1 · mscale_all_dim · ln f. */
+static double deepseek_mscale(const struct rope_keys *k)
+{
+    double base = k->kind == IR_ROPESCALE_YARN ? llama_magnitude(k) : k->attn * (0.1 * log(k->factor) + 1.0);
+    return base * (0.1 * k->mscale_all * log(k->factor) + 1.0);
+}
+
+/* The rotated pairs of a configuration's ropes (the lift's: deepseek's rope part, the rotary width, else the head). */
+static int64_t rotary_half(const struct models_config *c)
+{
+    return (c->deepseek.rope_dim ? c->deepseek.rope_dim : c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
+}
+
+/* A rope of `half` pairs at base theta with scaling s: what ir_rope_frequency and the scaling check read. */
+static struct ir_rope rope_of(int64_t half, double theta, const struct ir_rope_scaling *s)
+{
+    return (struct ir_rope){.h = 1, .hd = 2 * half, .half = half, .rows = 1, .theta = {true, theta}, .scaling = *s};
+}
+
+/* The divisor of pair i's frequency under r's scaling (llama.cpp's rope_freqs value): unscaled over scaled. */
+static double pair_divisor(const struct ir_rope *r, int64_t i)
+{
+    struct ir_rope plain = *r;
+    plain.scaling = (struct ir_rope_scaling){.kind = IR_ROPESCALE_NONE};
+    return ir_rope_frequency(&plain, i) / ir_rope_frequency(r, i);
+}
+
+/* The first pair whose divisor under scaling s is not d's (SCALING_TOL), half when every one is, -1 when s is no
+ * valid scaling. */
+static int64_t first_miss(const float *d, int64_t half, double theta, const struct ir_rope_scaling *s)
+{
+    struct ir_rope r = rope_of(half, theta, s);
+    const char *field;
+    char why[96];
+    if (ir_rope_scaling_check(&r, &field, why, sizeof why))
+        return -1;
+    for (int64_t i = 0; i < half; i++)
+        if (!near(pair_divisor(&r, i), d[i]))
+            return i;
+    return half;
+}
+
+/* Values near v, roundest first, v itself last: a whole number, quarters, hundredths. */
+static void round_values(double v, double out[4])
+{
+    out[0] = round(v), out[1] = round(4 * v) / 4, out[2] = round(100 * v) / 100, out[3] = v;
+}
+
+/* A llama3 band: factor, original context, and the raw low and high frequency factors its edges give. */
+struct band {
+    double factor, low, high;
+    int64_t orig;
+};
+
+/* The whole number nearest 1/x (a wavelength) when it is one an original context can be; 0 when none. */
+static int64_t context_of(double x)
+{
+    double w = 1 / x;
+    return isfinite(w) && w >= 0.5 && w < (double)((int64_t)1 << 40) ? (int64_t)llround(w) : 0;
+}
+
+/* The band of divisors d rising from 1 (the last pair lo, or -1) to the factor (from pair hi): s = (factor/d − 1) /
+ * (factor − 1), llama3's blend, is linear in the inverse wavelength x, so two pairs inside fix the edges x0 (s = 0,
+ * the wavelength orig/low_freq) and x1 (s = 1, orig/high_freq), orig the first edge rounded. With one pair inside
+ * the line turns about it: half-way to the steepest that keeps pair hi at the factor and pair lo at 1, low_freq 1 at
+ * the rounded edge; with none the edges go between pair lo and pair hi. False when they give no band. */
+static bool fit_band(const float *d, const double *x, int64_t lo, int64_t hi, double factor, struct band *b)
+{
+    b->factor = factor;
+    b->low = 1;
+    int64_t inside = hi - lo - 1;
+    double s_in = (factor / d[lo + 1] - 1) / (factor - 1);
+    if (inside >= 2) {
+        double s_last = (factor / d[hi - 1] - 1) / (factor - 1);
+        double slope = (s_in - s_last) / (x[lo + 1] - x[hi - 1]);
+        double x0 = x[lo + 1] - s_in / slope, x1 = x[lo + 1] + (1 - s_in) / slope;
+        b->orig = slope > 0 && x0 > 0 ? context_of(x0) : 0;
+        b->low = (double)b->orig * x0, b->high = (double)b->orig * x1;
+    } else if (inside == 1) {
+        double xm = x[lo + 1], t = (xm - x[hi]) / s_in; /* the band's width in x: t ≤ the room each side leaves */
+        if (lo >= 0 && (x[lo] - xm) / (1 - s_in) < t)
+            t = (x[lo] - xm) / (1 - s_in);
+        b->orig = context_of(xm - t / 2 * s_in);
+        double x0 = 1 / (double)b->orig;
+        b->high = (double)b->orig * (x0 + (xm - x0) / s_in);
+    } else if (lo >= 0) {
+        b->orig = context_of(1 / floor(1 / x[hi]));
+        b->high = (double)b->orig / ((1 / x[lo] + (double)b->orig) / 2);
+    }
+    return b->orig > 0 && isfinite(b->low) && isfinite(b->high);
+}
+
+/* The first llama3 scaling of band b's fields, each at its roundest value first, whose divisors are d's; false when
+ * none is. */
+static bool band_scaling(const float *d, int64_t half, double theta, const struct band *b, struct ir_rope_scaling *s)
+{
+    double lows[4], highs[4];
+    round_values(b->low, lows);
+    round_values(b->high, highs);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            *s = (struct ir_rope_scaling){.kind = IR_ROPESCALE_LLAMA3, .factor = {true, b->factor}, .orig = b->orig,
+                                          .low_freq = {true, lows[i]}, .high_freq = {true, highs[j]}};
+            if (first_miss(d, half, theta, s) == half)
+                return true;
+        }
+    return false;
+}
+
+/* The scaling a rope_freqs table of `half` divisors gives at base theta: none (every divisor 1), linear (every one
+ * the factor), else llama3's band fitted (fit_band). 0, or -1 with err naming `label`'s tensor and the first pair
+ * that is not llama3's. */
+static int fit_rope_freqs(const char *label, const float *d, int64_t half, double theta, struct ir_rope_scaling *s,
+                          char err[IR_ERR_LEN])
+{
+    double factor = 0, least = INFINITY;
+    for (int64_t i = 0; i < half; i++) {
+        if (!(d[i] >= 1 - SCALING_TOL) || !isfinite(d[i]))
+            return refuse(err, "%s: tensor rope_freqs.weight: pair %lld: expected a divisor of at least 1 (llama3's), "
+                          "found %g", label, (long long)i, (double)d[i]);
+        if (i > 0 && d[i] < d[i - 1] * (1 - SCALING_TOL))
+            return refuse(err, "%s: tensor rope_freqs.weight: pair %lld: expected no less than pair %lld's %g "
+                          "(llama3's divisors never fall), found %g", label, (long long)i, (long long)(i - 1),
+                          (double)d[i - 1], (double)d[i]);
+        factor = d[i] > factor ? d[i] : factor;
+        least = d[i] < least ? d[i] : least;
+    }
+    *s = (struct ir_rope_scaling){.kind = IR_ROPESCALE_NONE};
+    if (half < 1 || factor <= 1)
+        return 0;
+    if (least >= factor * (1 - SCALING_TOL)) { /* every pair divided alike: linear */
+        *s = (struct ir_rope_scaling){.kind = IR_ROPESCALE_LINEAR, .factor = {true, factor}};
+        return 0;
+    }
+    double *x = malloc(sizeof *x * (size_t)half);
+    if (!x)
+        abort();
+    int64_t lo = -1, hi = half;
+    struct ir_rope plain = rope_of(half, theta, s);
+    for (int64_t i = 0; i < half; i++) {
+        x[i] = ir_rope_frequency(&plain, i) / TWO_PI; /* the inverse wavelength */
+        lo = d[i] <= 1 ? i : lo;
+        hi = d[i] == factor && hi == half ? i : hi;
+    }
+    struct band b = {factor, 1, 1, 0};
+    bool fit = hi > lo && fit_band(d, x, lo, hi, factor, &b) && band_scaling(d, half, theta, &b, s);
+    free(x);
+    if (fit)
+        return 0;
+    /* the pair the raw band misses first, or the first inside it when there is no band */
+    struct ir_rope_scaling raw = {.kind = IR_ROPESCALE_LLAMA3, .factor = {true, factor}, .orig = b.orig,
+                                  .low_freq = {true, b.low}, .high_freq = {true, b.high}};
+    int64_t at = b.orig > 0 ? first_miss(d, half, theta, &raw) : -1;
+    at = at >= 0 && at < half ? at : lo + 1 < half ? lo + 1 : 0;
+    return refuse(err, "%s: tensor rope_freqs.weight: pair %lld: expected llama3's divisors (the factor %g, a blend "
+                  "linear in the inverse wavelength between two edges), found %g, which no band gives", label,
+                  (long long)at, factor, (double)d[at]);
+}
+
+/* A refusal of key `<arch>.<suffix>` at its byte: "file: byte N: key: " and the message. */
+static int refuse_key(char err[IR_ERR_LEN], const struct ir_gguf *f, const char *arch, const char *suffix,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int refuse_key(char err[IR_ERR_LEN], const struct ir_gguf *f, const char *arch, const char *suffix,
+                      const char *fmt, ...)
+{
+    char k[160], what[IR_ERR_LEN];
+    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, arch_key(k, arch, suffix));
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return refuse(err, "%s: byte %llu: %s: %.300s", f->label, kv ? (unsigned long long)kv->offset : 0ull, k, what);
+}
+
+/* The number at `<arch>.<suffix>` into *v (left as it is when absent); whether the key is there. *bad with err when
+ * it is no number. */
+static bool scaling_number(const struct ir_gguf *f, const char *arch, const char *suffix, double *v, bool *bad,
+                           char err[IR_ERR_LEN])
+{
+    char k[160];
+    return !*bad && get_number(f, arch_key(k, arch, suffix), v, err, bad);
+}
+
+/* rope.scaling.type's scaling (absent: linear); -1 with err for another type or a value that is no string. */
+static int read_scaling_type(const struct ir_gguf *f, const char *arch, enum ir_ropescale *kind, char err[IR_ERR_LEN])
+{
+    char k[160];
+    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, arch_key(k, arch, "rope.scaling.type"));
+    *kind = IR_ROPESCALE_LINEAR;
+    if (!kv)
+        return 0;
+    const struct ir_gguf_value *v = &kv->value;
+    for (size_t i = 0; v->type == IR_GGUF_STRING && i < sizeof scaling_types / sizeof scaling_types[0]; i++)
+        if (strlen(scaling_types[i].name) == v->len && memcmp(scaling_types[i].name, v->str, v->len) == 0) {
+            *kind = scaling_types[i].kind;
+            return 0;
+        }
+    if (v->type != IR_GGUF_STRING)
+        return refuse_key(err, f, arch, "rope.scaling.type", "expected a string, found a %s",
+                          ir_gguf_vtype_name(v->type));
+    return refuse_key(err, f, arch, "rope.scaling.type", "expected none, linear or yarn (fusecheck computes no other "
+                      "rotary scaling), found '%.*s'", (int)(v->len < 32 ? v->len : 32), v->str);
+}
+
+/* The file's scaling keys as llama.cpp's loader and context read them: the type, the factor (rope.scaling.factor,
+ * else the old rope.scale_linear; absent or 0: 1; type none: 1), the original context (default: the trained one),
+ * the attention factor (default 1), deepseek2's yarn_log_multiplier ÷ 0.1 in f32 as llama.cpp divides it. A key
+ * that would mean what llama.cpp does not compute (another YaRN beta, a log multiplier another architecture
+ * ignores, a factor gemma2's and gpt-oss's windowed layers would take under type none) is refused naming it. */
+static int read_rope_keys(const struct ir_gguf *f, const struct arch *a, int64_t ctx_train, struct rope_keys *k,
+                          char err[IR_ERR_LEN])
+{
+    const char *arch = a->arch;
+    double factor = 0, orig = 0, log_mul = 0;
+    bool bad = false;
+    *k = (struct rope_keys){.kind = IR_ROPESCALE_NONE, .factor = 1, .attn = 1, .orig = ctx_train};
+    if (read_scaling_type(f, arch, &k->kind, err) != 0)
+        return -1;
+    const char *fkey = "rope.scaling.factor";
+    if (!scaling_number(f, arch, fkey, &factor, &bad, err) && !bad) { /* the old key's name */
+        fkey = "rope.scale_linear";
+        scaling_number(f, arch, fkey, &factor, &bad, err);
+    }
+    scaling_number(f, arch, "rope.scaling.original_context_length", &orig, &bad, err);
+    scaling_number(f, arch, "rope.scaling.attn_factor", &k->attn, &bad, err);
+    bool has_log = scaling_number(f, arch, "rope.scaling.yarn_log_multiplier", &log_mul, &bad, err);
+    if (bad)
+        return -1;
+    if (!(factor >= 0) || !isfinite(factor))
+        return refuse_key(err, f, arch, fkey, "expected a factor of at least 0, found %g", factor);
+    if (!(k->attn > 0) || !isfinite(k->attn))
+        return refuse_key(err, f, arch, "rope.scaling.attn_factor", "expected a positive number, found %g", k->attn);
+    if (!(orig >= 0 && orig < (double)((int64_t)1 << 40)))
+        return refuse_key(err, f, arch, "rope.scaling.original_context_length", "expected a count, found %g", orig);
+    if (has_log && log_mul != 0 && !(a->rope & ROPE_LOG_MUL))
+        return refuse_key(err, f, arch, "rope.scaling.yarn_log_multiplier", "expected none (llama.cpp's %s does not "
+                          "read it), found %g", arch, log_mul);
+    if (!f32_fits(log_mul))
+        return refuse_key(err, f, arch, "rope.scaling.yarn_log_multiplier", "expected a finite f32, found %g",
+                          log_mul);
+    if (k->kind == IR_ROPESCALE_NONE && factor != 0 && factor != 1 && (a->rope & ROPE_WINDOW_FACTOR))
+        return refuse_key(err, f, arch, fkey, "expected 1 with rope.scaling.type none (llama.cpp's %s would still "
+                          "scale its windowed layers by it), found %g", arch, factor);
+    k->factor = k->kind == IR_ROPESCALE_NONE || factor == 0 ? 1 : factor;
+    k->orig = orig >= 1 ? (int64_t)orig : ctx_train;
+    k->log_mul = (float)log_mul;
+    k->mscale_all = (double)(k->log_mul / 0.1f);
+    for (size_t i = 0; k->kind == IR_ROPESCALE_YARN && i < sizeof yarn_fixed / sizeof yarn_fixed[0]; i++) {
+        double v = yarn_fixed[i].value;
+        if (scaling_number(f, arch, yarn_fixed[i].suffix, &v, &bad, err) && v != yarn_fixed[i].value)
+            return refuse_key(err, f, arch, yarn_fixed[i].suffix, "expected %g (llama.cpp's %s does not read the key "
+                              "and takes %g), found %g", yarn_fixed[i].value, arch, yarn_fixed[i].value, v);
+    }
+    double m = llama_magnitude(k), said = m;
+    if (k->kind == IR_ROPESCALE_YARN && scaling_number(f, arch, "rope.scaling.yarn_attn_factor", &said, &bad, err) &&
+        !near(said, m))
+        return refuse_key(err, f, arch, "rope.scaling.yarn_attn_factor", "expected the magnitude llama.cpp computes, "
+                          "%g (it does not read the key; rope.scaling.attn_factor multiplies its own), found %g", m,
+                          said);
+    return bad ? -1 : 0;
+}
+
+/* The file's rotary scaling into c->rope_scaling, as llama.cpp computes it (read_rope_keys; a rope_freqs table where
+ * the architecture reads one, fit_rope_freqs), and deepseek2's logit scale; 0, or -1 with err naming the key or
+ * tensor. ctx_train: the file's context_length. */
+static int get_rope_scaling(const struct ir_gguf *f, const struct arch *a, int64_t ctx_train, struct models_config *c,
+                            char err[IR_ERR_LEN])
+{
+    struct rope_keys k;
+    if (read_rope_keys(f, a, ctx_train, &k, err) != 0)
+        return -1;
+    struct ir_rope_scaling *s = &c->rope_scaling;
+    double m = llama_magnitude(&k);
+    if (a->rope & ROPE_LOG_MUL) {
+        double ms = deepseek_mscale(&k), d = (double)(c->head_dim + c->deepseek.rope_dim);
+        c->query_scale = ms != 1 && d > 0 ? ms * ms / sqrt(d) : 0; /* from the keys in double, as the magnitude */
+    }
+    enum ir_ropescale kind = k.factor == 1 ? IR_ROPESCALE_NONE : k.kind; /* a factor of 1 scales nothing */
+    *s = (struct ir_rope_scaling){.kind = kind};
+    if (kind != IR_ROPESCALE_NONE)
+        s->factor = (struct ir_optf){true, k.factor};
+    if (kind == IR_ROPESCALE_YARN) {
+        s->orig = k.orig;
+        s->beta_fast = (struct ir_optf){true, IR_YARN_BETA_FAST_DEFAULT};
+        s->beta_slow = (struct ir_optf){true, IR_YARN_BETA_SLOW_DEFAULT};
+        s->truncate = true; /* llama.cpp floors and ceils the correction range always */
+    }
+    int64_t half = rotary_half(c);
+    const struct ir_gguf_tensor *ft = (a->rope & ROPE_FREQS) ? ir_gguf_find_tensor(f, "rope_freqs.weight") : NULL;
+    if (ft && kind != IR_ROPESCALE_NONE)
+        return refuse(err, "%s: tensor rope_freqs.weight: expected none with rope.scaling.type %s and a factor of %g "
+                      "(llama.cpp divides by both; fusecheck's rope takes one scaling)", f->label,
+                      ir_ropescale_name(kind), k.factor);
+    if (ft) {
+        char buf[96];
+        if (ft->format < 0 || !dims_are(ft, 1, (uint64_t[]){(uint64_t)half}))
+            return refuse(err, "%s: tensor rope_freqs.weight: expected %lld values of a type fusecheck decodes, found "
+                          "dims %s of GGML type %u", f->label, (long long)half, dims_text(ft, buf), ft->type);
+        float *d = malloc(sizeof *d * (size_t)(half > 0 ? half : 1));
+        if (!d)
+            abort();
+        ir_ggml_dequantize((enum ir_format)ft->format, ft->data, half, d);
+        int rc = fit_rope_freqs(f->label, d, half, c->rope_base, s, err);
+        free(d);
+        if (rc != 0)
+            return -1;
+    }
+    s->magnitude = (struct ir_optf){m != 1, m != 1 ? m : 0};
+    struct ir_rope r = rope_of(half, c->rope_base, s);
+    const char *field;
+    char why[96];
+    if (ir_rope_scaling_check(&r, &field, why, sizeof why))
+        return refuse(err, "%s: %s.rope.scaling.*: the rotary scaling's %s %s", f->label, a->arch, field, why);
+    return 0;
+}
+
+/* The keys export writes for c's scaling, as llama.cpp reads them back (its f32 values): the attention factor that
+ * gives c's magnitude, and for deepseek2 the mscale_all_dim (yarn_log_multiplier ÷ 0.1) that gives its logit scale,
+ * tried without one first. -1 with err when no keys give both. */
+static int keys_for(const struct models_config *c, const struct arch *a, struct rope_keys *out, char err[IR_ERR_LEN])
+{
+    const struct ir_rope_scaling *s = &c->rope_scaling;
+    bool factored = s->kind == IR_ROPESCALE_LINEAR || s->kind == IR_ROPESCALE_YARN;
+    double m = ir_rope_magnitude(&(struct ir_rope){.scaling = *s}), d = (double)(c->head_dim + c->deepseek.rope_dim);
+    double qs = c->query_scale != 0 ? c->query_scale : 1 / sqrt(d);
+    struct rope_keys k = {.kind = s->kind, .factor = factored ? shortest((float)s->factor.v) : 1, .attn = 1,
+                          .orig = s->orig};
+    bool deepseek = (a->rope & ROPE_LOG_MUL) != 0;
+    for (int with_log = 0; with_log < (deepseek ? 2 : 1); with_log++) {
+        k.mscale_all = 0, k.attn = 1;
+        if (with_log) { /* mscale_all_dim from the logit scale: its root over the base, less 1, over 0.1 ln f */
+            double base = k.kind == IR_ROPESCALE_YARN ? 1 : 0.1 * log(k.factor) + 1.0;
+            double all = (sqrt(qs * sqrt(d)) / (m * base) - 1) / (0.1 * log(k.factor));
+            k.log_mul = f32_fits(0.1 * all) ? (float)(0.1 * all) : 0.0f;
+            k.mscale_all = (double)(k.log_mul / 0.1f); /* as llama.cpp's loader divides it */
+            if (k.mscale_all == 0 || !isfinite(k.mscale_all))
+                continue;
+        }
+        double ratio = m / llama_magnitude(&k);
+        if (!f32_fits(ratio))
+            continue;
+        float attn = (float)ratio;
+        k.attn = attn == 1.0f ? 1 : shortest(attn);
+        double ms = deepseek_mscale(&k);
+        if (near(llama_magnitude(&k), m) && (!deepseek || near(ms * ms / sqrt(d), qs))) {
+            *out = k;
+            return 0;
+        }
+    }
+    if (deepseek)
+        return refuse(err, "model '%s': query_scale %g: llama.cpp's deepseek2 derives its logit scale from the rotary "
+                      "scaling's keys (rope.scaling.yarn_log_multiplier, attn_factor), and none gives it", c->name,
+                      qs);
+    return refuse(err, "model '%s': rope_scaling.magnitude %g: no rope.scaling.attn_factor gives it in llama.cpp",
+                  c->name, m);
+}
+
+/* Write c's rotary scaling as llama.cpp reads it: rope.scaling.type, factor and (YaRN) original_context_length; the
+ * attention factor that gives the magnitude (YaRN's magnitude / get_mscale(factor, 1): llama.cpp's own YaRN magnitude
+ * is get_mscale(factor, 1), and rope.scaling.attn_factor multiplies it, so another is written rather than refused);
+ * deepseek2's yarn_log_multiplier (0.1 · mscale_all_dim, from the query scale); llama3 as rope_freqs alone (put with
+ * the tensors). What llama.cpp cannot be told is refused naming the field: YaRN untruncated or with other betas,
+ * llama3 where the loader has no rope_freqs tensor. */
+static int put_rope_scaling(struct ir_gguf_writer *w, const struct models_config *c, const struct arch *a,
+                            char err[IR_ERR_LEN])
+{
+    const struct ir_rope_scaling *s = &c->rope_scaling;
+    struct ir_rope r = rope_of(rotary_half(c), c->rope_base, s);
+    const char *field;
+    char why[96], k[160];
+    if (ir_rope_scaling_check(&r, &field, why, sizeof why))
+        return refuse(err, "model '%s': rope_scaling.%s: %s", c->name, field, why);
+    if (s->kind == IR_ROPESCALE_YARN && !s->truncate)
+        return refuse(err, "model '%s': rope_scaling.truncate false: llama.cpp always floors and ceils YaRN's "
+                      "correction range", c->name);
+    if (s->kind == IR_ROPESCALE_YARN && ((s->beta_fast.has && s->beta_fast.v != IR_YARN_BETA_FAST_DEFAULT) ||
+                                        (s->beta_slow.has && s->beta_slow.v != IR_YARN_BETA_SLOW_DEFAULT)))
+        return refuse(err, "model '%s': rope_scaling.%s %g: llama.cpp's %s takes YaRN's betas 32 and 1 and reads no "
+                      "key for them", c->name, s->beta_fast.v != IR_YARN_BETA_FAST_DEFAULT ? "beta_fast" : "beta_slow",
+                      s->beta_fast.v != IR_YARN_BETA_FAST_DEFAULT ? s->beta_fast.v : s->beta_slow.v, a->arch);
+    if (s->kind == IR_ROPESCALE_LLAMA3 && !(a->rope & ROPE_FREQS))
+        return refuse(err, "model '%s': rope_scaling llama3: llama.cpp's %s has no rope_freqs tensor to carry it",
+                      c->name, a->arch);
+    if (s->factor.has && !f32_fits(s->factor.v))
+        return refuse(err, "model '%s': rope_scaling.factor %g: no f32 key holds it", c->name, s->factor.v);
+    if (s->orig > UINT32_MAX)
+        return refuse(err, "model '%s': rope_scaling.orig %lld: no u32 key holds it", c->name, (long long)s->orig);
+    struct rope_keys keys = {.kind = IR_ROPESCALE_NONE};
+    if (keys_for(c, a, &keys, err) != 0)
+        return -1;
+    if (s->kind == IR_ROPESCALE_LINEAR || s->kind == IR_ROPESCALE_YARN) {
+        ir_gguf_kv_str(w, arch_key(k, a->arch, "rope.scaling.type"), ir_ropescale_name(s->kind));
+        ir_gguf_kv_f32(w, arch_key(k, a->arch, "rope.scaling.factor"), (float)keys.factor);
+    }
+    if (s->kind == IR_ROPESCALE_YARN)
+        ir_gguf_kv_u32(w, arch_key(k, a->arch, "rope.scaling.original_context_length"), (uint32_t)s->orig);
+    if (keys.attn != 1)
+        ir_gguf_kv_f32(w, arch_key(k, a->arch, "rope.scaling.attn_factor"), (float)keys.attn);
+    if (keys.mscale_all != 0)
+        ir_gguf_kv_f32(w, arch_key(k, a->arch, "rope.scaling.yarn_log_multiplier"), keys.log_mul);
+    return 0;
 }
 
 /* ── Tensors: how constants map to the file ──────────────────────────────────────────────────────────────── */
@@ -888,7 +1359,26 @@ static int put_config(struct ir_gguf_writer *w, const struct models_config *c, c
     }
     if (strcmp(c->family, "granite") == 0 && c->logit_scale == 0) /* llama.cpp requires it: no division is ÷1 */
         ir_gguf_kv_f32(w, arch_key(key, a->arch, "logit_scale"), 1.0f);
-    return a->put(w, c, a->arch, err);
+    return a->put(w, c, a->arch, err) != 0 ? -1 : put_rope_scaling(w, c, a, err);
+}
+
+/* Write a llama3 scaling as llama.cpp's rope_freqs.weight: each pair's divisor of its frequency (computed in double,
+ * stored f32, as the converter writes it), checked to read back as the same band. */
+static int put_rope_freqs(struct exporter *x)
+{
+    const struct models_config *c = x->c;
+    int64_t half = rotary_half(c);
+    float *d = own(x, sizeof(float) * (size_t)(half > 0 ? half : 1));
+    struct ir_rope r = rope_of(half, c->rope_base, &c->rope_scaling);
+    for (int64_t i = 0; i < half; i++)
+        d[i] = (float)pair_divisor(&r, i);
+    struct ir_rope_scaling back;
+    char why[IR_ERR_LEN];
+    if (fit_rope_freqs("rope_freqs", d, half, c->rope_base, &back, why) != 0 ||
+        first_miss(d, half, c->rope_base, &back) != half)
+        return refuse(x->err, "model '%s': rope_scaling llama3: its rope_freqs table reads back as no llama3 band "
+                      "(%.300s)", c->name, why);
+    return ir_gguf_add_tensor(x->w, "rope_freqs.weight", 1, (uint64_t[]){(uint64_t)half}, IR_FMT_F32, d, x->err);
 }
 
 /* A minimal vocabulary of n tokens llama.cpp loads: a SentencePiece-style list (unknown, begin, end, the 256 byte
@@ -939,6 +1429,8 @@ int models_gguf_export(const struct models_config *c, const struct ir_graph *g, 
     for (ir_tid t = 0; t < g->ntensors && rc == 0; t++)
         if (g->tensors[t].role == IR_ROLE_CONSTANT && g->tensors[t].elem == IR_ELEM_F32)
             rc = put_constant(&x, t);
+    if (rc == 0 && c->rope_scaling.kind == IR_ROPESCALE_LLAMA3)
+        rc = put_rope_freqs(&x);
     if (rc == 0)
         rc = ir_gguf_write(x.w, path, err);
     ir_gguf_writer_free(x.w);
@@ -1004,25 +1496,6 @@ static const struct arch *arch_in(const struct ir_gguf *f, char err[IR_ERR_LEN])
     return NULL;
 }
 
-/* A rotary scaling fusecheck does not compute yet (anything but none, or linear by 1) is refused, naming the key. */
-static int check_rope_scaling(const struct ir_gguf *f, const char *arch, char err[IR_ERR_LEN])
-{
-    char k[160];
-    const struct ir_gguf_kv *kv = ir_gguf_find_kv(f, arch_key(k, arch, "rope.scaling.type"));
-    if (!kv || (kv->value.type == IR_GGUF_STRING && kv->value.len == 4 && memcmp(kv->value.str, "none", 4) == 0))
-        return 0;
-    double factor = 1;
-    bool bad = false;
-    get_number(f, arch_key(k, arch, "rope.scaling.factor"), &factor, err, &bad);
-    bool linear = kv->value.type == IR_GGUF_STRING && kv->value.len == 6 && memcmp(kv->value.str, "linear", 6) == 0;
-    if (bad || (linear && (factor == 0 || factor == 1)))
-        return bad ? -1 : 0;
-    return refuse(err, "%s: byte %llu: %s.rope.scaling.type: expected none (fusecheck computes no rotary scaling), "
-                  "found '%.*s'", f->label, (unsigned long long)kv->offset, arch,
-                  (int)(kv->value.type == IR_GGUF_STRING && kv->value.len < 32 ? kv->value.len : 1),
-                  kv->value.type == IR_GGUF_STRING ? kv->value.str : "?");
-}
-
 struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ERR_LEN])
 {
     const struct arch *a = arch_in(f, err);
@@ -1041,7 +1514,7 @@ struct models_config *models_gguf_config(const struct ir_gguf *f, char err[IR_ER
     if (!c.vocab && embd && embd->ndims == 2)
         c.vocab = (int64_t)embd->dims[1];
     c.tied = a->head == HEAD_TIED || (a->head == HEAD_OPTIONAL && !ir_gguf_find_tensor(f, "output.weight"));
-    if (check_rope_scaling(f, a->arch, err) != 0 || a->get(f, a->arch, &c, err) != 0)
+    if (a->get(f, a->arch, &c, err) != 0 || get_rope_scaling(f, a, c.ctx, &c, err) != 0)
         return NULL;
     /* The zoo's context, or two windows where a window is wider than half of it; never past the model's. */
     int64_t want = c.window > 2048 ? 2 * c.window : 4096;
@@ -1286,8 +1759,9 @@ static int check_constant(const struct ir_gguf *f, const struct ir_graph *g, ir_
 }
 
 /* Tensors llama.cpp reads where a file has them (biases, a correction bias, rotary factors): one in the file that the
- * lifted graph has no constant for changes the meaning, and is refused by name. */
-static int check_unread(const struct ir_gguf *f, const struct ir_graph *g, char err[IR_ERR_LEN])
+ * lifted graph has no constant for changes the meaning, and is refused by name; rope_freqs.weight is read into the
+ * rotary scaling where the architecture's loader has it (freqs_read). */
+static int check_unread(const struct ir_gguf *f, const struct ir_graph *g, bool freqs_read, char err[IR_ERR_LEN])
 {
     static const char *const optional[] = {"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias",
                                            "attn_qkv.bias", "ffn_up.bias", "ffn_down.bias", "ffn_gate.bias",
@@ -1307,7 +1781,8 @@ static int check_unread(const struct ir_gguf *f, const struct ir_graph *g, char 
         const char *const *list = in_layer ? optional : outer;
         size_t n = in_layer ? sizeof optional / sizeof optional[0] : sizeof outer / sizeof outer[0];
         for (size_t i = 0; i < n; i++)
-            if (strcmp(in_layer ? suffix : name, list[i]) == 0 && ir_tensor_find(g, name, strlen(name)) == IR_NONE)
+            if (strcmp(in_layer ? suffix : name, list[i]) == 0 && ir_tensor_find(g, name, strlen(name)) == IR_NONE &&
+                !(freqs_read && strcmp(name, "rope_freqs.weight") == 0))
                 return refuse(err, "%s: tensor %s: fusecheck's graph has no part that reads it", f->label, name);
     }
     return 0;
@@ -1326,7 +1801,7 @@ struct ir_graph *models_gguf_lift(const struct ir_gguf *f, const struct models_o
     struct ir_graph *g = models_lift(c, &lo, lerr);
     if (!g)
         snprintf(err, IR_ERR_LEN, "%.200s: %.300s", f->label, lerr);
-    if (g && (check_unread(f, g, err) != 0 || derive_all(f, g, c, a->head, err) != 0)) {
+    if (g && (check_unread(f, g, (a->rope & ROPE_FREQS) != 0, err) != 0 || derive_all(f, g, c, a->head, err) != 0)) {
         ir_graph_free(g);
         g = NULL;
     }

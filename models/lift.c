@@ -532,6 +532,8 @@ static void head(struct models_lift *l, ir_tid x)
     if (c->head_divisor > 0)
         xn = head_input_scaled(l, xn);
     ir_tid w = matrix(l, "output.weight", c->hidden, c->vocab);
+    if (c->tied && w != IR_NONE)
+        l->g->tensors[w].tied = true; /* its rows are the embedding's */
     ir_tid logits = matmul(l, xn, w, l->f->logits ? "logits.raw" : "logits");
     if (l->f->logits)
         logits = l->f->logits(l, logits);

@@ -13,6 +13,16 @@
 /* deepseek's logit scales: (0.1 · mscale_all_dim · ln 40 + 1)² / sqrt(192); mscale_all_dim 0.707 (V2-Lite), 1 (V3). */
 #define QS_V2_LITE 0.11472138679292612
 #define QS_V3 0.1352337788608801
+/* tiny-deepseek's: (0.1 · ln 4 + 1)² / sqrt(128), YaRN by 4 with mscale_all_dim 1. */
+#define QS_TINY_DEEPSEEK 0.1145934591559475
+/* Rotary scalings as the published rope_scaling gives them: llama3's band (factor, original context, low and high
+ * frequency factors); YaRN's factor over an original context, betas 32 and 1, truncated or not, and its magnitude
+ * (the attention factor 0.1 · ln factor + 1 where mscale and mscale_all_dim do not cancel it). */
+#define LLAMA3(f, o, lo, hi) \
+    {.kind = IR_ROPESCALE_LLAMA3, .factor = {true, f}, .orig = o, .low_freq = {true, lo}, .high_freq = {true, hi}}
+#define YARN(f, o, trunc, has_m, m)                                                                                \
+    {.kind = IR_ROPESCALE_YARN, .factor = {true, f}, .orig = o, .beta_fast = {true, 32}, .beta_slow = {true, 1},  \
+     .truncate = trunc, .magnitude = {has_m, m}}
 /* deepseek-v3's routing (noaux_tc): sigmoid scores, the correction row choosing, the topk best of n groups competing,
  * renormalised, times routed_scaling_factor 2.5. deepseek-v2-lite's (greedy): softmax, not renormalised, × 1.0.
  * qwen3-moe's and qwen3-next's published norm_topk_prob is true: the default routing. */
@@ -20,7 +30,8 @@
 
 static const struct models_config zoo[] = {
     {.name = "llama3.2-1b", .family = "llama", .layers = 16, .hidden = 2048, .heads = 32, .kv_heads = 8,
-     .head_dim = 64, .ffn = 8192, .vocab = 128256, .ctx = 4096, .eps = 1e-5, .rope_base = 500000, .tied = true},
+     .head_dim = 64, .ffn = 8192, .vocab = 128256, .ctx = 4096, .eps = 1e-5, .rope_base = 500000, .tied = true,
+     .rope_scaling = LLAMA3(32, 8192, 1, 4)},
     {.name = "llama3-8b", .family = "llama", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128,
      .ffn = 14336, .vocab = 128256, .ctx = 4096, .eps = 1e-5, .rope_base = 500000},
     {.name = "qwen3-0.6b", .family = "qwen3", .layers = 28, .hidden = 1024, .heads = 16, .kv_heads = 8,
@@ -34,7 +45,8 @@ static const struct models_config zoo[] = {
      .ffn = 9216, .vocab = 256000, .ctx = 8192, .window = 4096, .eps = 1e-6, .rope_base = 10000, .attn_softcap = 50,
      .final_softcap = 30, .query_scale = 0.0625, .tied = true},
     {.name = "tiny-llama", .family = "llama", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2, .head_dim = 64,
-     .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 500000, .tiny = true},
+     .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-5, .rope_base = 500000, .tiny = true,
+     .rope_scaling = LLAMA3(8, 256, 1, 4)},
     {.name = "tiny-qwen3", .family = "qwen3", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2, .head_dim = 64,
      .ffn = 512, .vocab = 512, .ctx = 64, .eps = 1e-6, .rope_base = 1e6, .tiny = true},
     {.name = "tiny-qwen3-moe", .family = "qwen3-moe", .layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2,
@@ -88,27 +100,33 @@ static const struct models_config zoo[] = {
     {.name = "deepseek-v2-lite", .family = "deepseek", .layers = 27, .hidden = 2048, .heads = 16, .kv_heads = 16,
      .head_dim = 128, .ffn = 10944, .vocab = 102400, .experts = 64, .top_k = 6, .expert_ffn = 1408, .ctx = 4096,
      .eps = 1e-6, .rope_base = 10000, .query_scale = QS_V2_LITE, .deepseek = {.kv_lora = 512, .rope_dim = 64,
-     .v_head_dim = 128, .shared_ffn = 2 * 1408, .dense_layers = 1}, .routing = {.no_renorm = true, .scale = 1.0}},
+     .v_head_dim = 128, .shared_ffn = 2 * 1408, .dense_layers = 1}, .routing = {.no_renorm = true, .scale = 1.0},
+     .rope_scaling = YARN(40, 4096, true, false, 0)},
     {.name = "deepseek-v3", .family = "deepseek", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128,
      .head_dim = 128, .ffn = 18432, .vocab = 129280, .experts = 256, .top_k = 8, .expert_ffn = 2048, .ctx = 4096,
      .eps = 1e-6, .rope_base = 10000, .query_scale = QS_V3, .deepseek = {.q_lora = 1536, .kv_lora = 512,
-     .rope_dim = 64, .v_head_dim = 128, .shared_ffn = 2048, .dense_layers = 3}, .routing = ROUTING_V3(8, 4)},
+     .rope_dim = 64, .v_head_dim = 128, .shared_ffn = 2048, .dense_layers = 3}, .routing = ROUTING_V3(8, 4),
+     .rope_scaling = YARN(40, 4096, true, false, 0)},
     {.name = "tiny-deepseek", .family = "deepseek", .layers = 3, .hidden = 256, .heads = 4, .kv_heads = 4,
      .head_dim = 64, .ffn = 512, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .eps = 1e-6,
-     .rope_base = 10000, .tiny = true, .deepseek = {.q_lora = 256, .kv_lora = 256, .rope_dim = 64, .v_head_dim = 64,
-     .shared_ffn = 256, .dense_layers = 1}, .routing = ROUTING_V3(4, 2)},
+     .rope_base = 10000, .query_scale = QS_TINY_DEEPSEEK, .tiny = true, .deepseek = {.q_lora = 256, .kv_lora = 256,
+     .rope_dim = 64, .v_head_dim = 64, .shared_ffn = 256, .dense_layers = 1}, .routing = ROUTING_V3(4, 2),
+     .rope_scaling = YARN(4, 16, true, false, 0)},
     /* gpt-oss (openai/gpt-oss-20b's config.json: 24 layers of 64 query heads and 8 kv heads of 64 over a 2880-wide
      * stream, biases on q/k/v/o, a sink a head, a 128-row sliding window on even layers (layer_types), 32 experts of
      * 2880, 4 a token, router and expert biases, the clamped SwiGLU of alpha 1.702 and swiglu_limit 7, rope_theta
      * 150000 with YaRN (factor 32 over 4096), an untied LM head over 201088 tokens). */
     {.name = "gpt-oss-20b", .family = "gpt-oss", .layers = 24, .hidden = 2880, .heads = 64, .kv_heads = 8,
      .head_dim = 64, .vocab = 201088, .experts = 32, .top_k = 4, .expert_ffn = 2880, .ctx = 4096, .window = 128,
-     .eps = 1e-5, .rope_base = 150000, .swiglu_alpha = 1.702, .swiglu_limit = 7},
+     .eps = 1e-5, .rope_base = 150000, .swiglu_alpha = 1.702, .swiglu_limit = 7,
+     .rope_scaling = YARN(32, 4096, false, true, 1.3465735902799727)},
     /* tiny-gpt-oss keeps every structural feature: q wider than the stream, grouped kv heads, a window on layer 0
-     * only, sinks, every bias, the clamped experts and their routing. */
+     * only, sinks, every bias, the clamped experts and their routing; YaRN by 4 over 16 positions, so 24 tokens
+     * pass the original context, its correction range truncated as llama.cpp computes it (gpt-oss-20b's is not). */
     {.name = "tiny-gpt-oss", .family = "gpt-oss", .layers = 2, .hidden = 256, .heads = 8, .kv_heads = 2,
      .head_dim = 64, .vocab = 512, .experts = 8, .top_k = 2, .expert_ffn = 256, .ctx = 64, .window = 16,
-     .eps = 1e-5, .rope_base = 150000, .tiny = true, .swiglu_alpha = 1.702, .swiglu_limit = 7},
+     .eps = 1e-5, .rope_base = 150000, .tiny = true, .swiglu_alpha = 1.702, .swiglu_limit = 7,
+     .rope_scaling = YARN(4, 16, true, true, 1.138629436111989)},
     /* olmo2 (allenai/OLMo-2-1124-7B and -13B's config.json: full multi-head attention, q and k RMS-normed whole over
      * heads × head_dim, the attention and FFN outputs RMS-normed before their residual adds and no pre-norm, an
      * untied LM head over 100352 tokens, rope_theta 500000, a context of 4096). */

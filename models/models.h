@@ -14,7 +14,8 @@
  *               literal `row_gather` takes its row of q, k and v; its attention result is set into row b+1 of the
  *               layer's `blk.<l>.attn_rows` table (state, not carried), which the output projection reads whole.
  *
- * Families (models/lift.c's family table). Every rope op carries the model's rotary base (`theta`, rope_base) and the
+ * Families (models/lift.c's family table). Every rope op carries the model's rotary base (`theta`, rope_base), its
+ * frequency scaling (`scaling` and its fields, rope_scaling: linear, llama3, YaRN with its magnitude) and the
  * pairing of llama.cpp's rope type for the architecture: adjacent pairs (2i, 2i+1) (`adjacent`, its NORM type) for
  * llama, granite, minicpm and deepseek; pairs (i, i+half) (its NEOX type) for the rest. Every norm weight is read as
  * a GGUF file stores it (offset 0): the (1+w) families' checkpoints (gemma2, nemotron, qwen3-next) store w + 1.
@@ -80,8 +81,9 @@
  * biases, convolution weights, A_log and dt_bias, and the rotary tables (`rope.cos`, `rope.sin`: ctx rows ×
  * rotary_dim/2 cols, rotary_dim the head_dim unless set) are plain f32 values. Tensor names follow GGUF's
  * (`token_embd.weight`, `blk.<l>.attn_q.weight`, ...). A tied model (its LM head the embedding
- * table's bytes) still has its own `output.weight` tensor in the graph, the host binding the same bytes to both (a
- * GGUF file has none); its parameter count counts them once.
+ * table's bytes) still has its own `output.weight` tensor in the graph, marked `tied`: the evaluator gives it the
+ * embedding's stored rows, as a host binds the same bytes to both (a GGUF file has none); its parameter count counts
+ * them once.
  *
  * Errors are values: functions that can fail return NULL or non-zero and write a message of IR_ERR_LEN bytes. */
 #ifndef FUSECHECK_MODELS_H

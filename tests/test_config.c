@@ -58,8 +58,13 @@ static bool same_config(const struct models_config *a, const struct models_confi
                 SAME(residual_mult) && SAME(logit_scale) && SAME(head_divisor);
     bool routing = SAME(routing.sigmoid) && SAME(routing.no_renorm) && SAME(routing.correction) &&
                    SAME(routing.groups) && SAME(routing.topk_groups) && SAME(routing.scale);
+#define SAME_OPT(f) (SAME(rope_scaling.f.has) && SAME(rope_scaling.f.v))
+    bool rope = SAME(rope_scaling.kind) && SAME_OPT(factor) && SAME(rope_scaling.orig) && SAME_OPT(low_freq) &&
+                SAME_OPT(high_freq) && SAME_OPT(beta_fast) && SAME_OPT(beta_slow) && SAME(rope_scaling.truncate) &&
+                SAME_OPT(magnitude);
+#undef SAME_OPT
 #undef SAME
-    return dims && consts && ds && rest && routing && strcmp(a->name, b->name) == 0 && strcmp(a->family, b->family) == 0;
+    return dims && consts && ds && rest && routing && rope && strcmp(a->name, b->name) == 0 && strcmp(a->family, b->family) == 0;
 }
 
 /* Every zoo model's config: read field for field as its row, lifted to the same graph in three modes. */
@@ -303,6 +308,103 @@ static void test_routing(void)
             "scores as they are)");
 }
 
+/* The rotary scaling: each kind read as Transformers reads it (defaults, YaRN's magnitude from attention_factor or
+ * mscale and mscale_all_dim, rope_parameters' base), and every field that would change the rotation refused when
+ * fusecheck cannot honor it. */
+static void test_rope_scaling(void)
+{
+    struct models_config *c = read_ok(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"linear\","
+                                      " \"factor\": 2}}");
+    CHECK(c && c->rope_scaling.kind == IR_ROPESCALE_LINEAR && c->rope_scaling.factor.v == 2 &&
+          !c->rope_scaling.magnitude.has);
+    models_config_free(c);
+    c = read_ok(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 32,"
+                " \"low_freq_factor\": 1, \"high_freq_factor\": 4, \"original_max_position_embeddings\": 8192}}");
+    CHECK(c && c->rope_scaling.kind == IR_ROPESCALE_LLAMA3 && c->rope_scaling.orig == 8192 &&
+          c->rope_scaling.low_freq.v == 1 && c->rope_scaling.high_freq.v == 4);
+    models_config_free(c);
+    /* YaRN: the original context defaults to max_position_embeddings, the betas to 32 and 1, truncate to true, the
+     * magnitude to 0.1·ln(factor) + 1; mscale over mscale_all_dim replaces it. */
+    c = read_ok(LLAMA " \"num_attention_heads\": 4, \"max_position_embeddings\": 64, \"rope_scaling\": {\"type\": "
+                "\"yarn\", \"factor\": 4}}");
+    CHECK(c && c->rope_scaling.kind == IR_ROPESCALE_YARN && c->rope_scaling.orig == 64 &&
+          c->rope_scaling.beta_fast.v == 32 && c->rope_scaling.beta_slow.v == 1 && c->rope_scaling.truncate &&
+          c->rope_scaling.magnitude.has && fabs(c->rope_scaling.magnitude.v - (0.1 * log(4.0) + 1)) < 1e-15);
+    models_config_free(c);
+    c = read_ok(LLAMA " \"num_attention_heads\": 4, \"max_position_embeddings\": 64, \"rope_scaling\": {\"type\": "
+                "\"yarn\", \"factor\": 4, \"mscale\": 0.5, \"mscale_all_dim\": 1, \"truncate\": false}}");
+    CHECK(c && !c->rope_scaling.truncate &&
+          fabs(c->rope_scaling.magnitude.v - (0.05 * log(4.0) + 1) / (0.1 * log(4.0) + 1)) < 1e-15);
+    models_config_free(c);
+    c = read_ok(LLAMA " \"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": "
+                "1e6}}");
+    CHECK(c && c->rope_scaling.kind == IR_ROPESCALE_NONE && c->rope_base == 1e6);
+    models_config_free(c);
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"dynamic\", \"factor\": 2}}",
+            "t.json:4:58: rope_scaling.rope_type: expected default, linear, llama3 or yarn (fusecheck computes no "
+            "other rotary scaling), got 'dynamic'");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"longrope\", \"short_factor\": [1]}}",
+            "t.json:4:86: rope_scaling.short_factor: a field fusecheck does not read (it may change the rotation); "
+            "expected only rope_scaling's known fields");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"factor\": 2}}",
+            "t.json:4:44: rope_scaling: expected a rope_type (default, linear, llama3 or yarn)");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"linear\"}}",
+            "t.json:4:44: rope_scaling: expected a factor for linear scaling");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0}}",
+            "t.json:4:78: rope_scaling.factor: expected a number above zero, got one out of range");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}",
+            "t.json:4:44: rope_scaling: expected low_freq_factor for llama3's scaling");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, "
+            "\"low_freq_factor\": 4, \"high_freq_factor\": 4, \"original_max_position_embeddings\": 64}}",
+            "t.json:4:123: rope_scaling.high_freq_factor: expected above low_freq_factor (4), got 4");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"max_position_embeddings\": 64, \"rope_scaling\": {\"rope_type\": "
+            "\"yarn\", \"factor\": 8, \"original_max_position_embeddings\": 16}}",
+            "t.json:4:146: rope_scaling.factor: 8, but max_position_embeddings / original_max_position_embeddings "
+            "is 4 (Transformers' versions take one or the other); expected them equal");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2, "
+            "\"truncate\": 1}}",
+            "t.json:4:91: rope_scaling.truncate: expected true or false, got an integer");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2},"
+            " \"rope_parameters\": {\"rope_type\": \"default\"}}",
+            "t.json:4:101: rope_parameters: given beside rope_scaling; expected one of them");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_scaling\": [1]}",
+            "t.json:4:44: rope_scaling: expected an object or null, got an array");
+    REFUSED(LLAMA " \"num_attention_heads\": 4, \"rope_theta\": 10000, \"rope_parameters\": {\"rope_type\": "
+            "\"default\", \"rope_theta\": 1e6}}",
+            "t.json:4:107: rope_parameters.rope_theta: 1e+06, but rope_theta is 10000; expected one base");
+}
+
+/* A tied head (tie_word_embeddings): the lifted LM head is marked tied and evaluates with the embedding's stored
+ * rows, byte for byte; an untied one keeps rows of its own. */
+static void test_tied_head(void)
+{
+    static const char *const texts[2] = {
+        LLAMA " \"num_attention_heads\": 4, \"tie_word_embeddings\": true}",
+        LLAMA " \"num_attention_heads\": 4, \"tie_word_embeddings\": false}",
+    };
+    for (int k = 0; k < 2; k++) {
+        struct models_config *c = read_ok(texts[k]);
+        char err[IR_ERR_LEN] = "";
+        struct models_options o = models_default_options();
+        struct ir_graph *g = c ? models_lift(c, &o, err) : NULL;
+        CHECKF(g != NULL, "%s", err);
+        struct ir_values *v = g ? ir_values_new(g, 7, err) : NULL;
+        ir_tid h = g ? ir_tensor_find(g, "output.weight", strlen("output.weight")) : IR_NONE;
+        ir_tid e = g ? ir_tensor_find(g, "token_embd.weight", strlen("token_embd.weight")) : IR_NONE;
+        struct ir_ckpt_rows hr, er;
+        bool rows = v && h != IR_NONE && e != IR_NONE && ir_values_checkpoint(v, h, &hr) &&
+                    ir_values_checkpoint(v, e, &er);
+        CHECK(rows && hr.srows * hr.row_bytes == er.srows * er.row_bytes);
+        bool same = rows && memcmp(hr.bytes, er.bytes, (size_t)(hr.srows * hr.row_bytes)) == 0;
+        CHECKF(rows && g->tensors[h].tied == (k == 0) && same == (k == 0), "tie_word_embeddings %s: head %s, rows %s",
+               k == 0 ? "true" : "false", rows && g->tensors[h].tied ? "tied" : "untied",
+               same ? "the embedding's" : "its own");
+        ir_values_free(v);
+        ir_graph_free(g);
+        models_config_free(c);
+    }
+}
+
 /* Text that is not JSON: the first byte the grammar cannot take, at its line:col. */
 static void test_syntax_errors(void)
 {
@@ -363,6 +465,8 @@ int main(void)
     test_defaults();
     test_field_errors();
     test_routing();
+    test_rope_scaling();
+    test_tied_head();
     test_syntax_errors();
     test_files();
     return check_done("test_config");

@@ -2,6 +2,7 @@
  * against their parts, checkpoint rows against their dequantized values, filling and determinism. */
 #include "ir/ir.h"
 #include "check.h"
+#include "rope_reference.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -267,29 +268,39 @@ static double published_theta(int64_t pos, int64_t i, int64_t n_dims, double bas
     return (double)pos * pow(base, -2.0 * (double)i / (double)n_dims);
 }
 
-/* One head x (hd values, the first n_dims rotated) turned at pos as the published models do, into y. NeoX (HF's
- * rotate_half): y = x·cos + rotate_half(x)·sin, with rotate_half(x) = (−x[half..n_dims), x[0..half)) and cos, sin of
- * θ_(j mod half). Adjacent (GPT-J, llama.cpp's NORM rope): (y[2i], y[2i+1]) = (x[2i]cos θ_i − x[2i+1]sin θ_i,
- * x[2i]sin θ_i + x[2i+1]cos θ_i). The rest of the head unchanged. */
-static void published_rope(const float *x, int64_t hd, int64_t n_dims, int64_t pos, double base, bool adjacent,
+/* One head x (hd values, the first 2·half rotated, half ≤ 64) turned as the published models do by pair i's angle
+ * θ_i = theta[i], cos and sin times mag, into y. NeoX (HF's rotate_half): y = x·cos + rotate_half(x)·sin, with
+ * rotate_half(x) = (−x[half..2·half), x[0..half)) and cos, sin of θ_(j mod half). Adjacent (GPT-J, llama.cpp's NORM
+ * rope): (y[2i], y[2i+1]) = (x[2i]cos θ_i − x[2i+1]sin θ_i, x[2i]sin θ_i + x[2i+1]cos θ_i). The rest of the head
+ * unchanged. */
+static void published_turn(const float *x, int64_t hd, int64_t half, const double *theta, double mag, bool adjacent,
                            double *y)
 {
-    int64_t half = n_dims / 2;
     for (int64_t j = 0; j < hd; j++)
         y[j] = x[j];
     if (adjacent) {
         for (int64_t i = 0; i < half; i++) {
-            double t = published_theta(pos, i, n_dims, base);
-            y[2 * i] = x[2 * i] * cos(t) - x[2 * i + 1] * sin(t);
-            y[2 * i + 1] = x[2 * i] * sin(t) + x[2 * i + 1] * cos(t);
+            double c = mag * cos(theta[i]), s = mag * sin(theta[i]);
+            y[2 * i] = x[2 * i] * c - x[2 * i + 1] * s;
+            y[2 * i + 1] = x[2 * i] * s + x[2 * i + 1] * c;
         }
         return;
     }
-    for (int64_t j = 0; j < n_dims; j++) {
-        double t = published_theta(pos, j % half, n_dims, base);
+    for (int64_t j = 0; j < 2 * half; j++) {
         double rot = j < half ? -(double)x[j + half] : (double)x[j - half];
-        y[j] = x[j] * cos(t) + rot * sin(t);
+        y[j] = x[j] * mag * cos(theta[j % half]) + rot * mag * sin(theta[j % half]);
     }
+}
+
+/* One head x (hd values, the first n_dims ≤ 128 rotated) turned at pos by base's unscaled angles (published_theta) as
+ * the published models do (published_turn), into y. */
+static void published_rope(const float *x, int64_t hd, int64_t n_dims, int64_t pos, double base, bool adjacent,
+                           double *y)
+{
+    double theta[64];
+    for (int64_t i = 0; i < n_dims / 2 && i < 64; i++)
+        theta[i] = published_theta(pos, i, n_dims, base);
+    published_turn(x, hd, n_dims / 2, theta, 1.0, adjacent, y);
 }
 
 /* A rope over h heads of hd at a named position pos, its tables (ctx rows) filled by the evaluator for base (theta
@@ -364,6 +375,155 @@ static void test_rope_published(void)
           t2[5 * 4 + 3] == (float)cos(5.0 * pow(1e6, -0.75)) && t1[5 * 4 + 3] != t2[5 * 4 + 3]);
     ir_values_free(v);
     ir_graph_free(g);
+}
+
+/* A scaled rope to check: h heads of hd, half pairs, tables of `rows` rows at base, its scaling, and the positions
+ * (each past 0, where a scaling turns the pairs by other angles) it is evaluated at, up to five. */
+struct scaled_case {
+    const char *name;
+    int64_t h, hd, half, rows;
+    double base;
+    struct ir_rope_scaling s;
+    int64_t pos[5];
+};
+
+/* The largest difference of a case's cos and sin tables c, sn (rows × half) from the published angles p · ω_i at its
+ * scaling's frequencies, cos and sin times its attention factor (tests/rope_reference.h). */
+static double scaled_table_error(const struct scaled_case *k, const float *c, const float *sn)
+{
+    double worst = 0, f = ref_attention_factor(&k->s);
+    for (int64_t i = 0; c && sn && i < k->half; i++) {
+        double w = ref_scaled_freq(&k->s, k->base, (int)k->half, (int)i);
+        for (int64_t p = 0; p < k->rows; p++) {
+            worst = fmax(worst, fabs((double)c[p * k->half + i] - f * cos((double)p * w)));
+            worst = fmax(worst, fabs((double)sn[p * k->half + i] - f * sin((double)p * w)));
+        }
+    }
+    return c && sn ? worst : INFINITY;
+}
+
+/* A graph of case k's rope (NeoX or adjacent pairs) at a named position: x, rope.cos, rope.sin, pos into y. */
+static struct ir_graph *scaled_graph(const struct scaled_case *k, bool adjacent)
+{
+    struct ir_graph *g = ir_graph_new();
+    ir_tid x = F(g, "x", 1, k->h * k->hd, IR_ROLE_INPUT), c = F(g, "rope.cos", k->rows, k->half, IR_ROLE_CONSTANT);
+    ir_tid sn = F(g, "rope.sin", k->rows, k->half, IR_ROLE_CONSTANT);
+    ir_tid p = T(g, "pos", IR_ELEM_I32, 1, 1, IR_ROLE_PARAM), y = F(g, "y", 1, k->h * k->hd, IR_ROLE_ACTIVATION);
+    struct ir_op op = P(IR_KIND_ROPE, y, 4, x, c, sn, p);
+    op.spec.u.rope = (struct ir_rope){k->h, k->hd, k->half, 1, {IR_RIDX_NAMED, 0}, {true, k->base}, adjacent, k->s};
+    ir_graph_push(g, op);
+    char err[IR_ERR_LEN] = "";
+    CHECKF(ir_validate(g, err) == 0, "%s: %s", k->name, err);
+    return g;
+}
+
+/* Case k with NeoX or adjacent pairs: the evaluator's tables, every row, within 2e-7 (a float's rounding of values
+ * near 1) of the published scaled ones, and at each of its positions the rope's output against the published
+ * rotation by those angles and factor; the smallest, over the positions, of the output's largest difference from the
+ * unscaled rotation (the plain angles, factor 1) returned, so a caller can see the scaling matters at every
+ * position. */
+static double scaled_rope_case(const struct scaled_case *k, bool adjacent)
+{
+    struct ir_graph *g = scaled_graph(k, adjacent);
+    struct ir_values *v = values(g);
+    ir_tid x = ir_tensor_find(g, "x", 1), p = ir_tensor_find(g, "pos", 3), y = ir_tensor_find(g, "y", 1);
+    double err = scaled_table_error(k, ir_values_cdata(v, ir_tensor_find(g, "rope.cos", 8)),
+                                    ir_values_cdata(v, ir_tensor_find(g, "rope.sin", 8)));
+    CHECKF(err < 2e-7, "%s: the tables differ from the published scaled angles by %g", k->name, err);
+    const float *xv = ir_values_cdata(v, x);
+    double *want = malloc(sizeof(double) * (size_t)(2 * k->h * k->hd)), theta[64], nearest = INFINITY;
+    double *plain = want ? want + k->h * k->hd : NULL;
+    for (int j = 0; j < 5 && k->pos[j] > 0 && want && xv; j++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s %s pos=%lld", k->name, adjacent ? "adjacent" : "neox", (long long)k->pos[j]);
+        float posv = (float)k->pos[j];
+        put(v, p, &posv, 1);
+        if (!run(g, v))
+            break;
+        for (int64_t i = 0; i < k->half && i < 64; i++)
+            theta[i] = (double)k->pos[j] * ref_scaled_freq(&k->s, k->base, (int)k->half, (int)i);
+        for (int64_t h = 0; h < k->h; h++) {
+            published_turn(xv + h * k->hd, k->hd, k->half, theta, ref_attention_factor(&k->s), adjacent,
+                           want + h * k->hd);
+            published_rope(xv + h * k->hd, k->hd, 2 * k->half, k->pos[j], k->base, adjacent, plain + h * k->hd);
+        }
+        expect_near(v, y, want, k->h * k->hd, what);
+        const float *got = ir_values_cdata(v, y);
+        double far = 0;
+        for (int64_t i = 0; got && i < k->h * k->hd; i++)
+            far = fmax(far, fabs((double)got[i] - plain[i]));
+        nearest = fmin(nearest, far);
+    }
+    free(want);
+    ir_values_free(v);
+    ir_graph_free(g);
+    return nearest;
+}
+
+/* With the evaluator's rope_base fault planted (tables filled at base 10000 whatever the rope's theta), case k's
+ * tables (its base not 10000) are far from the published scaled ones; unplanted again, they match. */
+static void scaled_rope_planted(const struct scaled_case *k)
+{
+    struct ir_graph *g = scaled_graph(k, false);
+    CHECK(ir_eval_plant("rope_base") == 0);
+    struct ir_values *v = values(g);
+    ir_eval_plant(NULL);
+    double err = scaled_table_error(k, ir_values_cdata(v, ir_tensor_find(g, "rope.cos", 8)),
+                                    ir_values_cdata(v, ir_tensor_find(g, "rope.sin", 8)));
+    CHECKF(err > 1e-2, "%s: planted rope_base, the scaled tables are within %g of the published ones", k->name, err);
+    ir_values_free(v);
+    v = values(g);
+    err = scaled_table_error(k, ir_values_cdata(v, ir_tensor_find(g, "rope.cos", 8)),
+                             ir_values_cdata(v, ir_tensor_find(g, "rope.sin", 8)));
+    CHECKF(err < 2e-7, "%s: unplanted, the tables differ by %g", k->name, err);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* Scaled ropes against the published scalings (tests/rope_reference.h, apart from ir_rope_frequency): linear,
+ * llama3 and YaRN (truncated and not, with and without an attention factor, default and given betas, a correction
+ * range that collapses to one pair, one cut at the last index), NeoX and adjacent, whole and partial heads, at positions up to a published
+ * model's context (llama3.2-1b's llama3 band; gpt-oss-20b's YaRN, past its original context); each far from the
+ * unscaled rotation at every position, and each with a base other than 10000 wrong under the planted fault. */
+static void test_rope_scaled(void)
+{
+    const double tiny_m = 1 + 0.1 * log(4.0), oss_m = 1.3465735902799727;
+    const struct ir_rope_scaling linear2 = {.kind = IR_ROPESCALE_LINEAR, .factor = {true, 2}};
+    const struct ir_rope_scaling linear4 = {.kind = IR_ROPESCALE_LINEAR, .factor = {true, 4}};
+    const struct ir_rope_scaling l3 = {.kind = IR_ROPESCALE_LLAMA3, .factor = {true, 8}, .orig = 256,
+                                       .low_freq = {true, 1}, .high_freq = {true, 4}};
+    const struct ir_rope_scaling l3_1b = {.kind = IR_ROPESCALE_LLAMA3, .factor = {true, 32}, .orig = 8192,
+                                          .low_freq = {true, 1}, .high_freq = {true, 4}};
+    const struct ir_rope_scaling ytrunc = {.kind = IR_ROPESCALE_YARN, .factor = {true, 4}, .orig = 2048,
+                                           .truncate = true, .magnitude = {true, tiny_m}};
+    const struct ir_rope_scaling yplain = {.kind = IR_ROPESCALE_YARN, .factor = {true, 8}, .orig = 1024,
+                                           .beta_fast = {true, 16}, .beta_slow = {true, 2}};
+    const struct ir_rope_scaling ycollapse = {.kind = IR_ROPESCALE_YARN, .factor = {true, 2}, .orig = 4,
+                                              .truncate = true};
+    /* betas 64 and 0.5 at base 100 over 11000: the range from pair 2.87 to 7.09, past the last index 7 */
+    const struct ir_rope_scaling ywide = {.kind = IR_ROPESCALE_YARN, .factor = {true, 4}, .orig = 11000,
+                                          .beta_fast = {true, 64}, .beta_slow = {true, 0.5}};
+    const struct ir_rope_scaling yoss = {.kind = IR_ROPESCALE_YARN, .factor = {true, 32}, .orig = 4096,
+                                         .beta_fast = {true, 32}, .beta_slow = {true, 1}, .magnitude = {true, oss_m}};
+    const struct scaled_case cases[] = {
+        {"linear 2", 3, 16, 8, 40, 10000, linear2, {1, 7, 23, 39}},
+        {"linear 4, a third rotated", 2, 12, 2, 40, 1e6, linear4, {1, 7, 23, 39}},
+        {"llama3 8 over 256", 2, 16, 8, 300, 500000, l3, {1, 30, 150, 299}},
+        {"llama3.2-1b", 2, 64, 32, 8192, 500000, l3_1b, {7, 100, 2048, 5000, 8191}},
+        {"yarn 4 over 2048 truncated, factor", 2, 16, 8, 64, 10000, ytrunc, {1, 9, 40, 63}},
+        {"yarn 8 over 1024, betas 16 and 2", 3, 20, 8, 64, 50000, yplain, {1, 9, 40, 63}},
+        {"yarn 2 over 4, one pair's range", 1, 8, 4, 16, 10000, ycollapse, {1, 5, 15}},
+        {"yarn 4 over 11000, its range held to the last index", 2, 8, 4, 64, 100, ywide, {20, 40, 63}},
+        {"gpt-oss-20b", 2, 64, 32, 8192, 150000, yoss, {1, 100, 4095, 6000, 8191}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int adjacent = 0; adjacent < 2; adjacent++) {
+            double far = scaled_rope_case(&cases[i], adjacent);
+            CHECKF(far > 1e-3, "%s: the scaled rotation within %g of the unscaled one", cases[i].name, far);
+        }
+        if (cases[i].base != 10000)
+            scaled_rope_planted(&cases[i]);
+    }
 }
 
 /* One norm op of kind over x (rows × cols, seeded values; residual, weight and bias as asked) against the published
@@ -2076,6 +2236,7 @@ int main(void)
     test_rms_norm();
     test_rope();
     test_rope_published();
+    test_rope_scaled();
     test_norm_published();
     test_head_slice();
     test_gathers();

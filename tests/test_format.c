@@ -388,6 +388,84 @@ static void test_moe_routing_text(void)
 #undef MOE_PRE
 }
 
+/* A rope's rotary scaling in the text: a llama3 band and a YaRN range, every scaling field between them, printed in
+ * table order after adjacent (each only where set), read back field for field; refused where the validator refuses
+ * it (a field without a scaling or not of its kind, one missing, a value out of range, an unknown kind, two
+ * scalings on one table). */
+static void test_rope_scaling_text(void)
+{
+#define ROPE_PRE                                                                                                    \
+    "tensor x f32 1x8 input\ntensor c1 f32 16x4 constant\ntensor s1 f32 16x4 constant\n"                           \
+    "tensor c2 f32 16x4 constant\ntensor s2 f32 16x4 constant\ntensor pos i32 1x1 param\n"                         \
+    "tensor y1 f32 1x8 activation\ntensor y2 f32 1x8 activation\n"
+    const char *text = ROPE_PRE "op y1 = rope(x, c1, s1, pos) h=1 hd=8 half=4 rows=1 pos=named theta=5e+05 "
+                                "scaling=llama3 factor=32 orig=8192 low_freq=1 high_freq=4 magnitude=1.25\n"
+                                "op y2 = rope(x, c2, s2) h=1 hd=8 half=4 rows=1 theta=1.5e+05 adjacent scaling=yarn "
+                                "factor=32 orig=4096 beta_fast=16 beta_slow=0.5 truncate "
+                                "magnitude=1.3465735902799727\n";
+    const char *shuffled = ROPE_PRE "op y1 = rope(x, c1, s1, pos) high_freq=4 magnitude=1.25 low_freq=1 orig=8192 "
+                                    "factor=32 scaling=llama3 theta=500000 pos=named h=1 hd=8 half=4 rows=1\n"
+                                    "op y2 = rope(x, c2, s2) truncate magnitude=1.3465735902799727 beta_slow=0.5 "
+                                    "beta_fast=16 orig=4096 factor=32 scaling=yarn adjacent theta=150000 h=1 hd=8 "
+                                    "half=4 rows=1\n";
+    char err[IR_ERR_LEN] = "";
+    struct ir_graph *g = ir_parse(shuffled, strlen(shuffled), "r.fc", err);
+    CHECKF(g != NULL && g->nops == 2, "rope scaling text: %s", err);
+    if (g && g->nops == 2) {
+        char *t = check_roundtrip(g, "rope scaling");
+        CHECK_STR(t, text);
+        free(t);
+        const struct ir_rope_scaling *a = &g->ops[0].spec.u.rope.scaling, *b = &g->ops[1].spec.u.rope.scaling;
+        CHECK(a->kind == IR_ROPESCALE_LLAMA3 && a->factor.has && a->factor.v == 32 && a->orig == 8192 &&
+              a->low_freq.has && a->low_freq.v == 1 && a->high_freq.has && a->high_freq.v == 4 &&
+              !a->beta_fast.has && !a->beta_slow.has && !a->truncate && a->magnitude.has && a->magnitude.v == 1.25);
+        CHECK(b->kind == IR_ROPESCALE_YARN && b->factor.has && b->factor.v == 32 && b->orig == 4096 &&
+              !b->low_freq.has && !b->high_freq.has && b->beta_fast.has && b->beta_fast.v == 16 &&
+              b->beta_slow.has && b->beta_slow.v == 0.5 && b->truncate && b->magnitude.has &&
+              b->magnitude.v == 1.3465735902799727);
+        ir_graph_free(g);
+    }
+    static const struct {
+        const char *fields, *want;
+    } bad[] = {
+        {"factor=2", "factor: given without a rotary scaling"},
+        {"scaling=none orig=16", "orig: given without a rotary scaling"},
+        {"scaling=linear", "factor: required by this rotary scaling"},
+        {"scaling=linear factor=2 truncate", "truncate: not a field of this rotary scaling"},
+        {"scaling=llama3 factor=8 low_freq=1 high_freq=4", "orig: required by this rotary scaling"},
+        {"scaling=llama3 factor=8 orig=256 high_freq=4", "low_freq: required by this rotary scaling"},
+        {"scaling=llama3 factor=8 orig=256 low_freq=1", "high_freq: required by this rotary scaling"},
+        {"scaling=llama3 factor=8 orig=256 low_freq=4 high_freq=4", "high_freq: must exceed low_freq"},
+        {"scaling=yarn orig=16", "factor: required by this rotary scaling"},
+        {"scaling=yarn factor=4", "orig: required by this rotary scaling"},
+        {"scaling=yarn factor=4 orig=16 magnitude=-1", "magnitude: must be positive"},
+        {"scaling=ntk factor=4", "ntk"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[512];
+        snprintf(line, sizeof line, ROPE_PRE "op y1 = rope(x, c1, s1) h=1 hd=8 half=4 rows=1 %s\n", bad[i].fields);
+        struct ir_graph *h = ir_parse(line, strlen(line), "r.fc", err);
+        CHECKF(h == NULL && strstr(err, bad[i].want) != NULL, "rope %s: got '%s', want '%s'", bad[i].fields,
+               h ? "accepted" : err, bad[i].want);
+        ir_graph_free(h);
+    }
+    /* One table, two ropes: the same scaling passes, another (here only the attention factor) is refused. */
+    const char *same = ROPE_PRE "op y1 = rope(x, c1, s1) h=1 hd=8 half=4 rows=1 scaling=yarn factor=4 orig=16 "
+                                "magnitude=1.1\nop y2 = rope(x, c1, s1) h=1 hd=8 half=4 rows=1 scaling=yarn factor=4 "
+                                "orig=16 magnitude=1.1\n";
+    g = ir_parse(same, strlen(same), "r.fc", err);
+    CHECKF(g != NULL, "one scaling on one table: %s", err);
+    ir_graph_free(g);
+    const char *other = ROPE_PRE "op y1 = rope(x, c1, s1) h=1 hd=8 half=4 rows=1 scaling=yarn factor=4 orig=16 "
+                                 "magnitude=1.1\nop y2 = rope(x, c1, s1) h=1 hd=8 half=4 rows=1 scaling=yarn factor=4 "
+                                 "orig=16 magnitude=1.2\n";
+    g = ir_parse(other, strlen(other), "r.fc", err);
+    CHECKF(g == NULL && strstr(err, "rotary table 'c1' is read with another rotary scaling") != NULL,
+           "two scalings on one table: got '%s'", g ? "accepted" : err);
+    ir_graph_free(g);
+#undef ROPE_PRE
+}
+
 /* Every float prints in its shortest exact form and reads back bit for bit. */
 static void test_floats(void)
 {
@@ -491,7 +569,7 @@ static const struct {
     {"tensor q f64 1x8 input\n", "e.fc:1:10: unknown element type 'f64'"},
     {"tensor q f32 1x8 weight\n", "e.fc:1:18: unknown role 'weight'"},
     {"tensor q f32 1x8 constant q9_0\n",
-     "e.fc:1:27: unknown tensor flag 'q9_0' (expected a format, observed, carried or next)"},
+     "e.fc:1:27: unknown tensor flag 'q9_0' (expected a format, observed, carried, next or tied)"},
     {"tensor q f32 1x8 constant transposed\n", "e.fc:1:27: 'transposed' must follow the tensor's format"},
     {"tensor q f32 1x8 input observed observed\n", "e.fc:1:33: tensor flag 'observed' given twice"},
     {"tensor q f32 1 8 input\n", "e.fc:1:15: expected 'x' between rows and cols"},
@@ -924,6 +1002,7 @@ int main(void)
     test_headers();
     test_roundtrip();
     test_moe_routing_text();
+    test_rope_scaling_text();
     test_floats();
     test_lenient();
     test_errors();

@@ -69,6 +69,10 @@ static void test_generator(void)
      * own rotary tables or position, a second table's own row */
     static const char *const apart[] = {".rt2 ", ".ed2 ", ".kcos ", ".kpos ", ".pos2 "};
     int seen_apart[sizeof apart / sizeof apart[0]] = {0};
+    /* every rotary scaling, truncated and not, with an attention factor */
+    static const char *const scalings[] = {"scaling=linear ", "scaling=llama3 ", "scaling=yarn ", " truncate",
+                                           "magnitude="};
+    int seen_scaling[sizeof scalings / sizeof scalings[0]] = {0};
     for (int i = 0; i < 2000; i++) {
         uint8_t buf[320];
         size_t n = (size_t)(i % 300);
@@ -84,6 +88,8 @@ static void test_generator(void)
         different += !t1 || !t2 || l1 != l2 || memcmp(t1, t2, l1) != 0;
         for (size_t a = 0; t1 && a < sizeof apart / sizeof apart[0]; a++)
             seen_apart[a] += strstr(t1, apart[a]) != NULL;
+        for (size_t a = 0; t1 && a < sizeof scalings / sizeof scalings[0]; a++)
+            seen_scaling[a] += strstr(t1, scalings[a]) != NULL;
         if (g && (g->nops > FUZZ_GEN_MAX_OPS || ir_values_plan_bytes(g) > ((int64_t)8 << 20)))
             large++;
         for (int m = 0; m < FUZZ_MOTIF_COUNT; m++)
@@ -103,6 +109,8 @@ static void test_generator(void)
         CHECKF(hazards[h] > 0, "hazard %s never generated", fuzz_hazard_name((enum fuzz_hazard)h));
     for (size_t a = 0; a < sizeof apart / sizeof apart[0]; a++)
         CHECKF(seen_apart[a] > 0, "no generated graph declares or reads '%s'", apart[a]);
+    for (size_t a = 0; a < sizeof scalings / sizeof scalings[0]; a++)
+        CHECKF(seen_scaling[a] > 0, "no generated rope has '%s'", scalings[a]);
     /* Two bytes pick one motif: a count byte of 0 (one motif), then the motif. */
     for (int m = 0; m < FUZZ_MOTIF_COUNT; m++) {
         uint8_t two[2] = {0, (uint8_t)m};
@@ -737,7 +745,7 @@ static bool in_dict(const char *dict, const char *word)
     return strstr(dict, q) != NULL;
 }
 
-/* fuzz/fc.dict names every row of the format's tables, and every field of a mixture. */
+/* fuzz/fc.dict names every row of the format's tables, and every field of a mixture and of a rope. */
 static void test_dictionary(void)
 {
     size_t len;
@@ -758,6 +766,12 @@ static void test_dictionary(void)
         missing += !in_dict(dict, ir_format_name((enum ir_format)f));
     for (int a = 0; a < IR_MOE_COUNT; a++)
         missing += !in_dict(dict, ir_moeact_name((enum ir_moeact)a));
+    for (int a = 0; a < IR_ROPESCALE_COUNT; a++)
+        missing += !in_dict(dict, ir_ropescale_name((enum ir_ropescale)a));
+    int nrope = 0;
+    const struct ir_field *rope = ir_spec_fields(IR_KIND_ROPE, &nrope);
+    for (int f = 0; f < nrope; f++)
+        missing += !in_dict(dict, rope[f].name);
     int nmoe = 0;
     const struct ir_field *moe = ir_spec_fields(IR_KIND_MOE, &nmoe);
     for (int f = 0; f < nmoe; f++)

@@ -4,7 +4,9 @@
  * duplicates, random byte flips) refused with the byte offset and what was expected, never read past their bytes;
  * and every tiny zoo model exported, read back to the same graph and evaluated to the same bytes from the file's
  * weights, a missing or mis-shaped tensor refused by name; the keys a file may leave out taken as llama.cpp does;
- * olmo2's keys and tensor names as llama.cpp's. */
+ * olmo2's keys and tensor names as llama.cpp's; rotary scaling both ways in llama.cpp's conventions (its keys, YaRN's
+ * fixed betas and truncation, deepseek2's log multiplier and logit scale, llama3's rope_freqs table fitted back to
+ * its fields), each refusal naming its key, tensor and pair, or the configuration's field. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 #include "check.h"
 #include "models/models.h"
@@ -340,7 +342,8 @@ static double f32_read(double x)
     return (double)f;
 }
 
-/* The configuration a file of c reads back as: its reals through f32 (llama.cpp's keys are f32). */
+/* The configuration a file of c reads back as: its reals through f32 (llama.cpp's keys are f32), but deepseek's query
+ * scale, which no key holds: it is computed from the rotary scaling's keys, in double as the zoo computes it. */
 static struct models_config as_read(const struct models_config *c)
 {
     struct models_config r = *c;
@@ -348,6 +351,8 @@ static struct models_config as_read(const struct models_config *c)
                        &r.residual_mult, &r.logit_scale, &r.head_divisor, &r.routing.scale};
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
         *reals[i] = f32_read(*reals[i]);
+    if (strcmp(c->family, "deepseek") == 0)
+        r.query_scale = c->query_scale;
     return r;
 }
 
@@ -721,7 +726,7 @@ static void test_llama_conventions(void)
     CHECKF(!f && strstr(err, "query_scale"), "%s", err);
 }
 
-/* A file meaning what fusecheck's graph cannot compute is refused naming the key or tensor: a rotary scaling, a
+/* A file meaning what fusecheck's graph cannot compute is refused naming the key or tensor: a longrope scaling, a
  * routing key of another value, a bias llama.cpp would add. */
 static void test_refusals(void)
 {
@@ -745,7 +750,7 @@ static void test_refusals(void)
         ir_gguf_close(f);
     }
     free(b);
-    /* A hand-made llama file with yarn scaling, and one with a q bias: refused by name. */
+    /* A hand-made llama file with longrope scaling, and one with a q bias: refused by name. */
     for (int which = 0; which < 2; which++) {
         struct ir_gguf_writer *w = ir_gguf_writer_new();
         ir_gguf_kv_str(w, "general.architecture", "llama");
@@ -756,7 +761,7 @@ static void test_refusals(void)
         ir_gguf_kv_u32(w, "llama.attention.head_count", 4);
         ir_gguf_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
         if (which == 0)
-            ir_gguf_kv_str(w, "llama.rope.scaling.type", "yarn");
+            ir_gguf_kv_str(w, "llama.rope.scaling.type", "longrope");
         static const char *const names[] = {"token_embd.weight", "output.weight", "output_norm.weight",
                                             "blk.0.attn_norm.weight", "blk.0.attn_q.weight", "blk.0.attn_k.weight",
                                             "blk.0.attn_v.weight", "blk.0.attn_output.weight", "blk.0.ffn_norm.weight",
@@ -772,11 +777,361 @@ static void test_refusals(void)
         f = ir_gguf_open(scratch("u.gguf"), err);
         struct models_options o = models_default_options();
         struct ir_graph *h = f ? models_gguf_lift(f, &o, err) : NULL;
-        CHECKF(!h && strstr(err, which == 0 ? "llama.rope.scaling.type: expected none" :
+        CHECKF(!h && strstr(err, which == 0 ? "llama.rope.scaling.type: expected none, linear or yarn" :
                                               "tensor blk.0.attn_q.bias: fusecheck's graph has no part"), "%s", err);
         ir_graph_free(h);
         ir_gguf_close(f);
     }
+}
+
+/* ── Rotary scaling in llama.cpp's conventions ───────────────────────────────────────────────────────────── */
+
+/* What a hand-made scaled file holds besides its fixed keys: the architecture (NULL: llama), the scaling keys (a NULL
+ * type and zero values left out), one more f32 key, a rope_freqs table of 32 values (NULL: none). */
+struct scaled_file {
+    const char *arch, *type;
+    float factor;
+    uint32_t orig;
+    const char *key;
+    float value;
+    const float *freqs;
+};
+
+/* A hand-made file of s's architecture (one layer, 256 wide, 4 heads of 64, base 500000, weights as holes) with s's
+ * scaling, written to u.gguf and opened (NULL with err). */
+static struct ir_gguf *scaled(const struct scaled_file *s, char err[IR_ERR_LEN])
+{
+    const char *arch = s->arch ? s->arch : "llama";
+    struct ir_gguf_writer *w = ir_gguf_writer_new();
+    char k[160];
+    ir_gguf_kv_str(w, "general.architecture", arch);
+    static const struct {
+        const char *suffix;
+        uint32_t v;
+    } counts[] = {{"block_count", 1}, {"context_length", 64}, {"embedding_length", 256}, {"feed_forward_length", 256},
+                  {"attention.head_count", 4}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        snprintf(k, sizeof k, "%s.%s", arch, counts[i].suffix);
+        ir_gguf_kv_u32(w, k, counts[i].v);
+    }
+    snprintf(k, sizeof k, "%s.attention.layer_norm_rms_epsilon", arch);
+    ir_gguf_kv_f32(w, k, 1e-5f);
+    snprintf(k, sizeof k, "%s.rope.freq_base", arch);
+    ir_gguf_kv_f32(w, k, 500000.0f);
+    if (s->type) {
+        snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
+        ir_gguf_kv_str(w, k, s->type);
+    }
+    if (s->factor != 0) {
+        snprintf(k, sizeof k, "%s.rope.scaling.factor", arch);
+        ir_gguf_kv_f32(w, k, s->factor);
+    }
+    if (s->orig != 0) {
+        snprintf(k, sizeof k, "%s.rope.scaling.original_context_length", arch);
+        ir_gguf_kv_u32(w, k, s->orig);
+    }
+    if (s->key) {
+        snprintf(k, sizeof k, "%s.%s", arch, s->key);
+        ir_gguf_kv_f32(w, k, s->value);
+    }
+    static const char *const names[] = {"token_embd.weight", "output.weight", "output_norm.weight",
+                                        "blk.0.attn_norm.weight", "blk.0.attn_q.weight", "blk.0.attn_k.weight",
+                                        "blk.0.attn_v.weight", "blk.0.attn_output.weight", "blk.0.ffn_norm.weight",
+                                        "blk.0.ffn_gate.weight", "blk.0.ffn_up.weight", "blk.0.ffn_down.weight"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        bool vec = strstr(names[i], "norm") != NULL;
+        uint64_t dims[2] = {256, i < 2 ? 512 : 256};
+        CHECK(ir_gguf_add_tensor(w, names[i], vec ? 1 : 2, dims, IR_FMT_F32, NULL, err) == 0);
+    }
+    if (s->freqs)
+        CHECK(ir_gguf_add_tensor(w, "rope_freqs.weight", 1, (uint64_t[]){32}, IR_FMT_F32, s->freqs, err) == 0);
+    int rc = ir_gguf_write(w, scratch("u.gguf"), err);
+    ir_gguf_writer_free(w);
+    return rc == 0 ? ir_gguf_open(scratch("u.gguf"), err) : NULL;
+}
+
+/* The configuration of a hand-made file (NULL with err: refused). */
+static struct models_config *scaled_config(const struct scaled_file *s, char err[IR_ERR_LEN])
+{
+    struct ir_gguf *f = scaled(s, err);
+    struct models_config *c = f ? models_gguf_config(f, err) : NULL;
+    ir_gguf_close(f);
+    return c;
+}
+
+/* Whether a hand-made file is refused with a message holding `what` (and "byte " where at_byte). */
+static bool scaled_refused(const struct scaled_file *s, bool at_byte, const char *what)
+{
+    char err[IR_ERR_LEN] = "";
+    struct models_config *c = scaled_config(s, err);
+    bool ok = !c && strstr(err, what) && (!at_byte || strstr(err, "u.gguf: byte "));
+    if (!ok)
+        fprintf(stderr, "  want '%s', got '%s'\n", what, c ? "(read)" : err);
+    models_config_free(c);
+    return ok;
+}
+
+/* The divisor of pair i of a rope of 32 pairs at base theta with scaling s: unscaled over scaled frequency. */
+static double divisor(double theta, const struct ir_rope_scaling *s, int64_t i)
+{
+    struct ir_rope r = {.h = 1, .hd = 64, .half = 32, .rows = 1, .theta = {true, theta}, .scaling = *s};
+    double scaled_w = ir_rope_frequency(&r, i);
+    r.scaling = (struct ir_rope_scaling){.kind = IR_ROPESCALE_NONE};
+    return ir_rope_frequency(&r, i) / scaled_w;
+}
+
+/* Whether every pair's divisor under s is table's (relative 1e-6); the first that is not reported. */
+static bool divisors_are(double theta, const struct ir_rope_scaling *s, const float *table)
+{
+    for (int64_t i = 0; i < 32; i++)
+        if (fabs(divisor(theta, s, i) - table[i]) > 1e-6 * table[i]) {
+            fprintf(stderr, "  pair %lld: %.9g, wanted %.9g\n", (long long)i, divisor(theta, s, i), (double)table[i]);
+            return false;
+        }
+    return true;
+}
+
+/* llama3's rope_freqs as llama.cpp's converter computes them (Llama's generate_extra_tensors): in f32 throughout,
+ * frequencies base^(−2i/dim), each wavelength's divisor 1, factor, or 1/((1 − smooth)/factor + smooth). */
+static void converter_freqs(float base, float factor, float orig, float low, float high, float out[32])
+{
+    float low_wavelen = orig / low, high_wavelen = orig / high;
+    for (int i = 0; i < 32; i++) {
+        float freq = 1.0f / powf(base, (float)(2 * i) / 64.0f);
+        float wavelen = (float)(2 * 3.14159265358979323846) / freq;
+        if (wavelen < high_wavelen) {
+            out[i] = 1;
+        } else if (wavelen > low_wavelen) {
+            out[i] = factor;
+        } else {
+            float smooth = (orig / wavelen - low) / (high - low);
+            out[i] = 1.0f / ((1.0f - smooth) / factor + smooth);
+        }
+    }
+}
+
+/* What rope.scaling.type llama.cpp reads: longrope and any unknown type refused at the key's byte; linear and YaRN
+ * read, a factor of 1 (or type none) no scaling; YaRN's betas 32 and 1 (another value of a beta key, which llama.cpp
+ * does not read, refused), truncated, its magnitude 0.1 ln f + 1 times rope.scaling.attn_factor; a log multiplier
+ * where llama.cpp reads none, and gemma2's factor under type none, refused. */
+static void test_scaling_keys(void)
+{
+    char err[IR_ERR_LEN];
+    CHECK(scaled_refused(&(struct scaled_file){.type = "longrope", .factor = 4}, true,
+                         "llama.rope.scaling.type: expected none, linear or yarn (fusecheck computes no other rotary "
+                         "scaling), found 'longrope'"));
+    CHECK(scaled_refused(&(struct scaled_file){.type = "dynamic", .factor = 4}, true,
+                         "llama.rope.scaling.type: expected none, linear or yarn"));
+    CHECK(scaled_refused(&(struct scaled_file){.type = "yarn", .factor = 4, .orig = 16,
+                                               .key = "rope.scaling.yarn_beta_fast", .value = 16},
+                         true, "llama.rope.scaling.yarn_beta_fast: expected 32 (llama.cpp's llama does not read the "
+                               "key and takes 32), found 16"));
+    CHECK(scaled_refused(&(struct scaled_file){.type = "yarn", .factor = 4, .orig = 16,
+                                               .key = "rope.scaling.yarn_beta_slow", .value = 2},
+                         true, "llama.rope.scaling.yarn_beta_slow: expected 1"));
+    CHECK(scaled_refused(&(struct scaled_file){.type = "yarn", .factor = 4, .key = "rope.scaling.yarn_log_multiplier",
+                                               .value = 0.1f},
+                         true, "llama.rope.scaling.yarn_log_multiplier: expected none (llama.cpp's llama does not "
+                               "read it)"));
+    CHECK(scaled_refused(&(struct scaled_file){.arch = "gemma2", .type = "none", .factor = 2}, true,
+                         "gemma2.rope.scaling.factor: expected 1 with rope.scaling.type none"));
+    /* YaRN with its betas given as llama.cpp takes them: the zoo's fields, the magnitude bit for bit. */
+    struct models_config *c = scaled_config(&(struct scaled_file){.type = "yarn", .factor = 4, .orig = 16,
+                                                                  .key = "rope.scaling.yarn_beta_fast", .value = 32},
+                                            err);
+    const struct ir_rope_scaling *s = c ? &c->rope_scaling : NULL;
+    CHECKF(s && s->kind == IR_ROPESCALE_YARN && s->factor.v == 4 && s->orig == 16 && s->beta_fast.v == 32 &&
+               s->beta_slow.v == 1 && s->truncate && s->magnitude.has && s->magnitude.v == 0.1 * log(4.0) + 1,
+           "%s", err);
+    models_config_free(c);
+    /* rope.scaling.attn_factor multiplies YaRN's magnitude; the original context defaults to the trained one. */
+    c = scaled_config(&(struct scaled_file){.type = "yarn", .factor = 4, .key = "rope.scaling.attn_factor",
+                                            .value = 2}, err);
+    CHECKF(c && c->rope_scaling.orig == 64 && c->rope_scaling.magnitude.v == 2 * (0.1 * log(4.0) + 1), "%s", err);
+    models_config_free(c);
+    /* linear by 2; type none with a factor, on llama, scales nothing; an absent type with a factor is linear. */
+    c = scaled_config(&(struct scaled_file){.type = "linear", .factor = 2}, err);
+    CHECKF(c && c->rope_scaling.kind == IR_ROPESCALE_LINEAR && c->rope_scaling.factor.v == 2 &&
+               !c->rope_scaling.magnitude.has, "%s", err);
+    models_config_free(c);
+    c = scaled_config(&(struct scaled_file){.type = "none", .factor = 2}, err);
+    CHECKF(c && c->rope_scaling.kind == IR_ROPESCALE_NONE, "%s", err);
+    models_config_free(c);
+    c = scaled_config(&(struct scaled_file){.factor = 3}, err);
+    CHECKF(c && c->rope_scaling.kind == IR_ROPESCALE_LINEAR && c->rope_scaling.factor.v == 3, "%s", err);
+    models_config_free(c);
+    c = scaled_config(&(struct scaled_file){.type = "linear", .factor = 1}, err);
+    CHECKF(c && c->rope_scaling.kind == IR_ROPESCALE_NONE, "%s", err);
+    models_config_free(c);
+}
+
+/* llama3 as llama.cpp carries it, a rope_freqs.weight table: tiny-llama's export writes its divisors and reads back
+ * to its fields exactly; llama3.2-1b's table as the converter computes it (in f32) fits to factor 32 over 8192,
+ * low 1, high 4, each divisor the converter's; bands with one pair inside and none fit to the same divisors; a table
+ * that is not llama3's (falling, below 1, a pair off the band's line) is refused naming the tensor and the pair, and
+ * one beside a YaRN type too. */
+static void test_llama3_freqs(void)
+{
+    char err[IR_ERR_LEN];
+    const struct models_config *z = models_find("tiny-llama");
+    struct ir_gguf *f = exported("tiny-llama", NULL, err);
+    const struct ir_gguf_tensor *t = f ? ir_gguf_find_tensor(f, "rope_freqs.weight") : NULL;
+    CHECKF(t && t->format == IR_FMT_F32 && t->ndims == 1 && t->dims[0] == 32 &&
+               divisors_are(z->rope_base, &z->rope_scaling, (const float *)t->data), "%s", err);
+    CHECK(f && !ir_gguf_find_kv(f, "llama.rope.scaling.type") && !ir_gguf_find_kv(f, "llama.rope.scaling.factor"));
+    struct models_config *c = f ? models_gguf_config(f, err) : NULL;
+    const struct ir_rope_scaling *s = c ? &c->rope_scaling : NULL;
+    CHECKF(s && s->kind == IR_ROPESCALE_LLAMA3 && s->factor.v == 8 && s->orig == 256 && s->low_freq.v == 1 &&
+               s->high_freq.v == 4 && !s->magnitude.has && !s->beta_fast.has, "%s", err);
+    float tiny[32] = {0};
+    if (t)
+        memcpy(tiny, t->data, sizeof tiny);
+    models_config_free(c);
+    ir_gguf_close(f);
+    /* llama3.2-1b's: 3 pairs inside the band. */
+    float table[32];
+    converter_freqs(500000, 32, 8192, 1, 4, table);
+    c = scaled_config(&(struct scaled_file){.freqs = table}, err);
+    s = c ? &c->rope_scaling : NULL;
+    CHECKF(s && s->kind == IR_ROPESCALE_LLAMA3 && s->factor.v == 32 && s->orig == 8192 && s->low_freq.v == 1 &&
+               s->high_freq.v == 4 && divisors_are(500000, s, table), "%s", err);
+    models_config_free(c);
+    /* ... and it lifts: llama.cpp reads the table, so it is not an unread tensor. */
+    f = scaled(&(struct scaled_file){.freqs = table}, err);
+    struct models_options o = models_default_options();
+    struct ir_graph *h = f ? models_gguf_lift(f, &o, err) : NULL;
+    CHECKF(h, "%s", err);
+    ir_graph_free(h);
+    ir_gguf_close(f);
+    /* One pair inside the band (high 1.5) and none (high 1.01: the band between two pairs): the same divisors. */
+    static const float highs[] = {1.5f, 1.01f};
+    for (int i = 0; i < 2; i++) {
+        converter_freqs(500000, 8, 256, 1, highs[i], table);
+        int inside = 0;
+        for (int p = 0; p < 32; p++)
+            inside += table[p] > 1 && table[p] < 8;
+        c = scaled_config(&(struct scaled_file){.freqs = table}, err);
+        CHECKF(inside == 1 - i && c && c->rope_scaling.kind == IR_ROPESCALE_LLAMA3 &&
+                   divisors_are(500000, &c->rope_scaling, table), "high %g: %d inside: %s", (double)highs[i], inside,
+               err);
+        models_config_free(c);
+    }
+    /* Every divisor 1: no scaling; every one 4: linear by 4. */
+    for (int p = 0; p < 32; p++)
+        table[p] = 1;
+    c = scaled_config(&(struct scaled_file){.freqs = table}, err);
+    CHECKF(c && c->rope_scaling.kind == IR_ROPESCALE_NONE, "%s", err);
+    models_config_free(c);
+    for (int p = 0; p < 32; p++)
+        table[p] = 4;
+    c = scaled_config(&(struct scaled_file){.freqs = table}, err);
+    CHECKF(c && c->rope_scaling.kind == IR_ROPESCALE_LINEAR && c->rope_scaling.factor.v == 4, "%s", err);
+    models_config_free(c);
+    /* Not llama3's: falling at pair 20, below 1 at pair 3, pair 7 off the band's line by 1%. */
+    memcpy(table, tiny, sizeof table);
+    table[20] = 2;
+    CHECK(scaled_refused(&(struct scaled_file){.freqs = table}, false,
+                         "u.gguf: tensor rope_freqs.weight: pair 20: expected no less than pair 19's 8"));
+    memcpy(table, tiny, sizeof table);
+    table[3] = 0.5f;
+    CHECK(scaled_refused(&(struct scaled_file){.freqs = table}, false,
+                         "u.gguf: tensor rope_freqs.weight: pair 3: expected a divisor of at least 1"));
+    memcpy(table, tiny, sizeof table);
+    CHECK(tiny[6] > 1 && tiny[7] > tiny[6] && tiny[8] > tiny[7] * 1.01f && tiny[9] < 8);
+    table[7] *= 1.01f;
+    CHECK(scaled_refused(&(struct scaled_file){.freqs = table}, false,
+                         "u.gguf: tensor rope_freqs.weight: pair 7: expected llama3's divisors"));
+    /* With YaRN as well: llama.cpp divides by both, fusecheck's rope takes one scaling. */
+    CHECK(scaled_refused(&(struct scaled_file){.type = "yarn", .factor = 4, .orig = 16, .freqs = tiny}, false,
+                         "u.gguf: tensor rope_freqs.weight: expected none with rope.scaling.type yarn"));
+}
+
+/* Export writes YaRN as llama.cpp reads it (type, factor, original context; deepseek2's yarn_log_multiplier 0.1 ·
+ * mscale_all_dim, derived from its query scale) and the read gives the zoo's scaling and query scale; a log
+ * multiplier of 0.2 reads as mscale_all_dim 2. What llama.cpp cannot compute is refused naming the field: YaRN not
+ * truncated (gpt-oss-20b's), other betas, llama3 on an architecture without rope_freqs, a deepseek query scale no
+ * key gives. */
+static void test_scaling_export(void)
+{
+    char err[IR_ERR_LEN];
+    const struct models_config *z = models_find("tiny-gpt-oss");
+    struct ir_gguf *f = exported("tiny-gpt-oss", NULL, err);
+    CHECKF(f && kv_is(f, "gpt-oss.rope.scaling.type", "yarn") && f32_is(f, "gpt-oss.rope.scaling.factor", 4) &&
+               u32_is(f, "gpt-oss.rope.scaling.original_context_length", 16) &&
+               !ir_gguf_find_kv(f, "gpt-oss.rope.scaling.attn_factor") &&
+               !ir_gguf_find_kv(f, "gpt-oss.rope.scaling.yarn_log_multiplier"), "%s", err);
+    struct models_config *c = f ? models_gguf_config(f, err) : NULL;
+    CHECKF(c && c->rope_scaling.magnitude.has && c->rope_scaling.magnitude.v == z->rope_scaling.magnitude.v &&
+               c->rope_scaling.truncate && c->rope_scaling.beta_fast.v == 32, "%s", err);
+    models_config_free(c);
+    ir_gguf_close(f);
+    const struct models_config *zd = models_find("tiny-deepseek");
+    f = exported("tiny-deepseek", NULL, err);
+    CHECKF(f && kv_is(f, "deepseek2.rope.scaling.type", "yarn") && f32_is(f, "deepseek2.rope.scaling.factor", 4) &&
+               u32_is(f, "deepseek2.rope.scaling.original_context_length", 16) &&
+               f32_is(f, "deepseek2.rope.scaling.yarn_log_multiplier", 0.1f) &&
+               !ir_gguf_find_kv(f, "deepseek2.rope.scaling.attn_factor"), "%s", err);
+    c = f ? models_gguf_config(f, err) : NULL;
+    CHECKF(c && c->query_scale == zd->query_scale && !c->rope_scaling.magnitude.has, "%s", err);
+    models_config_free(c);
+    ir_gguf_close(f);
+    size_t len;
+    unsigned char *b = slurp(scratch("o.gguf"), &len);
+    const char *key = "deepseek2.rope.scaling.yarn_log_multiplier";
+    size_t at = b ? find(b, len, key) : 0;
+    CHECK(at > 0);
+    if (at > 0) {
+        float lm = 0.2f; /* the f32 after the key's name and its type */
+        memcpy(b + at + strlen(key) + 4, &lm, sizeof lm);
+        FILE *out = fopen(scratch("u.gguf"), "wb");
+        fwrite(b, 1, len, out);
+        fclose(out);
+        f = ir_gguf_open(scratch("u.gguf"), err);
+        c = f ? models_gguf_config(f, err) : NULL;
+        double m = 0.1 * 2 * log(4.0) + 1;
+        CHECKF(c && (float)c->query_scale == (float)(m * m / sqrt(128.0)), "%s", err);
+        models_config_free(c);
+        ir_gguf_close(f);
+    }
+    free(b);
+    /* deepseek-v2-lite's query scale (mscale_all_dim 0.707) goes through the key and back. */
+    struct models_config m = *zd;
+    double ms = 0.1 * 0.707 * log(4.0) + 1;
+    m.query_scale = ms * ms / sqrt(128.0);
+    f = exported(NULL, &m, err);
+    c = f ? models_gguf_config(f, err) : NULL;
+    CHECKF(c && f32_is(f, "deepseek2.rope.scaling.yarn_log_multiplier", 0.0707f) &&
+               fabs(c->query_scale - m.query_scale) <= 1e-6 * m.query_scale, "%s", err);
+    models_config_free(c);
+    ir_gguf_close(f);
+    /* Refused: YaRN not truncated, another beta, llama3 on qwen3, a deepseek query scale without a scaling. */
+    m = *z;
+    m.rope_scaling.truncate = false;
+    f = exported(NULL, &m, err);
+    CHECKF(!f && strstr(err, "model 'tiny-gpt-oss': rope_scaling.truncate false: llama.cpp always floors and ceils"),
+           "%s", err);
+    m = *z;
+    m.rope_scaling.beta_fast.v = 16;
+    f = exported(NULL, &m, err);
+    CHECKF(!f && strstr(err, "rope_scaling.beta_fast 16: llama.cpp's gpt-oss takes YaRN's betas 32 and 1"), "%s",
+           err);
+    m = *models_find("tiny-qwen3");
+    m.rope_scaling = models_find("tiny-llama")->rope_scaling;
+    f = exported(NULL, &m, err);
+    CHECKF(!f && strstr(err, "rope_scaling llama3: llama.cpp's qwen3 has no rope_freqs tensor"), "%s", err);
+    m = *zd;
+    m.rope_scaling = (struct ir_rope_scaling){.kind = IR_ROPESCALE_NONE};
+    f = exported(NULL, &m, err);
+    CHECKF(!f && strstr(err, "query_scale 0.114593: llama.cpp's deepseek2 derives its logit scale"), "%s", err);
+    /* A magnitude llama.cpp's YaRN does not derive is written as rope.scaling.attn_factor. */
+    m = *z;
+    m.rope_scaling.magnitude.v = 1.5;
+    f = exported(NULL, &m, err);
+    c = f ? models_gguf_config(f, err) : NULL;
+    CHECKF(c && f32_is(f, "gpt-oss.rope.scaling.attn_factor", (float)(1.5 / (0.1 * log(4.0) + 1))) &&
+               fabs(c->rope_scaling.magnitude.v - 1.5) <= 1e-6, "%s", err);
+    models_config_free(c);
+    ir_gguf_close(f);
 }
 
 int main(void)
@@ -795,6 +1150,9 @@ int main(void)
     test_olmo2();
     test_llama_conventions();
     test_refusals();
+    test_scaling_keys();
+    test_llama3_freqs();
+    test_scaling_export();
     const char *names[] = {"s.gguf", "a.gguf", "d.gguf", "m.gguf", "t.gguf", "u.gguf", "k.gguf", "o.gguf"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(scratch(names[i]));

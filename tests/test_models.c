@@ -3,6 +3,7 @@
  * and tiny-llama and tiny-deepseek steps against plain implementations of the same networks. */
 #include "check.h"
 #include "models/models.h"
+#include "rope_reference.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -693,6 +694,15 @@ static void test_shape_qwen3_next(void)
     ir_graph_free(g);
 }
 
+/* A deepseek model's published logit scale under YaRN: 1/sqrt(q head width) times mscale², mscale = 0.1 ·
+ * mscale_all_dim · ln factor + 1 (factor its rope_scaling's; mscale_all_dim as its config.json gives it). */
+static double ref_deepseek_scale(const struct models_config *c, double mscale_all_dim)
+{
+    double factor = c->rope_scaling.factor.has ? c->rope_scaling.factor.v : 1.0;
+    double mscale = factor > 1 ? 0.1 * mscale_all_dim * log(factor) + 1.0 : 1.0;
+    return mscale * mscale / sqrt((double)(c->head_dim + c->deepseek.rope_dim));
+}
+
 /* deepseek: the latent attention's absorbed shape as the latent-attention rules look for it, the query's low rank
  * where the model has one, dense first layers, the shared experts summed with the mixture, and a batch's caches. */
 static void test_shape_deepseek(void)
@@ -729,7 +739,11 @@ static void test_shape_deepseek(void)
         int a = producer(g, find(g, "blk.1.attn_latent"));
         const struct ir_attention *at = a >= 0 ? &g->ops[a].spec.u.attention : NULL;
         CHECK(is_kind(g, a, IR_KIND_ATTENTION) && at->h == 4 && at->kv == 1 && at->hd == 320 && at->vd == 256 &&
-              at->scale.has && fabs(at->scale.v - 1 / sqrt(128.0)) < 1e-15 && g->ops[a].ins[1] == kc);
+              at->scale.has && fabs(at->scale.v - ref_deepseek_scale(models_find("tiny-deepseek"), 1.0)) < 1e-15 &&
+              g->ops[a].ins[1] == kc);
+        /* The published scale by hand: YaRN by 4 over a 128-wide query head, (0.1 · ln 4 + 1)² / √128. */
+        CHECK(at && fabs(at->scale.v - (0.1 * log(4.0) + 1) * (0.1 * log(4.0) + 1) / sqrt(128.0)) < 1e-15 &&
+              at->scale.v > 1.1 / sqrt(128.0));
         int vs = a >= 0 ? producer(g, g->ops[a].ins[2]) : -1;
         CHECK(is_kind(g, vs, IR_KIND_HEAD_SLICE) && g->ops[vs].ins[0] == kc &&
               g->ops[vs].spec.u.head_slice.every == 320 && g->ops[vs].spec.u.head_slice.width == 256);
@@ -754,9 +768,13 @@ static void test_shape_deepseek(void)
         CHECK(find(lite, "blk.1.ffn_gate_exps.weight") != IR_NONE);
         int a = producer(v3, find(v3, "blk.0.attn_latent"));
         CHECK(a >= 0 && v3->ops[a].spec.u.attention.hd == 576 && v3->ops[a].spec.u.attention.h == 128 &&
-              fabs(v3->ops[a].spec.u.attention.scale.v - 0.13523) < 1e-5);
+              fabs(v3->ops[a].spec.u.attention.scale.v - 0.13523) < 1e-5 &&
+              fabs(v3->ops[a].spec.u.attention.scale.v - ref_deepseek_scale(models_find("deepseek-v3"), 1.0)) <
+                  1e-15);
         a = producer(lite, find(lite, "blk.0.attn_latent"));
-        CHECK(a >= 0 && fabs(lite->ops[a].spec.u.attention.scale.v - 0.11472) < 1e-5);
+        CHECK(a >= 0 && fabs(lite->ops[a].spec.u.attention.scale.v - 0.11472) < 1e-5 &&
+              fabs(lite->ops[a].spec.u.attention.scale.v -
+                   ref_deepseek_scale(models_find("deepseek-v2-lite"), 0.707)) < 1e-15);
     }
     ir_graph_free(lite);
     ir_graph_free(v3);
@@ -967,6 +985,63 @@ static void check_twice(const struct ir_graph *g, const struct models_config *c,
     ir_values_free(b);
 }
 
+/* Whether rotary scaling a is b: the same kind, fields given and values, the attention factor within 1e-15 (b's may
+ * be computed from its published formula). */
+static bool scaling_is(const struct ir_rope_scaling *a, const struct ir_rope_scaling *b)
+{
+    return a->kind == b->kind && a->factor.has == b->factor.has && a->factor.v == b->factor.v && a->orig == b->orig &&
+           a->low_freq.has == b->low_freq.has && a->low_freq.v == b->low_freq.v &&
+           a->high_freq.has == b->high_freq.has && a->high_freq.v == b->high_freq.v &&
+           a->beta_fast.has == b->beta_fast.has && a->beta_fast.v == b->beta_fast.v &&
+           a->beta_slow.has == b->beta_slow.has && a->beta_slow.v == b->beta_slow.v && a->truncate == b->truncate &&
+           a->magnitude.has == b->magnitude.has && fabs(a->magnitude.v - b->magnitude.v) < 1e-15;
+}
+
+/* Every rope of a lifted model carries its published rotary scaling (config.json's rope_scaling) at its base:
+ * llama3.2-1b's llama3 band; gpt-oss-20b's YaRN, not truncated, its attention factor 0.1 · ln 32 + 1 on the tables;
+ * deepseek's YaRN by 40, truncated, its attention factor 1 (mscale over mscale_all_dim; the logit scale takes
+ * mscale_all_dim's); the tiny rows' own; none where the config has none. */
+static void test_rope_scalings(void)
+{
+    const struct ir_rope_scaling none = {0};
+    const struct ir_rope_scaling l3 = {.kind = IR_ROPESCALE_LLAMA3, .factor = {true, 32}, .orig = 8192,
+                                       .low_freq = {true, 1}, .high_freq = {true, 4}};
+    const struct ir_rope_scaling tiny_l3 = {.kind = IR_ROPESCALE_LLAMA3, .factor = {true, 8}, .orig = 256,
+                                            .low_freq = {true, 1}, .high_freq = {true, 4}};
+    const struct ir_rope_scaling oss = {.kind = IR_ROPESCALE_YARN, .factor = {true, 32}, .orig = 4096,
+                                        .beta_fast = {true, 32}, .beta_slow = {true, 1},
+                                        .magnitude = {true, 0.1 * log(32.0) + 1}};
+    const struct ir_rope_scaling tiny_oss = {.kind = IR_ROPESCALE_YARN, .factor = {true, 4}, .orig = 16,
+                                             .beta_fast = {true, 32}, .beta_slow = {true, 1}, .truncate = true,
+                                             .magnitude = {true, 0.1 * log(4.0) + 1}};
+    const struct ir_rope_scaling ds = {.kind = IR_ROPESCALE_YARN, .factor = {true, 40}, .orig = 4096,
+                                       .beta_fast = {true, 32}, .beta_slow = {true, 1}, .truncate = true};
+    const struct ir_rope_scaling tiny_ds = {.kind = IR_ROPESCALE_YARN, .factor = {true, 4}, .orig = 16,
+                                            .beta_fast = {true, 32}, .beta_slow = {true, 1}, .truncate = true};
+    const struct {
+        const char *model;
+        const struct ir_rope_scaling *want;
+    } cases[] = {{"llama3.2-1b", &l3},     {"tiny-llama", &tiny_l3},     {"gpt-oss-20b", &oss},
+                 {"tiny-gpt-oss", &tiny_oss}, {"deepseek-v2-lite", &ds}, {"deepseek-v3", &ds},
+                 {"tiny-deepseek", &tiny_ds}, {"llama3-8b", &none},     {"qwen3-0.6b", &none}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct models_config *c = models_find(cases[i].model);
+        struct ir_graph *g = lift(cases[i].model, "decode", 1, IR_FMT_Q8_0);
+        int ropes = 0, wrong = 0;
+        for (int k = 0; g && c && k < g->nops; k++) {
+            if (!is_kind(g, k, IR_KIND_ROPE))
+                continue;
+            const struct ir_rope *r = &g->ops[k].spec.u.rope;
+            ropes++;
+            wrong += !scaling_is(&r->scaling, cases[i].want) || ir_rope_theta(r) != c->rope_base;
+        }
+        CHECKF(c && scaling_is(&c->rope_scaling, cases[i].want), "%s: the zoo row's rotary scaling",
+               cases[i].model);
+        CHECKF(ropes >= 2 && wrong == 0, "%s: %d of %d ropes not scaled as published", cases[i].model, wrong, ropes);
+        ir_graph_free(g);
+    }
+}
+
 /* Every tiny model in every mode evaluates to the same bytes twice. */
 static void test_eval_deterministic(void)
 {
@@ -1047,9 +1122,29 @@ static void ref_rope(double *x, int heads, int hd, const float *cos, const float
     ref_turn(x, heads, hd, hd / 2, cos, sin, pos, adjacent);
 }
 
-/* Check the lifted graph's rotary tables (ctx rows of `half` values) hold the angles of the model's base: value i of
- * row p is cos (sin) of p · base^(−2i/d), d = 2·half the rotated width, as llama.cpp computes θ. */
-static void check_tables(const struct ir_graph *g, struct ir_values *v, double base, const char *what)
+/* Rotate the first 2·half values (half ≤ 64) of each of `heads` heads of x as ref_turn does, by position pos's
+ * angles under the model's published rotary scaling (tests/rope_reference.h, not the graph's tables), cos and sin
+ * times its attention factor. */
+static void ref_turn_published(double *x, int heads, int hd, int half, const struct models_config *m, int pos,
+                               bool adjacent)
+{
+    float cos_row[64], sin_row[64];
+    double f = ref_attention_factor(&m->rope_scaling);
+    CHECK(half <= 64);
+    for (int i = 0; i < half && i < 64; i++) {
+        double angle = pos * ref_scaled_freq(&m->rope_scaling, m->rope_base, half, i);
+        cos_row[i] = (float)(f * cos(angle));
+        sin_row[i] = (float)(f * sin(angle));
+    }
+    ref_turn(x, heads, hd, half <= 64 ? half : 64, cos_row, sin_row, 0, adjacent);
+}
+
+/* Check the lifted graph's rotary tables (ctx rows of `half` values) hold the angles of model m's published rotary
+ * scaling: value i of row p is cos (sin) of p · ω_i times the attention factor, ω_i pair i's inverse frequency at
+ * m's base scaled as its rope_scaling says (tests/rope_reference.h), over a rotated width of 2·half. A scaled model's
+ * tables must also be far from the unscaled angles, so the scaling is seen to reach them. */
+static void check_tables(const struct ir_graph *g, struct ir_values *v, const struct models_config *m,
+                         const char *what)
 {
     ir_tid ct = find(g, "rope.cos"), st = find(g, "rope.sin");
     CHECKF(ct >= 0 && st >= 0, "%s: no rotary tables", what);
@@ -1057,14 +1152,21 @@ static void check_tables(const struct ir_graph *g, struct ir_values *v, double b
         return;
     int64_t half = g->tensors[ct].cols, rows = g->tensors[ct].rows;
     const float *c = ir_values_cdata(v, ct), *s = ir_values_cdata(v, st);
-    double worst = 0;
+    double worst = 0, unscaled = 0, f = ref_attention_factor(&m->rope_scaling);
     for (int64_t p = 0; c && s && p < rows; p++)
         for (int64_t i = 0; i < half; i++) {
-            double theta = (double)p * pow(base, -2.0 * (double)i / (double)(2 * half));
-            worst = fmax(worst, fabs(c[p * half + i] - cos(theta)));
-            worst = fmax(worst, fabs(s[p * half + i] - sin(theta)));
+            double theta = (double)p * ref_scaled_freq(&m->rope_scaling, m->rope_base, (int)half, (int)i);
+            double plain = (double)p * ref_inv_freq(m->rope_base, 2.0 * (double)half, (int)i);
+            worst = fmax(worst, fabs(c[p * half + i] - f * cos(theta)));
+            worst = fmax(worst, fabs(s[p * half + i] - f * sin(theta)));
+            unscaled = fmax(unscaled, fabs(c[p * half + i] - cos(plain)));
+            unscaled = fmax(unscaled, fabs(s[p * half + i] - sin(plain)));
         }
-    CHECKF(c && s && worst < 1e-6, "%s: rotary tables differ from base %g's angles by %g", what, base, worst);
+    CHECKF(c && s && worst < 1e-6, "%s: rotary tables differ from base %g's %s angles by %g", what, m->rope_base,
+           ir_ropescale_name(m->rope_scaling.kind), worst);
+    CHECKF(m->rope_scaling.kind == IR_ROPESCALE_NONE || unscaled > 0.1,
+           "%s: %s rotary tables within %g of the unscaled angles", what, ir_ropescale_name(m->rope_scaling.kind),
+           unscaled);
 }
 
 /* The largest difference of n values of a from the reference r, relative to r's largest magnitude. */
@@ -1215,7 +1317,7 @@ static void check_reference(const char *mode, int nseq, int rows, const int *pos
         }
     }
     CHECKF(ir_eval(g, v, err) == 0, "%s", err);
-    check_tables(g, v, c->rope_base, "tiny-llama");
+    check_tables(g, v, c, "tiny-llama");
     for (int b = 0; b < nseq; b++) {
         char what[48];
         snprintf(what, sizeof what, "tiny-llama %s seq %d", mode, b);
@@ -1482,7 +1584,7 @@ static void check_dense_reference(const char *model, int pos, int tok)
     static double x[D], xn[D], q[HQ], k[HQ], vv[HQ], att[HQ], o[D], gate[FF], up[FF], logits[V];
     for (int i = 0; i < D; i++)
         x[i] = val(g, v, "token_embd.weight")[tok * D + i] * (c->embed_mult ? c->embed_mult : 1.0);
-    check_tables(g, v, c->rope_base, model);
+    check_tables(g, v, c, model);
     ref_dense_norm(g, v, "blk.0.attn_norm", relu2, x, c->eps, xn);
     ref_matvec(xn, lval(g, v, 0, "attn_q.weight", -1), D, HQ, q);
     ref_matvec(xn, lval(g, v, 0, "attn_k.weight", -1), D, hk, k);
@@ -1636,12 +1738,12 @@ static void ref_experts(const struct ir_graph *g, const struct ir_values *v, int
 /* One decode row x through layer `layer` of tiny-deepseek at position pos, the latent attention computed in its
  * unabsorbed form (each cached latent expanded into every head's keys and values), the cache kc (as it was before
  * the step) taking its new row. */
-static void ref_deepseek_layer(const struct ir_graph *g, const struct ir_values *v, int layer, double eps, int pos,
-                               double *x, double *kc)
+static void ref_deepseek_layer(const struct ir_graph *g, const struct ir_values *v, const struct models_config *m,
+                               int layer, int pos, double *x, double *kc)
 {
     static double xn[DS_D], qa[DS_QL], q[DS_H * DS_QK], kva[DS_ROW], row[DS_ROW], att[DS_H * DS_VD], o[DS_D];
     static double ffn[DS_D], logit[DS_CTX];
-    const float *cos = val(g, v, "rope.cos"), *sin = val(g, v, "rope.sin");
+    double eps = m->eps, scale = ref_deepseek_scale(m, 1.0); /* tiny-deepseek's mscale_all_dim */
     const float *wkb = lval(g, v, layer, "attn_k_b.weight", -1), *wvb = lval(g, v, layer, "attn_v_b.weight", -1);
     ref_rms(x, lval(g, v, layer, "attn_norm.weight", -1), DS_D, eps, xn);
     ref_matvec(xn, lval(g, v, layer, "attn_q_a.weight", -1), DS_D, DS_QL, qa);
@@ -1651,12 +1753,12 @@ static void ref_deepseek_layer(const struct ir_graph *g, const struct ir_values 
     ref_rms(kva, lval(g, v, layer, "attn_kv_a_norm.weight", -1), DS_LORA, eps, row);
     for (int i = 0; i < DS_ROPE; i++)
         row[DS_LORA + i] = kva[DS_LORA + i];
-    ref_rope(row + DS_LORA, 1, DS_ROPE, cos, sin, pos, true); /* deepseek2: NORM */
+    ref_turn_published(row + DS_LORA, 1, DS_ROPE, DS_ROPE / 2, m, pos, true); /* deepseek2: NORM */
     for (int i = 0; i < DS_ROW; i++)
         kc[pos * DS_ROW + i] = row[i];
     for (int h = 0; h < DS_H; h++) {
         double *qn = q + h * DS_QK, *qp = qn + DS_NOPE, mx = -INFINITY, sum = 0;
-        ref_rope(qp, 1, DS_ROPE, cos, sin, pos, true);
+        ref_turn_published(qp, 1, DS_ROPE, DS_ROPE / 2, m, pos, true);
         for (int j = 0; j <= pos; j++) {
             const double *c = kc + j * DS_ROW;
             double s = 0;
@@ -1668,7 +1770,7 @@ static void ref_deepseek_layer(const struct ir_graph *g, const struct ir_values 
             }
             for (int i = 0; i < DS_ROPE; i++)
                 s += qp[i] * c[DS_LORA + i];
-            logit[j] = s / sqrt((double)DS_QK);
+            logit[j] = s * scale;
             mx = fmax(mx, logit[j]);
         }
         for (int j = 0; j <= pos; j++)
@@ -1714,7 +1816,8 @@ static void test_reference_deepseek(void)
     CHECK(c->hidden == DS_D && c->heads == DS_H && c->head_dim == DS_NOPE && k->rope_dim == DS_ROPE &&
           k->kv_lora == DS_LORA && k->v_head_dim == DS_VD && k->q_lora == DS_QL && c->ffn == DS_FF &&
           c->experts == DS_E && c->top_k == DS_K && c->expert_ffn == DS_EF && k->shared_ffn == DS_SF &&
-          c->ctx == DS_CTX && k->dense_layers == 1 && c->query_scale == 0);
+          c->ctx == DS_CTX && k->dense_layers == 1 && fabs(c->query_scale - ref_deepseek_scale(c, 1.0)) < 1e-15 &&
+          c->rope_scaling.kind == IR_ROPESCALE_YARN && !c->rope_scaling.magnitude.has);
     const int pos = 29;
     char err[IR_ERR_LEN] = "";
     struct ir_values *v = plain_decode_values(g, 11, 300, pos);
@@ -1726,6 +1829,7 @@ static void test_reference_deepseek(void)
     for (int layer = 0; layer < 2; layer++)
         memcpy(kc0[layer], lval(g, v, layer, "kv_cache", -1), sizeof kc0[layer]);
     CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    check_tables(g, v, c, "tiny-deepseek");
     static double x[DS_D], kc[DS_CTX * DS_ROW];
     for (int layer = 0; layer < 2; layer++) {
         const float *in = layer == 0 ? val(g, v, "embd") : lval(g, v, layer - 1, "out", -1);
@@ -1733,7 +1837,7 @@ static void test_reference_deepseek(void)
             x[i] = in[i];
         for (int i = 0; i < DS_CTX * DS_ROW; i++)
             kc[i] = kc0[layer][i];
-        ref_deepseek_layer(g, v, layer, c->eps, pos, x, kc);
+        ref_deepseek_layer(g, v, c, layer, pos, x, kc);
         double dk = rel_diff(lval(g, v, layer, "kv_cache", -1), kc, DS_CTX * DS_ROW);
         double dx = rel_diff(lval(g, v, layer, "out", -1), x, DS_D);
         CHECKF(dk < 1e-5, "tiny-deepseek layer %d: cache differs by %g", layer, dk);
@@ -1836,7 +1940,6 @@ static void ref_gpt_oss_layer(const struct ir_graph *g, const struct ir_values *
                               int layer, int pos, double *x, double *kc, double *vc)
 {
     static double xn[GO_D], q[GO_HQ], k[GO_HK], vv[GO_HK], att[GO_HQ], o[GO_D], ffn[GO_D];
-    const float *cos = val(g, v, "rope.cos"), *sin = val(g, v, "rope.sin");
     ref_rms(x, lval(g, v, layer, "attn_norm.weight", -1), GO_D, c->eps, xn);
     ref_matvec(xn, lval(g, v, layer, "attn_q.weight", -1), GO_D, GO_HQ, q);
     ref_matvec(xn, lval(g, v, layer, "attn_k.weight", -1), GO_D, GO_HK, k);
@@ -1845,9 +1948,9 @@ static void ref_gpt_oss_layer(const struct ir_graph *g, const struct ir_values *
     ref_add(k, lval(g, v, layer, "attn_k.bias", -1), GO_HK);
     ref_add(vv, lval(g, v, layer, "attn_v.bias", -1), GO_HK);
     for (int h = 0; h < GO_H; h++)
-        ref_rope(q + h * GO_HD, 1, GO_HD, cos, sin, pos, false); /* openai-moe: NEOX */
+        ref_turn_published(q + h * GO_HD, 1, GO_HD, GO_HD / 2, c, pos, false); /* openai-moe: NEOX */
     for (int h = 0; h < GO_KV; h++)
-        ref_rope(k + h * GO_HD, 1, GO_HD, cos, sin, pos, false);
+        ref_turn_published(k + h * GO_HD, 1, GO_HD, GO_HD / 2, c, pos, false);
     for (int i = 0; i < GO_HK; i++) {
         kc[pos * GO_HK + i] = k[i];
         vc[pos * GO_HK + i] = vv[i];
@@ -1908,6 +2011,7 @@ static void test_reference_gpt_oss(void)
         push_past_limit(g, v, layer, c->swiglu_limit);
     }
     CHECKF(ir_eval(g, v, err) == 0, "%s", err);
+    check_tables(g, v, c, "tiny-gpt-oss");
     static double x[GO_D], kc[GO_CTX * GO_HK], vc[GO_CTX * GO_HK];
     for (int layer = 0; layer < 2; layer++) {
         const float *in = layer == 0 ? val(g, v, "embd") : lval(g, v, layer - 1, "out", -1);
@@ -2039,6 +2143,7 @@ int main(void)
     test_shape_deepseek();
     test_shape_gpt_oss();
     test_shape_olmo2();
+    test_rope_scalings();
     test_all_lift();
     test_eval_deterministic();
     test_reference();

@@ -439,11 +439,101 @@ static void m_rope_widths(struct ir_graph *g)
     for (int k = 1; k <= 2; k++)
         OP(O_KR)->access[k] = (struct ir_access){true, {2, 0, 1}};
 }
+/* A llama3 band (factor 8 over 256, low 1, high 4), and YaRN (factor 4 over 16, truncated, attention factor m). */
+#define LLAMA3_BAND {.kind = IR_ROPESCALE_LLAMA3, .factor = {true, 8}, .orig = 256, .low_freq = {true, 1}, \
+                     .high_freq = {true, 4}}
+#define YARN_BY(m) {.kind = IR_ROPESCALE_YARN, .factor = {true, 4}, .orig = 16, .truncate = true, .magnitude = {true, m}}
+/* Every rope in op (its parts' too) scaled as s. */
+static void scale_ropes(struct ir_op *op, struct ir_rope_scaling s)
+{
+    if (op->sym == IR_SYM_PRIM && op->spec.kind == IR_KIND_ROPE)
+        op->spec.u.rope.scaling = s;
+    for (int32_t i = 0; op->sym == IR_SYM_FUSED && i < op->nparts; i++)
+        scale_ropes(&op->parts[i], s);
+}
+
+/* The query rope's scaling set to s. */
+static void set_scaling(struct ir_graph *g, struct ir_rope_scaling s) { OP(O_QR)->spec.u.rope.scaling = s; }
+static void m_scale_none_factor(struct ir_graph *g) { set_scaling(g, (struct ir_rope_scaling){.factor = {true, 2}}); }
+static void m_scale_none_orig(struct ir_graph *g) { set_scaling(g, (struct ir_rope_scaling){.orig = 4096}); }
+static void m_scale_linear(struct ir_graph *g) { set_scaling(g, (struct ir_rope_scaling){.kind = IR_ROPESCALE_LINEAR}); }
+static void m_scale_linear_truncate(struct ir_graph *g)
+{
+    set_scaling(g, (struct ir_rope_scaling){.kind = IR_ROPESCALE_LINEAR, .factor = {true, 2}, .truncate = true});
+}
+static void m_scale_factor_inf(struct ir_graph *g)
+{
+    set_scaling(g, (struct ir_rope_scaling){.kind = IR_ROPESCALE_LINEAR, .factor = {true, INFINITY}});
+}
+static void m_scale_llama3_orig(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = LLAMA3_BAND;
+    s.orig = 0;
+    set_scaling(g, s);
+}
+static void m_scale_llama3_low(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = LLAMA3_BAND;
+    s.low_freq.has = false;
+    set_scaling(g, s);
+}
+static void m_scale_llama3_high(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = LLAMA3_BAND;
+    s.high_freq.has = false;
+    set_scaling(g, s);
+}
+static void m_scale_llama3_band(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = LLAMA3_BAND;
+    s.high_freq.v = 1;
+    set_scaling(g, s);
+}
+static void m_scale_llama3_beta(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = LLAMA3_BAND;
+    s.beta_fast = (struct ir_optf){true, 32};
+    set_scaling(g, s);
+}
+static void m_scale_yarn_factor(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = YARN_BY(1.1);
+    s.factor.has = false;
+    set_scaling(g, s);
+}
+static void m_scale_yarn_orig(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = YARN_BY(1.1);
+    s.orig = 0;
+    set_scaling(g, s);
+}
+static void m_scale_yarn_band(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = YARN_BY(1.1);
+    s.low_freq = (struct ir_optf){true, 1};
+    set_scaling(g, s);
+}
+static void m_scale_yarn_beta(struct ir_graph *g)
+{
+    struct ir_rope_scaling s = YARN_BY(1.1);
+    s.beta_slow = (struct ir_optf){true, 0};
+    set_scaling(g, s);
+}
+static void m_scale_magnitude(struct ir_graph *g) { set_scaling(g, (struct ir_rope_scaling)YARN_BY(-1.1)); }
+static void m_scale_kind(struct ir_graph *g) { set_scaling(g, (struct ir_rope_scaling){.kind = IR_ROPESCALE_COUNT}); }
+/* The key rope, reading the query rope's tables, scaled (the query's not). */
+static void m_scale_tables(struct ir_graph *g) { OP(O_KR)->spec.u.rope.scaling = (struct ir_rope_scaling)YARN_BY(1.1); }
+/* Both ropes YaRN alike but for the attention factor. */
+static void m_scale_magnitudes(struct ir_graph *g)
+{
+    set_scaling(g, (struct ir_rope_scaling)YARN_BY(1.1));
+    OP(O_KR)->spec.u.rope.scaling = (struct ir_rope_scaling)YARN_BY(1.2);
+}
 static void m_norm_bias(struct ir_graph *g) { OP(O_NORM)->spec.u.rms_norm.bias = true; }
 static void m_norm_kind(struct ir_graph *g) { OP(O_NORM)->spec.u.rms_norm.kind = (enum ir_normkind)7; }
 
-/* What the rope and norm checks accept: ropes agreeing on a table's base (given or the default), and a layer norm
- * with its weight and bias. */
+/* What the rope and norm checks accept: ropes agreeing on a table's base (given or the default) and on its scaling
+ * (each kind with its fields, an attention factor alone), and a layer norm with its weight and bias. */
 static void test_rope_norm_accepted(void)
 {
     struct ir_graph *g = build();
@@ -451,6 +541,25 @@ static void test_rope_norm_accepted(void)
     m_rope_default_base(g);
     CHECKF(ir_validate(g, err) == 0, "an explicit default base: %s", err);
     ir_graph_free(g);
+    const struct ir_rope_scaling scalings[] = {
+        {.kind = IR_ROPESCALE_LINEAR, .factor = {true, 2}},
+        LLAMA3_BAND,
+        YARN_BY(1.1),
+        {.kind = IR_ROPESCALE_YARN, .factor = {true, 32}, .orig = 4096, .beta_fast = {true, 32},
+         .beta_slow = {true, 1}},
+        {.magnitude = {true, 0.5}},
+    };
+    for (size_t i = 0; i < sizeof scalings / sizeof scalings[0]; i++) {
+        g = build();
+        int ropes = 0;
+        for (int32_t k = 0; k < g->nops; k++) {
+            scale_ropes(OP(k), scalings[i]);
+            ropes += OP(k)->sym == IR_SYM_PRIM && OP(k)->spec.kind == IR_KIND_ROPE;
+        }
+        CHECKF(ropes >= 3 && ir_validate(g, err) == 0, "%d ropes sharing tables, all %s: %s", ropes,
+               ir_ropescale_name(scalings[i].kind), err);
+        ir_graph_free(g);
+    }
     g = build();
     OP(O_NORM)->spec.u.rms_norm.kind = IR_NORM_LAYER;
     OP(O_NORM)->spec.u.rms_norm.bias = true;
@@ -629,6 +738,27 @@ static const struct violation violations[] = {
     {"rope bases", m_rope_bases, "(rope): theta: rotary table 'cos' is read with base 1000000 here, 10000 by op 3",
      O_KR, NULL},
     {"rope widths", m_rope_widths, "(rope): half: rotary table 'cos' is read 1 wide here, 2 wide by op 3", O_KR, NULL},
+    {"scaling none factor", m_scale_none_factor, "(rope): factor: given without a rotary scaling", O_QR, NULL},
+    {"scaling none orig", m_scale_none_orig, "(rope): orig: given without a rotary scaling", O_QR, NULL},
+    {"scaling linear", m_scale_linear, "(rope): factor: required by this rotary scaling", O_QR, NULL},
+    {"scaling linear truncate", m_scale_linear_truncate, "(rope): truncate: not a field of this rotary scaling", O_QR,
+     NULL},
+    {"scaling factor inf", m_scale_factor_inf, "(rope): factor: must be finite", O_QR, NULL},
+    {"scaling llama3 orig", m_scale_llama3_orig, "(rope): orig: required by this rotary scaling", O_QR, NULL},
+    {"scaling llama3 low", m_scale_llama3_low, "(rope): low_freq: required by this rotary scaling", O_QR, NULL},
+    {"scaling llama3 high", m_scale_llama3_high, "(rope): high_freq: required by this rotary scaling", O_QR, NULL},
+    {"scaling llama3 band", m_scale_llama3_band, "(rope): high_freq: must exceed low_freq", O_QR, NULL},
+    {"scaling llama3 beta", m_scale_llama3_beta, "(rope): beta_fast: not a field of this rotary scaling", O_QR, NULL},
+    {"scaling yarn factor", m_scale_yarn_factor, "(rope): factor: required by this rotary scaling", O_QR, NULL},
+    {"scaling yarn orig", m_scale_yarn_orig, "(rope): orig: required by this rotary scaling", O_QR, NULL},
+    {"scaling yarn band", m_scale_yarn_band, "(rope): low_freq: not a field of this rotary scaling", O_QR, NULL},
+    {"scaling yarn beta", m_scale_yarn_beta, "(rope): beta_slow: must be positive", O_QR, NULL},
+    {"scaling magnitude", m_scale_magnitude, "(rope): magnitude: must be positive", O_QR, NULL},
+    {"scaling kind", m_scale_kind, "(rope): scaling: unknown", O_QR, NULL},
+    {"scaling tables", m_scale_tables,
+     "(rope): scaling: rotary table 'cos' is read with another rotary scaling here than by op 3", O_KR, NULL},
+    {"scaling magnitudes", m_scale_magnitudes,
+     "(rope): scaling: rotary table 'cos' is read with another rotary scaling here than by op 3", O_KR, NULL},
     {"norm bias", m_norm_bias, "(rms_norm): ins: 2 operands, expected 3 (x, w, b)", O_NORM, NULL},
     {"norm kind", m_norm_kind, "(rms_norm): kind: unknown value 7", O_NORM, NULL},
     {"attention kv", m_attention_kv, "kv: h = 2 is not a multiple of kv = 3", O_ATT, NULL},
