@@ -217,7 +217,7 @@ static const struct rules_atom *atom_named(const struct rules_rule *rule, const 
 
 bool rules_atom_in_force(const struct rules_rule *rule, const struct rules_atom *at)
 {
-    return !dropped(rule->name, at->name) && !(seed_now && at->origin == RULES_ORIGIN_ADDED);
+    return !dropped(rule->name, at->name) && !(seed_now && rules_seed_drops(at));
 }
 
 bool rules_atom_active(const struct rules_rule *rule, const char *atom)

@@ -159,17 +159,21 @@ static bool is_held(const char *const *held, int nheld, const char *name)
     return false;
 }
 
-/* Why the chip does not link the classes a step builds, or false when it links them all. */
-static bool unlinked(const struct shim *shim, const enum ir_class *builds, int n, char why[IR_ERR_LEN])
+/* Why the chip does not link the classes a step builds, and the reason's stable code (the class's own, beneath the
+ * class's name the text starts with), or false when it links them all. */
+static bool unlinked(const struct shim *shim, const enum ir_class *builds, int n, char why[IR_ERR_LEN],
+                     const char **code)
 {
     for (int i = 0; i < n; i++) {
         struct shim_support s = shim->supports(shim, builds[i]);
         if (s.kind == SHIM_DECOMPOSE) {
             snprintf(why, IR_ERR_LEN, "the chip runs `%s` as its parts", ir_class_name(builds[i]));
+            *code = rules_reason_code(shim, why, true);
             return true;
         }
         if (s.kind == SHIM_REFUSE) {
             snprintf(why, IR_ERR_LEN, "%s: %s", ir_class_name(builds[i]), s.why ? s.why : "refused");
+            *code = rules_reason_code(shim, s.why, true);
             return true;
         }
     }
@@ -177,9 +181,9 @@ static bool unlinked(const struct shim *shim, const enum ir_class *builds, int n
 }
 
 /* Run st on r's slots borrowed (its changes undone after) and its tensors, linking `linking` classes; report each
- * firing as `then` (held, or refused with why) and each refusal met as it is. */
+ * firing as `then` (held, or refused with why and its code) and each refusal met as it is. */
 static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_class *linking, int nlinking,
-                enum rules_outcome then, const char *why)
+                enum rules_outcome then, const char *why, const char *code)
 {
     struct rules_report scratch = {0};
     /* Only the numerics fold adds tensors: the other steps' dry runs share the working graph's. */
@@ -200,6 +204,7 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
             free(x.why);
             x.outcome = then;
             x.why = then == RULES_REFUSED && why ? strdup(why) : NULL;
+            x.code = then == RULES_REFUSED ? code : NULL;
         }
         rules_report_take(r->report, x);
     }
@@ -216,13 +221,14 @@ static void dry(struct rules_rewriter *r, const struct step *st, const enum ir_c
 static void run_step(struct rules_rewriter *r, const struct step *st, const char *const *held, int nheld)
 {
     char why[IR_ERR_LEN];
+    const char *code = NULL;
     r->step = st->name;
     r->rule = st->chip ? (const struct rules_rule *)st->chip->rule : st->rule;
     r->building = st->nbuilds ? st->builds[0] : IR_CLASS_GEMV_QUANT;
     if (is_held(held, nheld, st->name) || (r->shim->holds && r->shim->holds(r->shim, st->name)))
-        dry(r, st, NULL, 0, RULES_HELD, NULL);
-    else if (unlinked(r->shim, st->builds, st->nbuilds, why))
-        dry(r, st, st->builds, st->nbuilds, RULES_REFUSED, why);
+        dry(r, st, NULL, 0, RULES_HELD, NULL, NULL);
+    else if (unlinked(r->shim, st->builds, st->nbuilds, why, &code))
+        dry(r, st, st->builds, st->nbuilds, RULES_REFUSED, why, code);
     else
         run_body(r, st);
 }
@@ -284,7 +290,8 @@ static void advance(struct rules_rewriter *r)
 {
     const struct rules_rule *adv = rules_advance();
     char why[IR_ERR_LEN];
-    if (unlinked(r->shim, adv->builds, adv->nbuilds, why))
+    const char *code;
+    if (unlinked(r->shim, adv->builds, adv->nbuilds, why, &code))
         return;
     r->step = adv->name;
     r->rule = adv;
@@ -309,7 +316,7 @@ static void run_visited(const struct step *st, void *vctx)
         c->r->building = IR_CLASS_GEMV_QUANT;
         bool fold = !is_held(c->held, c->nheld, "fused_quant");
         if (!fold)
-            dry(c->r, st, NULL, 0, RULES_HELD, NULL);
+            dry(c->r, st, NULL, 0, RULES_HELD, NULL, NULL);
         rules_numerics_fold(c->r, fold);
     } else {
         run_step(c->r, st, c->held, c->nheld);
@@ -397,10 +404,11 @@ static void linked_visited(const struct step *st, void *vctx)
 {
     struct linked_ctx *c = vctx;
     char why[IR_ERR_LEN];
+    const char *code;
     if (c->found || !rules_same_name(st->name, c->name))
         return;
     c->found = true;
-    c->linked = !unlinked(c->shim, st->builds, st->nbuilds, why);
+    c->linked = !unlinked(c->shim, st->builds, st->nbuilds, why, &code);
 }
 
 bool rules_step_linked(const struct shim *shim, const char *name)

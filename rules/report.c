@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *rules_decision_line(const struct rules_decision *d)
+/* One decision as its line, with its refusal's code or without it (the digest's line, as before codes). */
+static char *decision_text(const struct rules_decision *d, bool with_code)
 {
     struct ir_text t = {0};
     ir_text_add(&t, "%s %s [", d->rule, ir_class_name(d->cls));
@@ -18,7 +19,28 @@ char *rules_decision_line(const struct rules_decision *d)
     case RULES_REFUSED: ir_text_add(&t, "refused: %s", d->why ? d->why : ""); break;
     case RULES_HELD: ir_text_add(&t, "held"); break;
     }
+    if (with_code && d->outcome == RULES_REFUSED && d->code)
+        ir_text_add(&t, " {%s}", d->code);
     return ir_text_take(&t);
+}
+
+char *rules_decision_line(const struct rules_decision *d) { return decision_text(d, true); }
+
+/* The text "the chip runs `X` as its parts" the optimizer writes for a class the chip runs as its parts. */
+static bool runs_as_parts(const char *why)
+{
+    static const char head[] = "the chip runs `", tail[] = "` as its parts";
+    size_t n = strlen(why), h = sizeof head - 1, t = sizeof tail - 1;
+    return n > h + t && strncmp(why, head, h) == 0 && strcmp(why + n - t, tail) == 0;
+}
+
+const char *rules_reason_code(const struct shim *shim, const char *why, bool supports)
+{
+    if (!why)
+        return NULL;
+    if (runs_as_parts(why))
+        return "supports.parts";
+    return shim && shim->reason_code ? shim->reason_code(shim, why, supports) : NULL;
 }
 
 void rules_report_lines(const struct rules_report *rep, void (*line)(const char *text, void *ctx), void *ctx)
@@ -41,7 +63,7 @@ void rules_report_digest(const struct rules_report *rep, char hex[65])
     if (rep->seed_rules)
         EVP_DigestUpdate(ctx, rep->n ? "seed-rules\n" : "seed-rules", rep->n ? 11 : 10);
     for (int32_t i = 0; i < rep->n; i++) {
-        char *s = rules_decision_line(&rep->d[i]);
+        char *s = decision_text(&rep->d[i], false); /* codes never enter the digest */
         if (i)
             EVP_DigestUpdate(ctx, "\n", 1);
         EVP_DigestUpdate(ctx, s, strlen(s));
@@ -104,6 +126,7 @@ void rules_report_push(struct rules_report *rep, const char *rule, enum ir_class
     qsort(d->covers, (size_t)ncovers, sizeof *d->covers, rules_cmp_i32);
     d->outcome = outcome;
     d->why = why ? strdup(why) : NULL;
+    d->code = NULL;
 }
 
 bool rules_report_repeats(const struct rules_report *rep, const char *rule, enum ir_class cls, const int32_t *covers,

@@ -19,16 +19,20 @@ static bool linking(const struct rules_rewriter *r, enum ir_class c)
     return false;
 }
 
-int rules_allows(const struct rules_rewriter *r, const struct ir_op *op, char why[IR_ERR_LEN])
+/* rules_allows, with the refusal's stable code into *code (NULL when it fits, or its shim gives no code). */
+static int allows_coded(const struct rules_rewriter *r, const struct ir_op *op, char why[IR_ERR_LEN],
+                        const char **code)
 {
     bool classes[IR_CLASS_COUNT] = {false};
     rules_realizes(op, r->g, classes);
+    *code = NULL;
     for (int c = 0; c < IR_CLASS_COUNT; c++) {
         if (!classes[c] || linking(r, (enum ir_class)c))
             continue;
         struct shim_support s = r->shim->supports(r->shim, (enum ir_class)c);
         if (s.kind == SHIM_REFUSE) {
             snprintf(why, IR_ERR_LEN, "%s", s.why ? s.why : "refused");
+            *code = rules_reason_code(r->shim, why, true);
             return 1;
         }
         if (s.kind == SHIM_DECOMPOSE) {
@@ -36,11 +40,21 @@ int rules_allows(const struct rules_rewriter *r, const struct ir_op *op, char wh
             const char *name = own >= 0 ? ir_class_name((enum ir_class)own)
                                         : (op->sym == IR_SYM_PRIM ? ir_kind_name(op->spec.kind) : "op");
             snprintf(why, IR_ERR_LEN, "the chip runs `%s` as its parts", name);
+            *code = rules_reason_code(r->shim, why, true);
             return 1;
         }
     }
     why[0] = '\0';
-    return r->shim->fits(r->shim, op, r->g, why) ? 1 : 0;
+    if (!r->shim->fits(r->shim, op, r->g, why))
+        return 0;
+    *code = rules_reason_code(r->shim, why, false);
+    return 1;
+}
+
+int rules_allows(const struct rules_rewriter *r, const struct ir_op *op, char why[IR_ERR_LEN])
+{
+    const char *code;
+    return allows_coded(r, op, why, &code);
 }
 
 /* The sorted covers of every leaf of op, malloc'd; *n receives their count. */
@@ -65,15 +79,18 @@ static int32_t *leaf_covers(const struct ir_op *op, int32_t *n)
 bool rules_admits(struct rules_rewriter *r, const struct ir_op *op)
 {
     char why[IR_ERR_LEN];
-    if (rules_allows(r, op, why) == 0)
+    const char *code;
+    if (allows_coded(r, op, why, &code) == 0)
         return true;
     int own = rules_class(op);
     enum ir_class cls = own >= 0 ? (enum ir_class)own : r->building;
     int32_t n;
     int32_t *covers = leaf_covers(op, &n);
     if (rules_planted() == RULES_PLANT_repeat_refusal ||
-        !rules_report_repeats(r->report, r->step, cls, covers, n, RULES_REFUSED, why))
+        !rules_report_repeats(r->report, r->step, cls, covers, n, RULES_REFUSED, why)) {
         rules_report_push(r->report, r->step, cls, covers, n, RULES_REFUSED, why);
+        r->report->d[r->report->n - 1].code = code;
+    }
     free(covers);
     return false;
 }
@@ -175,12 +192,14 @@ void rules_fuse(struct rules_rewriter *r, enum ir_class cls, int32_t at, const i
     }
     if (rules_planted() == RULES_PLANT_drop_keep)
         nkeeps = 0;
-    /* The operands are what the parts read from outside: a tensor a part computes is no operand of the fold. */
+    /* The operands are what the parts read from outside: a tensor a part computes is no operand of the fold. The
+     * seed passes the rule's operands through as they are (F23: under its rules, so do we). */
     ir_tid *outer = rules_xmalloc(sizeof *outer * (size_t)(nins ? nins : 1));
     struct ir_access *outer_access = rules_xmalloc(sizeof *outer_access * (size_t)(nins ? nins : 1));
     int32_t nouter = 0;
+    bool seed = rules_seed_rules();
     for (int32_t k = 0; k < nins; k++) {
-        if (bsearch(&ins[k], inside, (size_t)ninside, sizeof *inside, rules_cmp_i32))
+        if (!seed && bsearch(&ins[k], inside, (size_t)ninside, sizeof *inside, rules_cmp_i32))
             continue;
         outer[nouter] = ins[k];
         outer_access[nouter++] = access ? access[k] : (struct ir_access){0};
@@ -245,17 +264,22 @@ struct ir_op rules_candidate_slots(const struct rules_rewriter *r, enum ir_class
     return op;
 }
 
+/* Whether the op at a member slot makes t, as the operand lists count it: any of its leaves (fusecheck's), or its
+ * own result only (the seed's `external`, F23). */
+static bool member_makes(const struct ir_op *m, ir_tid t, bool seed) { return seed ? m->out == t : ir_op_computes(m, t); }
+
 int32_t rules_external(const struct rules_rewriter *r, const int32_t *slots, int32_t nslots, ir_tid *ins,
                        struct ir_access *access, int32_t cap)
 {
     int32_t n = 0;
+    bool seed = rules_seed_rules();
     for (int32_t i = 0; i < nslots; i++) {
         const struct ir_op *m = ir_slots_get(r->s, slots[i]);
         for (int32_t k = 0; k < m->nins; k++) {
             ir_tid t = m->ins[k];
             bool made = false;
             for (int32_t j = 0; j < nslots && !made; j++)
-                made = ir_op_computes(ir_slots_get(r->s, slots[j]), t);
+                made = member_makes(ir_slots_get(r->s, slots[j]), t, seed);
             if (made || has_tid(ins, n, t) || n >= cap)
                 continue;
             ins[n] = t;

@@ -29,6 +29,7 @@ struct rules_decision {
     int32_t ncovers;
     enum rules_outcome outcome;
     char *why;             /* RULES_REFUSED: the chip's reason */
+    const char *code;      /* RULES_REFUSED: the reason's stable code (static), or NULL when its shim gives none */
 };
 
 /* Whether two rule or step names are the same: the same pointer (names are static), or equal text. The first
@@ -45,11 +46,16 @@ struct rules_report {
     bool seed_rules; /* made under rules_seed_mode: the digest covers a "seed-rules" line first */
 };
 
-/* The report's lines: "<rule> <class> [<covers, ...>] fired|refused: <why>|held", each into a callback. */
+/* The report's lines: "<rule> <class> [<covers, ...>] fired|refused: <why> {<code>}|held", each into a callback (a
+ * refusal whose shim gives no code ends at its reason). Two optimizers' reports compare by rule, class, covers,
+ * outcome and code; the reason's words are each optimizer's own. */
 void rules_report_lines(const struct rules_report *rep, void (*line)(const char *text, void *ctx), void *ctx);
 /* One decision as its line, malloc'd. */
 char *rules_decision_line(const struct rules_decision *d);
-/* The sha256 of the report's lines joined by newlines, as 64 lowercase hex digits. */
+/* The stable code of a refusal's reason `why`: "supports.parts" for the optimizer's own "the chip runs `X` as its
+ * parts", else the shim's code for its text (a refused class's reason when `supports`, else a fit's), or NULL. */
+const char *rules_reason_code(const struct shim *shim, const char *why, bool supports);
+/* The sha256 of the report's lines, each without its code, joined by newlines, as 64 lowercase hex digits. */
 void rules_report_digest(const struct rules_report *rep, char hex[65]);
 /* How many decisions have `outcome` (and, when rule is not NULL, are about that rule). */
 int32_t rules_report_count(const struct rules_report *rep, enum rules_outcome outcome, const char *rule);
@@ -141,13 +147,20 @@ struct rules_atom {
     enum rules_role forall; /* RULES_ROLE_NONE (the default): no quantifier */
     enum rules_origin origin;
     const char *finding; /* WIDENED, ADDED: a finding's id; SEED: NULL */
+    bool seed_apart;     /* WIDENED: under the seed's rules the matcher asks the seed's part itself, not the atom */
 };
 
 const char *rules_origin_name(enum rules_origin o);
 /* Designators for an atom's origin in a rule's guard table. */
 #define RULES_FROM_SEED .origin = RULES_ORIGIN_SEED
 #define RULES_WIDENED_BY(f) .origin = RULES_ORIGIN_WIDENED, .finding = (f)
+#define RULES_WIDENED_APART_BY(f) .origin = RULES_ORIGIN_WIDENED, .finding = (f), .seed_apart = true
 #define RULES_ADDED_BY(f) .origin = RULES_ORIGIN_ADDED, .finding = (f)
+/* Whether the seed's rules leave atom `at` unasked: an ADDED one, or a WIDENED one whose seed part the matcher asks. */
+static inline bool rules_seed_drops(const struct rules_atom *at)
+{
+    return at->origin == RULES_ORIGIN_ADDED || (at->origin == RULES_ORIGIN_WIDENED && at->seed_apart);
+}
 
 /* Roles bound by a match. Unbound slots and tensors are -1; unbound sets are empty. */
 struct rules_binding {

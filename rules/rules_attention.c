@@ -42,7 +42,9 @@ static const enum ir_class builds_attn_output_gate[] = {IR_CLASS_ATTN_OUTPUT_GAT
 
 /* The attentions (and their row sets) move down to the gated product: legal when each sinks past nothing outside the
  * group that writes what it reads or touches what it writes. What the product gates (RESULT: an attention's result,
- * or the table of a batch's rows) is unseen by the host and read only by the group; so is each attention's result. */
+ * or the table of a batch's rows) is unseen by the host and read only by the group — while readers_within is active
+ * the matcher asks the seed's exact readers: the product alone, or the product and the row sets (seed_readers) —
+ * and so is each attention's result. */
 static const struct rules_atom guards_attn_output_gate[] = {
     {.name = "not_observed", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_RESULT, RULES_FROM_SEED},
     {.name = "readers_within", .kind = RULES_ATOM_READERS_WITHIN, .t = RULES_ROLE_RESULT, .g = RULES_ROLE_MEMBERS,
@@ -126,9 +128,29 @@ static bool attended_rows(const struct rules_rewriter *r, ir_tid table, int32_t 
     return ok;
 }
 
+/* Whether the readers of `result` are those the seed allows while the readers_within atom is active: the gated
+ * product alone (one attention's result), or the product and the table's row sets (a batch's table). The atom asks
+ * them within the group, which an attention reading its own result or the table would pass; the seed asks this. */
+static bool seed_readers(const struct rules_rewriter *r, ir_tid result, int32_t j, const struct rules_list *sets)
+{
+    if (!rules_atom_active(r->rule, "readers_within"))
+        return true;
+    int32_t n;
+    const int32_t *rd = ir_facts_reader_list(r->s, result, &n);
+    bool ok = true;
+    for (int32_t k = 0; k < n && ok; k++) {
+        ok = rd[k] == j;
+        for (int32_t x = 0; sets && x < sets->n && !ok; x++)
+            ok = rd[k] == sets->v[x];
+    }
+    return ok;
+}
+
 /* The gated product at j of one attention's whole result (bf->a): the attention sinks to the product. */
 static void gate_attention(struct rules_rewriter *r, int32_t i, int32_t j, ir_tid result)
 {
+    if (!seed_readers(r, result, j, NULL))
+        return;
     struct rules_list members = {0}, attns = {0};
     rules_list_push(&members, i);
     rules_list_push(&members, j);
@@ -148,8 +170,11 @@ static void gate_attention(struct rules_rewriter *r, int32_t i, int32_t j, ir_ti
 /* The gated product at j of a batch's table of attended rows: the attentions and sets sink to the product. */
 static void gate_rows(struct rules_rewriter *r, int32_t j, ir_tid table)
 {
-    struct rules_list members = {0}, attns = {0};
-    if (attended_rows(r, table, j, &members, &attns)) {
+    struct rules_list members = {0}, attns = {0}, sets = {0};
+    bool found = attended_rows(r, table, j, &members, &attns);
+    for (int32_t x = 1; found && x < members.n; x += 2) /* members: each attention, then its set */
+        rules_list_push(&sets, members.v[x]);
+    if (found && seed_readers(r, table, j, &sets)) {
         rules_list_push(&members, j);
         struct rules_list sorted_attns = rules_list_with(&attns, -1);
         struct rules_binding bind = rules_binding_empty();
@@ -160,6 +185,7 @@ static void gate_rows(struct rules_rewriter *r, int32_t j, ir_tid table)
     }
     rules_list_free(&members);
     rules_list_free(&attns);
+    rules_list_free(&sets);
 }
 
 /* An attention's whole result gated by an activation's product, unseen by the host and read by nothing else, gated

@@ -741,15 +741,14 @@ static int32_t gating_activation(const struct rules_rewriter *r, ir_tid t, int32
     return pair_holds(r, i, j, t) ? i : -1;
 }
 
-/* An activation inside the product it gates (either factor may be the activation's): the activation sinks past
- * nothing it sees. */
+/* An activation inside the product it gates (either factor may be the activation's; both may be, a square, as the
+ * seed takes it: the fold then computes the other factor itself): the activation sinks past nothing it sees. */
 static void apply_act_gate(struct rules_rewriter *r)
 {
     for (int32_t j = 0; j < ir_slots_len(r->s); j++) {
         const struct ir_op *op = rules_slot(r, j);
         struct rules_binary_form b;
-        if (!op || !rules_binary(op, &b) || b.op != IR_EW_MUL || b.gated || b.row || rules_class(op) >= 0 ||
-            b.a == b.b)
+        if (!op || !rules_binary(op, &b) || b.op != IR_EW_MUL || b.gated || b.row || rules_class(op) >= 0)
             continue;
         int other_k = 0;
         ir_tid other = b.a;

@@ -206,6 +206,13 @@ static bool moe_alike(const struct ir_op *a, const struct ir_op *b)
     return true;
 }
 
+/* Whether the row's view is read by its own mixture alone, as the seed asks, while views_read_within is active (the
+ * atom asks it within the group and unobserved: a view another mixture of the group reads would pass it). */
+static bool own_view(const struct rules_rewriter *r, const struct moe_row *e)
+{
+    return !rules_atom_active(r->rule, "views_read_within") || rules_sole_reader(r, rules_slot(r, e->v)->out, e->i);
+}
+
 /* Fold one group of mixture rows (e[0..n), rows in order) into one mixture over the rows at the last mixture. The
  * folded op is the table, written whole, so the group must fill every row of it (the seed folds the rows it has,
  * F21). */
@@ -217,7 +224,7 @@ static void fold_moe_rows(struct rules_rewriter *r, const struct moe_row *e, int
     struct rules_list ours = {0}, views = {0};
     for (int32_t k = 0; k < n; k++) {
         if (e[k].row != k || !rules_slot(r, e[k].i) || !rules_slot(r, e[k].v) ||
-            !moe_alike(rules_slot(r, e[k].i), rules_slot(r, e[0].i))) {
+            !moe_alike(rules_slot(r, e[k].i), rules_slot(r, e[0].i)) || !own_view(r, &e[k])) {
             rules_list_free(&ours);
             rules_list_free(&views);
             return;

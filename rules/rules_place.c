@@ -52,6 +52,11 @@ static bool reads_whole(const struct ir_op *op, ir_tid t)
     return true;
 }
 
+/* Whether a read moved in place, or a result placed, must be whole or own first: always under fusecheck's rules.
+ * The seed's rules ask neither (F25): its rewrite overwrites the access or the destination, dropping the part an
+ * access read or the placement a producer made. */
+static bool whole_asked(void) { return !rules_seed_rules(); }
+
 /* The access that reads `width` values at `from` of every `every` values: a part of every unit, in place. */
 static struct ir_access unit_part(int64_t every, int64_t from, int64_t width)
 {
@@ -337,7 +342,7 @@ static int32_t unit_reader(const struct rules_rewriter *r, int32_t i, const stru
         int64_t units, width;
         if ((readers[k] > i || rules_seed_rules()) && rules_unit_input(op, &x, &units, &width) && x == sl->y &&
             units == sl->groups &&
-            width == sl->width && reads_whole(op, sl->y))
+            width == sl->width && (!whole_asked() || reads_whole(op, sl->y)))
             found = readers[k];
     }
     free(readers);
@@ -352,7 +357,7 @@ static void apply_slice_read(struct rules_rewriter *r)
     for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
         const struct ir_op *op = rules_slot(r, i);
         struct rules_slice_form sl;
-        if (!op || !rules_slice(op, &sl) || op->access[0].strided)
+        if (!op || !rules_slice(op, &sl) || (op->access[0].strided && whole_asked()))
             continue;
         int32_t j = unit_reader(r, i, &sl);
         if (j < 0)
@@ -416,7 +421,7 @@ static int32_t row_producer(const struct rules_rewriter *r, int32_t j, const str
     int32_t i = ir_facts_producer(r->s, set->ins[1]);
     const struct ir_op *op = i >= 0 && (i < j || rules_seed_rules()) ? rules_slot(r, i) : NULL; /* seed: any, F17 */
     int64_t elems = 0, row = 0;
-    if (!op || !ir_dst_is_own(&op->dst) || !rules_written(op, r->g, &elems, &row))
+    if (!op || (whole_asked() && !ir_dst_is_own(&op->dst)) || !rules_written(op, r->g, &elems, &row))
         return -1;
     return elems == sr->count * sr->cols && row == sr->cols ? i : -1;
 }
@@ -428,7 +433,7 @@ static void apply_row_write(struct rules_rewriter *r)
 {
     for (int32_t j = 0; j < ir_slots_len(r->s); j++) {
         const struct ir_op *set = rules_slot(r, j);
-        if (!set || !rules_is(set, IR_KIND_SET_ROW) || !all_whole(set))
+        if (!set || !rules_is(set, IR_KIND_SET_ROW) || (whole_asked() && !all_whole(set)))
             continue;
         int32_t i = row_producer(r, j, set);
         if (i < 0)
@@ -464,8 +469,9 @@ static const enum ir_class builds_join_in_place[] = {IR_CLASS_JOIN_IN_PLACE};
 
 /* Each half's producer writes its part of every unit of the join's destination at its own slot: legal when the join
  * is each half's one reader, the host reads neither half (no op writes them any more), nothing after the first
- * producer up to the join reads or writes the destination (the later producer included), and nothing there writes
- * the index of the rows it lands in. */
+ * producer up to the join reads or writes the destination (the later producer included: the seed lets it write
+ * there, F22, and under its rules seed_clear asks the seed's part in the atom's place), and nothing there writes the
+ * index of the rows it lands in. */
 static const struct rules_atom guards_join_in_place[] = {
     {.name = "only_reader_a", .kind = RULES_ATOM_ONLY_READER, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_CONSUMER,
      RULES_FROM_SEED},
@@ -474,7 +480,7 @@ static const struct rules_atom guards_join_in_place[] = {
     {.name = "not_observed_a", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_INPUT, RULES_ADDED_BY("F3")},
     {.name = "not_observed_b", .kind = RULES_ATOM_NOT_OBSERVED, .t = RULES_ROLE_OTHER, RULES_ADDED_BY("F3")},
     {.name = "dst_untouched", .kind = RULES_ATOM_UNREAD_UNWRITTEN, .t = RULES_ROLE_TABLE, .a = RULES_ROLE_FIRST,
-     .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
+     .b = RULES_ROLE_CONSUMER, RULES_WIDENED_APART_BY("F22")},
     {.name = "index_untouched", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_PARAM, .a = RULES_ROLE_FIRST,
      .b = RULES_ROLE_CONSUMER, RULES_FROM_SEED},
     {.name = "untouched_a", .kind = RULES_ATOM_UNTOUCHED, .t = RULES_ROLE_INPUT, .a = RULES_ROLE_PRODUCER,
@@ -483,12 +489,14 @@ static const struct rules_atom guards_join_in_place[] = {
      .b = RULES_ROLE_CONSUMER, RULES_ADDED_BY("F1")},
 };
 
-/* The slot before j of the op computing t into its own buffer, or -1. */
+/* The slot before j of the op computing t into its own buffer, or -1. The seed's rules take the producer wherever
+ * it is (F22: one after the join writes the state half the join read the old value of) and whatever its
+ * destination (F25). */
 static int32_t own_producer(const struct rules_rewriter *r, ir_tid t, int32_t j)
 {
     int32_t i = ir_facts_producer(r->s, t);
-    const struct ir_op *op = i >= 0 && i < j ? rules_slot(r, i) : NULL;
-    return op && ir_dst_is_own(&op->dst) ? i : -1;
+    const struct ir_op *op = i >= 0 && (i < j || rules_seed_rules()) ? rules_slot(r, i) : NULL;
+    return op && (!whole_asked() || ir_dst_is_own(&op->dst)) ? i : -1;
 }
 
 /* The destination d, narrowed to the part of every unit `pitch` values wide at offset, width values. */
@@ -544,6 +552,21 @@ static bool first_clear(const struct rules_rewriter *r, int32_t first, ir_tid ta
     return !op_touches(op, table, false) && (param == IR_NONE || !op_touches(op, param, true));
 }
 
+/* The seed's own test of the slots from the first producer up to the join (dst_untouched's seed part, asked in its
+ * place under the seed's rules): none reads the destination or writes its row index, and none but the producers pa
+ * and pb writes the destination. */
+static bool seed_clear(const struct rules_rewriter *r, int32_t first, int32_t j, int32_t pa, int32_t pb, ir_tid table,
+                       ir_tid param)
+{
+    bool ok = true;
+    for (int32_t k = first; k < j && ok; k++) {
+        const struct ir_op *op = rules_slot(r, k);
+        if (op)
+            ok = first_clear(r, k, table, param) && (k == pa || k == pb || !op_touches(op, table, true));
+    }
+    return ok;
+}
+
 /* The two halves of a join, each read only by it, are written by their producers straight into their parts of every
  * unit of the joined tensor (of a table's rows, when the join lands in one); the join goes. Legal: nothing between
  * the first producer and the join touches the destination or writes its row index, and no one else sees a half. */
@@ -551,7 +574,7 @@ static void apply_join_in_place(struct rules_rewriter *r)
 {
     for (int32_t j = 0; j < ir_slots_len(r->s); j++) {
         const struct ir_op *op = rules_slot(r, j);
-        if (!op || !rules_is(op, IR_KIND_JOIN) || op->dst.has_unit || !all_whole(op))
+        if (!op || !rules_is(op, IR_KIND_JOIN) || op->dst.has_unit || (whole_asked() && !all_whole(op)))
             continue;
         const struct ir_join *jn = &op->spec.u.join;
         ir_tid a = op->ins[0], b = op->ins[1];
@@ -569,7 +592,10 @@ static void apply_join_in_place(struct rules_rewriter *r)
         bind.tensor[RULES_ROLE_OTHER] = b;
         bind.tensor[RULES_ROLE_TABLE] = op->dst.buf;
         bind.tensor[RULES_ROLE_PARAM] = op->dst.row == IR_ROWSEL_PARAM ? op->dst.row_param : IR_NONE;
-        if (first_clear(r, pa < pb ? pa : pb, op->dst.buf, bind.tensor[RULES_ROLE_PARAM]) &&
+        int32_t first = pa < pb ? pa : pb; /* after the join only under the seed's rules: its range is then empty */
+        bool clear = rules_seed_rules() ? seed_clear(r, first, j, pa, pb, op->dst.buf, bind.tensor[RULES_ROLE_PARAM])
+                                        : first_clear(r, first, op->dst.buf, bind.tensor[RULES_ROLE_PARAM]);
+        if (clear &&
             rules_guards_hold(r, r->rule, &bind, NULL))
             place_halves(r, j, pa, pb);
     }
@@ -606,7 +632,7 @@ static int32_t values_slice(const struct rules_rewriter *r, int32_t j, struct ru
     ir_tid vc = att->ins[2];
     int32_t i = ir_facts_producer(r->s, vc);
     const struct ir_op *op = i >= 0 && (i < j || rules_seed_rules()) ? rules_slot(r, i) : NULL; /* seed: any, F17 */
-    if (!op || !rules_slice(op, sl) || op->access[0].strided || !reads_whole(att, vc))
+    if (!op || !rules_slice(op, sl) || (whole_asked() && (op->access[0].strided || !reads_whole(att, vc))))
         return -1;
     int64_t group = a->h / (a->kv > 0 ? a->kv : 1);
     return group > 0 && sl->width == a->h / group * a->vd ? i : -1;

@@ -609,8 +609,20 @@ static int64_t projected_width(const struct ir_op *op, const struct ir_graph *g)
     return 0;
 }
 
+/* Whether the seed's `activation` counts op as a projection at operand 0: a product by checkpoint rows, a mixture, a
+ * gated pair or merged projection whatever its first product's weights and width (F24). */
+static bool seed_projected(const struct ir_op *op, const struct ir_graph *g)
+{
+    struct rules_gemv_form p;
+    struct rules_moe_form m;
+    int c = rules_class(op);
+    return rows_product(op, g, &p) || rules_moe(op, &m) || c == IR_CLASS_GEMV_GATE_UP_GLU ||
+           c == IR_CLASS_MERGED_QKV;
+}
+
 /* The int8 words in which `consumer` reads operand `operand`: a product's activation under the quantized numerics,
- * its rows whole 32-value blocks (the lane quantizes a row a block at a time); 0 otherwise. */
+ * its rows whole 32-value blocks (the lane quantizes a row a block at a time); 0 otherwise. Under the seed's rules,
+ * the seed's answer: any projection's activation, whatever its width and weights (F24). */
 static int lane_activation(const struct shim *s, const struct ir_op *consumer, int operand, const struct ir_graph *g)
 {
     int c = rules_class(consumer);
@@ -621,6 +633,8 @@ static int lane_activation(const struct shim *s, const struct ir_op *consumer, i
     int words = kernels_acts_words(lane_of(s)->acts);
     if (words == 0 || operand != 0)
         return 0;
+    if (rules_seed_rules())
+        return seed_projected(consumer, g) ? words : 0;
     int64_t width = projected_width(consumer, g);
     return width > 0 && width % KERNELS_QBLOCK == 0 ? words : 0;
 }
@@ -632,6 +646,154 @@ static int refuse(char *why, const char *text)
 {
     snprintf(why, IR_ERR_LEN, "%s", text);
     return 1;
+}
+
+/* Every reason the lane gives, with its stable code `lane.<where>.<condition>`: `supports` a refused class (the
+ * class's name), `fits` a condition every op meets, else the class whose own fit test refuses it and which of that
+ * test's conditions. The texts are fusecheck's own wording (docs/findings.md, *What fusecheck does not follow*); the
+ * codes name the seed's reasons (tests/test_lane.c maps each to its condition in lane_shim.rs). A reason's text here
+ * is the text the code writes, byte for byte; the accumulator's is its fixed start. */
+static const struct shim_reason lane_reasons[] = {
+    {"lane.supports.allreduce_norm",
+     "the lane runs on a single device", true, false},
+    {"lane.supports.attn_gqa_row_packing",
+     "the lane's decode attention takes each head's dot products on the CUDA cores", true, false},
+    {"lane.supports.compensated_residual",
+     "the lane adds its residual stream in plain f32, with no compensation", true, false},
+    {"lane.supports.grouped_topk",
+     "the lane's router takes a single top-k across all experts", true, false},
+    {"lane.supports.hadamard_rotation",
+     "the lane applies no rotation to its caches", true, false},
+    {"lane.supports.host_resident_kv",
+     "the lane's caches stay in device memory; only weight matrices may live in host memory", true, false},
+    {"lane.supports.kv_cache_quant",
+     "the lane keeps its caches as f32 or f16 values, never quantized", true, false},
+    {"lane.supports.mixed_batch_attention",
+     "the lane attends each sequence of a batch at its own position, never one part-way through a "
+     "prefill", true, false},
+    {"lane.supports.moe_direct_pairs",
+     "the lane sorts a chunk's rows by expert before its expert products", true, false},
+    {"lane.supports.persistent_layer_megakernel",
+     "the lane replays a CUDA graph of one launch per op", true, false},
+    {"lane.supports.relu_sqr",
+     "the lane has no ReLU kernel", true, false},
+    {"lane.supports.sampling",
+     "the lane chooses the next token by arg-max only", true, false},
+    {"lane.supports.softcap",
+     "the lane's attention kernels put no soft cap on their logits", true, false},
+    {"lane.supports.sparse_attention",
+     "the lane's attention reads every cached row within its span", true, false},
+    {"lane.supports.unknown_class",
+     "the lane knows no such class", true, false},
+    {"lane.supports.unlisted",
+     "the lane's table has no row for this class", true, false},
+    {"lane.fits.accumulator",
+     "an int8 product adds at most ", false, true},
+    {"lane.fits.attention_part_pairs",
+     "an attention reads its operands in place two values at a time: an even place, an even pitch", false, false},
+    {"lane.fits.attention_softcap",
+     "the lane's attention kernels put no soft cap on their logits", false, false},
+    {"lane.fits.delta_sigmoid",
+     "the lane's delta-rule kernel gates its output with SiLU, never a sigmoid", false, false},
+    {"lane.fits.head_part_blocks",
+     "a per-head product reads its input in place only at whole 32-value blocks", false, false},
+    {"lane.fits.mixture_row_param",
+     "a mixture writes its result at a fixed row of a table, never at a row a parameter names", false, false},
+    {"lane.fits.softcap",
+     "the lane has no kernel for a soft-capped tensor", false, false},
+    {"lane.fits.unit_output",
+     "the lane writes into a part of every unit of a wider tensor only from a norm, a rotation or a per-head "
+     "product of that unit's width", false, false},
+    {"lane.attn_output_gate.kernels",
+     "an attention gates its output only in the decode step's, a short chunk's and a batch's kernels, its "
+     "value heads whole pairs", false, false},
+    {"lane.attn_output_quant.kernels",
+     "an attention quantizes its output only in the decode step's and a short chunk's kernels, its value "
+     "heads whole 32-value groups", false, false},
+    {"lane.conv_parts.convolutions",
+     "a launch of convolutions takes only convolutions", false, false},
+    {"lane.conv_parts.one_launch",
+     "one launch convolves a step's one row through the SiLU in at most four parts of one tap count, the "
+     "normed ones over heads of one width", false, false},
+    {"lane.conv_silu_l2norm.heads",
+     "a convolution's epilogue norms heads of at most 1024 values, whole warps of them, that divide its "
+     "channels", false, false},
+    {"lane.embed_norm.gathered",
+     "a gather norms in its own blocks the whole rows it gathers", false, false},
+    {"lane.gdn_gate_projections.values",
+     "the lane projects a delta rule's gates from its activation only by matrices it holds as plain "
+     "values", false, false},
+    {"lane.gemv_gate_up_glu.pair_tiles",
+     "a gated pair on the tensor cores pairs tiles of one format, its hidden width whole 64-column pair "
+     "tiles", false, false},
+    {"lane.gemv_gate_up_glu.rows",
+     "the lane pairs a gate product with an up product only over checkpoint rows", false, false},
+    {"lane.gemv_gate_up_glu.two_products",
+     "a gated pair is two products", false, false},
+    {"lane.gemv_norm_epilogue.block_holds_norm",
+     "a projection norms in its last block only a row that block holds in its registers", false, false},
+    {"lane.gemv_norm_epilogue.forms",
+     "a projection's epilogue norms the add of the projection's result", false, false},
+    {"lane.gemv_norm_epilogue.one_row",
+     "a projection norms in its last block only the one row it writes whole: a GEMV of a step's one row by "
+     "q8_0 or block-format rows", false, false},
+    {"lane.gemv_quant.four_rows",
+     "a product quantizes its outputs only four rows a warp, in whole 32-value blocks, into its own "
+     "buffer", false, false},
+    {"lane.glu_act_mul_quant.attention_groups",
+     "a gated attention quantizes its output in its store only where its heads, and a batch's rows, are whole "
+     "32-value groups", false, false},
+    {"lane.glu_act_mul_quant.hidden_blocks",
+     "a gated pair quantizes its hidden values only in whole 32-value blocks", false, false},
+    {"lane.merged_qkv.in_parts",
+     "products of one activation are one launch in parts only at most four, one format: on the tensor cores "
+     "whole 128-output tiles, in the GEMV one number of rows a warp", false, false},
+    {"lane.moe_deferred_finalize.block_holds_norm",
+     "a decode mixture norms in its last down block only a row that block holds in its registers", false, false},
+    {"lane.moe_deferred_finalize.down_widths",
+     "a decode mixture's down projection reads its experts' widths from its parts", false, false},
+    {"lane.moe_deferred_finalize.forms",
+     "a mixture's last step norms the add of the mixture's result", false, false},
+    {"lane.moe_deferred_finalize.whole_rows",
+     "a mixture, alone or summed with one other array, adds and norms in its last step only the whole rows it "
+     "writes", false, false},
+    {"lane.norm_quant.rms_norm",
+     "the lane's norm quantizes its result only from an RMS norm", false, false},
+    {"lane.norm_then_add.norm",
+     "the lane's norm-then-add kernel norms the sum it writes", false, false},
+    {"lane.qkv_head_epilogue.forms",
+     "a projection's epilogue turns the heads of the projection's result", false, false},
+    {"lane.qkv_head_epilogue.one_row",
+     "a projection turns in its epilogue only the heads of the one row it writes whole, a GEMV of a step's "
+     "one row, heads at most 256 wide", false, false},
+    {"lane.rope_qk_one_launch.one_launch",
+     "one launch rotates at most a query and a key of a step's one row, both normed or neither", false, false},
+    {"lane.rope_qk_one_launch.rotations",
+     "a launch of rotations takes only rotations", false, false},
+    {"lane.row_write_quant.blocks",
+     "a row set carries its rows' quantized form only for rows of whole 32-value blocks", false, false},
+    {"lane.shared_expert_fusion.fold",
+     "a mixture folds in only an unbiased SwiGLU shared expert, a step's one row by checkpoint rows, beside "
+     "fewer than 32 kept experts", false, false},
+};
+
+const struct shim_reason *shim_lane_reasons(int *n)
+{
+    *n = (int)(sizeof lane_reasons / sizeof lane_reasons[0]);
+    return lane_reasons;
+}
+
+/* The code of a reason the lane gave: a refused class's (supports) or an op's that does not fit, by its text. */
+static const char *lane_reason_code(const struct shim *s, const char *why, bool supports)
+{
+    (void)s;
+    for (size_t i = 0; why && i < sizeof lane_reasons / sizeof lane_reasons[0]; i++) {
+        const struct shim_reason *x = &lane_reasons[i];
+        bool same = x->prefix ? strncmp(why, x->text, strlen(x->text)) == 0 : strcmp(why, x->text) == 0;
+        if (same && x->supports == supports)
+            return x->code;
+    }
+    return NULL;
 }
 
 /* The int8 products a leaf adds in one accumulator when it reads a quantized activation (its depth; a mixture's
@@ -879,7 +1041,9 @@ static int fit_conv_silu_l2norm(const struct shim *s, const struct ir_op *op, co
     (void)g;
     int64_t chan = first_leaf_size(op, IR_KIND_CAUSAL_CONV, conv_chan);
     int64_t cols = first_leaf_size(op, IR_KIND_L2_NORM, l2_cols);
-    bool ok = chan > 0 && cols > 0 && cols <= CONV_L2_COLS && cols % 32 == 0 && chan % cols == 0;
+    /* Both leaves found (-1: none); no channels at all divide, as the seed has it. cols > 0 is a guard of ours: the
+     * seed takes the channels modulo a zero width there and would crash. */
+    bool ok = chan >= 0 && cols > 0 && cols <= CONV_L2_COLS && cols % 32 == 0 && chan % cols == 0;
     return ok ? 0
               : refuse(why, "a convolution's epilogue norms heads of at most 1024 values, whole warps of them, that "
                             "divide its channels");
@@ -908,8 +1072,11 @@ static int fit_gemv_gate_up_glu(const struct shim *s, const struct ir_op *op, co
                                              "width whole 64-column pair tiles");
 }
 
+/* Whether two epsilons are one value bit for bit (the seed compares their bits: a NaN is itself, -0 is not 0). */
+static bool same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
 /* conv_parts: one launch convolves a step's one row through the SiLU in at most four parts of one tap count, the
- * normed ones over heads of one width. */
+ * normed ones over heads of one width. Every part must be a convolution first (the seed's first reason). */
 static int fit_conv_parts(const struct shim *s, const struct ir_op *op, const struct ir_graph *g, char *why)
 {
     static const char *const text = "one launch convolves a step's one row through the SiLU in at most four parts of "
@@ -918,16 +1085,18 @@ static int fit_conv_parts(const struct shim *s, const struct ir_op *op, const st
     bool any_normed = false;
     (void)s;
     (void)g;
-    if (op->nparts < 1 || op->nparts > CONV_PARTS)
-        return refuse(why, text);
-    for (int32_t i = 0; i < op->nparts; i++) {
+    for (int32_t i = 0; i < op->nparts; i++) /* the part types first, then the count, as the seed asks */
         if (!rules_conv(&op->parts[i], &c))
             return refuse(why, "a launch of convolutions takes only convolutions");
+    if (op->nparts > CONV_PARTS)
+        return refuse(why, text);
+    for (int32_t i = 0; i < op->nparts; i++) {
+        rules_conv(&op->parts[i], &c);
         if (i == 0)
             first = c;
         if (c.rows != 1 || !c.silu || c.taps != first.taps)
             return refuse(why, text);
-        if (c.l2 && any_normed && (c.l2_cols != normed.l2_cols || c.l2_eps != normed.l2_eps))
+        if (c.l2 && any_normed && (c.l2_cols != normed.l2_cols || !same_bits(c.l2_eps, normed.l2_eps)))
             return refuse(why, text);
         if (c.l2 && !any_normed) {
             normed = c;
@@ -974,17 +1143,20 @@ static int fit_shared_expert_fusion(const struct shim *s, const struct ir_op *op
                             "rows, beside fewer than 32 kept experts");
 }
 
-/* rope_qk_one_launch: one launch rotates at most a query and a key of a step's one row, both normed or neither. */
+/* rope_qk_one_launch: one launch rotates at most a query and a key of a step's one row, both normed or neither.
+ * Every part must be a rotation first (the seed's first reason). */
 static int fit_rope_qk_one_launch(const struct shim *s, const struct ir_op *op, const struct ir_graph *g, char *why)
 {
     struct rules_rope_form first = {0}, ro;
     (void)s;
     (void)g;
+    for (int32_t i = 0; i < op->nparts; i++) /* the part types first, then the count, as the seed asks */
+        if (!rules_rope(&op->parts[i], &ro))
+            return refuse(why, "a launch of rotations takes only rotations");
     if (op->nparts > ROPE_SIDES)
         return refuse(why, "one launch rotates at most a query and a key of a step's one row, both normed or neither");
     for (int32_t i = 0; i < op->nparts; i++) {
-        if (!rules_rope(&op->parts[i], &ro))
-            return refuse(why, "a launch of rotations takes only rotations");
+        rules_rope(&op->parts[i], &ro);
         if (i == 0)
             first = ro;
         if (ro.heads != ro.per_row || ro.normed != first.normed)
@@ -1269,8 +1441,10 @@ static bool latent_inputs(const struct rules_rewriter *r, int32_t i, struct late
     if (!sole_slice(r, vc, i, &m->values, &v) || v.x != kc || v.every != m->kw || v.from != 0 || v.width != m->lora)
         return false;
     const struct ir_op *join = sole_feed(r, q, IR_KIND_JOIN, i, &m->join);
-    if (!join || join->spec.u.join.rows != m->rows || join->spec.u.join.heads != m->heads ||
-        join->spec.u.join.wa != m->heads * m->lora || join->spec.u.join.wb != m->heads * rope)
+    /* Each head's widths as the seed reads them, wa / heads and wb / heads (equal to comparing wa with heads·lora on
+     * any graph the validator takes, which asks wa and wb be whole heads); heads > 0 is ours: the seed divides. */
+    if (!join || join->spec.u.join.rows != m->rows || join->spec.u.join.heads != m->heads || m->heads <= 0 ||
+        join->spec.u.join.wa / m->heads != m->lora || join->spec.u.join.wb / m->heads != rope)
         return false;
     ir_tid ql = join->ins[0], qpp = join->ins[1];
     const struct ir_op *absorb = sole_feed(r, ql, IR_KIND_HEAD_MATMUL, m->join, &m->absorb);
@@ -1356,6 +1530,17 @@ static void fold_latent(struct rules_rewriter *r, const struct latent *m)
     rules_fold_asking(r, IR_CLASS_MLA, members, 6, m->attend, expand->out, expand->dst, !rules_seed_rules());
 }
 
+/* Whether every member slot of m still holds its op (a fold found earlier took none of them: ours, where the seed
+ * would take a slot already taken and panic). */
+static bool latent_live(const struct rules_rewriter *r, const struct latent *m)
+{
+    const int32_t members[6] = {m->qslice, m->absorb, m->join, m->values, m->attend, m->expand};
+    bool live = true;
+    for (int k = 0; k < 6 && live; k++)
+        live = rules_slot(r, members[k]) != NULL;
+    return live;
+}
+
 /* A wide chunk's latent attention whole (`mla`), where the lane runs it expanded: under the quantized numerics (not a
  * batch's), a chunk of more rows than the GEMV takes attending its cache absorbed. The op means its parts; the lane
  * runs each cached latent row through both halves of the expansion once, and each head's query attends its own
@@ -1366,12 +1551,17 @@ static void apply_latent_expanded(struct rules_rewriter *r, const struct shim *s
     r->rule = &rule_latent_expanded;
     if (l->acts == KERNELS_ACTS_DEQUANT || l->batch)
         return;
-    for (int32_t i = 0; i < ir_slots_len(r->s); i++) {
-        struct latent m;
-        if (!latent_shape(r, i, &m) || !latent_in_tiles(l, &m))
-            continue;
-        fold_latent(r, &m);
-    }
+    /* Every latent attention found first, on the slots as they stand, then each folded, as the seed does (its sole
+     * readers make the members of two attentions disjoint; each fold's guards are asked as it fires). */
+    int32_t n = ir_slots_len(r->s), found = 0;
+    struct latent *all = rules_xmalloc(sizeof *all * (size_t)(n > 0 ? n : 1));
+    for (int32_t i = 0; i < n; i++)
+        if (latent_shape(r, i, &all[found]) && latent_in_tiles(l, &all[found]))
+            found++;
+    for (int32_t k = 0; k < found; k++)
+        if (latent_live(r, &all[k]))
+            fold_latent(r, &all[k]);
+    free(all);
 }
 
 /* Whether the ops at group[0..n) are one GEMV in parts whose later members may move up to the first one's slot. */
@@ -1526,6 +1716,7 @@ struct shim *shim_lane(const char *name, char err[IR_ERR_LEN])
     s->nholdable = LANE_HOLD_COUNT;
     s->holds = lane_holds;
     s->hold = lane_hold;
+    s->reason_code = lane_reason_code;
     s->self = l;
     s->free_self = free;
     return s;

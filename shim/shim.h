@@ -65,12 +65,17 @@ struct shim {
     int nrules;
     /* What the chip's hold knob can hold back (its own rules, a kernel fact), NULL-free, and whether it holds one
      * (NULL when it has no such knob). A compile holds a step the chip holds as it holds one named by the caller:
-     * `hold=gemv_parts` and `--hold gemv_parts` mean the same. */
+     * `hold=gemv_parts` and `--hold gemv_parts` mean the same (one list, where the seed keeps two: docs/findings.md,
+     * F26). */
     const char *const *holdable;
     int nholdable;
     bool (*holds)(const struct shim *s, const char *name);
     /* Hold back one of `holdable` (its canonical name gains it); false when the chip cannot hold `name`. */
     bool (*hold)(struct shim *s, const char *name);
+    /* The stable code of a reason this shim gave — a refused class's `why` (supports true) or what `fits` wrote —
+     * static text such as "lane.merged_qkv.in_parts", or NULL when the text is none of its own (the member itself
+     * NULL: the shim gives no codes). */
+    const char *(*reason_code)(const struct shim *s, const char *why, bool supports);
     void *self; /* a shim's own state (knobs); freed by free_self */
     void (*free_self)(void *self);
 };
@@ -121,5 +126,16 @@ int shim_quantized_eval(const struct ir_graph *g, struct ir_values *v, int words
 struct shim *shim_lane(const char *name, char err[IR_ERR_LEN]);
 /* What the lane's row of the shim table says: its name's grammar, its chips, activation modes and knobs. */
 extern const char shim_lane_what[];
+
+/* One reason a shim can give for a refusal: its stable code, its text (with `prefix`, the text's fixed start: the rest
+ * carries numbers), and whether it is a refused class's reason (`supports`) or a candidate's that does not fit. */
+struct shim_reason {
+    const char *code;
+    const char *text;
+    bool supports;
+    bool prefix;
+};
+/* Every reason the lane can give, once each; *n receives their count. */
+const struct shim_reason *shim_lane_reasons(int *n);
 
 #endif

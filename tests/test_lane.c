@@ -81,6 +81,9 @@ static void refused(const char *label, const char *name, char *text, int at, con
     int rc = fits_of(name, text, at, why);
     CHECKF(rc == 1 && strcmp(why, expected) == 0, "%s under %s: rc %d, why \"%s\", expected \"%s\"", label, name, rc,
            why, expected);
+    struct shim *s = lane(name);
+    CHECKF(s && s->reason_code(s, why, false) != NULL, "%s: the reason \"%s\" has no code", label, why);
+    shim_free(s);
 }
 
 /* Optimize g under shim `name` with the comma-free list of held steps; the report lines joined by newlines. */
@@ -395,6 +398,10 @@ static void test_supports(void)
                 want = refusals[k].why;
         if (want) {
             CHECKF(a.kind == SHIM_REFUSE && check_str_eq(a.why, want), "%s", ir_class_name((enum ir_class)c));
+            const char *code = on->reason_code(on, a.why, true);
+            CHECKF(code && strncmp(code, "lane.supports.", 14) == 0 &&
+                       strcmp(code + 14, ir_class_name((enum ir_class)c)) == 0,
+                   "%s: code %s", ir_class_name((enum ir_class)c), code ? code : "none");
         } else if (among((enum ir_class)c, epilogues, sizeof epilogues / sizeof epilogues[0])) {
             CHECKF(a.kind == SHIM_NATIVE && b.kind == SHIM_DECOMPOSE, "%s", ir_class_name((enum ir_class)c));
         } else if (among((enum ir_class)c, decomposed, sizeof decomposed / sizeof decomposed[0])) {
@@ -444,7 +451,9 @@ static void test_refusals_reached(void)
                                "relu_sqr");
     if (g) {
         char *rep = report_of(g, "cuda-lane:h100:int8x2", NULL, 0, NULL);
-        CHECKF(has_line(rep, "relu_sqr relu_sqr [0, 1] refused: relu_sqr: the lane has no ReLU kernel"), "%s", rep);
+        CHECKF(has_line(rep, "relu_sqr relu_sqr [0, 1] refused: relu_sqr: the lane has no ReLU kernel "
+                             "{lane.supports.relu_sqr}"),
+               "%s", rep);
         free(rep);
         ir_graph_free(g);
     }
@@ -718,6 +727,22 @@ static void test_fits_epilogues(void)
     refused("past it", "cuda-lane:h200:int8", conv_l2_text(1056, 1056), 0, l2);
     fits("whole warps", "cuda-lane:h200:int8", conv_l2_text(128, 64), 0);
     refused("part of a warp", "cuda-lane:h200:int8", conv_l2_text(96, 48), 0, l2);
+    /* Issue 33 item 9: no channels at all (no graph holds one; the op is edited in place) divide any width, as the
+     * seed has it; fusecheck refused them before. A zero width stays refused: the seed would divide by it. */
+    struct shim *s = lane("cuda-lane:h200:int8");
+    char *text = conv_l2_text(128, 64);
+    struct ir_graph *g = parse(text, "no channels");
+    char why[IR_ERR_LEN] = "";
+    if (s && g) {
+        struct ir_op *conv = &g->ops[0].parts[0].parts[0], *l2n = &g->ops[0].parts[1];
+        conv->spec.u.causal_conv.chan = 0;
+        CHECKF(s->fits(s, &g->ops[0], g, why) == 0, "no channels should fit: %s", why);
+        l2n->spec.u.l2_norm.cols = 0;
+        CHECKF(s->fits(s, &g->ops[0], g, why) == 1 && strcmp(why, l2) == 0, "a zero width: %s", why);
+    }
+    ir_graph_free(g);
+    free(text);
+    shim_free(s);
 }
 
 /* A gated pair of m rows, n wide, by gate and up weights of the given formats. */
@@ -844,8 +869,36 @@ static char *rope_parts_text(int n, int rows, bool normed)
     return t;
 }
 
+/* A fused op of class `cls` over n SiLUs (no convolution, no rotation): too many parts of the wrong type. */
+static char *silus_text(const char *cls, int n)
+{
+    size_t cap = 4096, len = 0;
+    char *t = malloc(cap);
+    t[0] = '\0';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(t + len, cap - len, "tensor x%d f32 1x8 input\ntensor y%d f32 1x8 activation observed\n",
+                                i, i);
+    len += (size_t)snprintf(t + len, cap - len, "fused %s y0 = (", cls);
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(t + len, cap - len, "%sx%d", i ? ", " : "", i);
+    len += (size_t)snprintf(t + len, cap - len, ")");
+    for (int i = 1; i < n; i++)
+        len += (size_t)snprintf(t + len, cap - len, "%sy%d", i == 1 ? " keep " : ", ", i);
+    len += (size_t)snprintf(t + len, cap - len, " {\n");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(t + len, cap - len, "    op y%d = silu(x%d) n=8\n", i, i);
+    snprintf(t + len, cap - len, "}\n");
+    return t;
+}
+
 static void test_fits_launches(void)
 {
+    /* Issue 33 item 9: too many parts of the wrong type give the seed's first reason, the type (fusecheck counted
+     * first before). */
+    refused("five, none a convolution", "cuda-lane:h200:int8", silus_text("conv_parts", 5), 0,
+            "a launch of convolutions takes only convolutions");
+    refused("three, none a rotation", "cuda-lane:h200:int8", silus_text("rope_qk_one_launch", 3), 0,
+            "a launch of rotations takes only rotations");
     const char *convs = "one launch convolves a step's one row through the SiLU in at most four parts of one tap "
                         "count, the normed ones over heads of one width";
     fits("four parts", "cuda-lane:h200:int8", conv_parts_text(4, 1, 4, false, false, 16), 0);
@@ -1378,6 +1431,265 @@ static void test_latent_expanded(void)
     }
 }
 
+/* ── Holds and reason codes (issue 33) ───────────────────────────────────────────────────────────────────── */
+
+/* How many decisions of `rule` a compile of g under the lane named `name` made with `outcome`: gemv_parts held by
+ * the optimizer's list, and by the lane's own too when `lane_too` (what `--hold` does: cli_holds_apply). */
+static int hold_outcomes(const struct ir_graph *g, const char *name, bool lane_too, const char *rule,
+                         enum rules_outcome outcome)
+{
+    char err[IR_ERR_LEN];
+    static const char *const held[] = {"gemv_parts"};
+    struct shim *s = lane(name);
+    struct rules_optimized o;
+    if (!s)
+        return -1;
+    if (lane_too)
+        CHECK(s->hold(s, "gemv_parts"));
+    int n = -1;
+    if (rules_optimize(g, s, held, 1, &o, err) == 0) {
+        n = rules_report_count(&o.report, outcome, rule);
+        rules_optimized_free(&o);
+    }
+    CHECKF(n >= 0, "optimize under %s: %s", name, err);
+    shim_free(s);
+    return n;
+}
+
+/* Issue 33, item 7: one list of holds. The seed's optimizer holds the steps of its own list, and its lane reads its
+ * own list only for rows_a_warp and gemv_parts; fusecheck's `--hold gemv_parts` holds the lane's too, as `hold=`
+ * does (docs/findings.md, *What fusecheck does not follow*). On tiny-llama's decode step, gemv_parts held by the
+ * optimizer alone (the seed's compile, the lane's list empty) leaves merged_projections the products the GEMV takes
+ * in parts; held by the lane too (fusecheck's) refuses them, under either rule set. */
+static void test_hold_lists(void)
+{
+    struct ir_graph *g = zoo("tiny-llama", "decode");
+    if (!g)
+        return;
+    const char *name = "cuda-lane:h200:int8";
+    for (int seed = 0; seed < 2; seed++) {
+        rules_seed_mode(seed);
+        int seed_fired = hold_outcomes(g, name, false, "merged_projections", RULES_FIRED);
+        int seed_refused = hold_outcomes(g, name, false, "merged_projections", RULES_REFUSED);
+        int ours_fired = hold_outcomes(g, name, true, "merged_projections", RULES_FIRED);
+        int ours_refused = hold_outcomes(g, name, true, "merged_projections", RULES_REFUSED);
+        /* The seed's: each layer's query, key and value products merged (two firings); the six other candidates
+         * it refuses, fusecheck's refuses too, with seven more (the products the two firings took, and the head). */
+        CHECKF(seed_fired == 2 && seed_refused == 6, "the seed's holds (seed rules %d): %d fired, %d refused", seed,
+               seed_fired, seed_refused);
+        CHECKF(ours_fired == 0 && ours_refused == 13, "fusecheck's holds (seed rules %d): %d fired, %d refused", seed,
+               ours_fired, ours_refused);
+        CHECKF(hold_outcomes(g, name, false, "gemv_parts", RULES_HELD) == 2 &&
+                   hold_outcomes(g, name, true, "gemv_parts", RULES_HELD) == 2,
+               "gemv_parts is held either way (seed rules %d)", seed);
+    }
+    rules_seed_mode(false);
+    ir_graph_free(g);
+}
+
+/* Each lane reason's code and the seed's condition it names (lane_shim.rs: `supports` or `fits`, the arm and the
+ * test that fails), as the audit of issue 33 found them. The lane's own table (shim_lane_reasons) must list exactly
+ * these codes. */
+static const struct {
+    const char *code, *seed;
+} reason_seeds[] = {
+    {"lane.supports.allreduce_norm", "supports: AllreduceNorm refused"},
+    {"lane.supports.attn_gqa_row_packing", "supports: AttnGqaRowPacking refused"},
+    {"lane.supports.compensated_residual", "supports: CompensatedResidual refused"},
+    {"lane.supports.grouped_topk", "supports: GroupedTopk refused"},
+    {"lane.supports.hadamard_rotation", "supports: HadamardRotation refused"},
+    {"lane.supports.host_resident_kv", "supports: HostResidentKv refused"},
+    {"lane.supports.kv_cache_quant", "supports: KvCacheQuant refused"},
+    {"lane.supports.mixed_batch_attention", "supports: MixedBatchAttention refused"},
+    {"lane.supports.moe_direct_pairs", "supports: MoeDirectPairs refused"},
+    {"lane.supports.persistent_layer_megakernel", "supports: PersistentLayerMegakernel refused"},
+    {"lane.supports.relu_sqr", "supports: ReluSqr refused"},
+    {"lane.supports.sampling", "supports: Sampling refused"},
+    {"lane.supports.softcap", "supports: Softcap refused"},
+    {"lane.supports.sparse_attention", "supports: SparseAttention refused"},
+    {"lane.supports.unknown_class", "none: the seed's supports matches every ClassId (fusecheck's out-of-range class)"},
+    {"lane.supports.unlisted", "none: the seed's supports matches every ClassId (fusecheck's table gap)"},
+    {"lane.fits.accumulator", "fits, first: numerics::holds_accumulator(op, g, 32) fails"},
+    {"lane.fits.attention_softcap", "fits, a leaf: an Attention whose softcap is set"},
+    {"lane.fits.attention_part_pairs", "fits, a leaf's strided access: an Attention's pitch or offset odd"},
+    {"lane.fits.delta_sigmoid", "fits, a leaf: a GatedDelta whose gate is Sigmoid"},
+    {"lane.fits.head_part_blocks", "fits, a leaf's strided access: a HeadMatmul's pitch or offset off QBLOCK"},
+    {"lane.fits.mixture_row_param", "fits: moe(op) whose destination row is a Param"},
+    {"lane.fits.softcap", "fits, a leaf: a Softcap"},
+    {"lane.fits.unit_output", "fits, a leaf: a unit destination unit_output does not give at its width"},
+    {"lane.attn_output_gate.kernels", "fits AttnOutputGate: no attention part, or one past GEMV_ROWS or of odd vd"},
+    {"lane.attn_output_quant.kernels", "fits AttnOutputQuant: parts[0] no attention within GEMV_ROWS, vd whole groups"},
+    {"lane.conv_parts.convolutions", "fits ConvParts: a part conv() does not read"},
+    {"lane.conv_parts.one_launch", "fits ConvParts: `one` fails (parts, rows, SiLU, taps, one norm width)"},
+    {"lane.conv_silu_l2norm.heads", "fits ConvSiluL2norm: chan or cols missing, cols past 1024 or off 32, chan % cols"},
+    {"lane.embed_norm.gathered", "fits EmbedNorm: parts[0] no gather, or embedded_norm none or not own"},
+    {"lane.gdn_gate_projections.values", "fits GdnGateProjections: a product's weights not Values"},
+    {"lane.gemv_gate_up_glu.pair_tiles", "fits GemvGateUpGlu: neither gemv_rows nor paired"},
+    {"lane.gemv_gate_up_glu.rows", "fits GemvGateUpGlu: the gate's or the up's weights not Rows"},
+    {"lane.gemv_gate_up_glu.two_products", "fits GemvGateUpGlu: fewer than two gemv parts"},
+    {"lane.gemv_norm_epilogue.block_holds_norm", "fits GemvNormEpilogue: block_holds_its_norm fails"},
+    {"lane.gemv_norm_epilogue.forms", "fits GemvNormEpilogue: parts[0] no gemv or parts[1] no norm"},
+    {"lane.gemv_norm_epilogue.one_row", "fits GemvNormEpilogue: not one_gemv and whole_row"},
+    {"lane.gemv_quant.four_rows", "fits GemvQuant: parts[0] not four rows a warp, whole blocks, its own buffer"},
+    {"lane.glu_act_mul_quant.attention_groups", "fits GluActMulQuant over AttnOutputGate: `whole` fails"},
+    {"lane.glu_act_mul_quant.hidden_blocks", "fits GluActMulQuant over GemvGateUpGlu: hidden none or off QBLOCK"},
+    {"lane.merged_qkv.in_parts", "fits MergedQkv: neither gemm_parts nor gemv_in_parts (gemv_parts unheld)"},
+    {"lane.moe_deferred_finalize.block_holds_norm", "fits MoeDeferredFinalize, decode: block_holds_its_norm fails"},
+    {"lane.moe_deferred_finalize.down_widths", "fits MoeDeferredFinalize, decode: moe_down_launch none"},
+    {"lane.moe_deferred_finalize.forms", "fits MoeDeferredFinalize: parts[0] no moe or the last part no norm"},
+    {"lane.moe_deferred_finalize.whole_rows", "fits MoeDeferredFinalize: not summed and whole_rows"},
+    {"lane.norm_quant.rms_norm", "fits NormQuant: parts[0] neither norm nor embedded_norm"},
+    {"lane.norm_then_add.norm", "fits NormThenAdd: norm(op) none"},
+    {"lane.qkv_head_epilogue.forms", "fits QkvHeadEpilogue: parts[0] no rows product or parts[1] no rope"},
+    {"lane.qkv_head_epilogue.one_row", "fits QkvHeadEpilogue: not one_row and its_heads"},
+    {"lane.rope_qk_one_launch.one_launch", "fits RopeQkOneLaunch: `one` fails (two sides, heads a row, norm alike)"},
+    {"lane.rope_qk_one_launch.rotations", "fits RopeQkOneLaunch: a part rope() does not read"},
+    {"lane.row_write_quant.blocks", "fits RowWriteQuant: parts[0] no SetRow of whole blocks"},
+    {"lane.shared_expert_fusion.fold", "fits SharedExpertFusion: the moe arm's guard fails"},
+};
+
+/* The index of code in reason_seeds, or -1. */
+static int seed_of(const char *code)
+{
+    for (size_t i = 0; i < sizeof reason_seeds / sizeof reason_seeds[0]; i++)
+        if (strcmp(reason_seeds[i].code, code) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Whether code reads lane.<where>.<condition>, each part lower-case letters, digits and underscores. */
+static bool code_shaped(const char *code)
+{
+    static const char allowed[] = "abcdefghijklmnopqrstuvwxyz0123456789_.";
+    const char *where = code + 5, *dot = strncmp(code, "lane.", 5) == 0 ? strchr(where, '.') : NULL;
+    return dot && dot > where && dot[1] && !strchr(dot + 1, '.') && strspn(where, allowed) == strlen(where);
+}
+
+/* The C string literals that follow `at` (adjacent ones joined) into out; false when none does. */
+static bool literals_at(const char *at, char *out, size_t cap)
+{
+    size_t n = 0;
+    bool any = false;
+    for (;;) {
+        while (*at == ' ' || *at == '\n')
+            at++;
+        if (*at != '"')
+            break;
+        any = true;
+        for (at++; *at && *at != '"'; at++) {
+            if (*at == '\\' && at[1])
+                at++;
+            if (n + 1 < cap)
+                out[n++] = *at;
+        }
+        if (*at)
+            at++;
+    }
+    out[n] = '\0';
+    return any;
+}
+
+/* The index of the lane's reason whose text is `text` (a `supports` one or not), or -1. */
+static int listed(const struct shim_reason *r, int n, const char *text, bool supports)
+{
+    for (int i = 0; i < n; i++)
+        if (r[i].supports == supports && (r[i].prefix ? strncmp(text, r[i].text, strlen(r[i].text)) == 0
+                                                       : strcmp(text, r[i].text) == 0))
+            return i;
+    return -1;
+}
+
+/* Every reason literal shim/lane.c writes — passed to refuse, a REFUSED row, a leaf misfit's, a SHIM_REFUSE's, the
+ * shared text of conv_parts — is in the lane's reason table (so none refuses without a code), and every row of the
+ * table is written there. */
+static void reasons_in_source(const struct shim_reason *r, int n)
+{
+    static const struct {
+        const char *marker;
+        bool supports;
+    } markers[] = {{"refuse(why, ", false}, {"REFUSED(", true}, {"SHIM_REFUSE, ", true},
+                   {"*const text = ", false},  {"{capped_", false}, {"{sigmoid_", false},
+                   {"{foreign_", false},        {"{head_part_", false}, {"{attention_part_", false}};
+    char *src = ir_read_file("shim/lane.c", &(size_t){0});
+    CHECKF(src != NULL, "shim/lane.c: unreadable");
+    bool *seen = calloc((size_t)n, sizeof *seen);
+    for (size_t m = 0; src && m < sizeof markers / sizeof markers[0]; m++)
+        for (const char *at = src; (at = strstr(at, markers[m].marker)) != NULL; at++) {
+            const char *lit = at + strlen(markers[m].marker);
+            if (markers[m].marker[0] == '{')
+                lit = strchr(lit, ',') ? strchr(lit, ',') + 1 : lit;
+            char text[IR_ERR_LEN];
+            if (!literals_at(lit, text, sizeof text))
+                continue;
+            int i = listed(r, n, text, markers[m].supports);
+            CHECKF(i >= 0, "shim/lane.c writes a reason with no code: \"%s\"", text);
+            if (i >= 0)
+                seen[i] = true;
+        }
+    /* And every reason the table lists is one the source writes (the accumulator's through its format). */
+    for (int i = 0; src && i < n; i++)
+        CHECKF(seen[i] || (r[i].prefix && strstr(src, r[i].text)), "%s: shim/lane.c writes no such reason", r[i].code);
+    free(seen);
+    free(src);
+}
+
+/* Issue 33, item 10: every reason the lane can give has one stable code, unique, shaped lane.<where>.<condition>,
+ * that its text maps back to, and that names a condition of the seed's (the list above, the lane's table exactly);
+ * every reason the lane's source writes is in the table. The codes ride the report's lines, never its digest. */
+static void test_reason_codes(void)
+{
+    int n;
+    const struct shim_reason *r = shim_lane_reasons(&n);
+    struct shim *s = lane("cuda-lane:h200:int8");
+    if (!s)
+        return;
+    CHECKF(n == (int)(sizeof reason_seeds / sizeof reason_seeds[0]), "the lane gives %d reasons, the list maps %d",
+           n, (int)(sizeof reason_seeds / sizeof reason_seeds[0]));
+    for (int i = 0; i < n; i++) {
+        CHECKF(code_shaped(r[i].code), "%s: not lane.<where>.<condition>", r[i].code);
+        CHECKF(seed_of(r[i].code) >= 0, "%s: no seed condition mapped", r[i].code);
+        for (int k = 0; k < i; k++) {
+            CHECKF(strcmp(r[i].code, r[k].code) != 0, "%s: two reasons share the code", r[i].code);
+            CHECKF(r[i].supports != r[k].supports || strcmp(r[i].text, r[k].text) != 0, "%s and %s: one text",
+                   r[i].code, r[k].code);
+        }
+        char text[IR_ERR_LEN];
+        snprintf(text, sizeof text, "%s%s", r[i].text, r[i].prefix ? "4096 terms in its 32-bit accumulator" : "");
+        const char *back = s->reason_code(s, text, r[i].supports);
+        CHECKF(back && strcmp(back, r[i].code) == 0, "%s: its text maps to %s", r[i].code, back ? back : "none");
+    }
+    reasons_in_source(r, n);
+    CHECK(s->reason_code(s, "no reason of the lane's", false) == NULL);
+    CHECK(strcmp(rules_reason_code(s, "the chip runs `norm_scale` as its parts", true), "supports.parts") == 0);
+    /* A refusal's code is on its line, not in the digest: the digest of a report is its lines' without codes. */
+    struct ir_graph *g = zoo("tiny-llama", "decode");
+    struct rules_optimized o;
+    char err[IR_ERR_LEN];
+    static const char *const held[] = {"gemv_parts"};
+    CHECK(s->hold(s, "gemv_parts"));
+    if (g && rules_optimize(g, s, held, 1, &o, err) == 0) {
+        char before[65], after[65];
+        rules_report_digest(&o.report, before);
+        int coded = 0;
+        for (int32_t i = 0; i < o.report.n; i++) {
+            struct rules_decision *d = &o.report.d[i];
+            if (d->outcome != RULES_REFUSED)
+                continue;
+            char *line = rules_decision_line(d);
+            CHECKF(d->code && strstr(line, d->code) != NULL, "a refusal with no code: %s", line);
+            free(line);
+            coded += d->code != NULL;
+            d->code = NULL;
+        }
+        rules_report_digest(&o.report, after);
+        CHECKF(coded == 13 && strcmp(before, after) == 0, "%d coded refusals; digest %s, without codes %s", coded,
+               before, after);
+        rules_optimized_free(&o);
+    }
+    ir_graph_free(g);
+    shim_free(s);
+}
+
 /* ── The numerics fold ───────────────────────────────────────────────────────────────────────────────────── */
 
 /* A producer's text (computing s) followed by a product of s by q8_0 rows, s `k` values wide. */
@@ -1433,7 +1745,7 @@ static void test_fold_classes(void)
                     "tensor s f32 1x32 activation\n",
                     "op s = attention(q, kc, vc) h=2 kv=1 hd=4 vd=16 l=16 rows=1\n", 32),
           "fused_quant attn_output_quant [0] refused: an attention quantizes its output only in the decode step's and "
-          "a short chunk's kernels, its value heads whole 32-value groups");
+          "a short chunk's kernels, its value heads whole 32-value groups {lane.attn_output_quant.kernels}");
     folds(i8,
           fold_text("tensor x f32 1x32 input\ntensor w f32 32x4096 constant q8_0 transposed\n"
                     "tensor s f32 1x4096 activation\n",
@@ -1444,7 +1756,7 @@ static void test_fold_classes(void)
                     "tensor s f32 1x2048 activation\n",
                     "op s = matmul(x, w) m=1 k=32 n=2048\n", 2048),
           "fused_quant gemv_quant [0] refused: a product quantizes its outputs only four rows a warp, in whole "
-          "32-value blocks, into its own buffer");
+          "32-value blocks, into its own buffer {lane.gemv_quant.four_rows}");
     folds(i8,
           fmt("tensor tab f32 2x32 state\ntensor src f32 1x32 input\ntensor wz f32 32x32 constant q8_0 transposed\n"
               "tensor z f32 2x32 activation observed\n"
@@ -1453,7 +1765,7 @@ static void test_fold_classes(void)
     folds("cuda-lane:h200:int8x2:fuse_quant=off",
           fold_text("tensor g f32 1x32 input\ntensor u f32 1x32 input\ntensor s f32 1x32 activation\n",
                     "op s = swiglu(g, u) total=32\n", 32),
-          "fused_quant glu_act_mul_quant [0] refused: the chip runs `glu_act_mul_quant` as its parts");
+          "fused_quant glu_act_mul_quant [0] refused: the chip runs `glu_act_mul_quant` as its parts {supports.parts}");
 }
 
 /* The reference built from the chip's activation answers alone (shim_quantized_reference) agrees bit for bit with
@@ -1725,6 +2037,8 @@ int main(void)
     test_fits_merged();
     test_activation();
     test_gemv_parts();
+    test_hold_lists();
+    test_reason_codes();
     test_latent_expanded();
     test_fold_classes();
     test_fold_zoo();
