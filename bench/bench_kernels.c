@@ -47,7 +47,7 @@ static int bench(const char *model, const char *shim_name, int steps, int runs)
     double lane[16], eval[16];
     int rc = 0;
     for (int i = 0; !rc && i < runs; i++) {
-        struct kernels_tol_input in = {r.graph, ref, g, &p, 1, steps, KERNELS_FAULT_NONE, true, NULL};
+        struct kernels_tol_input in = {r.graph, ref, g, &p, 1, steps, KERNELS_FAULT_NONE, true, NULL, NULL};
         struct kernels_tol_result res;
         rc = kernels_tolerance(&in, &res, err);
         lane[i] = res.seconds_lane / steps;

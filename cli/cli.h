@@ -11,7 +11,8 @@
 #include "models/models.h"
 #include "shim/shim.h"
 
-/* Exit codes: a check passed, a check failed, bad usage or bad input. */
+/* Exit codes: a check passed, a check failed, bad usage or bad input (and a resource refusal, and standard output
+ * lost: cli_stdout_close). */
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
 
 /* A subcommand: its name, one-line summary, usage text, and entry point (argv[0] is the command's name). */
@@ -27,6 +28,7 @@ struct cli_lift {
     struct models_options options;
     bool mode_set;
     const char *given; /* the last lift option given (--mode, --layers, --weights, --ctx), or NULL */
+    bool allow_empty;  /* --allow-empty: a graph file with no tensor and no op is read, not refused */
 };
 
 /* The default lift options. */
@@ -39,6 +41,30 @@ int cli_lift_option(struct cli_lift *l, const char *name, const char *value);
     {"mode", required_argument, NULL, 'm'}, {"layers", required_argument, NULL, 'l'}, \
         {"weights", required_argument, NULL, 'w'}, {"ctx", required_argument, NULL, 'C'}
 int cli_lift_code(struct cli_lift *l, int code, const char *arg);
+/* The long option that lets cli_load read an empty graph file (cli_lift_code handles its code). */
+#define CLI_EMPTY_OPTION {"allow-empty", no_argument, NULL, 'E'}
+/* Parse --layers' value: a count of 1..MODELS_MAX_LAYERS, or "all" (0: every layer). 0, or 1 with the one message
+ * on stderr that states the range. */
+int cli_parse_layers(const char *s, int32_t *out);
+/* Say why an option parser (getopt_long over opts and the short options `shorts`) stopped at argv[optind - 1]:
+ * "--X needs a value" for a known option given without one, "--X takes no value" for a flag given one, else "unknown
+ * option". A usage error of cmd: returns CLI_USAGE. */
+struct option;
+int cli_option_error(const char *cmd, const struct option *opts, const char *shorts, char **argv);
+/* For a hand-written option parser: CLI_USAGE with "--X needs a value" when the last of argv[1..argc-1] is one of the
+ * options `valued` (NULL-ended) names, each of which takes a value; else 0. */
+int cli_last_needs_value(const char *cmd, int argc, char **argv, const char *const *valued);
+/* Make standard output a stream that keeps the reason its first failed write failed (glibc's fopencookie; elsewhere
+ * stdout as it is), for cli_stdout_flush to say: called once, before anything is written. */
+void cli_stdout_keep(void);
+/* Flush standard output; when anything written to it was lost, say "fusecheck: stdout: why" (once a run). 0, or 1. */
+int cli_stdout_flush(void);
+/* The end of every command: standard output flushed and closed, a loss said (cli_stdout_flush). The command's exit
+ * code rc, or CLI_USAGE when it was CLI_OK and its output was lost. */
+int cli_stdout_close(int rc);
+/* Whether the evaluator can hold g's values (IR_EVAL_MAX_BYTES): 0, or CLI_USAGE with "fusecheck: CMD: the graph's
+ * values need N bytes ..., more than the evaluator's limit" on stderr (a resource refusal, exit 2). */
+int cli_values_fit(const char *cmd, const struct ir_graph *g);
 /* The long option that runs the seed's rules (rules_seed_mode) in optimize, diff, check, validate-run and prove. */
 #define CLI_SEED_RULES_OPTION {"seed-rules", no_argument, NULL, 'R'}
 /* The context a lift of c gives its caches and rotary tables: --ctx, else the model's. */
@@ -61,11 +87,11 @@ const struct ir_gguf *cli_model_gguf(const struct models_config *c);
 /* "fusecheck" and the arguments, space-separated, whole (malloc'd; the caller frees it): the command a run
  * records. */
 char *cli_command_line(int argc, char **argv);
-/* The graph `arg` names: a zoo model or a config.json lifted under l, or a text-format file parsed and validated.
- * NULL with the error printed (file:line:col: message). */
+/* The graph `arg` names: a zoo model or a config.json lifted under l, or a text-format file parsed and validated (an
+ * empty one refused unless l->allow_empty). NULL with the error printed (file:line:col: message). */
 struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);
-/* Write len bytes to path whole (a temporary file renamed into place), or to stdout when path is NULL or "-".
- * 0 on success, else a message on stderr. */
+/* Write len bytes to path whole (a temporary file renamed into place), or to stdout when path is NULL or "-"
+ * (flushed: cli_stdout_flush). 0 on success, else a message on stderr. */
 int cli_write(const char *path, const char *data, size_t len);
 /* Parse a count: a decimal integer in 1..INT32_MAX (nothing after it). 0, or 1 when s is not one. */
 int cli_parse_count(const char *s, int32_t *out);
@@ -88,8 +114,25 @@ void cli_holds_apply(const struct cli_holds *h, struct shim *shim);
 void cli_holds_free(struct cli_holds *h);
 /* Print a usage error for cmd and return CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...);
-/* The source tree's git revision when fusecheck runs inside one (FUSECHECK_GIT_REV overrides), or "". */
+/* The git revision of the checkout fusecheck runs in (FUSECHECK_GIT_REV overrides), or why there is none: "none: not a
+ * git checkout", "none: git not found", "none: no commit yet". Never empty: every run records it. */
 void cli_git_revision(char *out, size_t cap);
+
+/* ── Interruptions (cli/interrupt.c) ─────────────────────────────────────────────────────────────────────────── */
+/* A long command (check, prove, tolerance, crosscheck) catches SIGINT and SIGTERM from its start: the handler only
+ * notes the signal; the command polls it between units of work (a graph, a rule, a proof, a step), ends its run
+ * `interrupted` with every committed transaction whole, and exits 128 + the signal. A second signal ends the process
+ * at once (the default action): what it committed stays whole, its run `incomplete`. */
+void cli_interrupt_catch(void);
+/* The signal caught (SIGINT, SIGTERM), or 0. */
+int cli_interrupted(void);
+/* Whether a signal was caught: the poll between units of work, as a hook (kernels_tol_input.stop,
+ * oracle_options.stop). */
+bool cli_stop_requested(void);
+/* The exit code of a command the caught signal stopped: 128 + it (130 for SIGINT, 143 for SIGTERM). */
+int cli_interrupt_exit(void);
+/* Say on stderr that cmd stopped on the signal caught, and what became of its run (run 0: none logged). */
+void cli_interrupt_say(const char *cmd, const char *db, long long run);
 /* The sha256 of len bytes as 64 lowercase hex digits. */
 void cli_sha256_hex(const void *data, size_t len, char hex[65]);
 

@@ -1,6 +1,7 @@
 /* cli/cmd_check.c — the main job (`fusecheck check`: every zoo graph under every shim, optimized, reported and
  * diffed into results.db) and the results commands (`fusecheck db runs|diff|merge`). */
 #include "cli.h"
+#include "cli/progress.h"
 #include "db/db.h"
 #include "oracle/oracle.h"
 #include "rules/rules.h"
@@ -28,6 +29,7 @@ struct check_args {
     const char *fixtures;          /* --fixtures: the rules' fixture cases to run too (NULL: none) */
     struct cli_lift lift;
     bool eval_real, progress, tolerance;
+    bool log_progress;             /* progress lines in a log: stderr is no terminal (cli/progress.h) */
     const char *device;            /* --device: where the tolerance runs' launches run (NULL: the host lane) */
     struct kernels_device *dev;    /* that device, opened */
     uint64_t seed;
@@ -99,7 +101,8 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
     a->lift = cli_lift_defaults();
     a->db = "results.db";
     a->seed = 1;
-    a->progress = isatty(STDERR_FILENO);
+    a->progress = isatty(STDERR_FILENO); /* a terminal's line: a message starts a line of its own */
+    a->log_progress = !a->progress;
     optind = 1;
     opterr = 0;
     char err[IR_ERR_LEN];
@@ -125,7 +128,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 't': a->tolerance = true; break;
         case 'D': a->device = optarg; break;
         case 'F': a->fixtures = optarg; break;
-        case 'q': a->progress = false; break;
+        case 'q': a->progress = a->log_progress = false; break;
         case 'R': rules_seed_mode(true); break;
         case 'H': if (cli_holds_add(&a->holds, optarg)) return CLI_USAGE; break;
         case 'S': {
@@ -133,7 +136,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
                 return cli_usage_error("check", "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
             break;
         }
-        default: return cli_usage_error("check", "unknown option '%s'", argv[optind - 1]);
+        default: return cli_option_error("check", opts, "", argv);
         }
     }
     for (int i = optind; i < argc; i++) {
@@ -405,8 +408,9 @@ static int check_one(struct db *db, int64_t run, const struct lifted *l, struct 
         char why[IR_ERR_LEN], logged[sizeof shim->name + 16];
         snprintf(logged, sizeof logged, "%s%s", shim->name, rules_seed_rules() ? "+seed-rules" : "");
         t0 = now();
-        if ((a->dev && cli_tolerance_shim(db, logged, shim->name, a->dev, &to.shim, why)) ||
-            cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) {
+        if (((a->dev && cli_tolerance_shim(db, logged, shim->name, a->dev, &to.shim, why)) ||
+             cli_tolerance_graph(l->g, o.graph, shim, &to, &t->tol, why)) &&
+            !cli_interrupted()) { /* a run a signal stopped half-way is no failure of the lane's */
             fprintf(stderr, "%s%s %s under %s: tolerance: %s\n", a->progress ? "\n" : "", l->g->name, l->g->mode,
                     shim->name, why);
             log_failure(db, run, l->g->name, l->g->mode, shim->name, "tolerance", why);
@@ -468,6 +472,15 @@ static int model_list(const struct check_args *a, const struct models_config **o
     return n;
 }
 
+/* Show check's progress: `done` of the graphs × shims checked, and the next: a model and mode under a shim, or (shim
+ * NULL) the lift of that graph. */
+static void show_progress(struct cli_progress *p, long done, const char *model, const char *mode, const char *shim)
+{
+    char next[256];
+    snprintf(next, sizeof next, "%s %s%s%.150s", model, mode, shim ? " under " : "", shim ? shim : "");
+    cli_progress_update(p, done, next);
+}
+
 /* Check every graph; counts failures and mismatches in t. 0 unless the db itself failed. */
 static int check_all(struct db *db, int64_t run, const struct check_args *a, struct shim *const *shims,
                      const int64_t *shim_ids, struct check_totals *t, char err[DB_ERR_LEN])
@@ -475,10 +488,12 @@ static int check_all(struct db *db, int64_t run, const struct check_args *a, str
     const struct models_config *models[MAX_LIST];
     int nmodels = model_list(a, models);
     int total = nmodels * a->nmodes, done = 0;
-    for (int m = 0; m < nmodels; m++) {
-        for (int k = 0; k < a->nmodes; k++, done++) {
-            if (a->progress)
-                fprintf(stderr, "\r[%d/%d] %-16s %-12s", done + 1, total, models[m]->name, a->modes[k]);
+    struct cli_progress p; /* over graphs × shims */
+    cli_progress_begin(&p, a->progress ? CLI_PROGRESS_TERMINAL : a->log_progress ? CLI_PROGRESS_LOG : CLI_PROGRESS_OFF,
+                       stderr, "check", (long)total * a->nshims, NULL, NULL);
+    for (int m = 0; m < nmodels && !cli_interrupted(); m++) { /* a signal caught stops between units of work */
+        for (int k = 0; k < a->nmodes && !cli_interrupted(); k++, done++) {
+            show_progress(&p, (long)done * a->nshims, models[m]->name, a->modes[k], NULL);
             struct lifted l;
             bool evaluate = models[m]->tiny || a->eval_real;
             char why[IR_ERR_LEN];
@@ -491,8 +506,9 @@ static int check_all(struct db *db, int64_t run, const struct check_args *a, str
                 continue;
             }
             t->graphs++;
-            for (int s = 0; s < a->nshims; s++) {
+            for (int s = 0; s < a->nshims && !cli_interrupted(); s++) {
                 bool mismatch = false;
+                show_progress(&p, (long)done * a->nshims + s, models[m]->name, a->modes[k], shims[s]->name);
                 if (check_one(db, run, &l, shims[s], shim_ids[s], a, t, &mismatch, why)) {
                     fprintf(stderr, "%s%s %s under %s: %s\n", a->progress ? "\n" : "", models[m]->name,
                             a->modes[k], shims[s]->name, why);
@@ -511,8 +527,8 @@ static int check_all(struct db *db, int64_t run, const struct check_args *a, str
             ir_graph_free(l.g);
         }
     }
-    if (a->progress)
-        fprintf(stderr, "\r%60s\r", "");
+    cli_progress_update(&p, (long)done * a->nshims, NULL); /* the last line: all done, or where a signal stopped it */
+    cli_progress_end(&p);
     return 0;
 }
 
@@ -525,12 +541,26 @@ static void free_check_args(struct check_args *a)
         models_config_free(a->owned[i]);
 }
 
+/* Whether a lane shim (cuda-lane:...) is among the shims check runs: what --tolerance compares. */
+static bool lane_shim_given(const struct check_args *a)
+{
+    for (int i = 0; i < a->nshims; i++)
+        if (strncmp(a->shims[i], "cuda-lane:", 10) == 0)
+            return true;
+    return false;
+}
+
 int cli_cmd_check(int argc, char **argv)
 {
+    cli_interrupt_catch();
     struct check_args a;
     int rc = parse_check_args(argc, argv, &a);
     if (!rc && a.device && !a.tolerance)
         rc = cli_usage_error("check", "--device runs the tolerance runs' launches: it needs --tolerance");
+    if (!rc && a.tolerance && !lane_shim_given(&a))
+        rc = cli_usage_error("check", "--tolerance runs the CUDA lane's launches: it needs a lane shim, --shim "
+                             "cuda-lane:CHIP:ACTS[:knobs] (ci/nightly --quick runs cuda-lane:h100:int8, "
+                             "cuda-lane:a100:dequant and cuda-lane:rtx4090:int8x2:cache=f32; fusecheck shims)");
     if (!rc)
         rc = cli_device_open("check", a.device, &a.dev);
     char err[DB_ERR_LEN], rev[64], host[128] = "";
@@ -572,8 +602,9 @@ int cli_cmd_check(int argc, char **argv)
     if (!rc)
         rc = check_all(db, run, &a, shims, shim_ids, &t, err);
     bool failed = rc || t.failures || t.mismatches || t.tol.failed;
+    bool stopped = cli_interrupted() != 0; /* a signal stopped it between units: what it logged is whole */
     if (!rc)
-        rc = db_run_end(db, run, failed ? "failed" : "complete", err);
+        rc = db_run_end(db, run, stopped ? "interrupted" : failed ? "failed" : "complete", err);
     if (rc)
         fprintf(stderr, "fusecheck: check: %s: %s\n", a.db, err);
     double secs = now() - t0;
@@ -598,6 +629,10 @@ int cli_cmd_check(int argc, char **argv)
     free_check_args(&a);
     free(command);
     db_close(db);
+    if (stopped) {
+        cli_interrupt_say("check", a.db, begun && !rc ? (long long)run : 0);
+        return cli_interrupt_exit();
+    }
     if (rc)
         return CLI_USAGE;
     return failed ? CLI_FAILED : CLI_OK;
@@ -644,20 +679,84 @@ static int parse_run(const char *s, int64_t *run)
     return 0;
 }
 
-/* `db runs` and `db diff A B` over --db FILE. */
+/* What the later run of a db diff lacks of the earlier's: how many graphs and shims, the first few named. */
+struct gap_list {
+    int graphs, shims;
+    char names[512];
+};
+
+/* Count one gap and name it while the list has room. */
+static void note_gap(const char *what, const char *graph, const char *mode, const char *shim, void *ctx)
+{
+    struct gap_list *g = ctx;
+    bool is_graph = strcmp(what, "graph") == 0;
+    g->graphs += is_graph;
+    g->shims += !is_graph;
+    size_t n = strlen(g->names);
+    if (g->graphs + g->shims <= 8)
+        snprintf(g->names + n, sizeof g->names - n, "%s%s%s%s%s", n ? ", " : "", is_graph ? "" : "shim ",
+                 is_graph ? graph : shim, is_graph ? " " : "", is_graph ? (mode ? mode : "-") : "");
+}
+
+/* Why a run's results are partial, by its status (NULL for a complete one). */
+static const char *status_words(const char *status)
+{
+    return strcmp(status, "complete") == 0      ? NULL
+           : strcmp(status, "interrupted") == 0 ? "stopped by a signal before its work was done"
+           : strcmp(status, "incomplete") == 0  ? "still running, or killed"
+           : strcmp(status, "failed") == 0      ? "some of its checks failed or could not be made"
+                                                : "a status fusecheck does not know";
+}
+
+/* Say whether `db diff A B` compares partial results: a run that is not complete, or the later lacking graphs or
+ * shims the earlier reported on (run_pair_status, run_pair_gaps). *partial says whether any was said. 0, or 1 with
+ * err. */
+static int say_partial(struct db *db, int64_t a, int64_t b, bool *partial, char err[DB_ERR_LEN])
+{
+    *partial = false;
+    const int64_t ids[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        char status[16];
+        if (db_run_status(db, ids[i], status, err))
+            return 1;
+        const char *why = status_words(status);
+        if (why)
+            printf("partial: run %lld is %s, not complete: %s\n", (long long)ids[i], status, why);
+        *partial = *partial || why;
+    }
+    struct gap_list g = {0, 0, ""};
+    if (db_run_gaps(db, a, b, note_gap, &g, err))
+        return 1;
+    if (g.graphs + g.shims)
+        printf("partial: run %lld lacks %d graph%s and %d shim%s run %lld reported on: %s%s\n", (long long)b,
+               g.graphs, g.graphs == 1 ? "" : "s", g.shims, g.shims == 1 ? "" : "s", (long long)a, g.names,
+               g.graphs + g.shims > 8 ? ", ..." : "");
+    *partial = *partial || g.graphs + g.shims > 0;
+    return 0;
+}
+
+/* `db runs` and `db diff A B [--allow-partial]` over --db FILE. */
 static int db_query(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"allow-partial", no_argument, NULL, 'p'}, {0, 0, 0, 0}};
     const char *path = "results.db";
+    bool allow_partial = false;
     optind = 1;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'p') {
+            allow_partial = true;
+            continue;
+        }
         if (c != 'd')
-            return cli_usage_error("db", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("db", opts, "", argv);
         path = optarg;
     }
     bool runs = strcmp(argv[0], "runs") == 0;
     int64_t a = 0, b = 0;
+    if (runs && allow_partial)
+        return cli_usage_error("db", "--allow-partial goes with diff: what a comparison of partial runs may pass");
     if (runs ? optind != argc
              : (optind != argc - 2 || parse_run(argv[optind], &a) || parse_run(argv[optind + 1], &b)))
         return cli_usage_error("db", runs ? "runs takes no arguments" : "diff expects two run ids");
@@ -683,8 +782,10 @@ static int db_query(int argc, char **argv)
         }
         int n = 0, graphs = 0;
         int64_t common = 0;
+        bool partial = false;
         if (!rc)
-            rc = db_graph_changes(db, a, b, print_graph_change, &graphs, err) ||
+            rc = say_partial(db, a, b, &partial, err) ||
+                 db_graph_changes(db, a, b, print_graph_change, &graphs, err) ||
                  db_runs_common(db, a, b, &common, err) || db_decision_changes(db, a, b, print_change, &n, err);
         if (!rc && common == 0)
             printf("nothing %sto compare: runs %lld and %lld share no graph (by content) and shim\n",
@@ -696,7 +797,10 @@ static int db_query(int argc, char **argv)
             printf("; %d graph%s changed", graphs, graphs == 1 ? "" : "s");
         if (!rc && common)
             printf("\n");
-        changed = n > 0 || graphs > 0 || common == 0;
+        if (!rc && partial)
+            printf("partial comparison: %s\n", allow_partial ? "accepted (--allow-partial)"
+                                                             : "a failed check (--allow-partial accepts it)");
+        changed = n > 0 || graphs > 0 || common == 0 || (partial && !allow_partial);
     }
     if (rc)
         fprintf(stderr, "fusecheck: db: %s\n", err);
@@ -721,7 +825,7 @@ static int db_merge_cmd(int argc, char **argv)
         else if (c == 'a' || c == 'f')
             mode = c == 'a' ? DB_MERGE_APPEND : DB_MERGE_FORCE, modes++;
         else
-            return cli_usage_error("db", "unknown option, or one without its value: '%s'", argv[optind - 1]);
+            return cli_option_error("db", opts, "o:", argv);
     }
     if (!out || optind >= argc)
         return cli_usage_error("db", "merge expects IN... -o OUT [--append | --force]");

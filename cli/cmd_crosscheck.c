@@ -4,6 +4,7 @@
  * (its seeded weights, in each format asked), so both run the very same bytes; every model, format and mode asked is
  * one check of one run. */
 #include "cli.h"
+#include "cli/progress.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -56,6 +57,7 @@ struct cross_args {
     enum ir_format weights[CROSS_MAX_WEIGHTS]; /* --weights, each a check (none: the lift's default) */
     int nweights;
     bool decode, prefill;  /* --mode (none: decode) */
+    bool progress;         /* progress lines on stderr (cli/progress.h); --no-progress clears it */
     uint64_t seed;
     int32_t *tokens;       /* --tokens (ntokens of them), or NULL: count drawn from the seed for each model */
     int32_t ntokens, count;
@@ -70,6 +72,8 @@ struct cross_log {
     struct db *db;
     int64_t run;
     int checks, off;
+    struct cli_progress progress; /* over its steps: each file's export, each check's two sides */
+    long steps;                   /* the steps begun */
 };
 
 /* One position's comparison. */
@@ -147,6 +151,7 @@ static int cross_option(struct cross_args *a, int c, const char *arg, const char
     case 'w': return cross_weights(a, arg);
     case 'd': a->db = arg; return 0;
     case 'K': a->keep = arg; return 0;
+    case 'P': a->progress = false; return 0;
     case 'b': return cross_bound(a, arg);
     case 'a':
         a->activations = strcmp(arg, "q8_0") == 0 ? 1 : strcmp(arg, "f32") == 0 ? 0 : -2;
@@ -169,18 +174,19 @@ static int cross_parse(int argc, char **argv, struct cross_args *a)
         {"tokens", required_argument, NULL, 't'}, {"count", required_argument, NULL, 'n'},
         {"mode", required_argument, NULL, 'M'},   {"db", required_argument, NULL, 'd'},
         {"keep", required_argument, NULL, 'K'},   {"bound", required_argument, NULL, 'b'},
-        {"activations", required_argument, NULL, 'a'}, {0, 0, 0, 0}};
+        {"activations", required_argument, NULL, 'a'}, {"no-progress", no_argument, NULL, 'P'}, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
     a->count = 24;
     a->activations = -1;
+    a->progress = true;
     bool counted = false;
     optind = 1;
     opterr = 0;
     int rc = 0;
     for (int c; !rc && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        rc = cross_option(a, c, optarg, argv[optind - 1]);
+        rc = c == '?' ? cli_option_error("crosscheck", opts, "", argv) : cross_option(a, c, optarg, argv[optind - 1]);
         counted |= c == 'n';
     }
     if (!rc && counted && a->tokens)
@@ -327,7 +333,7 @@ static int log_close(struct cross_log *log, bool failed, char err[DB_ERR_LEN])
 {
     if (!log->db)
         return 0;
-    int rc = db_run_end(log->db, log->run, failed ? "failed" : "complete", err);
+    int rc = db_run_end(log->db, log->run, cli_interrupted() ? "interrupted" : failed ? "failed" : "complete", err);
     db_close(log->db);
     log->db = NULL;
     return rc ? -1 : 0;
@@ -377,6 +383,17 @@ static void choose_bound(const struct cross_args *a, const struct cross_format *
                         : CROSS_BOUND_EXACT;
 }
 
+/* Begin the next step (the one after log->steps steps): its progress shown (the rows printed so far go out first,
+ * so a log holds them before the line that counts them). */
+static void step(struct cross_log *log, const char *model, const char *weights, const char *what)
+{
+    char next[256];
+    snprintf(next, sizeof next, "%.100s %.16s %s", model, weights, what);
+    if (log->progress.kind != CLI_PROGRESS_OFF)
+        fflush(stdout);
+    cli_progress_update(&log->progress, log->steps++, next);
+}
+
 /* One check: the file at path (model c) in one mode through both sides, compared, printed, logged. CLI_OK,
  * CLI_FAILED (a position off, or a side that could not run it), or CLI_USAGE. */
 static int check_one(const struct cross_args *a, const char *path, const struct models_config *c,
@@ -389,8 +406,10 @@ static int check_one(const struct cross_args *a, const char *path, const struct 
     struct cli_llama_run ll = {0};
     char err[IR_ERR_LEN];
     bool gelu = false, q8 = a->activations == 1 || (a->activations == -1 && fmt->q8_activations);
+    step(log, c->name, res.weights, prefill ? "prefill: fusecheck" : "decode: fusecheck");
     int rc = run_fusecheck(c, a, tk, prefill, q8, &fl, &gelu, err) == 0 ? CLI_OK : CLI_FAILED;
     choose_bound(a, fmt, gelu, &res);
+    step(log, c->name, res.weights, prefill ? "prefill: llama.cpp" : "decode: llama.cpp");
     if (rc == CLI_OK && cli_llama_logits(path, tk->t, tk->n, !prefill, &ll, err) != 0)
         rc = CLI_FAILED;
     if (rc == CLI_OK && ll.vocab != fl.vocab) {
@@ -458,7 +477,7 @@ static int check_file(const struct cross_args *a, const char *path, struct cross
     int rc = tokens_for(a, c, &tk);
     if (rc == CLI_OK && a->decode)
         rc = worse(rc, check_one(a, path, c, &tk, false, log));
-    if (rc != CLI_USAGE && a->prefill)
+    if (rc != CLI_USAGE && a->prefill && !cli_interrupted())
         rc = worse(rc, check_one(a, path, c, &tk, true, log));
     free(tk.t);
     models_config_free(owned);
@@ -486,12 +505,13 @@ static int check_model(const struct cross_args *a, const char *arg, const char *
         return CLI_USAGE;
     enum ir_format dflt = cli_lift_defaults().options.weights;
     int n = a->nweights ? a->nweights : 1, rc = CLI_OK;
-    for (int i = 0; i < n && rc != CLI_USAGE; i++) {
+    for (int i = 0; i < n && rc != CLI_USAGE && !cli_interrupted(); i++) {
         enum ir_format w = a->nweights ? a->weights[i] : dflt;
         char path[4096], err[IR_ERR_LEN];
         snprintf(path, sizeof path, "%s/%.200s.%s.gguf", dir, c->name, ir_format_name(w));
         if (a->keep)
             snprintf(path, sizeof path, "%s", a->keep);
+        step(log, c->name, ir_format_name(w), "export");
         if (export_model(c, a, w, path, err)) {
             fprintf(stderr, "fusecheck: crosscheck: %s: %s\n", arg, err);
             rc = CLI_USAGE;
@@ -509,7 +529,7 @@ static int check_model(const struct cross_args *a, const char *arg, const char *
 static int check_all(const struct cross_args *a, const char *dir, struct cross_log *log)
 {
     int rc = CLI_OK;
-    for (int i = 0; i < (a->nmodels ? a->nmodels : models_count()) && rc != CLI_USAGE; i++) {
+    for (int i = 0; i < (a->nmodels ? a->nmodels : models_count()) && rc != CLI_USAGE && !cli_interrupted(); i++) {
         const char *arg = a->nmodels ? a->models[i] : models_get(i)->name;
         if (!a->nmodels && !models_get(i)->tiny)
             continue;
@@ -523,8 +543,35 @@ static int check_all(const struct cross_args *a, const char *dir, struct cross_l
     return rc;
 }
 
+/* The steps a's checks take: for each MODEL (every tiny zoo model when none), an export a format and two a mode (the
+ * file through fusecheck, then through llama.cpp); for a GGUF file, two a mode. */
+static long count_steps(const struct cross_args *a)
+{
+    long modes = a->decode + a->prefill, n = 0;
+    for (int i = 0; i < (a->nmodels ? a->nmodels : models_count()); i++) {
+        if (!a->nmodels && !models_get(i)->tiny)
+            continue;
+        if (a->nmodels && cli_is_gguf(a->models[i]))
+            n += 2 * modes;
+        else
+            n += (a->nweights ? a->nweights : 1) * (1 + 2 * modes);
+    }
+    return n;
+}
+
+/* Start the run's progress: lines in a log; on a terminal a line of its own only where stdout, whose tables show
+ * each check as it ends, goes elsewhere. */
+static void begin_progress(const struct cross_args *a, struct cross_log *log)
+{
+    enum cli_progress_kind kind = cli_progress_kind_for(a->progress, STDERR_FILENO);
+    if (kind == CLI_PROGRESS_TERMINAL && isatty(STDOUT_FILENO))
+        kind = CLI_PROGRESS_OFF;
+    cli_progress_begin(&log->progress, kind, stderr, "crosscheck", count_steps(a), NULL, NULL);
+}
+
 int cli_cmd_crosscheck(int argc, char **argv)
 {
+    cli_interrupt_catch(); /* a signal stops it between checks (check_all, check_model, check_file) */
     struct cross_args a;
     int rc = cross_parse(argc, argv, &a);
     if (rc == CLI_OK && !cli_llama_available()) {
@@ -532,13 +579,18 @@ int cli_cmd_crosscheck(int argc, char **argv)
         rc = CLI_USAGE;
     }
     char dir[512] = "", err[IR_ERR_LEN];
-    struct cross_log log = {NULL, 0, 0, 0};
+    struct cross_log log = {.db = NULL};
     if (rc == CLI_OK && (temp_folder(dir, sizeof dir, err) || log_open(a.db, argc, argv, &log, err))) {
         fprintf(stderr, "fusecheck: crosscheck: %s\n", err);
         rc = CLI_USAGE;
     }
-    if (rc == CLI_OK)
+    if (rc == CLI_OK) {
+        begin_progress(&a, &log);
         rc = check_all(&a, dir, &log);
+        fflush(stdout);
+        cli_progress_update(&log.progress, log.steps, NULL); /* the last line: every step begun */
+        cli_progress_end(&log.progress);
+    }
     if (log.checks > 1)
         printf("crosscheck: %d checks, %d off\n", log.checks, log.off);
     if (log_close(&log, rc == CLI_USAGE, err)) {
@@ -548,5 +600,9 @@ int cli_cmd_crosscheck(int argc, char **argv)
     if (dir[0])
         rmdir(dir);
     free(a.tokens);
+    if (cli_interrupted()) {
+        cli_interrupt_say("crosscheck", a.db, a.db ? (long long)log.run : 0);
+        return cli_interrupt_exit();
+    }
     return rc;
 }

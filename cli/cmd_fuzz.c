@@ -345,6 +345,9 @@ static int seed_db(const char *db_dir)
 static int cmd_seeds(int argc, char **argv)
 {
     const char *out = NULL, *rules_dir = "tests/rules";
+    static const char *const valued[] = {"--rules", NULL};
+    if (cli_last_needs_value("fuzz", argc, argv, valued))
+        return CLI_USAGE;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
             rules_dir = argv[++i];
@@ -386,6 +389,9 @@ static void print_atoms(const struct rules_rule *r)
 static int cmd_atoms(int argc, char **argv)
 {
     const char *shim_name = NULL;
+    static const char *const valued[] = {"--shim", NULL};
+    if (cli_last_needs_value("fuzz", argc, argv, valued))
+        return CLI_USAGE;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--shim") == 0 && i + 1 < argc)
             shim_name = argv[++i];
@@ -711,6 +717,10 @@ static int cmd_code_mutant(int argc, char **argv)
     struct code_mutant_args a;
     struct db_code_mutant m = {0};
     char file[1024];
+    static const char *const valued[] = {"--db", "--run", "--id", "--outcome", "--killed-by", "--original",
+                                         "--mutated", "--seconds", NULL};
+    if (cli_last_needs_value("fuzz", argc, argv, valued))
+        return CLI_USAGE;
     if (code_mutant_args(argc, argv, &a) || parse_int(a.run, &m.run) || parse_secs(a.seconds, &m.seconds) ||
         split_mutant_id(a.id, file, sizeof file, &m.line, &m.op) || !code_mutant_outcome(a.outcome))
         return cli_usage_error("fuzz", "%s", usage);
@@ -733,12 +743,13 @@ static int cmd_code_mutant(int argc, char **argv)
     return rc;
 }
 
-/* `fuzz end RUN complete|failed`. */
+/* `fuzz end RUN complete|failed|interrupted` (interrupted: the campaign stopped on a signal before its time). */
 static int cmd_end(const struct log_args *a)
 {
     int64_t run;
-    if (a->n != 2 || parse_int(a->arg[0], &run) || (strcmp(a->arg[1], "complete") && strcmp(a->arg[1], "failed")))
-        return cli_usage_error("fuzz", "end expects RUN complete|failed");
+    if (a->n != 2 || parse_int(a->arg[0], &run) ||
+        (strcmp(a->arg[1], "complete") && strcmp(a->arg[1], "failed") && strcmp(a->arg[1], "interrupted")))
+        return cli_usage_error("fuzz", "end expects RUN complete|failed|interrupted");
     struct db *db = open_db_run(a->db, run);
     if (!db)
         return CLI_USAGE;
@@ -774,6 +785,9 @@ int cli_cmd_fuzz(int argc, char **argv)
         if (strcmp(argv[1], log_cmds[i].name) != 0)
             continue;
         struct log_args a;
+        static const char *const valued[] = {"--db", "--command", NULL};
+        if (cli_last_needs_value("fuzz", argc - 1, argv + 1, valued))
+            return CLI_USAGE;
         if (log_args(argc - 1, argv + 1, &a))
             return cli_usage_error("fuzz", "%s: too many arguments", argv[1]);
         return log_cmds[i].run(&a);

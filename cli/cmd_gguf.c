@@ -59,7 +59,7 @@ int cli_cmd_export(int argc, char **argv)
         if (r == 1)
             return CLI_USAGE;
         if (r == -1)
-            return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("export", opts, "o:", argv);
     }
     if (optind != argc - 1 || !out)
         return cli_usage_error("export", "expected one MODEL or config.json and -o FILE.gguf");

@@ -562,7 +562,7 @@ static int parse_golden_args(int argc, char **argv, struct golden_args *a)
         else if (c == 'd')
             return cli_usage_error("golden", "--dir expects a directory");
         else
-            return cli_usage_error("golden", "unknown option, or one without its value: '%s'", argv[optind - 1]);
+            return cli_option_error("golden", opts, "", argv);
     }
     for (int i = optind; i < argc; i++) {
         int m = -1;

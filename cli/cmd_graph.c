@@ -11,7 +11,8 @@
 static int parse_graph_args(const char *cmd, int argc, char **argv, struct cli_lift *l, const char **out,
                             const char **pos)
 {
-    static const struct option opts[] = {CLI_LIFT_OPTIONS, {"output", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {CLI_LIFT_OPTIONS, {"output", required_argument, NULL, 'o'}, CLI_EMPTY_OPTION,
+                                         {0, 0, 0, 0}};
     *l = cli_lift_defaults();
     *out = NULL;
     optind = 1;
@@ -25,7 +26,7 @@ static int parse_graph_args(const char *cmd, int argc, char **argv, struct cli_l
         if (r == 1)
             return CLI_USAGE;
         if (r == -1)
-            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error(cmd, opts, "o:", argv);
     }
     if (optind != argc - 1)
         return cli_usage_error(cmd, "expected one FILE or MODEL");
@@ -61,6 +62,8 @@ int cli_cmd_lift(int argc, char **argv)
     int rc = parse_graph_args("lift", argc, argv, &l, &out, &arg);
     if (rc)
         return rc;
+    if (l.allow_empty)
+        return cli_usage_error("lift", "--allow-empty reads a graph FILE; lift lifts a MODEL");
     struct models_config *owned;
     const struct models_config *c = cli_model("lift", arg, &owned);
     if (!c)
@@ -75,19 +78,46 @@ int cli_cmd_lift(int argc, char **argv)
     return print_graph(g, out);
 }
 
+/* Parse validate's command line: --allow-empty and one FILE (into *file). 0, or CLI_USAGE said. */
+static int parse_validate_args(int argc, char **argv, bool *allow_empty, const char **file)
+{
+    static const struct option opts[] = {CLI_EMPTY_OPTION, {0, 0, 0, 0}};
+    *allow_empty = false;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c != 'E')
+            return cli_option_error("validate", opts, "", argv);
+        *allow_empty = true;
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("validate", "expected one FILE");
+    *file = argv[optind];
+    return 0;
+}
+
 int cli_cmd_validate(int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage_error("validate", "expected one FILE");
+    bool allow_empty;
+    const char *file = NULL;
+    int rc = parse_validate_args(argc, argv, &allow_empty, &file);
+    if (rc)
+        return rc;
     size_t len;
-    const char *label = strcmp(argv[1], "-") == 0 ? "stdin" : argv[1];
-    char *text = ir_read_file(argv[1], &len);
+    const char *label = strcmp(file, "-") == 0 ? "stdin" : file;
+    char *text = ir_read_file(file, &len);
     if (!text) {
         fprintf(stderr, "%s:1:1: cannot open: %s\n", label, strerror(errno));
         return CLI_USAGE;
     }
     char err[IR_ERR_LEN];
     struct ir_graph *g = ir_parse_unchecked(text, len, label, err);
+    if (g && !allow_empty && ir_refuse_empty(g, label, err)) {
+        fprintf(stderr, "%s (--allow-empty reads it)\n", err); /* file:1:1: empty graph: ... */
+        ir_graph_free(g);
+        free(text);
+        return CLI_USAGE;
+    }
     if (!g) {
         fprintf(stderr, "%s\n", err);
         free(text);
@@ -222,7 +252,7 @@ static int eval_tokens(const struct ir_graph *g, const struct eval_args *a, bool
         return strstr(err, "outside the vocabulary") ? CLI_USAGE : CLI_FAILED;
     }
     print_run(&r, a->tokens, a->top);
-    int rc = a->logits && cli_logits_write(a->logits, &r) ? CLI_FAILED : CLI_OK;
+    int rc = a->logits && cli_logits_write(a->logits, &r) ? CLI_USAGE : CLI_OK; /* unwritten: no check failed */
     cli_logits_free(&r);
     return rc;
 }
@@ -249,6 +279,7 @@ int cli_cmd_eval(int argc, char **argv)
                                          {"logits", required_argument, NULL, 'o'},
                                          {"top", required_argument, NULL, 'k'},
                                          {"activations", required_argument, NULL, 'a'},
+                                         CLI_EMPTY_OPTION,
                                          {0, 0, 0, 0}};
     struct cli_lift l = cli_lift_defaults();
     struct eval_args a = {.seed = 1, .top = 5};
@@ -264,7 +295,7 @@ int cli_cmd_eval(int argc, char **argv)
         if (r == 1)
             rc = CLI_USAGE;
         else if (r == -1)
-            rc = cli_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
+            rc = cli_option_error("eval", opts, "", argv);
     }
     if (rc == CLI_OK && optind != argc - 1)
         rc = cli_usage_error("eval", "expected one FILE or MODEL");
@@ -276,7 +307,9 @@ int cli_cmd_eval(int argc, char **argv)
     if (rc == CLI_OK && !g)
         rc = CLI_USAGE;
     if (g)
-        rc = a.tokens ? eval_tokens(g, &a, l.options.mode.kind == MODELS_PREFILL) : eval_once(g, a.seed);
+        rc = cli_values_fit("eval", g) ? CLI_USAGE
+             : a.tokens                ? eval_tokens(g, &a, l.options.mode.kind == MODELS_PREFILL)
+                                       : eval_once(g, a.seed);
     ir_graph_free(g);
     free(a.tokens);
     return rc;

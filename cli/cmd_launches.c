@@ -139,14 +139,10 @@ int cli_cmd_launches(int argc, char **argv)
                 return CLI_USAGE;
             modes[nmodes++] = optarg;
         } else if (c == 'l') {
-            bool all = strcmp(optarg, "all") == 0;
-            int32_t v = 0;
-            if (!all && (cli_parse_count(optarg, &v) || v > MODELS_MAX_LAYERS))
-                return cli_usage_error("launches", "--layers expects a count of 1..%d or 'all', got '%s'",
-                                       MODELS_MAX_LAYERS, optarg);
-            layers = v;
+            if (cli_parse_layers(optarg, &layers)) /* 0: all */
+                return CLI_USAGE;
         } else
-            return cli_usage_error("launches", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("launches", opts, "", argv);
     }
     if (optind != argc)
         return cli_usage_error("launches", "takes only --shim, --mode and --layers");

@@ -67,7 +67,7 @@ int cli_cmd_rules(int argc, char **argv)
         else if (c == 's')
             shim_name = optarg;
         else
-            return cli_usage_error("rules", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("rules", opts, "", argv);
     }
     if (optind != argc)
         return cli_usage_error("rules", "takes no arguments");
@@ -140,7 +140,7 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
         CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'},
         {"hold", required_argument, NULL, 'h'}, {"report", no_argument, NULL, 'r'},
         {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'},
-        {"svg", no_argument, NULL, 'v'},          CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
+        {"svg", no_argument, NULL, 'v'},          CLI_SEED_RULES_OPTION, CLI_EMPTY_OPTION, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
@@ -167,7 +167,7 @@ static int parse_opt_args(const char *cmd, int argc, char **argv, struct opt_arg
                 return cli_usage_error(cmd, "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
             break;
         }
-        default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        default: return cli_option_error(cmd, opts, "o:", argv);
         }
     }
     if (!a->shim)
@@ -381,7 +381,7 @@ int cli_cmd_diff(int argc, char **argv)
     if (rc == CLI_OK) {
         char err[IR_ERR_LEN];
         struct shim *shim = shim_lookup(a.shim, err);
-        rc = shim ? compare_rewritten(g, &o, shim, a.seed) : CLI_FAILED;
+        rc = cli_values_fit("diff", g) ? CLI_USAGE : shim ? compare_rewritten(g, &o, shim, a.seed) : CLI_FAILED;
         shim_free(shim);
         rules_optimized_free(&o);
     }
@@ -418,7 +418,7 @@ int cli_cmd_coverage(int argc, char **argv)
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         if (c != 's')
-            return cli_usage_error("coverage", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("coverage", opts, "", argv);
         shim_name = optarg;
     }
     if (!shim_name || optind != argc)

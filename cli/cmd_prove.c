@@ -2,6 +2,7 @@
  * atom's necessity), counterexamples printed and written as replayable graphs, every verdict logged to results.db;
  * and `fusecheck validate-run`: one concrete optimization re-checked firing by firing. */
 #include "cli.h"
+#include "cli/progress.h"
 #include "db/db.h"
 #include "oracle/oracle.h"
 
@@ -19,6 +20,7 @@ struct prove_args {
     struct oracle_options opt;
     struct oracle_cross cross; /* --cross-check: the second solver's tally (opt.cross points here when asked) */
     bool mutants, explain;
+    bool progress; /* progress lines on stderr in a log (cli/progress.h); --no-progress clears it */
     const char *db, *replay, *fixtures;
     char **rules;
     int nrules;
@@ -42,10 +44,11 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         {"no-unbounded", no_argument, NULL, 'u'},  {"assume-fresh-results", no_argument, NULL, 'a'},
         {"replay", required_argument, NULL, 'r'},  {"fixtures", required_argument, NULL, 'f'},
         {"explain", no_argument, NULL, 'e'},       {"cross-check", required_argument, NULL, 'x'},
-        CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
+        {"no-progress", no_argument, NULL, 'P'},   CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->opt = oracle_defaults();
     a->fixtures = "tests/rules";
+    a->progress = true;
     optind = 1;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
@@ -74,6 +77,7 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         case 'r': a->replay = optarg; break;
         case 'f': a->fixtures = optarg; break;
         case 'e': a->explain = true; break;
+        case 'P': a->progress = false; break;
         case 'x':
             if (strcmp(optarg, "cvc5") != 0)
                 return cli_usage_error("prove", "--cross-check: '%s' is no solver fusecheck runs (cvc5)", optarg);
@@ -84,7 +88,7 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
             a->opt.cross = &a->cross;
             break;
         case 'R': rules_seed_mode(true); break;
-        default: return cli_usage_error("prove", "unknown option '%s'", argv[optind - 1]);
+        default: return cli_option_error("prove", opts, "", argv);
         }
     }
     a->rules = argv + optind;
@@ -104,11 +108,44 @@ struct prove_run {
     int64_t run;
     int proved, refuted, unknown;
     int atoms, needed, replayed, replay_tried;
+    int unwritten; /* replay files that could not be written */
     int faithful_failed; /* obligations of the rules as shipped not proved */
     char redundant[4096];
     double ms;
     bool db_failed;
+    int rule_w, name_w; /* the table's rule and obligation columns: as wide as the longest each will hold */
 };
+
+/* Widen *w to hold s. */
+static void fit(int *w, const char *s)
+{
+    int n = (int)strlen(s);
+    if (n > *w)
+        *w = n;
+}
+
+/* Size the table's columns for the outcomes rule will print: its name; each obligation's, and with --mutants each
+ * one less an atom. */
+static void fit_columns(struct prove_run *pr, const struct rules_rule *rule)
+{
+    static const char *const fixed[] = {"assumptions satisfiable", "dataflow under A5", "kernel contract"};
+    char name[256];
+    fit(&pr->rule_w, rule->name);
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        fit(&pr->name_w, fixed[i]);
+    const char *index[16];
+    int n = oracle_index_obligations(rule, index, 16);
+    for (int i = 0; i < n && i < 16; i++) {
+        snprintf(name, sizeof name, "index: %s", index[i]);
+        fit(&pr->name_w, name);
+    }
+    for (int i = 0; pr->a->mutants && i < rule->nguards; i++) {
+        snprintf(name, sizeof name, "dataflow under A5 without %s", rule->guards[i].name);
+        fit(&pr->name_w, name);
+        snprintf(name, sizeof name, "kernel contract without %s", rule->guards[i].name);
+        fit(&pr->name_w, name);
+    }
+}
 
 /* The obligation's name as logged: with the atom a mutant drops. */
 static void obligation_name(const struct oracle_outcome *o, char *buf, size_t n)
@@ -153,6 +190,8 @@ static struct replay_outcome replay(struct prove_run *pr, const struct oracle_ou
              o->dropped ? o->dropped : "");
     if (cli_write(path, rp.text, strlen(rp.text)) == 0)
         printf("    replay: %s\n", path);
+    else
+        pr->unwritten++; /* said on stderr; the run exits 2 unless a check failed */
     struct ir_graph *g = ir_parse(rp.text, strlen(rp.text), path, err);
     bool differs = false;
     int fired = 0;
@@ -197,6 +236,7 @@ static void log_outcome(struct prove_run *pr, const struct oracle_outcome *o, co
         q.reason = q.counterexample = NULL;
         q.solver = x->solver;
         q.replay = NULL; /* the replay is of z3's counterexample */
+        q.ms = o->cross_ms; /* its own time on the obligation's queries, apart from z3's */
     }
     if (db_begin(pr->db, err) || db_proof(pr->db, &p, err) || (x && db_proof(pr->db, &q, err)) ||
         db_commit(pr->db, err)) {
@@ -217,11 +257,13 @@ static void note_redundant(struct prove_run *pr, const struct oracle_outcome *o)
 static void on_outcome(const struct oracle_outcome *o, void *ctx)
 {
     struct prove_run *pr = ctx;
+    if (cli_interrupted())
+        return; /* decided while the signal came (a second solver's child may have had it too): not kept */
     char name[256], window[64];
     obligation_name(o, name, sizeof name);
     window_words(o, window, sizeof window);
-    printf("%-28s %-40s %-8s %-22s %8.1f ms%s%s\n", o->rule, name, oracle_verdict_name(o->verdict), window, o->ms,
-           o->reason[0] ? "  " : "", o->reason);
+    printf("%-*s %-*s %-8s %-22s %8.1f ms%s%s\n", pr->rule_w, o->rule, pr->name_w, name,
+           oracle_verdict_name(o->verdict), window, o->ms, o->reason[0] ? "  " : "", o->reason);
     pr->ms += o->ms;
     pr->proved += o->verdict == ORACLE_PROVED;
     pr->refuted += o->verdict == ORACLE_REFUTED;
@@ -271,8 +313,8 @@ static int begin_db(struct prove_run *pr, int argc, char **argv)
         return CLI_USAGE;
     }
     gethostname(host, sizeof host - 1);
-    char *command = cli_command_line(argc, argv);
-    const char *rev = getenv("FUSECHECK_GIT_REV");
+    char *command = cli_command_line(argc, argv), rev[64];
+    cli_git_revision(rev, sizeof rev);
     struct db_run_info info = {"prove", command, rev, host[0] ? host : NULL, FUSECHECK_VERSION};
     int rc = db_run_begin(pr->db, &info, &pr->run, err);
     free(command);
@@ -304,12 +346,46 @@ static bool output_dir(const char *option, const char *path)
     return false;
 }
 
+/* Whether the command line asks for rule: it names it, or names none. */
+static bool prove_wanted(const struct prove_args *a, const struct rules_rule *rule)
+{
+    bool wanted = a->nrules == 0;
+    for (int k = 0; k < a->nrules && !wanted; k++)
+        wanted = strcmp(a->rules[k], rule->name) == 0;
+    return wanted;
+}
+
+/* Start prove's progress over the rules it will prove: lines in a log; on a terminal a line of its own only where
+ * stdout, whose table shows each obligation as it is decided, goes elsewhere. */
+static void begin_progress(const struct prove_args *a, const struct rules_rule *const *list, int n,
+                           struct cli_progress *p)
+{
+    enum cli_progress_kind kind = cli_progress_kind_for(a->progress, STDERR_FILENO);
+    if (kind == CLI_PROGRESS_TERMINAL && isatty(STDOUT_FILENO))
+        kind = CLI_PROGRESS_OFF;
+    long wanted = 0;
+    for (int i = 0; i < n && i < 256; i++)
+        wanted += prove_wanted(a, list[i]);
+    cli_progress_begin(p, kind, stderr, "prove", wanted, NULL, NULL);
+}
+
+/* Show prove's progress: `done` rules proved, the next (NULL: none); the table printed so far goes out first, so a
+ * log holds the rows before the line that counts them. */
+static void show_progress(struct cli_progress *p, long done, const char *next)
+{
+    if (p->kind != CLI_PROGRESS_OFF)
+        fflush(stdout);
+    cli_progress_update(p, done, next);
+}
+
 int cli_cmd_prove(int argc, char **argv)
 {
+    cli_interrupt_catch();
     struct prove_args a;
     int rc = parse_prove_args(argc, argv, &a);
     if (rc)
         return rc;
+    a.opt.stop = cli_stop_requested; /* no obligation starts once a signal came */
     struct stat fx;
     if (a.replay && (stat(a.fixtures, &fx) != 0 || !S_ISDIR(fx.st_mode)))
         return cli_usage_error("prove", "--fixtures %s: no such directory (the rules' test graphs the replays start "
@@ -323,13 +399,17 @@ int cli_cmd_prove(int argc, char **argv)
         return rc;
     const struct rules_rule *list[256];
     int n = oracle_rules(list, 256), nrules = 0;
+    pr.rule_w = 20;
+    for (int i = 0; i < n && i < 256; i++)
+        if (prove_wanted(&a, list[i]))
+            fit_columns(&pr, list[i]);
     double t0 = wall_ms();
-    for (int i = 0; i < n && i < 256; i++) {
-        bool wanted = a.nrules == 0;
-        for (int k = 0; k < a.nrules && !wanted; k++)
-            wanted = strcmp(a.rules[k], list[i]->name) == 0;
-        if (!wanted)
+    struct cli_progress prog;
+    begin_progress(&a, list, n, &prog);
+    for (int i = 0; i < n && i < 256 && !cli_interrupted(); i++) {
+        if (!prove_wanted(&a, list[i]))
             continue;
+        show_progress(&prog, nrules, list[i]->name);
         nrules++;
         if (a.explain)
             explain(list[i]);
@@ -337,6 +417,8 @@ int cli_cmd_prove(int argc, char **argv)
         if (a.mutants)
             oracle_mutants(list[i], &a.opt, on_outcome, &pr);
     }
+    show_progress(&prog, nrules, NULL); /* the last line: all proved, or where a signal stopped it */
+    cli_progress_end(&prog);
     double wall = wall_ms() - t0;
     printf("prove: %d rules, %d obligations: %d proved, %d refuted, %d unknown; %.1f s\n", nrules,
            pr.proved + pr.refuted + pr.unknown, pr.proved, pr.refuted, pr.unknown, wall / 1e3);
@@ -351,16 +433,25 @@ int cli_cmd_prove(int argc, char **argv)
                a.cross.disagreed ? "; first: " : "", a.cross.first);
     /* every atom earns its place: one the oracle shows redundant guards nothing it can name, so it fails the run */
     bool redundant = a.mutants && pr.needed < pr.atoms;
+    bool stopped = cli_interrupted() != 0; /* a partial run: its figures are not the rules' */
     if (pr.db) {
         char err[DB_ERR_LEN];
-        db_run_end(pr.db, pr.run, pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed ? "failed"
-                                                                                                         : "complete",
-                   err);
+        const char *status = stopped ? "interrupted"
+                             : pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed ? "failed"
+                                                                                                     : "complete";
+        if (db_run_end(pr.db, pr.run, status, err))
+            fprintf(stderr, "fusecheck: prove: %s: %s\n", a.db, err);
         db_close(pr.db);
     }
     oracle_shutdown();
+    if (stopped) {
+        cli_interrupt_say("prove", a.db, a.db ? (long long)pr.run : 0);
+        return cli_interrupt_exit();
+    }
     /* a query two solvers decide differently is a failure: one of them, or the query's text, is wrong */
-    return pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed ? CLI_FAILED : CLI_OK;
+    return pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed ? CLI_FAILED
+           : pr.unwritten                                                       ? CLI_USAGE /* a replay not written */
+                                                                                : CLI_OK;
 }
 
 /* ── validate-run ────────────────────────────────────────────────────────────────────────────────────────── */
@@ -381,7 +472,7 @@ int cli_cmd_validate_run(int argc, char **argv)
     static const struct option opts[] = {
         {"shim", required_argument, NULL, 's'}, CLI_LIFT_OPTIONS,
         {"timeout-ms", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
-        CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
+        CLI_SEED_RULES_OPTION, CLI_EMPTY_OPTION, {0, 0, 0, 0}};
     struct cli_lift lift = cli_lift_defaults();
     struct oracle_options opt = oracle_defaults();
     const char *shim_name = NULL;
@@ -404,7 +495,7 @@ int cli_cmd_validate_run(int argc, char **argv)
         }
         case 'v': verbose = true; break;
         case 'R': rules_seed_mode(true); break;
-        default: return cli_usage_error("validate-run", "unknown option '%s'", argv[optind - 1]);
+        default: return cli_option_error("validate-run", opts, "", argv);
         }
     }
     if (!shim_name)

@@ -457,6 +457,21 @@ static const struct table firing_changes = {
     0,
 };
 
+/* What makes the comparison one of partial results (as `db diff` says it): either run not complete, and each graph
+ * and shim the previous run reported on and this one did not (run_pair_status, run_pair_gaps). */
+static const struct table partial_pair = {
+    "partial",
+    "SELECT 'run ' || run_before || ' (the previous)', 'is ' || status_before, 'bad' FROM run_pair_status"
+    " WHERE run_before = ?2 AND run_after = ?1 AND status_before <> 'complete'"
+    " UNION ALL SELECT 'run ' || run_after || ' (this one)', 'is ' || status_after, 'bad' FROM run_pair_status"
+    " WHERE run_before = ?2 AND run_after = ?1 AND status_after <> 'complete'"
+    " UNION ALL SELECT what || ' ' || coalesce(graph || ' ' || coalesce(mode, ''), shim),"
+    " 'not reported on by this run', 'bad' FROM run_pair_gaps WHERE run_before = ?2 AND run_after = ?1",
+    {"what", "partial", NULL},
+    "both runs are complete, and this one reported on every graph and shim the previous one did.",
+    REPORT_ROWS,
+};
+
 /* The decision, digest and graph changes from the previous run of the kind to this one. */
 static void render_changes(struct report *r, const struct run *run)
 {
@@ -475,6 +490,8 @@ static void render_changes(struct report *r, const struct run *run)
     }
     putf(&r->page, "<p>From run %lld to run %lld: %lld report%s of the same graph (by content) and shim in both.</p>\n",
          (long long)run->prev, (long long)run->id, (long long)common, common == 1 ? "" : "s");
+    put(&r->page, "<h4>Partial results (a run not complete, or graphs and shims this run lacks)</h4>\n");
+    table(r, &partial_pair, run);
     put(&r->page, "<h4>Graphs whose content changed (their reports are not compared)</h4>\n");
     table(r, &graph_changes, run);
     if (common == 0) {
@@ -1052,7 +1069,7 @@ static int parse_args(int argc, char **argv, const char **path, const char **out
         else if (c == 'o')
             *out = optarg;
         else if (c != 'r')
-            return cli_usage_error("report", "unknown option, or one without its value: '%s'", argv[optind - 1]);
+            return cli_option_error("report", opts, "o:", argv);
         else if (*nruns == REPORT_MAX_RUNS)
             return cli_usage_error("report", "at most %d runs a page", REPORT_MAX_RUNS);
         else if ((runs[*nruns] = strtoll(optarg, &end, 10)) < 1 || end == optarg || *end)

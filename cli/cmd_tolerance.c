@@ -94,10 +94,14 @@ static int log_tolerance(struct db *db, int64_t run, int64_t graph, int64_t shim
     return db_commit(db, err);
 }
 
-/* Print one row of the table. */
-static void print_row(const struct kernels_tol_result *res, const struct kernels_tol_row *r)
+/* Print one row of the table, the table's header first when *headed is not yet set (then set). */
+static void print_row(const struct kernels_tol_result *res, const struct kernels_tol_row *r, bool *headed)
 {
     char be[160];
+    if (!*headed)
+        printf("step launch kernel                     reference        tensor                             elements "
+               "   max abs    max rel       NMSE err/bnd\n");
+    *headed = true;
     printf("%4d %5d %-26.26s %-16s %-34.34s %8lld %10.3g %10.3g %10.3g %8.3g %s%s%s\n", (int)r->step, (int)r->launch,
            r->kernel, backend_of(res, r, be), r->tensor, (long long)r->elements, r->max_abs, r->max_rel, r->nmse, r->ratio,
            r->pass ? "pass" : "FAIL", r->why[0] ? ": " : "", r->why);
@@ -145,7 +149,9 @@ int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *re
         snprintf(err, IR_ERR_LEN, "the quantized reference could not be built");
         return -1;
     }
-    struct kernels_tol_input in = {rewritten, ref, lifted, &p, o->seed, o->steps, o->fault, false, o->device};
+    /* a signal caught ends the run between steps (cli_stop_requested) */
+    struct kernels_tol_input in = {rewritten, ref,      lifted,   &p,        o->seed,
+                                   o->steps,  o->fault, false,    o->device, cli_stop_requested};
     struct kernels_tol_result res;
     int rc = kernels_tolerance(&in, &res, err);
     ir_graph_free(ref);
@@ -154,9 +160,10 @@ int cli_tolerance_graph(const struct ir_graph *lifted, const struct ir_graph *re
         return -1;
     }
     const char *name = lifted->name ? lifted->name : "graph";
+    bool headed = false; /* the table's header goes above its first row: none when no row is printed */
     for (int32_t i = 0; i < res.nrows; i++) {
         if (o->print_rows && (o->all || !res.rows[i].pass))
-            print_row(&res, &res.rows[i]);
+            print_row(&res, &res.rows[i], &headed);
         if (!res.rows[i].pass)
             print_failure(name, &res.rows[i]);
         double ratio = res.rows[i].ratio;
@@ -198,7 +205,7 @@ static int parse_tol_args(int argc, char **argv, struct tol_args *a)
         CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'},
         {"steps", required_argument, NULL, 'n'}, {"device", required_argument, NULL, 'D'},
         {"db", required_argument, NULL, 'd'}, {"seed", required_argument, NULL, 'S'},
-        {"all", no_argument, NULL, 'a'}, {0, 0, 0, 0}};
+        {"all", no_argument, NULL, 'a'}, CLI_EMPTY_OPTION, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
@@ -228,7 +235,7 @@ static int parse_tol_args(int argc, char **argv, struct tol_args *a)
                 return cli_usage_error("tolerance", "--seed expects an integer in 0..18446744073709551615, got '%s'",
                                        optarg);
             break;
-        default: return cli_usage_error("tolerance", "unknown option '%s'", argv[optind - 1]);
+        default: return cli_option_error("tolerance", opts, "", argv);
         }
     }
     if (!a->shim)
@@ -295,6 +302,7 @@ int cli_device_open(const char *cmd, const char *spec, struct kernels_device **o
 
 int cli_cmd_tolerance(int argc, char **argv)
 {
+    cli_interrupt_catch();
     struct tol_args a;
     int rc = parse_tol_args(argc, argv, &a);
     if (rc)
@@ -312,7 +320,8 @@ int cli_cmd_tolerance(int argc, char **argv)
         return CLI_USAGE;
     }
     struct ir_graph *g = cli_load(a.arg, &a.lift);
-    if (!g) {
+    if (!g || cli_values_fit("tolerance", g)) { /* a graph too large to evaluate: a resource refusal */
+        ir_graph_free(g);
         kernels_device_close(dev);
         shim_free(shim);
         return CLI_USAGE;
@@ -333,10 +342,9 @@ int cli_cmd_tolerance(int argc, char **argv)
         rc = CLI_USAGE;
     }
     if (rc == CLI_OK) {
-        printf("step launch kernel                     reference        tensor                             elements "
-               "   max abs    max rel       NMSE err/bnd\n");
         if (cli_tolerance_graph(g, o.graph, shim, &to, &t, err)) {
-            fprintf(stderr, "fusecheck: tolerance: %s\n", err);
+            if (!cli_interrupted()) /* stopped by a signal: said below, no failure of the lane's */
+                fprintf(stderr, "fusecheck: tolerance: %s\n", err);
             rc = CLI_FAILED;
         } else {
             printf("tolerance: %lld launches, %lld comparisons, %lld outside their bound; worst error/bound %.3g; "
@@ -355,9 +363,10 @@ int cli_cmd_tolerance(int argc, char **argv)
             rc = t.failed ? CLI_FAILED : CLI_OK;
         }
     }
+    bool stopped = cli_interrupted() != 0;
     if (to.db && to.run) {
         char dberr[DB_ERR_LEN];
-        if (db_run_end(to.db, to.run, rc == CLI_OK ? "complete" : "failed", dberr))
+        if (db_run_end(to.db, to.run, stopped ? "interrupted" : rc == CLI_OK ? "complete" : "failed", dberr))
             fprintf(stderr, "fusecheck: tolerance: %s: %s\n", a.db, dberr);
     }
     db_close(to.db);
@@ -365,5 +374,9 @@ int cli_cmd_tolerance(int argc, char **argv)
     ir_graph_free(g);
     kernels_device_close(dev);
     shim_free(shim);
+    if (stopped) {
+        cli_interrupt_say("tolerance", a.db, to.run);
+        return cli_interrupt_exit();
+    }
     return rc;
 }

@@ -1,15 +1,18 @@
 /* cli/common.c — loading graphs from files or the zoo, writing outputs whole, usage errors, digests. */
 #define _XOPEN_SOURCE 700 /* realpath: a symbolic link written through names its target */
+#define _GNU_SOURCE       /* fopencookie: standard output's writes with their errno (cli_stdout_keep) */
 #include "cli.h"
 #include "rules/rules.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct cli_lift cli_lift_defaults(void)
@@ -18,6 +21,7 @@ struct cli_lift cli_lift_defaults(void)
     l.options = models_default_options();
     l.mode_set = false;
     l.given = NULL;
+    l.allow_empty = false;
     return l;
 }
 
@@ -29,6 +33,18 @@ int cli_parse_count(const char *s, int32_t *out)
     if (errno || end == s || *end || v < 1 || v > INT32_MAX)
         return 1;
     *out = (int32_t)v;
+    return 0;
+}
+
+int cli_parse_layers(const char *s, int32_t *out)
+{
+    int32_t n = 0;
+    if (strcmp(s, "all") != 0 && (cli_parse_count(s, &n) || n > MODELS_MAX_LAYERS)) {
+        fprintf(stderr, "fusecheck: --layers: expected a count of 1..%d (at most the model's layers) or 'all', "
+                "got '%s'\n", MODELS_MAX_LAYERS, s);
+        return 1;
+    }
+    *out = n; /* 0: every layer */
     return 0;
 }
 
@@ -47,13 +63,8 @@ int cli_lift_option(struct cli_lift *l, const char *name, const char *value)
         l->mode_set = true;
         return 0;
     }
-    if (strcmp(name, "layers") == 0) {
-        if (cli_parse_count(value, &l->options.layers)) {
-            fprintf(stderr, "fusecheck: --layers: expected a positive count, got '%s'\n", value);
-            return 1;
-        }
-        return 0;
-    }
+    if (strcmp(name, "layers") == 0)
+        return cli_parse_layers(value, &l->options.layers);
     if (strcmp(name, "weights") == 0) {
         int f = ir_format_lookup(value, strlen(value));
         if (f < 0) {
@@ -82,6 +93,10 @@ int cli_lift_code(struct cli_lift *l, int code, const char *arg)
         int code;
         const char *name;
     } codes[] = {{'m', "mode"}, {'l', "layers"}, {'w', "weights"}, {'C', "ctx"}};
+    if (code == 'E') { /* --allow-empty: how a file is read, not how a MODEL is lifted */
+        l->allow_empty = true;
+        return 0;
+    }
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         if (codes[i].code == code)
             return cli_lift_option(l, codes[i].name, arg);
@@ -231,7 +246,14 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
                 l->given, arg);
         return NULL;
     }
-    struct ir_graph *g = c ? cli_lift_config(c, &l->options, err) : ir_parse_file(arg, err);
+    struct ir_graph *g = c ? cli_lift_config(c, &l->options, err) : ir_parse_file_opt(arg, true, err);
+    const char *label = strcmp(arg, "-") == 0 ? "stdin" : arg;
+    if (g && !c && !l->allow_empty && ir_refuse_empty(g, label, err)) {
+        fprintf(stderr, "%s (--allow-empty reads it)\n", err); /* file:1:1: empty graph: ... */
+        ir_graph_free(g);
+        models_config_free(owned);
+        return NULL;
+    }
     if (!g && c && cli_is_gguf(arg))
         fprintf(stderr, "%s\n", err); /* file: tensor NAME: what was expected */
     else if (!g && c)
@@ -240,6 +262,72 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l)
         fprintf(stderr, "%s\n", err); /* file:line:col: what was expected */
     models_config_free(owned);
     return g;
+}
+
+/* Whether standard output's loss was said already (said once a run). */
+static bool stdout_said;
+/* The errno of the first write to standard output that failed, 0 while none has: a stream's error flag keeps no
+ * reason, and its buffer is dropped with the write that failed (cli_stdout_keep). */
+static int stdout_errno;
+
+/* Say that what was written to standard output was lost, and why (once); 1. */
+static int stdout_lost(int e)
+{
+    if (!stdout_said)
+        fprintf(stderr, "fusecheck: stdout: %s\n", strerror(stdout_errno ? stdout_errno : e ? e : EIO));
+    stdout_said = true;
+    return 1;
+}
+
+#ifdef __GLIBC__
+/* Standard output's bytes written to its descriptor whole (a write interrupted or short goes on), the first failure's
+ * errno kept; the count written (short: the stream's error). */
+static ssize_t stdout_write(void *cookie, const char *buf, size_t n)
+{
+    (void)cookie;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!stdout_errno)
+                stdout_errno = w < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+#endif
+
+void cli_stdout_keep(void)
+{
+#ifdef __GLIBC__
+    FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){NULL, stdout_write, NULL, NULL});
+    if (!f)
+        return; /* the plain stream: a loss said without its reason */
+    setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+    stdout = f;
+#endif
+}
+
+int cli_stdout_flush(void)
+{
+    bool lost = ferror(stdout) != 0; /* a write the buffer passed on failed already */
+    errno = 0;
+    if (fflush(stdout) != 0 || lost)
+        return stdout_lost(errno);
+    return stdout_said;
+}
+
+int cli_stdout_close(int rc)
+{
+    int lost = cli_stdout_flush();
+    /* the close reports what a file system defers to it; a descriptor closed before the run wrote nothing */
+    if (!lost && close(STDOUT_FILENO) != 0 && errno != EBADF)
+        lost = stdout_lost(errno);
+    return lost && rc == CLI_OK ? CLI_USAGE : rc;
 }
 
 /* Bytes to write, and writing them as ir_replace_file's body. */
@@ -278,11 +366,9 @@ static int write_in_place(const char *path, const char *data, size_t len)
 int cli_write(const char *path, const char *data, size_t len)
 {
     if (!path || strcmp(path, "-") == 0) {
-        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-            fprintf(stderr, "fusecheck: writing standard output: %s\n", strerror(errno));
-            return 1;
-        }
-        return 0;
+        if (fwrite(data, 1, len, stdout) != len)
+            return stdout_lost(errno);
+        return cli_stdout_flush();
     }
     /* A symbolic link is written through: what it points at is what gets written (and said so). */
     struct stat st;
@@ -343,20 +429,36 @@ void cli_sha256_hex(const void *data, size_t len, char hex[65])
         snprintf(hex + 2 * i, 3, "%02x", md[i]);
 }
 
+/* The first line a shell command prints into out (its newline dropped; "" when none), and its exit status (-1 when it
+ * could not be run or did not exit). */
+static int first_line(const char *command, char *out, size_t cap)
+{
+    out[0] = '\0';
+    FILE *p = popen(command, "r");
+    if (!p)
+        return -1;
+    if (fgets(out, (int)cap, p))
+        out[strcspn(out, "\n")] = '\0';
+    int status = pclose(p);
+    return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 void cli_git_revision(char *out, size_t cap)
 {
     const char *env = getenv("FUSECHECK_GIT_REV");
-    out[0] = '\0';
-    if (env) {
+    if (env && *env) {
         snprintf(out, cap, "%s", env);
         return;
     }
-    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
-    if (!p)
+    int rc = first_line("git rev-parse --short=12 HEAD 2>/dev/null", out, cap);
+    if (rc == 0 && out[0])
         return;
-    if (fgets(out, (int)cap, p))
-        out[strcspn(out, "\n")] = '\0';
-    pclose(p);
+    char dir[8];
+    const char *why = rc == 127 ? "git not found"
+                      : rc < 0  ? "git could not be run"
+                      : first_line("git rev-parse --git-dir 2>/dev/null", dir, sizeof dir) == 0 ? "no commit yet"
+                                                                                                 : "not a git checkout";
+    snprintf(out, cap, "none: %s", why);
 }
 
 int cli_holds_add(struct cli_holds *h, const char *text)
@@ -417,4 +519,48 @@ void cli_holds_free(struct cli_holds *h)
     for (int i = 0; i < h->n; i++)
         free(h->names[i]);
     h->n = 0;
+}
+
+/* The long option of opts whose code is val, or NULL. */
+static const struct option *option_of(const struct option *opts, int val)
+{
+    for (; opts && opts->name; opts++)
+        if (!opts->flag && opts->val == val)
+            return opts;
+    return NULL;
+}
+
+int cli_option_error(const char *cmd, const struct option *opts, const char *shorts, char **argv)
+{
+    const char *given = optind > 0 ? argv[optind - 1] : "";
+    bool long_form = strncmp(given, "--", 2) == 0;
+    bool valued = strchr(given, '=') != NULL;
+    const struct option *o = optopt && long_form ? option_of(opts, optopt) : NULL;
+    if (o && o->has_arg == required_argument && !valued)
+        return cli_usage_error(cmd, "--%s needs a value", o->name);
+    if (o && o->has_arg == no_argument && valued)
+        return cli_usage_error(cmd, "--%s takes no value, got '%s'", o->name, given);
+    const char *s = optopt && !long_form && shorts ? strchr(shorts, optopt) : NULL;
+    if (s && s[1] == ':')
+        return cli_usage_error(cmd, "-%c needs a value", optopt);
+    return cli_usage_error(cmd, "unknown option '%s'", given);
+}
+
+int cli_values_fit(const char *cmd, const struct ir_graph *g)
+{
+    int64_t need = ir_values_plan_bytes(g);
+    if (need <= IR_EVAL_MAX_BYTES) /* -1: a shape the evaluator refuses itself, saying which */
+        return 0;
+    fprintf(stderr, "fusecheck: %s: the graph's values need %lld bytes (%.1f GiB), more than the evaluator's limit of "
+            "%lld bytes (%.1f GiB): refused (a smaller --ctx, --layers or --mode fits)\n", cmd, (long long)need,
+            (double)need / (1 << 30), (long long)IR_EVAL_MAX_BYTES, (double)IR_EVAL_MAX_BYTES / (1 << 30));
+    return CLI_USAGE;
+}
+
+int cli_last_needs_value(const char *cmd, int argc, char **argv, const char *const *valued)
+{
+    for (int k = 0; argc > 1 && valued[k]; k++)
+        if (strcmp(argv[argc - 1], valued[k]) == 0)
+            return cli_usage_error(cmd, "%s needs a value", valued[k]);
+    return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,7 +65,9 @@
     X(GRAPH_CHANGES, "SELECT graph, mode, ops_before, ops_after, sha256_before, sha256_after FROM graph_changes " \
                      "WHERE run_before = ? AND run_after = ? ORDER BY graph, mode, sha256_before, sha256_after") \
     X(CHANGES, "SELECT graph, mode, shim, rule, class, covers, outcome_before, outcome_after FROM decision_changes " \
-               "WHERE run_before = ? AND run_after = ? ORDER BY graph, mode, shim, rule, covers")
+               "WHERE run_before = ? AND run_after = ? ORDER BY graph, mode, shim, rule, covers") \
+    X(GAPS, "SELECT what, graph, mode, shim FROM run_pair_gaps WHERE run_before = ? AND run_after = ? " \
+            "ORDER BY what, graph, mode, shim")
 
 /* The same row 16 times, comma-separated: a statement that inserts DB_DECISION_BATCH decisions at once. */
 #define ROWS2(r) r ", " r
@@ -113,10 +116,47 @@ static void sql_key_line(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 static void pending_clear(struct db *db);
 static int pending_flush(struct db *db, char err[DB_ERR_LEN]);
 
+/* The directory that holds path, into dir: "." for a bare name, "/" for a file at the root. */
+static void parent_dir(const char *path, char *dir, size_t size)
+{
+    snprintf(dir, size, "%.1000s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, size, ".");
+    else
+        slash[slash == dir] = '\0';
+}
+
+/* Whether the file at path (or, absent, the directory it would be made in) lies on a read-only file system. */
+static bool on_read_only_fs(const char *path)
+{
+    struct statvfs fs;
+    if (!path || !path[0])
+        return false;
+    if (statvfs(path, &fs) == 0)
+        return (fs.f_flag & ST_RDONLY) != 0;
+    char dir[1100];
+    parent_dir(path, dir, sizeof dir);
+    return statvfs(dir, &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+}
+
+/* SQLite's message for the connection's last error (msg when given), or what lies under it: a read-only file system
+ * named as such, where SQLite says "unable to open database file" or "attempt to write a readonly database" (its
+ * system errno is that of its last fallback, not EROFS). path: the file (NULL: the connection's). */
+static const char *conn_message(sqlite3 *conn, const char *msg, const char *path)
+{
+    int code = sqlite3_extended_errcode(conn) & 0xff;
+    bool refused = code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_IOERR;
+    if (refused && on_read_only_fs(path ? path : sqlite3_db_filename(conn, "main")))
+        return "on a read-only file system: it cannot be written";
+    return msg ? msg : sqlite3_errmsg(conn);
+}
+
 /* Write SQLite's message for the connection, prefixed by what was being done. */
 static int fail(struct db *db, const char *what, char err[DB_ERR_LEN])
 {
-    snprintf(err, DB_ERR_LEN, "%.250s: %.250s", what, db && db->conn ? sqlite3_errmsg(db->conn) : "no connection");
+    snprintf(err, DB_ERR_LEN, "%.250s: %.250s", what,
+             db && db->conn ? conn_message(db->conn, NULL, NULL) : "no connection");
     return 1;
 }
 
@@ -125,7 +165,7 @@ static int exec(struct db *db, const char *sql, const char *what, char err[DB_ER
 {
     char *msg = NULL;
     if (sqlite3_exec(db->conn, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(err, DB_ERR_LEN, "%.250s: %.250s", what, msg ? msg : sqlite3_errmsg(db->conn));
+        snprintf(err, DB_ERR_LEN, "%.250s: %.250s", what, conn_message(db->conn, msg, NULL));
         sqlite3_free(msg);
         return 1;
     }
@@ -162,18 +202,82 @@ static int64_t query_int(struct db *db, const char *sql)
 
 int db_schema_version(struct db *db) { return (int)query_int(db, "PRAGMA user_version"); }
 
-/* Bring the file's schema forward to this build's version, in one immediate transaction (so writers opening a new
- * file at once upgrade it once). */
-static int migrate(struct db *db, char err[DB_ERR_LEN])
+/* What an open file holds: nothing yet (a new or empty file, no table, view or index: the schema may be made in it),
+ * fusecheck's results (a schema version and the runs table), or something else — another program's database, never
+ * adopted. */
+enum holding { HOLDS_NOTHING, HOLDS_RESULTS, HOLDS_FOREIGN };
+
+/* The schema version, the count of schema objects and of tables named runs, read at once. */
+static const char holding_sql[] =
+    "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema),"
+    " (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'runs')";
+
+/* What the file holds and its schema version, waiting out a lock another writer holds as it opens the same file
+ * (as exec_at_open). 0, or 1 with err. */
+static int holding(struct db *db, enum holding *h, int *version, char err[DB_ERR_LEN])
+{
+    for (int waited = 0;; waited += 10) {
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(db->conn, holding_sql, -1, &st, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            int64_t v = sqlite3_column_int64(st, 0), objects = sqlite3_column_int64(st, 1);
+            int64_t runs = sqlite3_column_int64(st, 2);
+            sqlite3_finalize(st);
+            *version = v > INT32_MAX ? INT32_MAX : (int)v;
+            *h = v == 0 && objects == 0 ? HOLDS_NOTHING : v >= 1 && runs == 1 ? HOLDS_RESULTS : HOLDS_FOREIGN;
+            return 0;
+        }
+        sqlite3_finalize(st);
+        bool busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+        if (!busy || waited >= DB_BUSY_MS)
+            return fail(db, "reading the schema", err);
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+}
+
+/* Refuse a file a fusecheck results file cannot be made of or read from (holding): another program's database, or
+ * for a reader a file holding nothing yet; or one of a newer schema. Checked before anything is written. 0, or 1 with
+ * err naming path. */
+static int check_holding(struct db *db, const char *path, bool readonly, char err[DB_ERR_LEN])
+{
+    int version;
+    enum holding h;
+    if (holding(db, &h, &version, err))
+        return 1;
+    if (version > DB_SCHEMA_VERSION) {
+        snprintf(err, DB_ERR_LEN,
+                 "%.250s: the file has schema version %d, newer than this fusecheck's %d: use a newer fusecheck",
+                 path, version, DB_SCHEMA_VERSION);
+        return 1;
+    }
+    if (h == HOLDS_FOREIGN || (readonly && h == HOLDS_NOTHING)) {
+        snprintf(err, DB_ERR_LEN, "%.250s holds no fusecheck results (%s)", path,
+                 h == HOLDS_NOTHING ? "an empty file"
+                 : version < 1     ? "no schema version: another program's database, left as it is"
+                                   : "no runs table: another program's database, left as it is");
+        return 1;
+    }
+    return 0;
+}
+
+/* migrate's transaction: every migration from the file's version on, or none. */
+static int migrate_locked(struct db *db, char err[DB_ERR_LEN])
 {
     const char *const *m;
     int target = db_schema_migrations(&m);
     if (exec(db, "BEGIN IMMEDIATE", "upgrading the schema", err))
         return 1;
     int64_t v = query_int(db, "PRAGMA user_version");
-    int rc = 0;
+    int rc = 0, version;
+    enum holding h = HOLDS_NOTHING;
     if (v < 0) {
         rc = fail(db, "reading the schema version", err);
+    } else if (holding(db, &h, &version, err) || h == HOLDS_FOREIGN) { /* another program's since the open */
+        if (h == HOLDS_FOREIGN)
+            snprintf(err, DB_ERR_LEN, "the file holds no fusecheck results: another program's database, left as it is");
+        rc = 1;
     } else if (v > target) {
         snprintf(err, DB_ERR_LEN,
                  "the file has schema version %lld, newer than this fusecheck's %d: use a newer fusecheck",
@@ -192,6 +296,17 @@ static int migrate(struct db *db, char err[DB_ERR_LEN])
     return exec(db, "COMMIT", "upgrading the schema", err);
 }
 
+/* Bring the file's schema forward to this build's version, in one immediate transaction (so writers opening a new
+ * file at once upgrade it once), with foreign keys off for its length: a migration that rebuilds a table others
+ * refer to (runs, version 7) must not delete their rows in cascade. */
+static int migrate(struct db *db, char err[DB_ERR_LEN])
+{
+    if (exec(db, "PRAGMA foreign_keys = OFF", "upgrading the schema", err))
+        return 1;
+    int rc = migrate_locked(db, err);
+    return exec(db, "PRAGMA foreign_keys = ON", "upgrading the schema", err) || rc;
+}
+
 /* Prepare every statement. A file opened for reading may be of an older schema (it is not upgraded): a statement
  * writing a table it lacks stays unprepared (NULL: SQLite answers any use of it with an error, and a read-only
  * file takes no writes anyway). */
@@ -205,8 +320,10 @@ static int prepare_all(struct db *db, char err[DB_ERR_LEN])
     return 0;
 }
 
-/* Open path with flags and configure the connection; migrate when writable. */
-static int open_with(const char *path, int flags, bool readonly, struct db **out, char err[DB_ERR_LEN])
+/* Open path (named `label` in messages) with flags and configure the connection; refuse what it must not be made
+ * of or read from (check_holding); migrate when writable. */
+static int open_with(const char *path, const char *label, int flags, bool readonly, struct db **out,
+                     char err[DB_ERR_LEN])
 {
     *out = NULL;
     struct db *db = calloc(1, sizeof *db);
@@ -214,7 +331,8 @@ static int open_with(const char *path, int flags, bool readonly, struct db **out
         abort();
     db->readonly = readonly;
     if (sqlite3_open_v2(path, &db->conn, flags, NULL) != SQLITE_OK) {
-        snprintf(err, DB_ERR_LEN, "%.250s: cannot open: %.200s", path, db->conn ? sqlite3_errmsg(db->conn) : "no memory");
+        snprintf(err, DB_ERR_LEN, "%.250s: cannot open: %.200s", path,
+                 db->conn ? conn_message(db->conn, NULL, path) : "no memory");
         db_close(db);
         return 1;
     }
@@ -238,14 +356,11 @@ static int open_with(const char *path, int flags, bool readonly, struct db **out
                                        sql_buckets_step, sql_buckets_final) != SQLITE_OK ||
                sqlite3_create_function(db->conn, "fusecheck_key_line", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                                        sql_key_line, NULL, NULL) != SQLITE_OK;
+    if (!bad)
+        bad = check_holding(db, label, readonly, err);
     if (!bad && !readonly)
         bad = exec_at_open(db, "PRAGMA journal_mode = WAL", what, err) ||
               exec_at_open(db, "PRAGMA synchronous = NORMAL", what, err) || migrate(db, err);
-    if (!bad && readonly && db_schema_version(db) > DB_SCHEMA_VERSION) {
-        snprintf(err, DB_ERR_LEN, "%.250s: schema version %d is newer than this fusecheck's %d", path,
-                 db_schema_version(db), DB_SCHEMA_VERSION);
-        bad = true;
-    }
     if (!bad)
         bad = prepare_all(db, err);
     if (bad) {
@@ -272,7 +387,7 @@ int db_open(const char *path, struct db **out, char err[DB_ERR_LEN])
     *out = NULL;
     if (not_a_directory(path, err))
         return 1;
-    return open_with(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, false, out, err);
+    return open_with(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, false, out, err);
 }
 
 /* Whether path's write-ahead log is absent or empty: nothing but the file itself holds its content. */
@@ -288,12 +403,7 @@ static bool no_pending_log(const char *path)
 static bool dir_writable(const char *path)
 {
     char dir[1100];
-    snprintf(dir, sizeof dir, "%.1000s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        slash[slash == dir] = '\0'; /* "/x" keeps "/" */
+    parent_dir(path, dir, sizeof dir);
     return access(dir, W_OK) == 0;
 }
 
@@ -312,7 +422,7 @@ static int open_immutable(const char *path, struct db **out, char err[DB_ERR_LEN
                                                                    : sprintf(uri + k, "%c", c));
     }
     sprintf(uri + k, "?immutable=1");
-    int rc = open_with(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, true, out, err);
+    int rc = open_with(uri, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, true, out, err);
     free(uri);
     return rc;
 }
@@ -326,7 +436,7 @@ int db_open_readonly(const char *path, struct db **out, char err[DB_ERR_LEN])
     }
     if (not_a_directory(path, err))
         return 1;
-    if (open_with(path, SQLITE_OPEN_READONLY, true, out, err)) {
+    if (open_with(path, path, SQLITE_OPEN_READONLY, true, out, err)) {
         /* a file in a directory the reader cannot write, with no log pending: read as it stands */
         char first[DB_ERR_LEN];
         snprintf(first, sizeof first, "%s", err);
@@ -334,12 +444,6 @@ int db_open_readonly(const char *path, struct db **out, char err[DB_ERR_LEN])
             snprintf(err, DB_ERR_LEN, "%s", first);
             return 1;
         }
-    }
-    if (db_schema_version(*out) < 1) { /* an empty file, or another program's database */
-        snprintf(err, DB_ERR_LEN, "%.250s: holds no fusecheck results (no schema version)", path);
-        db_close(*out);
-        *out = NULL;
-        return 1;
     }
     return 0;
 }
@@ -1038,6 +1142,18 @@ int db_graph_changes(struct db *db, int64_t a, int64_t b, db_graph_change_fn fn,
     return rc == SQLITE_DONE ? 0 : fail(db, "comparing two runs' graphs", err);
 }
 
+int db_run_gaps(struct db *db, int64_t a, int64_t b, db_gap_fn fn, void *ctx, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_GAPS);
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        fn(col_text(st, 0), col_text(st, 1), col_text(st, 2), col_text(st, 3), ctx);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : fail(db, "comparing what two runs reported on", err);
+}
+
 int db_select(struct db *db, const char *sql, const int64_t *params, int nparams, db_row_fn fn, void *ctx,
               char err[DB_ERR_LEN])
 {
@@ -1349,7 +1465,26 @@ static int copy_forward(const char *path, const char *copy, char err[DB_ERR_LEN]
     return rc;
 }
 
-/* Whether the merge may write out under mode: an absent path, or (FORCE, APPEND) a regular file. 0, or 1 with err. */
+/* Whether the file at path is another program's SQLite database (check_holding's refusal), opened read-only and
+ * left as it is; err says so. A file that is no database at all is not. */
+static bool foreign_database(const char *path, char err[DB_ERR_LEN])
+{
+    struct db *db = calloc(1, sizeof *db);
+    if (!db)
+        abort();
+    db->readonly = true;
+    bool foreign = false;
+    enum holding h;
+    int version;
+    if (sqlite3_open_v2(path, &db->conn, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        holding(db, &h, &version, err) == 0 && h == HOLDS_FOREIGN && version <= DB_SCHEMA_VERSION)
+        foreign = check_holding(db, path, false, err) != 0;
+    db_close(db);
+    return foreign;
+}
+
+/* Whether the merge may write out under mode: an absent path, or (FORCE, APPEND) a regular file, never another
+ * program's database. 0, or 1 with err. */
 static int check_output(const char *out, enum db_merge_mode mode, bool *exists, char err[DB_ERR_LEN])
 {
     struct stat st;
@@ -1364,7 +1499,29 @@ static int check_output(const char *out, enum db_merge_mode mode, bool *exists, 
         snprintf(err, DB_ERR_LEN, "%.250s: exists; --append adds to it, --force replaces it", out);
         return 1;
     }
+    char why[DB_ERR_LEN];
+    if (mode == DB_MERGE_FORCE && foreign_database(out, why)) {
+        snprintf(err, DB_ERR_LEN, "%.400s; --force replaces only a results file", why);
+        return 1;
+    }
     return 0;
+}
+
+/* A merge's message names its output, never the temporary file it writes first: each `tmp` in err becomes `out`. */
+static void name_output(char err[DB_ERR_LEN], const char *tmp, const char *out)
+{
+    char named[DB_ERR_LEN];
+    size_t k = 0, n = strlen(tmp);
+    for (const char *p = err; *p && k + 1 < sizeof named;) {
+        bool at = strncmp(p, tmp, n) == 0;
+        const char *put = at ? out : p;
+        size_t len = at ? strlen(out) : 1;
+        for (size_t i = 0; i < len && k + 1 < sizeof named; i++)
+            named[k++] = put[i];
+        p += at ? n : 1;
+    }
+    named[k] = '\0';
+    snprintf(err, DB_ERR_LEN, "%s", named);
 }
 
 int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_merge_mode mode,
@@ -1397,8 +1554,10 @@ int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_me
             rc = 1;
         }
     }
-    if (rc)
+    if (rc) {
         remove(tmp);
+        name_output(err, tmp, out);
+    }
     remove_sidecars(tmp);
     free(tmp);
     if (result)

@@ -5,8 +5,9 @@
  * (a file made by a newer fusecheck is refused). Every statement is prepared; no SQL is built from strings a user
  * controls. A run is written in transactions: its row first (status `incomplete`), then each unit of work in its own
  * transaction, then its status — so a process killed at any moment leaves every committed row intact and the run
- * marked incomplete. Writers wait for each other (busy timeout), so parallel checks can share one file. The module
- * knows only SQLite: callers pass plain values. */
+ * marked incomplete (a run stopped by a signal it caught ends `interrupted`, its status of its own). Writers wait for
+ * each other (busy timeout), so parallel checks can share one file. The module knows only SQLite: callers pass plain
+ * values. */
 #ifndef FUSECHECK_DB_H
 #define FUSECHECK_DB_H
 
@@ -16,15 +17,18 @@
 #define DB_ERR_LEN 512
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 
 struct db;
 
 /* The schema's forward migrations: (*out)[k] takes a file from version k to k + 1; returns their count. */
 int db_schema_migrations(const char *const **out);
 
-/* Open (creating and upgrading as needed) the results file at path. 0 on success; else a message in err: a missing
- * directory, a file that is not a database, one from a newer fusecheck, a read-only file for writing. */
+/* Open (creating and upgrading as needed) the results file at path. The schema is made only in a new or empty file
+ * (no table, view or index); another program's database (its own objects and no fusecheck schema) is refused before
+ * anything is written to it, byte for byte as it was. 0 on success; else a message in err: a missing directory, a
+ * file that is not a database, one holding no fusecheck results, one from a newer fusecheck, a read-only file for
+ * writing. */
 int db_open(const char *path, struct db **out, char err[DB_ERR_LEN]);
 /* Open an existing results file for reading only (no creation, no upgrade). */
 int db_open_readonly(const char *path, struct db **out, char err[DB_ERR_LEN]);
@@ -48,8 +52,9 @@ struct db_run_info {
 
 /* Record a new run (status incomplete, started now) in its own transaction; *run receives its id. */
 int db_run_begin(struct db *db, const struct db_run_info *info, int64_t *run, char err[DB_ERR_LEN]);
-/* Mark a run in progress ended with status "complete" or "failed", in its own transaction; a run that ended already
- * is refused (its status never flips). */
+/* Mark a run in progress ended with status "complete", "failed" or "interrupted" (stopped by a signal before its
+ * work was done: what it committed is whole, the rest was never done), in its own transaction; a run that ended
+ * already is refused (its status never flips). */
 int db_run_end(struct db *db, int64_t run, const char *status, char err[DB_ERR_LEN]);
 
 /* The id of the graph (name, family, mode, op count, sha256 of its canonical text), inserted if new. */
@@ -201,13 +206,17 @@ int db_decision_changes(struct db *db, int64_t a, int64_t b, db_change_fn fn, vo
 typedef void (*db_graph_change_fn)(const char *graph, const char *mode, int64_t ops_before, int64_t ops_after,
                                    const char *sha_before, const char *sha_after, void *ctx);
 int db_graph_changes(struct db *db, int64_t a, int64_t b, db_graph_change_fn fn, void *ctx, char err[DB_ERR_LEN]);
-/* A run's status ("complete", "incomplete", "failed"), or "" when there is no such run. */
+/* A run's status ("complete", "incomplete", "failed", "interrupted"), or "" when there is no such run. */
 int db_run_status(struct db *db, int64_t run, char status[16], char err[DB_ERR_LEN]);
 /* Whether run id exists. */
 int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]);
 /* How many reports of run a have a report of run b on the same graph (by content) and shim (what decision changes
  * compare). */
 int db_runs_common(struct db *db, int64_t a, int64_t b, int64_t *n, char err[DB_ERR_LEN]);
+/* What run a reported on that run b did not (the view run_pair_gaps): each graph by name and mode (`what` "graph",
+ * shim NULL), then each shim by name (`what` "shim", graph and mode NULL), in order. */
+typedef void (*db_gap_fn)(const char *what, const char *graph, const char *mode, const char *shim, void *ctx);
+int db_run_gaps(struct db *db, int64_t a, int64_t b, db_gap_fn fn, void *ctx, char err[DB_ERR_LEN]);
 
 /* One row of a read query: its n columns as text (NULL where the value is NULL), in the order selected. */
 typedef void (*db_row_fn)(const char *const *cols, int n, void *ctx);
@@ -228,7 +237,8 @@ struct db_merge_result {
  * schema); the result built beside `out` (with APPEND from a copy of it) and renamed over it, a stale `-wal`/`-shm`
  * of `out` removed first, never left to pair with the new file. A run the output already holds (same origin: the
  * file and id it came from) is skipped. `out` existing is refused under NEW; anything at `out` but a regular file is
- * refused always. 0, or 1 with err. */
+ * refused always, and so is another program's database (FORCE replaces only a results file, or a file that is no
+ * database). 0, or 1 with err. */
 int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_merge_mode mode,
              struct db_merge_result *result, char err[DB_ERR_LEN]);
 

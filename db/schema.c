@@ -579,9 +579,48 @@ static const char migration_6[] =
     "       AND q.run_id < c.run_id ORDER BY q.run_id DESC LIMIT 1)"
     "  WHERE c.nmse > p.nmse OR (p.top1_fusecheck = p.top1_llama AND c.top1_fusecheck <> c.top1_llama);";
 
+/* Version 6 → 7: a run stopped by a signal it caught (SIGINT, SIGTERM) ends `interrupted` — what it committed is
+ * whole, the rest was never done — apart from `incomplete` (still running, or killed before it could say). SQLite
+ * cannot change a CHECK constraint in place: the runs table is rebuilt, every row kept under its id (db.c runs the
+ * migrations with foreign keys off, so the rows that refer to runs stay). And two views for comparing runs: each
+ * pair's statuses (a comparison is of partial results unless both are complete), and what the later run of a pair
+ * lacks of the earlier's — the graphs (by name and mode) and the shims the earlier reported on and the later did
+ * not. */
+static const char migration_7[] =
+    "CREATE TABLE runs_v6 AS SELECT * FROM runs;"
+    "DROP TABLE runs;"
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY,"
+    "  kind TEXT NOT NULL,"
+    "  started TEXT NOT NULL,"
+    "  ended TEXT,"
+    "  status TEXT NOT NULL CHECK (status IN ('complete', 'incomplete', 'failed', 'interrupted')),"
+    "  git_rev TEXT, host TEXT, version TEXT NOT NULL, command TEXT NOT NULL,"
+    "  origin TEXT"
+    ");"
+    "INSERT INTO runs (id, kind, started, ended, status, git_rev, host, version, command, origin)"
+    "  SELECT id, kind, started, ended, status, git_rev, host, version, command, origin FROM runs_v6 ORDER BY id;"
+    "DROP TABLE runs_v6;"
+    "CREATE VIEW run_pair_status AS"
+    "  SELECT p.run_before, p.run_after, a.status AS status_before, b.status AS status_after,"
+    "         a.status = 'complete' AND b.status = 'complete' AS both_complete"
+    "  FROM run_pairs p JOIN runs a ON a.id = p.run_before JOIN runs b ON b.id = p.run_after;"
+    "CREATE VIEW run_pair_gaps AS"
+    "  SELECT p.run_before, p.run_after, 'graph' AS what, g.name AS graph, g.mode AS mode, NULL AS shim"
+    "  FROM run_pairs p JOIN reports x ON x.run_id = p.run_before JOIN graphs g ON g.id = x.graph_id"
+    "  WHERE x.id = (SELECT min(x2.id) FROM reports x2 JOIN graphs g2 ON g2.id = x2.graph_id"
+    "                WHERE x2.run_id = p.run_before AND g2.name = g.name AND g2.mode IS g.mode)"
+    "    AND NOT EXISTS (SELECT 1 FROM reports y JOIN graphs gy ON gy.id = y.graph_id"
+    "                    WHERE y.run_id = p.run_after AND gy.name = g.name AND gy.mode IS g.mode)"
+    "  UNION ALL"
+    "  SELECT p.run_before, p.run_after, 'shim', NULL, NULL, s.name"
+    "  FROM run_pairs p JOIN shims s"
+    "  WHERE EXISTS (SELECT 1 FROM reports x WHERE x.run_id = p.run_before AND x.shim_id = s.id)"
+    "    AND NOT EXISTS (SELECT 1 FROM reports y WHERE y.run_id = p.run_after AND y.shim_id = s.id);";
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
 static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4, migration_5,
-                                         migration_6};
+                                         migration_6, migration_7};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)

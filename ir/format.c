@@ -1617,7 +1617,22 @@ static void file_error(char *err, const char *path, const char *what, int e)
     fail_pos(&P, 1, 1, "%s: %s", what, strerror(e));
 }
 
-struct ir_graph *ir_parse_file(const char *path, char err[IR_ERR_LEN])
+bool ir_graph_empty(const struct ir_graph *g) { return g->ntensors == 0 && g->nops == 0; }
+
+int ir_refuse_empty(const struct ir_graph *g, const char *file, char err[IR_ERR_LEN])
+{
+    if (!ir_graph_empty(g))
+        return 0;
+    struct parser P;
+    memset(&P, 0, sizeof P);
+    P.file = file ? file : "<input>";
+    P.err = err ? err : P.scratch;
+    return fail_pos(&P, 1, 1, "empty graph: no tensor and no op");
+}
+
+struct ir_graph *ir_parse_file(const char *path, char err[IR_ERR_LEN]) { return ir_parse_file_opt(path, false, err); }
+
+struct ir_graph *ir_parse_file_opt(const char *path, bool allow_empty, char err[IR_ERR_LEN])
 {
     const char *label = strcmp(path, "-") == 0 ? "stdin" : path;
     errno = 0;
@@ -1630,5 +1645,9 @@ struct ir_graph *ir_parse_file(const char *path, char err[IR_ERR_LEN])
     }
     struct ir_graph *g = ir_parse(text, len, label, err);
     free(text);
+    if (g && !allow_empty && ir_refuse_empty(g, label, err)) {
+        ir_graph_free(g);
+        return NULL;
+    }
     return g;
 }

@@ -392,13 +392,13 @@ static int rd_tensors(struct cur *c, struct ir_gguf *f)
         struct ir_gguf_tensor *t = &f->tensors[k];
         uint64_t off_at = info_at[k] + 8 + t->name_len + 4 + 8 * (uint64_t)t->ndims + 4;
         if (t->offset % f->alignment)
-            rc = fail_at(c, off_at, "expected tensor '%.*s''s offset to be a multiple of %llu, found %llu",
+            rc = fail_at(c, off_at, "expected the offset of tensor '%.*s' to be a multiple of %llu, found %llu",
                          (int)(t->name_len > 200 ? 200 : t->name_len), t->name, (unsigned long long)f->alignment,
                          (unsigned long long)t->offset);
         else if (t->offset > data || t->bytes > data - t->offset)
-            rc = fail_at(c, off_at, "expected tensor '%.*s''s %llu bytes at offset %llu inside the %llu-byte data section",
-                         (int)(t->name_len > 200 ? 200 : t->name_len), t->name, (unsigned long long)t->bytes,
-                         (unsigned long long)t->offset, (unsigned long long)data);
+            rc = fail_at(c, off_at, "expected the %llu bytes of tensor '%.*s' at offset %llu inside the %llu-byte "
+                         "data section", (unsigned long long)t->bytes, (int)(t->name_len > 200 ? 200 : t->name_len),
+                         t->name, (unsigned long long)t->offset, (unsigned long long)data);
         else
             t->data = c->b + f->data_offset + t->offset;
         order[k] = t;

@@ -672,8 +672,16 @@ struct ir_graph *ir_parse_unchecked(const char *text, size_t len, const char *fi
 /* The whole of a file ("-": standard input), malloc'd and NUL-terminated, its length in *len; NULL (errno says why,
  * *len 0) when it cannot be opened or read. */
 char *ir_read_file(const char *path, size_t *len);
-/* Read and parse a file (validated; "-": standard input, called stdin in messages). */
+/* Read and parse a file (validated; "-": standard input, called stdin in messages); an empty graph (ir_graph_empty)
+ * refused as ir_refuse_empty says. */
 struct ir_graph *ir_parse_file(const char *path, char err[IR_ERR_LEN]);
+/* ir_parse_file, an empty graph read as any other when allow_empty. */
+struct ir_graph *ir_parse_file_opt(const char *path, bool allow_empty, char err[IR_ERR_LEN]);
+/* Whether g declares no tensor and no op (a file of blanks and comments, or a graph line alone). */
+bool ir_graph_empty(const struct ir_graph *g);
+/* 0 when g is not empty; else -1 with "file:1:1: empty graph: no tensor and no op" in err: what the readers of graph
+ * files refuse unless asked (`--allow-empty`). */
+int ir_refuse_empty(const struct ir_graph *g, const char *file, char err[IR_ERR_LEN]);
 /* The canonical text of g, malloc'd and NUL-terminated (NULL on allocation failure); *len receives its length. */
 char *ir_print(const struct ir_graph *g, size_t *len);
 /* The canonical text of one op (and its parts), malloc'd, for reports and messages (see docs/format.md). */

@@ -421,6 +421,7 @@ struct kernels_tol_input {
     enum kernels_fault fault;
     bool chain_only;  /* only the steps end to end (no launch by launch comparison): what a benchmark times */
     struct kernels_device *device; /* run the launches there (NULL: the host lane), each also against the host lane */
+    bool (*stop)(void); /* polled before each step (NULL: never): true ends the run there, -1 with err "interrupted" */
 };
 /* Run every launch of every step on the host lane, each fed its reference inputs and held to its bounds, and the
  * chained steps end to end. 0 (failures are rows with pass false), or -1 with err when a run cannot be made. */

@@ -613,6 +613,11 @@ int kernels_tolerance(const struct kernels_tol_input *in, struct kernels_tol_res
         rc = -1;
     }
     for (int32_t s = 0; !rc && s < steps; s++) {
+        if (in->stop && in->stop()) {
+            snprintf(err, IR_ERR_LEN, "interrupted before step %d of %d", (int)s, (int)steps);
+            rc = -1;
+            break;
+        }
         r.step = s;
         copy_by_name(g, v[REFPRE], R, v[REFV]); /* the recurrent state as the step finds it */
         copy_by_name(g, v[LIFTPRE], F, v[LIFTV]);

@@ -1550,8 +1550,8 @@ static bool options_ok(struct models_lift *l, const struct models_options *o, ch
         return false;
     }
     if (o->layers < 0 || o->layers > c->layers) {
-        snprintf(err, IR_ERR_LEN, "layers %d is out of range: model '%s' has %d (0 = all)", (int)o->layers, c->name,
-                 (int)c->layers);
+        snprintf(err, IR_ERR_LEN, "layers %d is out of range: model '%s' has %d layers (a count of 1..%d, or all)", (int)o->layers,
+                 c->name, (int)c->layers, (int)c->layers);
         return false;
     }
     if ((int)o->weights < 0 || (int)o->weights >= IR_FMT_COUNT) {

@@ -89,6 +89,7 @@ struct oracle_cross {
     int queries, agreed, disagreed, undecided; /* disagreed: decided otherwise, or the query unreadable to it */
     enum oracle_verdict last;               /* the last query's verdict by the solver */
     char first[ORACLE_REASON_LEN];          /* the first disagreement: which query, both verdicts */
+    double ms;                              /* the solver's own time on every query so far (its runs, wall clock) */
 };
 /* Whether the solver runs here (its command answers --version). */
 bool oracle_cross_available(const char *solver);
@@ -105,6 +106,7 @@ struct oracle_options {
                            * activation, never state a later op may rewrite (the matchers do not check it) */
     bool full_cut;        /* validate-run: cut every slot touching a tensor the binding sees, however far (the
                            * specification the windowed cut is tested against; slow on long graphs) */
+    bool (*stop)(void);   /* polled before each obligation (NULL: never): true, and no further one starts */
 };
 struct oracle_options oracle_defaults(void);
 
@@ -117,7 +119,8 @@ struct oracle_outcome {
     int bound;                         /* proved: 0 for windows of any length, else K; refuted: the window's length */
     char reason[ORACLE_REASON_LEN];    /* unknown: Z3's reason (timeout, memout, incomplete, ...) */
     const struct oracle_sched *cex;    /* refuted dataflow: the minimal schedule (valid during the callback) */
-    double ms;
+    double ms;                         /* the oracle's own time on it (Z3's queries; the second solver's apart) */
+    double cross_ms;                   /* the second solver's time on its queries (--cross-check), else 0 */
 };
 typedef void (*oracle_outcome_fn)(const struct oracle_outcome *o, void *ctx);
 

@@ -77,6 +77,20 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The second solver's time on its queries so far (0 without one). */
+static double cross_ms(const struct oracle_options *opt) { return opt->cross ? opt->cross->ms : 0; }
+
+/* Set an outcome's times from its start (t0, and c0 the second solver's time then): the second solver's own, and the
+ * oracle's without it. */
+static void timed(struct oracle_outcome *o, const struct oracle_options *opt, double t0, double c0)
+{
+    o->cross_ms = cross_ms(opt) - c0;
+    o->ms = now_ms() - t0 - o->cross_ms;
+}
+
+/* Whether the caller asked that no further obligation start (oracle_options.stop). */
+static bool stopped(const struct oracle_options *opt) { return opt->stop && opt->stop(); }
+
 /* The number of tensors a bounded query of rule ranges over: its tensor roles and three more. */
 static int tensors_for(const struct rules_rule *rule)
 {
@@ -99,7 +113,7 @@ static struct oracle_term guards_term(struct oracle_builder *b, const struct rul
     struct oracle_term f = oracle_ob_bool(b, true);
     for (int i = 0; i < rule->nguards; i++)
         if ((!drop || strcmp(rule->guards[i].name, drop) != 0) &&
-            !(rules_seed_rules() && rule->guards[i].origin == RULES_ORIGIN_ADDED))
+            !(rules_seed_rules() && rules_seed_drops(&rule->guards[i])))
             f = oracle_ob_and(b, f, oracle_atom_term(b, &rule->guards[i]));
     return f;
 }
@@ -201,6 +215,7 @@ static Z3_model minimal_model(struct oracle_builder *b, Z3_ast q, const struct o
     Z3_params p = Z3_mk_params(z);
     Z3_params_inc_ref(z, p);
     Z3_params_set_uint(z, p, Z3_mk_string_symbol(z, "timeout"), opt->timeout_ms ? opt->timeout_ms : 10000);
+    Z3_params_set_bool(z, p, Z3_mk_string_symbol(z, "ctrl_c"), false); /* SIGINT is the command's (configure) */
     Z3_optimize_set_params(z, o, p);
     Z3_params_dec_ref(z, p);
     Z3_optimize_assert(z, o, q);
@@ -378,11 +393,13 @@ static struct oracle_outcome outcome(const struct rules_rule *rule, const char *
 static bool report_schedule(const struct rules_rule *rule, const char *name, enum obligation kind, const char *drop,
                             const struct oracle_options *opt, oracle_outcome_fn fn, void *ctx)
 {
+    if (stopped(opt))
+        return false;
     struct oracle_outcome o = outcome(rule, name, drop);
     struct oracle_sched *cex;
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = cross_ms(opt);
     dataflow(rule, drop, opt, &o, &cex, kind);
-    o.ms = now_ms() - t0;
+    timed(&o, opt, t0, c0);
     o.cex = cex;
     if (fn)
         fn(&o, ctx);
@@ -411,9 +428,11 @@ static bool report_index(const struct rules_rule *rule, int i, const char *name,
                          oracle_outcome_fn fn, void *ctx)
 {
     char label[ORACLE_NAME_LEN];
+    if (stopped(opt))
+        return false;
     snprintf(label, sizeof label, "index: %s", name);
     struct oracle_outcome o = outcome(rule, label, NULL);
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = cross_ms(opt);
     Z3_context z = oracle_z3_new(opt);
     char qname[256];
     snprintf(qname, sizeof qname, "%s.index%d", rule->name, i);
@@ -422,7 +441,7 @@ static bool report_index(const struct rules_rule *rule, int i, const char *name,
     o.bound = 0;
     if (o.verdict == ORACLE_REFUTED)
         snprintf(o.reason, sizeof o.reason, "the placed indices differ from those of the op it replaces");
-    o.ms = now_ms() - t0;
+    timed(&o, opt, t0, c0);
     if (fn)
         fn(&o, ctx);
     return o.verdict == ORACLE_PROVED;
@@ -439,8 +458,10 @@ static enum oracle_verdict invert(enum oracle_verdict v)
 static bool report_consistent(const struct rules_rule *rule, const struct oracle_options *opt, oracle_outcome_fn fn,
                               void *ctx)
 {
+    if (stopped(opt))
+        return false;
     struct oracle_outcome o = outcome(rule, "assumptions satisfiable", NULL);
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = cross_ms(opt);
     int k = opt->bound >= 2 ? opt->bound : 2;
     enum oracle_verdict v = ORACLE_UNKNOWN;
     /* A small window usually has a firing; the full bound only when it has none. */
@@ -466,7 +487,7 @@ static bool report_consistent(const struct rules_rule *rule, const struct oracle
     o.bound = opt->bound;
     if (o.verdict == ORACLE_REFUTED)
         snprintf(o.reason, sizeof o.reason, "vacuous: no schedule satisfies the invariants, premises and guards");
-    o.ms = now_ms() - t0;
+    timed(&o, opt, t0, c0);
     if (fn)
         fn(&o, ctx);
     return o.verdict == ORACLE_PROVED;
@@ -518,15 +539,15 @@ int oracle_mutants(const struct rules_rule *rule, const struct oracle_options *o
     int needed = 0;
     struct oracle_options use;
     bool judged = mutant_basis(rule, opt, &use);
-    for (int i = 0; i < rule->nguards; i++) {
+    for (int i = 0; i < rule->nguards && !stopped(opt); i++) {
         struct oracle_outcome o = outcome(rule, use.fresh_results ? "dataflow under A5" : "dataflow",
                                           rule->guards[i].name);
         struct oracle_sched *cex = NULL;
-        double t0 = now_ms();
+        double t0 = now_ms(), c0 = cross_ms(opt);
         if (!judged) {
             o.verdict = ORACLE_UNKNOWN;
             snprintf(o.reason, sizeof o.reason, "the rule itself is refuted: its mutants say nothing");
-            o.ms = now_ms() - t0;
+            timed(&o, opt, t0, c0);
             if (fn)
                 fn(&o, ctx);
             continue;
@@ -539,7 +560,7 @@ int oracle_mutants(const struct rules_rule *rule, const struct oracle_options *o
             if (c.verdict != ORACLE_PROVED)
                 o = c;
         }
-        o.ms = now_ms() - t0;
+        timed(&o, opt, t0, c0);
         o.cex = cex;
         needed += o.verdict == ORACLE_REFUTED;
         if (fn)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const verdict_names[] = {"proved", "refuted", "unknown"};
@@ -219,13 +220,24 @@ static enum oracle_verdict cross_verdict(const char *text, const struct oracle_o
     return v;
 }
 
-/* Re-decide the query with the second solver and tally how its verdict meets Z3's. */
+/* Milliseconds on the monotonic clock (for timings only). */
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Re-decide the query with the second solver, its time added to the solver's own, and tally how its verdict meets
+ * Z3's. */
 static void cross_check(const char *text, const struct oracle_options *opt, const char *name, const char *written,
                         enum oracle_verdict z3)
 {
     struct oracle_cross *x = opt->cross;
     bool error = true;
+    double t0 = mono_ms();
     x->last = cross_verdict(text, opt, name, written, &error);
+    x->ms += mono_ms() - t0;
     x->queries++;
     if (error) { /* the second solver could not read the query: its text is not what it should be */
         if (!x->disagreed)
@@ -244,13 +256,15 @@ static void cross_check(const char *text, const struct oracle_options *opt, cons
     }
 }
 
-/* Set the solver's timeout and seed. */
+/* Set the solver's timeout and seed, and leave SIGINT to the caller: Z3's own handler would take it during a query
+ * (cancelling that query, an `unknown` that is no verdict) and the command would never hear of it. */
 static void configure(Z3_context z, Z3_solver s, const struct oracle_options *opt)
 {
     Z3_params p = Z3_mk_params(z);
     Z3_params_inc_ref(z, p);
     Z3_params_set_uint(z, p, Z3_mk_string_symbol(z, "timeout"), opt->timeout_ms ? opt->timeout_ms : 10000);
     Z3_params_set_uint(z, p, Z3_mk_string_symbol(z, "random_seed"), opt->seed);
+    Z3_params_set_bool(z, p, Z3_mk_string_symbol(z, "ctrl_c"), false);
     Z3_solver_set_params(z, s, p);
     Z3_params_dec_ref(z, p);
 }

@@ -348,7 +348,7 @@ static void test_migrate_v3(void)
     char err[DB_ERR_LEN];
     const char *p = path_in("v3.db");
     const char *const *m;
-    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION == 6);
+    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION == 7);
     sqlite3 *c;
     CHECK(sqlite3_open(p, &c) == SQLITE_OK);
     for (int k = 0; k < 3; k++)
@@ -426,7 +426,7 @@ static void test_proof_changes(void)
     char err[DB_ERR_LEN];
     const char *p = path_in("proofs-v3.db");
     const char *const *m;
-    CHECK(db_schema_migrations(&m) == 6);
+    CHECK(db_schema_migrations(&m) == 7);
     sqlite3 *c;
     CHECK(sqlite3_open(p, &c) == SQLITE_OK);
     for (int k = 0; k < 3; k++)
@@ -441,7 +441,7 @@ static void test_proof_changes(void)
     sqlite3_close(c);
     struct db *db;
     CHECKF(db_open(p, &db, err) == 0, "%s", err);
-    CHECK(db_schema_version(db) == 6);
+    CHECK(db_schema_version(db) == 7);
     static const struct db_run_info prove = {"prove", "fusecheck prove --mutants", NULL, "host", "0.1.0"};
     int64_t r[3];
     for (int i = 0; i < 3; i++) {
@@ -465,19 +465,279 @@ static void test_proof_changes(void)
                      "AND verdict_before = 'proved' AND verdict_after = 'unknown'") == 1);
 }
 
-/* Opening: an old (version 0) file upgrades; a newer one is refused; garbage and missing directories error. */
+/* The whole content of the file at path (malloc'd, *len bytes), or NULL when it cannot be read. */
+static unsigned char *file_bytes(const char *path, long *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    *len = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (*len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)*len + 1)) != NULL && fread(buf, 1, (size_t)*len, f) != (size_t)*len) {
+        free(buf);
+        buf = NULL;
+    }
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* Whether the file at path holds exactly the len bytes of want, and nothing lies beside it (no -wal, -shm or
+ * -journal file was made). */
+static bool file_is(const char *path, const unsigned char *want, long len)
+{
+    long n;
+    unsigned char *got = file_bytes(path, &n);
+    bool same = got && want && n == len && memcmp(got, want, (size_t)len) == 0;
+    free(got);
+    char side[600];
+    static const char *const sides[] = {"-wal", "-shm", "-journal"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        same = same && access(side, F_OK) != 0;
+    }
+    return same;
+}
+
+/* Make an SQLite file at path by running sql on a plain connection (rollback journal, as another program has it). */
+static void make_foreign(const char *path, const char *sql)
+{
+    sqlite3 *c;
+    remove(path);
+    CHECK(sqlite3_open(path, &c) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(c);
+}
+
+/* A writer adopts only a new or empty file: another program's database (its own tables, no fusecheck schema; or a
+ * schema version and no runs table) is refused, named as holding no fusecheck results, and left byte for byte as it
+ * was — by db_open, by a merge into it (--append, --force) and by a reader. A file of no tables is adopted. */
+static void test_foreign(void)
+{
+    char err[DB_ERR_LEN];
+    struct db *db = NULL;
+    static const char *const kinds[] = {"CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+                                        "CREATE TABLE legacy (x); PRAGMA user_version = 0;",
+                                        "CREATE TABLE t (x); PRAGMA user_version = 3;",
+                                        "CREATE VIEW v AS SELECT 1;"};
+    char shard[512];
+    snprintf(shard, sizeof shard, "%s", path_in("foreign-shard.db")); /* path_in's buffers are reused */
+    CHECK(db_open(shard, &db, err) == 0);
+    write_run(db, "tiny-llama", "fired", "fired", "d1");
+    db_close(db);
+    const char *in[1] = {shard};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        const char *p = path_in("foreign.db");
+        make_foreign(p, kinds[k]);
+        long len;
+        unsigned char *before = file_bytes(p, &len);
+        CHECK(before && len > 0);
+        db = NULL;
+        CHECKF(db_open(p, &db, err) != 0 && db == NULL, "%s", kinds[k]);
+        CHECKF(strstr(err, "foreign.db holds no fusecheck results") != NULL, "%s", err);
+        CHECKF(file_is(p, before, len), "%s: the file changed", kinds[k]);
+        CHECK(db_open_readonly(p, &db, err) != 0 && strstr(err, "holds no fusecheck results"));
+        CHECK(db_merge(in, 1, p, DB_MERGE_APPEND, NULL, err) != 0 && strstr(err, "holds no fusecheck results"));
+        CHECKF(db_merge(in, 1, p, DB_MERGE_FORCE, NULL, err) != 0 && strstr(err, "holds no fusecheck results"),
+               "%s", err);
+        CHECKF(file_is(p, before, len), "%s: a merge changed the file", kinds[k]);
+        free(before);
+    }
+    /* a new file, an empty one and an SQLite file of no tables take the schema */
+    const char *fresh = path_in("fresh.db"), *empty = path_in("empty.db"), *bare = path_in("bare.db");
+    remove(fresh);
+    FILE *f = fopen(empty, "wb");
+    if (f)
+        fclose(f);
+    make_foreign(bare, "PRAGMA page_size = 1024; VACUUM;");
+    const char *ours[3] = {fresh, empty, bare};
+    for (int i = 0; i < 3; i++) {
+        CHECKF(db_open(ours[i], &db, err) == 0, "%s: %s", ours[i], err);
+        CHECK(db && db_schema_version(db) == DB_SCHEMA_VERSION);
+        db_close(db);
+        db = NULL;
+    }
+    /* --force still replaces a results file, and a file that is not a database at all */
+    CHECKF(db_merge(in, 1, fresh, DB_MERGE_FORCE, NULL, err) == 0, "%s", err);
+    const char *text = path_in("notes.txt");
+    f = fopen(text, "wb");
+    if (f) {
+        fputs("not a database, some notes long enough to be a header ...........................................", f);
+        fclose(f);
+    }
+    CHECKF(db_merge(in, 1, text, DB_MERGE_FORCE, NULL, err) == 0, "%s", err);
+    CHECK(sql_int(text, "SELECT count(*) FROM runs") == 1);
+}
+
+/* A stand-in for the SQL functions db_open registers, so a plain connection can run the migrations that name them
+ * (over tables still empty: never called with a row). */
+static void stub_scalar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc, (void)argv;
+    sqlite3_result_int(ctx, 0);
+}
+static void stub_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) { (void)ctx, (void)argc, (void)argv; }
+static void stub_final(sqlite3_context *ctx) { sqlite3_result_int(ctx, 0); }
+
+/* A file at schema version `version` made on a plain connection, then `rows` run in it. */
+static void make_version(const char *path, int version, const char *rows)
+{
+    const char *const *m;
+    CHECK(db_schema_migrations(&m) >= version);
+    sqlite3 *c;
+    remove(path);
+    CHECK(sqlite3_open(path, &c) == SQLITE_OK);
+    sqlite3_create_function(c, "fusecheck_decision_line", 5, SQLITE_UTF8, NULL, stub_scalar, NULL, NULL);
+    sqlite3_create_function(c, "fusecheck_key_line", 3, SQLITE_UTF8, NULL, stub_scalar, NULL, NULL);
+    sqlite3_create_function(c, "fusecheck_rule_bucket", 1, SQLITE_UTF8, NULL, stub_scalar, NULL, NULL);
+    sqlite3_create_function(c, "fusecheck_rule_hash", 1, SQLITE_UTF8, NULL, NULL, stub_step, stub_final);
+    sqlite3_create_function(c, "fusecheck_buckets", 3, SQLITE_UTF8, NULL, NULL, stub_step, stub_final);
+    for (int k = 0; k < version; k++)
+        CHECKF(sqlite3_exec(c, m[k], NULL, NULL, NULL) == SQLITE_OK, "migration %d: %s", k + 1, sqlite3_errmsg(c));
+    char set[64];
+    snprintf(set, sizeof set, "PRAGMA user_version = %d;", version);
+    CHECK(sqlite3_exec(c, set, NULL, NULL, NULL) == SQLITE_OK);
+    CHECKF(sqlite3_exec(c, rows, NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(c));
+    sqlite3_close(c);
+}
+
+/* Version 6 → 7: runs take the status `interrupted`; every row of a version-6 file is kept — its runs under their
+ * ids and statuses, and every row that refers to them (the runs table is rebuilt with foreign keys off: none is
+ * deleted in cascade). */
+static void test_migrate_v6(void)
+{
+    char err[DB_ERR_LEN];
+    const char *p = path_in("v6.db");
+    make_version(p, 6,
+                 "INSERT INTO runs (id, kind, started, ended, status, git_rev, host, version, command, origin) VALUES"
+                 "  (1, 'check', 'a', 'b', 'complete', 'r1', 'h', '0', 'c1', NULL),"
+                 "  (2, 'check', 'c', NULL, 'incomplete', NULL, 'h', '0', 'c2', 'x.db#4'),"
+                 "  (5, 'prove', 'd', 'e', 'failed', 'r2', NULL, '0', 'c3', NULL);"
+                 "INSERT INTO graphs (name, mode, ops, sha256) VALUES ('g', 'decode', 3, 'aa');"
+                 "INSERT INTO shims (name) VALUES ('reference');"
+                 "INSERT INTO decision_sets (digest, fired, refused, held) VALUES ('x1', 1, 0, 0);"
+                 "INSERT INTO reports (run_id, graph_id, shim_id, set_id, optimize_ms) VALUES (1, 1, 1, 1, 1),"
+                 "  (2, 1, 1, 1, 1);"
+                 "INSERT INTO steps VALUES (1, 0, 'add_norm'), (2, 0, 'add_norm');"
+                 "INSERT INTO diffs (run_id, graph_id, shim_id, identical, compared) VALUES (1, 1, 1, 1, 3);"
+                 "INSERT INTO proofs (run_id, rule, obligation, bound, verdict, ms)"
+                 "  VALUES (5, 'r', 'o', 0, 'proved', 1);"
+                 "INSERT INTO failures (run_id, stage, reason) VALUES (2, 'lift', 'why');"
+                 "INSERT INTO fuzz_findings (harness, signature, input_sha256, first_run, last_run, count)"
+                 "  VALUES ('h', 's', 'ff', 1, 5, 2);");
+    sqlite3 *c;
+    CHECK(sqlite3_open(p, &c) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "UPDATE runs SET status = 'interrupted' WHERE id = 2", NULL, NULL, NULL) != SQLITE_OK);
+    sqlite3_close(c);
+    struct db *db;
+    CHECKF(db_open(p, &db, err) == 0, "%s", err);
+    CHECK(db_schema_version(db) == DB_SCHEMA_VERSION);
+    char status[16];
+    CHECK(db_run_status(db, 2, status, err) == 0 && strcmp(status, "incomplete") == 0);
+    CHECKF(db_run_end(db, 2, "interrupted", err) == 0, "%s", err);
+    CHECK(db_run_status(db, 2, status, err) == 0 && strcmp(status, "interrupted") == 0);
+    int64_t run;
+    CHECK(db_run_begin(db, &info, &run, err) == 0 && run == 6); /* ids go on from the file's */
+    CHECK(db_run_end(db, run, "no such status", err) != 0);
+    db_close(db);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs") == 4);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 1 AND status = 'complete' AND git_rev = 'r1' AND "
+                     "ended = 'b' AND command = 'c1' AND origin IS NULL") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 2 AND origin = 'x.db#4' AND git_rev IS NULL") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 5 AND status = 'failed' AND host IS NULL") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM reports") == 2 && sql_int(p, "SELECT count(*) FROM steps") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM diffs") == 1 && sql_int(p, "SELECT count(*) FROM proofs") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM failures") == 1 && sql_int(p, "SELECT count(*) FROM fuzz_findings") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM run_pairs WHERE run_before = 1 AND run_after = 5") == 1);
+    char ok[16] = "";
+    sql_text(p, "PRAGMA integrity_check", ok, sizeof ok);
+    CHECK_STR(ok, "ok");
+    CHECK(sql_int(p, "PRAGMA foreign_key_check") == -1);
+    /* the runs table keeps its foreign keys' meaning: a run deleted takes its rows with it */
+    CHECK(sqlite3_open(p, &c) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id = 2;", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(c);
+    CHECK(sql_int(p, "SELECT count(*) FROM reports") == 1 && sql_int(p, "SELECT count(*) FROM failures") == 0);
+    CHECK(sql_int(p, "SELECT count(*) FROM steps") == 1 && sql_int(p, "SELECT count(*) FROM diffs") == 1);
+}
+
+/* A run's gaps beside another's. */
+struct gaps {
+    int n;
+    char all[512];
+};
+static void on_gap(const char *what, const char *graph, const char *mode, const char *shim, void *ctx)
+{
+    struct gaps *g = ctx;
+    g->n++;
+    size_t at = strlen(g->all);
+    snprintf(g->all + at, sizeof g->all - at, "%s%s %s %s %s", at ? "; " : "", what, graph ? graph : "-",
+             mode ? mode : "-", shim ? shim : "-");
+}
+
+/* One report of graph g (mode decode) under shim s in run. */
+static void put_report(struct db *db, int64_t run, const char *g, const char *s)
+{
+    char err[DB_ERR_LEN];
+    int64_t graph = 0, shim = 0, set = 0;
+    bool fresh = false;
+    CHECK(db_begin(db, err) == 0 && db_graph(db, g, "llama", "decode", 3, g, &graph, err) == 0);
+    CHECK(db_shim(db, s, "", &shim, err) == 0);
+    struct db_report r = {run, graph, shim, "d-gaps", 0, 0, 0, 1.0, NULL};
+    CHECK(db_report(db, &r, &set, &fresh, err) == 0 && db_commit(db, err) == 0);
+}
+
+/* An interrupted run: its status its own, final, merged as it is; the views say when a run of a pair is not
+ * complete and what the later run lacks of the earlier one's graphs and shims. */
+static void test_interrupted(void)
+{
+    char err[DB_ERR_LEN];
+    struct db *db;
+    const char *p = path_in("interrupted.db");
+    CHECK(db_open(p, &db, err) == 0);
+    int64_t r1, r2, r3;
+    CHECK(db_run_begin(db, &info, &r1, err) == 0);
+    put_report(db, r1, "a", "reference");
+    put_report(db, r1, "b", "reference");
+    put_report(db, r1, "a", "none");
+    CHECK(db_run_end(db, r1, "complete", err) == 0);
+    CHECK(db_run_begin(db, &info, &r2, err) == 0);
+    put_report(db, r2, "a", "reference");
+    CHECKF(db_run_end(db, r2, "interrupted", err) == 0, "%s", err);
+    CHECK(db_run_end(db, r2, "complete", err) != 0 && strstr(err, "not in progress")); /* final */
+    CHECK(db_run_begin(db, &info, &r3, err) == 0); /* still running: incomplete */
+    put_report(db, r3, "a", "reference");
+    put_report(db, r3, "b", "reference");
+    put_report(db, r3, "a", "none");
+    char status[16];
+    CHECK(db_run_status(db, r2, status, err) == 0 && strcmp(status, "interrupted") == 0);
+    struct gaps g = {0, ""};
+    CHECKF(db_run_gaps(db, r1, r2, on_gap, &g, err) == 0, "%s", err);
+    CHECK(g.n == 2);
+    CHECK_STR(g.all, "graph b decode -; shim - - none");
+    g = (struct gaps){0, ""};
+    CHECK(db_run_gaps(db, r1, r3, on_gap, &g, err) == 0 && g.n == 0);
+    CHECK(db_run_gaps(db, r2, r1, on_gap, &g, err) == 0 && g.n == 0); /* the later run holds more: no gap */
+    db_close(db);
+    CHECK(sql_int(p, "SELECT count(*) FROM run_pair_status WHERE run_before = 1 AND run_after = 2 AND "
+                     "status_before = 'complete' AND status_after = 'interrupted' AND NOT both_complete") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM run_pair_status WHERE run_before = 2 AND run_after = 3 AND "
+                     "status_after = 'incomplete' AND NOT both_complete") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM run_pair_gaps WHERE run_before = 1 AND run_after = 2") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM run_pair_gaps WHERE run_before = 1 AND run_after = 3") == 0);
+    /* a merge copies the status as it is */
+    const char *in[1] = {p}, *out = path_in("interrupted-merged.db");
+    remove(out);
+    CHECKF(db_merge(in, 1, out, DB_MERGE_NEW, NULL, err) == 0, "%s", err);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs WHERE status = 'interrupted'") == 1);
+    CHECK(sql_int(out, "SELECT count(*) FROM runs WHERE status = 'incomplete'") == 1);
+}
+
+/* Opening: a newer file is refused; garbage and missing directories error. */
 static void test_open_errors(void)
 {
     char err[DB_ERR_LEN];
     struct db *db;
-    const char *old = path_in("old.db");
     sqlite3 *c;
-    sqlite3_open(old, &c);
-    sqlite3_exec(c, "CREATE TABLE legacy (x); PRAGMA user_version = 0;", NULL, NULL, NULL);
-    sqlite3_close(c);
-    CHECK(db_open(old, &db, err) == 0);
-    CHECK(db && db_schema_version(db) == DB_SCHEMA_VERSION);
-    db_close(db);
     const char *newer = path_in("newer.db");
     sqlite3_open(newer, &c);
     sqlite3_exec(c, "PRAGMA user_version = 99;", NULL, NULL, NULL);
@@ -901,6 +1161,16 @@ static void test_code_mutants(void)
     CHECK(sql_int(out, "SELECT count(*) FROM code_mutants") == 0);
 }
 
+/* A merge that cannot write its output names the output in its message, never the temporary file it writes first. */
+static void test_merge_names_output(void)
+{
+    char err[DB_ERR_LEN] = "", out[600];
+    snprintf(out, sizeof out, "%s/no-such-folder/m.db", dir);
+    const char *in[1] = {path_in("shard_a.db")};
+    CHECK(db_merge(in, 1, out, DB_MERGE_NEW, NULL, err) != 0);
+    CHECKF(strncmp(err, out, strlen(out)) == 0 && strstr(err, ".merge.") == NULL, "%s", err);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/fusecheck-test-db-%ld", (long)getpid());
@@ -910,11 +1180,15 @@ int main(void)
     test_migrate_v3();
     test_proof_changes();
     test_open_errors();
+    test_foreign();
+    test_migrate_v6();
+    test_interrupted();
     test_kill();
     test_parallel();
     test_readonly_full();
     test_merge();
     test_merge_killed();
+    test_merge_names_output();
     test_code_mutants();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -242,7 +242,7 @@ static int device_run(struct kernels_device *D, const char *model, const char *m
     if (rewritten_of(model, mode, name, &g, &shim, &p, &o))
         return -1;
     struct ir_graph *ref = rules_quantized_lifted(g, shim);
-    struct kernels_tol_input in = {o.graph, ref, g, &p, 7, steps, f, chain_only, D};
+    struct kernels_tol_input in = {o.graph, ref, g, &p, 7, steps, f, chain_only, D, NULL};
     int rc = kernels_tolerance(&in, res, err);
     if (rc)
         fprintf(stderr, "%s %s under %s on %s: %s\n", model, mode, name, kernels_device_backend(D), err);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef FUSECHECK_SOURCE_DIR
 #define FUSECHECK_SOURCE_DIR "."
@@ -997,6 +998,37 @@ static void test_docs(void)
     free(doc);
 }
 
+/* A file with no tensor and no op (nothing, comments, a graph line alone) is refused by the readers of graph files
+ * ("file:1:1: empty graph") unless asked; the text parsers read it, and ir_graph_empty says what it is. */
+static void test_empty(void)
+{
+    static const char *const texts[] = {"", "\n\n", "# only a comment\n", "graph e family=llama mode=decode\n"};
+    char path[256], err[IR_ERR_LEN];
+    snprintf(path, sizeof path, "/tmp/fusecheck-test-format-empty-%ld.fc", (long)getpid());
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        FILE *f = fopen(path, "w");
+        CHECK(f && fputs(texts[i], f) >= 0 && fclose(f) == 0);
+        err[0] = '\0';
+        struct ir_graph *g = ir_parse_file(path, err);
+        char want[300];
+        snprintf(want, sizeof want, "%s:1:1: empty graph", path);
+        CHECKF(g == NULL && strncmp(err, want, strlen(want)) == 0, "case %zu: %s", i, err);
+        ir_graph_free(g);
+        g = ir_parse_file_opt(path, true, err);
+        CHECKF(g && ir_graph_empty(g) && ir_refuse_empty(g, "x.fc", err) == -1 &&
+                   strcmp(err, "x.fc:1:1: empty graph: no tensor and no op") == 0, "case %zu allowed: %s", i, err);
+        ir_graph_free(g);
+        g = ir_parse(texts[i], strlen(texts[i]), "t.fc", err);
+        CHECKF(g && ir_graph_empty(g), "case %zu as text", i);
+        ir_graph_free(g);
+    }
+    remove(path);
+    const char *one = "tensor a f32 1x8 input\n";
+    struct ir_graph *g = ir_parse(one, strlen(one), "t.fc", err);
+    CHECK(g && !ir_graph_empty(g) && ir_refuse_empty(g, "t.fc", err) == 0);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     test_headers();
@@ -1011,5 +1043,6 @@ int main(void)
     test_files();
     test_validated();
     test_docs();
+    test_empty();
     return check_done("format");
 }

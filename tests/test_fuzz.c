@@ -12,6 +12,8 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A fixed-seed byte source. */
 static uint64_t rng = 0x5eed;
@@ -622,6 +624,44 @@ static void test_db(void)
     CHECKF(bad == 0, "%d db inputs fail", bad);
 }
 
+/* The db check's merge runs after inputs 1, 2, 4, ... (the schedule fuzz_db_cleanup restarts) and a merge that fails
+ * is a finding: its output, the scratch db's name plus ".merged", is made a folder no merge may write. */
+static void test_db_merge_fails(void)
+{
+    char dir[] = "/tmp/fusecheck-test-merge-XXXXXX", blocked[128], inside[160];
+    const char *was = getenv("TMPDIR");
+    char *saved = was ? strdup(was) : NULL;
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("TMPDIR", dir, 1);
+    fuzz_db_cleanup();
+    snprintf(blocked, sizeof blocked, "%s/fusecheck-fuzz-db-%ld.db.merged", dir, (long)getpid());
+    snprintf(inside, sizeof inside, "%s/keep", blocked);
+    CHECK(mkdir(blocked, 0700) == 0);
+    FILE *k = fopen(inside, "w"); /* a folder that is not empty: the check's clean-up cannot remove it */
+    CHECK(k != NULL);
+    if (k)
+        fclose(k);
+    const uint8_t input[] = {'c', 0, 'g', 0, 'f', 0, 'm', 0, 's', 0, 'k', 0, 'h', 0, 'x', 0, 1, 'r', 0, 'c', 0};
+    for (int i = 1; i <= 4; i++) {
+        struct fuzz_finding f = {0};
+        int bad = fuzz_check_db(input, sizeof input, &f);
+        bool merged = i != 3;
+        CHECKF(bad == merged, "input %d: %s (%s:%s: %s)", i, merged ? "no finding from a merge that failed" : "a finding",
+               f.check, f.detail, f.message);
+        CHECKF(!merged || (strcmp(f.check, "db") == 0 && strcmp(f.detail, "merge") == 0), "input %d: %s:%s", i,
+               f.check, f.detail);
+    }
+    fuzz_db_cleanup();
+    remove(inside);
+    rmdir(blocked);
+    rmdir(dir);
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+}
+
 /* ── The mutator ─────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A byte mutator for the tests: flip one byte. */
@@ -797,6 +837,7 @@ int main(void)
     test_format();
     test_facts();
     test_db();
+    test_db_merge_fails();
     test_mutator();
     test_dictionary();
     return check_done("fuzz");

@@ -53,9 +53,9 @@ static bool refused(const unsigned char *bytes, size_t len, uint64_t at, const c
 {
     char err[IR_ERR_LEN], want[64];
     snprintf(want, sizeof want, at == ANY ? "t.gguf: byte " : "t.gguf: byte %llu: ", (unsigned long long)at);
-    bool ok = !parses(bytes, len, err) && strstr(err, want) && strstr(err, what);
-    if (!ok)
-        fprintf(stderr, "  want '%s...%s', got '%s'\n", want, what, err);
+    bool ok = !parses(bytes, len, err) && strstr(err, want) && strstr(err, what) && !strstr(err, "''");
+    if (!ok) /* a quoted name's possessive written '' is no message: "tensor 'b''s" */
+        fprintf(stderr, "  want '%s...%s' without a doubled quote, got '%s'\n", want, what, err);
     return ok;
 }
 
@@ -244,7 +244,7 @@ static void test_hostile(void)
     HOSTILE(put64(x + tb + 4, 0), tb + 4, "dimension of 1 or more");
     HOSTILE(put64(x + tb + 12, (uint64_t)1 << 62), tb + 12, "2^63");
     HOSTILE(put32(x + tb + 20, 99), tb + 20, "known GGML tensor type");
-    HOSTILE(put64(x + tb + 24, 40), tb + 24, "multiple of 32");
+    HOSTILE(put64(x + tb + 24, 40), tb + 24, "expected the offset of tensor 'b' to be a multiple of 32");
     HOSTILE(put64(x + tb + 24, (uint64_t)1 << 40), tb + 24, "inside the");
     HOSTILE(put64(x + tb + 24, UINT64_MAX - 31), tb + 24, "inside the");
     size_t tc = info_of(b, len, 'c') + 9;

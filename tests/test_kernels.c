@@ -288,7 +288,7 @@ static int tolerance_of(const struct ir_graph *g, const char *name, enum kernels
         return -1;
     }
     struct ir_graph *ref = rules_quantized_lifted(g, shim);
-    struct kernels_tol_input in = {o.graph, ref, g, &p, 7, steps, fault, false, NULL};
+    struct kernels_tol_input in = {o.graph, ref, g, &p, 7, steps, fault, false, NULL, NULL};
     int rc = kernels_tolerance(&in, res, err);
     if (rc)
         fprintf(stderr, "%s on %s: %s\n", name, g->name, err);

@@ -210,7 +210,7 @@ static void test_errors(void)
         {"prefill:65", 0, IR_FMT_Q8_0, 0, "exceed the context"},
         {"batch:65", 0, IR_FMT_Q8_0, 0, "exceed the context"},
         {"prefill:9", 0, IR_FMT_Q8_0, 8, "exceed the context"},
-        {"decode", 3, IR_FMT_Q8_0, 0, "layers 3 is out of range"},
+        {"decode", 3, IR_FMT_Q8_0, 0, "layers 3 is out of range: model 'tiny-llama' has 2 layers (a count of 1..2, or all)"},
         {"decode", -1, IR_FMT_Q8_0, 0, "layers -1 is out of range"},
         {"decode", 0, IR_FMT_COUNT, 0, "unknown weights format"},
         {"decode", 0, -1, 0, "unknown weights format"},

@@ -89,7 +89,7 @@ static void ask(struct probe *p, const struct rules_atom *at, const struct rules
 static struct rules_atom atom_of(enum rules_atom_kind k)
 {
     struct rules_atom at = {"probe", k, RULES_ROLE_INPUT, RULES_ROLE_PRODUCER, RULES_ROLE_CONSUMER,
-                            RULES_ROLE_MEMBERS, RULES_ROLE_NONE, RULES_ORIGIN_SEED, NULL};
+                            RULES_ROLE_MEMBERS, RULES_ROLE_NONE, RULES_ORIGIN_SEED, NULL, false};
     return at;
 }
 
