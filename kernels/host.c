@@ -362,9 +362,12 @@ static int st_matmul(struct kernels_lane *L, struct ir_leaf *l, const struct fet
     const struct kernels_weights *w = &f->w[1];
     float *y = f->y;
     struct product p = {f->x[0], s->k, quantized_operand(L, l, 0), w, s->k, 0, 0, L->fault};
-    if (p.q && p.q->n < s->m * s->k)
-        return ir_leaf_fail(l, "its quantized activation holds %lld values, it reads %lld", (long long)p.q->n,
-                            (long long)(s->m * s->k));
+    int64_t row_blocks = (s->k + KA_QBLOCK - 1) / KA_QBLOCK;
+    if (p.q && (p.q->n < s->m * s->k || p.q->nblocks < s->m * row_blocks))
+        return ir_leaf_fail(l, "its quantized activation holds %lld values in %lld blocks of %d; %lld rows of %lld "
+                            "read %lld blocks (a row must start on a block)", (long long)p.q->n,
+                            (long long)p.q->nblocks, KA_QBLOCK, (long long)s->m, (long long)s->k,
+                            (long long)(s->m * row_blocks));
     int per_warp = kernels_rows_a_warp(w->ckpt ? w->ck.format : IR_FMT_F32, s->n, s->k, s->m);
     product_run(&p, s->m, s->n, per_warp, y, s->n);
     return 0;

@@ -108,6 +108,7 @@ q48=tests/rules/fused_quant/quiet_rows_of_48.fc
 expect 0 "F24 under --seed-rules" -- "$fc" optimize "$q48" --shim cuda-lane:h200:int8 --report --seed-rules -o "$tmp/q.fc"
 contains "$tmp/out" "fused_quant norm_quant [0] fired" "F24: the seed quantizes"
 expect 1 "F24 tolerance of the seed's rewrite" -- "$fc" tolerance "$tmp/q.fc" --shim cuda-lane:h200:int8
+contains "$tmp/err" "in 3 blocks of 32; 2 rows of 48 read 4 blocks" "F24: the lane refuses rows that start inside a block"
 expect 0 "F24 diff under --seed-rules" -- "$fc" diff "$q48" --shim cuda-lane:h200:int8 --seed-rules
 expect 0 "F24" -- "$fc" optimize "$q48" --shim cuda-lane:h200:int8 --report -o "$tmp/q.fc"
 if grep -q "fused_quant" "$tmp/out"; then bad "F24: fusecheck quantized 48-wide rows"; else ok; fi
