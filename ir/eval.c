@@ -427,7 +427,9 @@ struct filler {
     enum fill_kind kind;
     float a;
     int64_t half, lo, hi;
-    const struct ir_rope *rope; /* a rotary table's rope (FILL_COS, FILL_SIN) */
+    const struct ir_rope *rope; /* a rotary table's rope (FILL_COS, FILL_SIN; NULL: the default base, unscaled) */
+    double *freq;               /* FILL_COS, FILL_SIN: each pair's frequency (rotary_frequencies; the caller frees) */
+    double magnitude;           /* FILL_COS, FILL_SIN: the rope's magnitude */
 };
 
 /* Integers held in f32 are exact only up to 2^24: index ranges stop there. */
@@ -436,7 +438,7 @@ struct filler {
 /* The filling tensor t asks for by its role, element type and uses. */
 static struct filler filler_of(const struct ir_tensor *t, const struct tuse *u)
 {
-    struct filler f = {FILL_UNIFORM, 1.0f, 0, 0, 0, NULL};
+    struct filler f = {FILL_UNIFORM, 1.0f, 0, 0, 0, NULL, NULL, 1.0};
     if (t->role == IR_ROLE_ACTIVATION) {
         f.kind = FILL_ZERO;
         return f;
@@ -490,28 +492,34 @@ int ir_eval_plant(const char *name)
     return name && name[0] && !plant_rope_base ? -1 : 0;
 }
 
-/* The rotary angle of logical value e of a table `half` values a row: row · ω_col, ω the rope's frequency of pair
- * col, its scaling applied (llama.cpp turns pair col by pos · θ^(−2·col/n_dims), n_dims = 2·half the rotated width,
- * then scales it as Transformers does). */
-static double rotary_angle(int64_t e, int64_t half, const struct ir_rope *rope)
+/* The frequency of each pair of a rotary table's row into f->freq, computed once a table: ω_col of the rope with its
+ * scaling (a rope absent: the default base over `half` pairs, unscaled; the planted fault: base 10000 whatever the
+ * graph says), and its magnitude. llama.cpp turns pair col by pos · θ^(−2·col/n_dims), n_dims = 2·half the rotated
+ * width, then scales it as Transformers does. 0, or -1 when memory is short. */
+static int rotary_frequencies(struct filler *f)
 {
-    int64_t h = half > 0 ? half : 1;
-    struct ir_rope planted;
-    if (plant_rope_base && rope) {
-        planted = *rope;
-        planted.theta = (struct ir_optf){true, 10000.0};
-        rope = &planted;
-    }
-    if (!rope)
-        return (double)(e / h) * pow(IR_ROPE_THETA_DEFAULT, -(double)(e % h) / (double)h);
-    return (double)(e / h) * ir_rope_frequency(rope, e % h);
+    if (f->kind != FILL_COS && f->kind != FILL_SIN)
+        return 0;
+    int64_t h = f->half > 0 ? f->half : 1;
+    struct ir_rope rope = f->rope ? *f->rope : (struct ir_rope){.half = h};
+    if (plant_rope_base && f->rope)
+        rope.theta = (struct ir_optf){true, 10000.0};
+    f->freq = malloc(sizeof *f->freq * (size_t)h);
+    if (!f->freq)
+        return -1;
+    for (int64_t c = 0; c < h; c++)
+        f->freq[c] = ir_rope_frequency(&rope, c);
+    f->magnitude = ir_rope_magnitude(&rope);
+    return 0;
 }
 
-/* One value of a rotary table: cos or sin of its angle, times the rope's magnitude. */
+/* One value of a rotary table, logical index e of rows `half` values wide: cos or sin of row · ω_col, times the
+ * rope's magnitude. */
 static float rotary_value(const struct filler *f, int64_t e, bool cosine)
 {
-    double angle = rotary_angle(e, f->half, f->rope), m = f->rope ? ir_rope_magnitude(f->rope) : 1.0;
-    return (float)(m * (cosine ? cos(angle) : sin(angle)));
+    int64_t h = f->half > 0 ? f->half : 1;
+    double angle = (double)(e / h) * f->freq[e % h];
+    return (float)(f->magnitude * (cosine ? cos(angle) : sin(angle)));
 }
 
 /* The next value of a tensor filled as f, for its logical value index e. */
@@ -728,8 +736,9 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
         ir_tid twin = donor ? constant_twin(t, donor_g) : IR_NONE;
         if (rc == 0 && twin != IR_NONE)
             copy_values(tv, &donor->t[twin]);
-        else if (rc == 0)
+        else if (rc == 0 && (rc = rotary_frequencies(&f)) == 0)
             rc = tv->f ? (fill_plain(tv, &f, rng), 0) : fill_ckpt(tv, &f, rng);
+        free(f.freq);
         if (rc != 0) {
             snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);
             free(uses);

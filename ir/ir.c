@@ -2,6 +2,7 @@
 #include "ir.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -733,6 +734,33 @@ static bool dst_equal(const struct ir_dst *a, const struct ir_dst *b)
                             a->unit.width == b->unit.width);
 }
 
+/* Whether field f holds the same value at a and at b (each the field's spec, or anything laid out from the same base). */
+static bool field_equal(const struct ir_field *f, const void *a, const void *b)
+{
+    const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
+    switch (f->type) {
+    case IR_F_INT:
+    case IR_F_INT_OPT: return *(const int64_t *)pa == *(const int64_t *)pb;
+    case IR_F_FLOAT: return memcmp(pa, pb, sizeof(double)) == 0;
+    case IR_F_FLOAT_OPT: {
+        const struct ir_optf *x = (const void *)pa, *y = (const void *)pb;
+        return x->has == y->has && (!x->has || memcmp(&x->v, &y->v, sizeof x->v) == 0);
+    }
+    case IR_F_FLAG: return *(const bool *)pa == *(const bool *)pb;
+    case IR_F_EWOP:
+    case IR_F_MOEACT:
+    case IR_F_GATEACT:
+    case IR_F_NORMKIND:
+    case IR_F_ROPESCALE: return *(const int *)pa == *(const int *)pb;
+    case IR_F_ROWIDX:
+    case IR_F_ROWIDX_OPT: {
+        const struct ir_rowidx *x = (const void *)pa, *y = (const void *)pb;
+        return x->kind == y->kind && (x->kind != IR_RIDX_LITERAL || x->literal == y->literal);
+    }
+    }
+    return true;
+}
+
 /* Whether two primitive specs have the same kind and every field equal (compared through the field table). */
 static bool spec_equal(const struct ir_spec *a, const struct ir_spec *b)
 {
@@ -740,45 +768,9 @@ static bool spec_equal(const struct ir_spec *a, const struct ir_spec *b)
         return false;
     int n;
     const struct ir_field *f = ir_spec_fields(a->kind, &n);
-    for (int i = 0; i < n; i++) {
-        const char *pa = (const char *)a + f[i].offset, *pb = (const char *)b + f[i].offset;
-        switch (f[i].type) {
-        case IR_F_INT:
-        case IR_F_INT_OPT:
-            if (*(const int64_t *)pa != *(const int64_t *)pb)
-                return false;
-            break;
-        case IR_F_FLOAT:
-            if (memcmp(pa, pb, sizeof(double)) != 0)
-                return false;
-            break;
-        case IR_F_FLOAT_OPT: {
-            const struct ir_optf *x = (const void *)pa, *y = (const void *)pb;
-            if (x->has != y->has || (x->has && memcmp(&x->v, &y->v, sizeof x->v) != 0))
-                return false;
-            break;
-        }
-        case IR_F_FLAG:
-            if (*(const bool *)pa != *(const bool *)pb)
-                return false;
-            break;
-        case IR_F_EWOP:
-        case IR_F_MOEACT:
-        case IR_F_GATEACT:
-        case IR_F_NORMKIND:
-        case IR_F_ROPESCALE:
-            if (*(const int *)pa != *(const int *)pb)
-                return false;
-            break;
-        case IR_F_ROWIDX:
-        case IR_F_ROWIDX_OPT: {
-            const struct ir_rowidx *x = (const void *)pa, *y = (const void *)pb;
-            if (x->kind != y->kind || (x->kind == IR_RIDX_LITERAL && x->literal != y->literal))
-                return false;
-            break;
-        }
-        }
-    }
+    for (int i = 0; i < n; i++)
+        if (!field_equal(&f[i], a, b))
+            return false;
     return true;
 }
 
@@ -947,21 +939,22 @@ double ir_rope_frequency(const struct ir_rope *r, int64_t i)
 
 double ir_rope_magnitude(const struct ir_rope *r) { return optf_or(r->scaling.magnitude, 1.0); }
 
-/* Whether two optional floats are both absent or both the same value. */
-static bool optf_same(struct ir_optf a, struct ir_optf b)
-{
-    return a.has == b.has && (!a.has || memcmp(&a.v, &b.v, sizeof a.v) == 0);
-}
-
 bool ir_rope_same_tables(const struct ir_rope *a, const struct ir_rope *b)
 {
-    const struct ir_rope_scaling *x = &a->scaling, *y = &b->scaling;
     double ta = ir_rope_theta(a), tb = ir_rope_theta(b);
-    return a->half == b->half && memcmp(&ta, &tb, sizeof ta) == 0 && x->kind == y->kind &&
-           optf_same(x->factor, y->factor) && x->orig == y->orig && optf_same(x->low_freq, y->low_freq) &&
-           optf_same(x->high_freq, y->high_freq) && optf_same(x->beta_fast, y->beta_fast) &&
-           optf_same(x->beta_slow, y->beta_slow) && x->truncate == y->truncate &&
-           optf_same(x->magnitude, y->magnitude);
+    if (a->half != b->half || memcmp(&ta, &tb, sizeof ta) != 0)
+        return false;
+    /* every field of the rope's scaling, compared as spec_equal compares it, from the rope's own base */
+    size_t base = offsetof(struct ir_spec, u.rope), lo = offsetof(struct ir_rope, scaling);
+    int n;
+    const struct ir_field *f = ir_spec_fields(IR_KIND_ROPE, &n);
+    for (int i = 0; i < n; i++) {
+        struct ir_field at = f[i];
+        at.offset -= base;
+        if (at.offset >= lo && at.offset < lo + sizeof a->scaling && !field_equal(&at, a, b))
+            return false;
+    }
+    return true;
 }
 
 /* Which scaling fields each kind takes (the rest it must leave out): factor, orig, llama3's band, YaRN's betas. */
