@@ -91,7 +91,7 @@ static void rate_text(double rate, char *buf, size_t n)
 
 void cli_progress_log_line(const struct cli_progress *p, long done, double now, const char *next, char *buf, size_t n)
 {
-    char spent[16], eta[16], rate[24];
+    char spent[CLI_PROGRESS_DURATION_LEN], eta[CLI_PROGRESS_DURATION_LEN], rate[24];
     size_t k = (size_t)snprintf(buf, n, "%s: %ld", p->command, done);
     if (p->total > 0 && k < n)
         k += (size_t)snprintf(buf + k, n - k, "/%ld (%ld%%)", p->total, done >= p->total ? 100 : done * 100 / p->total);
@@ -111,7 +111,7 @@ void cli_progress_log_line(const struct cli_progress *p, long done, double now, 
 void cli_progress_terminal_line(const struct cli_progress *p, long done, double now, const char *next, char *buf,
                                 size_t n)
 {
-    char eta[16];
+    char eta[CLI_PROGRESS_DURATION_LEN];
     double left = cli_progress_eta(p, done, now);
     size_t k = (size_t)snprintf(buf, n, "[%ld/%ld] %s", done + 1, p->total, next ? next : "");
     if (left >= 0 && k < n) {

@@ -48,6 +48,8 @@ void cli_progress_begin(struct cli_progress *p, enum cli_progress_kind kind, FIL
 bool cli_progress_due(const struct cli_progress *p, long done, double now);
 /* A duration as the lines show it: "45s", "3m05s", "2h04m"; "--" when unknown (negative or not finite). */
 void cli_progress_duration(double seconds, char *buf, size_t n);
+/* Room for any duration cli_progress_duration writes ("%ldh%02ldm" of the largest long is 24 bytes). */
+#define CLI_PROGRESS_DURATION_LEN 32
 /* The seconds left at `now` with `done` units done, at the rate so far; -1 when unknown (nothing done yet, no total). */
 double cli_progress_eta(const struct cli_progress *p, long done, double now);
 /* A log line (without its newline): "check: 84/420 (20%) in 11s, 7.6/s, ETA 44s; next: WHAT". */

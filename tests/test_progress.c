@@ -51,7 +51,7 @@ static int lines(const char *s)
 /* Durations: seconds, minutes and seconds, hours and minutes; unknown as "--". */
 static void test_duration(void)
 {
-    char b[16];
+    char b[CLI_PROGRESS_DURATION_LEN];
     cli_progress_duration(0, b, sizeof b);
     CHECK_STR(b, "0s");
     cli_progress_duration(44.4, b, sizeof b);
