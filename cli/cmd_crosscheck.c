@@ -322,7 +322,8 @@ static int log_open(const char *path, int argc, char **argv, struct cross_log *l
     char rev[64], host[128] = "", *command = cli_command_line(argc, argv);
     cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
-    struct db_run_info info = {"crosscheck", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
+    struct db_run_info info = {.kind = "crosscheck", .command = command, .git_rev = rev[0] ? rev : NULL,
+                               .host = host, .version = FUSECHECK_VERSION};
     int rc = db_run_begin(log->db, &info, &log->run, err);
     free(command);
     return rc ? -1 : 0;
@@ -372,6 +373,65 @@ static int run_fusecheck(const struct models_config *c, const struct cross_args 
     return rc;
 }
 
+/* The worse of two outcomes: usage over failed over ok. */
+static int worse(int a, int b) { return a > b ? a : b; }
+
+/* A zoo model or config.json exported from the seed: the config and block format its file was written from. */
+struct cross_seeded {
+    const struct models_config *c;
+    enum ir_format weights;
+};
+
+/* Lift the model as it was exported (its config, a's lift options, the format written) with the seed's values, not
+ * read back from its file, and run the tokens through it: where the evaluator's own weights (a tied head bound to
+ * the embedding, every seeded tensor) meet llama.cpp, which reads only what the export wrote. 0, or -1 with err. */
+static int run_seeded(const struct cross_seeded *s, const struct cross_args *a, const struct cross_tokens *tk,
+                      bool prefill, bool q8, struct cli_logits *out, char err[IR_ERR_LEN])
+{
+    struct models_options o = a->lift.options;
+    o.mode = prefill ? (struct models_mode){MODELS_PREFILL, tk->n} : (struct models_mode){MODELS_DECODE, 1};
+    o.every_row_logits = prefill;
+    o.weights = s->weights;
+    if (o.ctx == 0 && s->c->ctx < tk->n)
+        o.ctx = tk->n;
+    ir_values_use_gguf(NULL);
+    struct ir_graph *g = models_lift(s->c, &o, err);
+    int rc = g && cli_eval_tokens(g, a->seed, prefill, q8, tk->t, tk->n, out, err) == 0 ? 0 : -1;
+    ir_graph_free(g);
+    return rc;
+}
+
+/* Hold the seeded model's logits to llama.cpp's under res's bound: CLI_OK, or CLI_FAILED with the first position off
+ * (or why it could not run) printed. */
+static int check_seeded(const struct cross_seeded *s, const struct cross_args *a, const struct cross_tokens *tk,
+                        bool prefill, bool q8, const struct cli_llama_run *ll, const struct cross_result *res)
+{
+    struct cli_logits fs = {0};
+    struct cross_result sr = {.bound = res->bound, .first_off = -1};
+    char err[IR_ERR_LEN];
+    const char *mode = prefill ? "prefill" : "decode";
+    int rc = run_seeded(s, a, tk, prefill, q8, &fs, err) == 0 ? CLI_OK : CLI_FAILED;
+    if (rc == CLI_OK && (fs.vocab != ll->vocab || fs.n != res->n))
+        rc = (snprintf(err, sizeof err, "its run has another shape than the file's"), CLI_FAILED);
+    if (rc == CLI_OK && compare_runs(&fs, ll, res->rounded, &sr) != 0)
+        rc = (snprintf(err, sizeof err, "out of memory"), CLI_FAILED);
+    if (rc != CLI_OK)
+        printf("crosscheck: FAIL %s (%s) %s %s: the model's own values: %s\n", res->model, res->family, res->weights,
+               mode, err);
+    else if (sr.failed) {
+        printf("crosscheck: FAIL %s (%s) %s %s: the model's own values (lifted from its config, not read back from "
+               "the file) are off at %d of %d positions, the first at position %d (NMSE %.3g; worst %.3g)\n",
+               res->model, res->family, res->weights, mode, sr.failed, sr.n, sr.first_off,
+               sr.rows[sr.first_off].nmse, sr.worst);
+        rc = CLI_FAILED;
+    } else
+        printf("crosscheck: the model's own values agree too: worst NMSE %.3g, top-1 %d of %d\n", sr.worst,
+               sr.agree, sr.n);
+    free(sr.rows);
+    cli_logits_free(&fs);
+    return rc;
+}
+
 /* The bound a check is held to and whether it is statistical, from the file's format and the graph. */
 static void choose_bound(const struct cross_args *a, const struct cross_format *fmt, bool gelu,
                          struct cross_result *res)
@@ -397,7 +457,8 @@ static void step(struct cross_log *log, const char *model, const char *weights, 
 /* One check: the file at path (model c) in one mode through both sides, compared, printed, logged. CLI_OK,
  * CLI_FAILED (a position off, or a side that could not run it), or CLI_USAGE. */
 static int check_one(const struct cross_args *a, const char *path, const struct models_config *c,
-                     const struct cross_tokens *tk, bool prefill, struct cross_log *log)
+                     const struct cross_seeded *seeded, const struct cross_tokens *tk, bool prefill,
+                     struct cross_log *log)
 {
     const struct ir_gguf *f = cli_model_gguf(c);
     struct cross_result res = {.model = c->name, .family = c->family, .weights = file_weights(f), .first_off = -1};
@@ -428,6 +489,8 @@ static int check_one(const struct cross_args *a, const char *path, const struct 
     if (rc == CLI_OK) {
         print_result(&res, tk->t, prefill);
         rc = res.failed ? CLI_FAILED : CLI_OK;
+        if (seeded)
+            rc = worse(rc, check_seeded(seeded, a, tk, prefill, q8, &ll, &res));
         if (log_result(log, &res, tk->t, prefill, err)) {
             fprintf(stderr, "fusecheck: crosscheck: %s: %s\n", a->db, err);
             rc = CLI_USAGE;
@@ -463,11 +526,10 @@ static int tokens_for(const struct cross_args *a, const struct models_config *c,
     return CLI_OK;
 }
 
-/* The worse of two outcomes: usage over failed over ok. */
-static int worse(int a, int b) { return a > b ? a : b; }
 
-/* Every check of the GGUF file at path: each mode asked. */
-static int check_file(const struct cross_args *a, const char *path, struct cross_log *log)
+/* Every check of the GGUF file at path (exported from `seeded`, or NULL: a file as given): each mode asked. */
+static int check_file(const struct cross_args *a, const char *path, const struct cross_seeded *seeded,
+                      struct cross_log *log)
 {
     struct models_config *owned = NULL;
     const struct models_config *c = cli_model("crosscheck", path, &owned);
@@ -476,9 +538,9 @@ static int check_file(const struct cross_args *a, const char *path, struct cross
     struct cross_tokens tk = {NULL, 0};
     int rc = tokens_for(a, c, &tk);
     if (rc == CLI_OK && a->decode)
-        rc = worse(rc, check_one(a, path, c, &tk, false, log));
+        rc = worse(rc, check_one(a, path, c, seeded, &tk, false, log));
     if (rc != CLI_USAGE && a->prefill && !cli_interrupted())
-        rc = worse(rc, check_one(a, path, c, &tk, true, log));
+        rc = worse(rc, check_one(a, path, c, seeded, &tk, true, log));
     free(tk.t);
     models_config_free(owned);
     return rc;
@@ -517,7 +579,8 @@ static int check_model(const struct cross_args *a, const char *arg, const char *
             rc = CLI_USAGE;
             break;
         }
-        rc = worse(rc, check_file(a, path, log));
+        struct cross_seeded seeded = {c, w};
+        rc = worse(rc, check_file(a, path, &seeded, log));
         if (!a->keep)
             unlink(path);
     }
@@ -538,7 +601,7 @@ static int check_all(const struct cross_args *a, const char *dir, struct cross_l
                                  a->nweights ? "--weights" : a->lift.given, arg);
             break;
         }
-        rc = worse(rc, cli_is_gguf(arg) ? check_file(a, arg, log) : check_model(a, arg, dir, log));
+        rc = worse(rc, cli_is_gguf(arg) ? check_file(a, arg, NULL, log) : check_model(a, arg, dir, log));
     }
     return rc;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: `fusecheck crosscheck` — every tiny zoo family exported (f32 and q8_0), loaded by llama.cpp as written,
 # and run with 24 tokens through llama.cpp and through the evaluator, step by step and as one prefill chunk, every
-# position held to its bound; results.db gets a row a position; the planted fault (the rotary base ignored) fails,
-# naming the family and the first position off. Skipped (exit 77) when fusecheck was built without llama.cpp.
+# position held to its bound, the model's own seeded values too; results.db gets a row a position; the planted
+# fault (the rotary base ignored) fails, naming the family and the first position off. Skipped (exit 77) when fusecheck was built without llama.cpp.
 . "$(dirname "$0")/lib.bash" "$1"
 if "$fc" crosscheck tiny-llama --count 1 2>&1 | grep -q "built without llama.cpp"; then
   echo "crosscheck: skipped: fusecheck was built without llama.cpp (ci/llamacpp, then configure with FUSECHECK_LLAMACPP)"
@@ -14,6 +14,10 @@ db="$tmp/r.db"
 ntiny=$("$fc" models | awk '$1 ~ /^tiny-/' | wc -l)
 expect 0 "every tiny family" -- "$fc" crosscheck --weights f32 --weights q8_0 --mode decode --mode prefill --db "$db"
 contains "$tmp/out" "crosscheck: $((ntiny * 4)) checks, 0 off" "every check passes"
+# Each exported model is also run as lifted from its config with the seed's own values (a tied head bound to the
+# embedding), not only as read back from the file: both sides held to llama.cpp.
+own=$(grep -c "^crosscheck: the model's own values agree too" "$tmp/out")
+if [ "$own" -eq $((ntiny * 4)) ]; then ok; else bad "$own of $((ntiny * 4)) seeded runs agree"; fi
 for m in $("$fc" models | awk '$1 ~ /^tiny-/ {print $1}'); do
   for w in f32 q8_0; do
     for mode in decode prefill; do
