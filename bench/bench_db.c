@@ -70,7 +70,8 @@ static void insert_rate(const char *path)
     struct db *db;
     if (db_open(path, &db, err))
         die("open", err);
-    const struct db_run_info info = {"bench", "bench_db", NULL, NULL, "bench"};
+    const struct db_run_info info = {.kind = "bench", .command = "bench_db", .git_rev = NULL,
+                                     .host = NULL, .version = "bench"};
     int64_t run, graph, shim, set;
     bool fresh;
     if (db_run_begin(db, &info, &run, err) || db_begin(db, err) ||
@@ -208,7 +209,8 @@ static int64_t night(struct history *h, int n)
 {
     char err[DB_ERR_LEN], cmd[64];
     snprintf(cmd, sizeof cmd, "bench_db night %d", n);
-    const struct db_run_info info = {"check", cmd, NULL, NULL, "bench"};
+    const struct db_run_info info = {.kind = "check", .command = cmd, .git_rev = NULL,
+                                     .host = NULL, .version = "bench"};
     int64_t run;
     if (db_run_begin(h->db, &info, &run, err) || db_begin(h->db, err))
         die("run", err);

@@ -193,6 +193,65 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
 /* Whether every comparison passed. */
 bool cli_comparisons_pass(const struct cli_comparisons *c);
 
+/* ── The optimizer a command checks (cli/common.c) ─────────────────────────────────────────────────────────── */
+/* diff, check, validate-run and tolerance check fusecheck's own optimizer in process, or with --optimizer CMD any
+ * optimizer that speaks the protocol (docs/optimizer-protocol.md): started once a command, asked for every graph.
+ * What an external optimizer does wrong is a finding (exit 1), never a usage error: a command that cannot start,
+ * and each answer it could not give (a fault: its name and the optimizer's stderr tail said). */
+struct rules_report;
+struct rules_optimized;
+struct rules_external;
+/* The option codes of --optimizer, --optimizer-timeout-ms and --expect-same (past any character a short option
+ * uses). */
+enum { CLI_OPT_OPTIMIZER = 0x4f01, CLI_OPT_OPTIMIZER_TIMEOUT, CLI_OPT_EXPECT_SAME };
+#define CLI_OPTIMIZER_OPTIONS \
+    {"optimizer", required_argument, NULL, CLI_OPT_OPTIMIZER}, \
+        {"optimizer-timeout-ms", required_argument, NULL, CLI_OPT_OPTIMIZER_TIMEOUT}
+#define CLI_EXPECT_SAME_OPTION {"expect-same", no_argument, NULL, CLI_OPT_EXPECT_SAME}
+
+struct cli_optimizer {
+    const char *command;      /* --optimizer CMD; NULL: fusecheck's own, in process */
+    int32_t timeout_ms;       /* --optimizer-timeout-ms (0: the protocol client's default) */
+    struct rules_external *x; /* the process, once started */
+    char name[128], version[128]; /* what its greeting said */
+};
+/* Take one of the optimizer's options for command cmd: 0 taken, 1 refused (a usage error said), -1 not one. */
+int cli_optimizer_code(struct cli_optimizer *o, const char *cmd, int code, const char *arg);
+/* Whether o is an optimizer of its own process. */
+bool cli_optimizer_external(const struct cli_optimizer *o);
+/* Start an external optimizer (nothing for fusecheck's own). 0, or CLI_FAILED with the finding said on stderr: the
+ * command could not start, or did not greet as the protocol says. */
+int cli_optimizer_start(struct cli_optimizer *o, const char *cmd);
+/* Optimize g under shim with `held` held (and the seed's rules when rules_seed_mode is on) with o into *out. 0; -1
+ * with err when fusecheck's own optimizer failed; 1 with err when the external one gave no answer to read (a
+ * finding: say it with cli_optimizer_say). Its graph is as the optimizer wrote it, not yet validated. */
+int cli_optimizer_run(struct cli_optimizer *o, const struct ir_graph *g, const struct shim *shim,
+                      const char *const *held, int nheld, struct rules_optimized *out, char err[IR_ERR_LEN]);
+/* Say a finding of o on stderr: `what` (the graph and the fault) and the last lines of the optimizer's stderr. */
+void cli_optimizer_say(const struct cli_optimizer *o, const char *what);
+/* Stop an external optimizer (nothing for fusecheck's own). */
+void cli_optimizer_stop(struct cli_optimizer *o);
+
+/* The differential: an external optimizer's decisions beside fusecheck's own on the same graphs, compared by rule,
+ * class, covers, outcome and reason code (a reason's words are each optimizer's own). */
+struct cli_rule_tally {
+    char *rule;
+    int64_t agree, disagree;
+};
+struct cli_differential {
+    int64_t reports, differing, agree, disagree;
+    struct cli_rule_tally *rules; /* by name, ascending */
+    int nrules, cap;
+    bool shown; /* the first differing decision was printed */
+};
+/* Compare theirs with ours (the reports of one graph, `where` naming it: graph, mode, shim); the first differing
+ * decision of the run printed to out. Returns the decisions that differ. */
+int64_t cli_differential_add(struct cli_differential *d, const char *where, const struct rules_report *theirs,
+                             const struct rules_report *ours, FILE *out);
+/* Print the totals and the count per rule, every line starting "differential:". */
+void cli_differential_print(const struct cli_differential *d, const char *ours, FILE *out);
+void cli_differential_free(struct cli_differential *d);
+
 /* ── A token sequence through the evaluator (cli/tokens.c) ─────────────────────────────────────────────── */
 
 /* Logits of every position of a run: n rows of vocab values, row i the logits after token i. */
@@ -230,6 +289,7 @@ int cli_cmd_eval(int argc, char **argv);
 int cli_cmd_rules(int argc, char **argv);
 int cli_cmd_shims(int argc, char **argv);
 int cli_cmd_optimize(int argc, char **argv);
+/* diff of fusecheck's own optimizer or, with --optimizer, any other (cli/cmd_diff.c). */
 int cli_cmd_diff(int argc, char **argv);
 int cli_cmd_coverage(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);

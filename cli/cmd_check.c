@@ -34,6 +34,8 @@ struct check_args {
     struct kernels_device *dev;    /* that device, opened */
     uint64_t seed;
     struct cli_holds holds; /* --hold: held in every compile (under a shim that has the step or holds it) */
+    struct cli_optimizer opt; /* --optimizer: whose optimizer is checked (fusecheck's own in process by default) */
+    bool expect_same;         /* --expect-same: a decision the external optimizer makes otherwise fails the run */
 };
 
 /* Running totals for the summary. */
@@ -41,6 +43,8 @@ struct check_totals {
     struct cli_tol_totals tol; /* the host lane's tolerance runs (check --tolerance) */
     int graphs, reports, failures, mismatches, diffs;
     int fixtures, fixtures_failed; /* the fixture cases run, and those with a failed check */
+    int faults;                    /* requests the external optimizer gave no answer to (each a failure too) */
+    struct cli_differential diff;  /* with --optimizer: its decisions beside fusecheck's own */
     long decisions, fired;
     double optimize_s, eval_s, db_s, fixtures_s;
 };
@@ -96,7 +100,8 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
         {"tolerance", no_argument, NULL, 't'},    {"hold", required_argument, NULL, 'H'},
         {"device", required_argument, NULL, 'D'}, {"fixtures", required_argument, NULL, 'F'},
-        CLI_SEED_RULES_OPTION,                    {0, 0, 0, 0}};
+        CLI_SEED_RULES_OPTION,                    CLI_OPTIMIZER_OPTIONS,
+        CLI_EXPECT_SAME_OPTION,                   {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->db = "results.db";
@@ -136,7 +141,15 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
                 return cli_usage_error("check", "--seed expects an integer in 0..18446744073709551615, got '%s'", optarg);
             break;
         }
-        default: return cli_option_error("check", opts, "", argv);
+        case CLI_OPT_EXPECT_SAME: a->expect_same = true; break;
+        default: {
+            int taken = cli_optimizer_code(&a->opt, "check", c, optarg);
+            if (taken < 0)
+                return cli_option_error("check", opts, "", argv);
+            if (taken > 0)
+                return CLI_USAGE;
+            break;
+        }
         }
     }
     for (int i = optind; i < argc; i++) {
@@ -153,6 +166,15 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
     if (a->fixtures && (stat(a->fixtures, &st) != 0 || !S_ISDIR(st.st_mode)))
         return cli_usage_error("check", "--fixtures %s: no such folder (the rules' fixture cases, tests/rules in the "
                                         "source tree)", a->fixtures);
+    if (a->fixtures && cli_optimizer_external(&a->opt))
+        return cli_usage_error("check", "--fixtures holds fusecheck's own rules to their cases, not another "
+                                        "optimizer's (--optimizer): run them apart");
+    if (a->opt.timeout_ms && !cli_optimizer_external(&a->opt))
+        return cli_usage_error("check", "--optimizer-timeout-ms limits another optimizer's answers: it needs "
+                                        "--optimizer CMD");
+    if (a->expect_same && !cli_optimizer_external(&a->opt))
+        return cli_usage_error("check", "--expect-same compares another optimizer's decisions with fusecheck's own: "
+                                        "it needs --optimizer CMD");
     if (a->fixtures && rules_seed_rules())
         return cli_usage_error("check", "--fixtures holds fusecheck's own rules to their cases; the seed's rules "
                                         "(--seed-rules) depart from them where docs/findings.md says: run them apart");
@@ -257,7 +279,8 @@ static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, c
     int32_t n = rc || !fresh ? 0 : o->report.n;
     struct db_decision *rows = malloc(sizeof *rows * (size_t)(n ? n : 1));
     char **covers = calloc((size_t)(n ? n : 1), sizeof *covers);
-    if (!rows || !covers)
+    const char **codes = calloc((size_t)(n ? n : 1), sizeof *codes); /* each refusal's stable code */
+    if (!rows || !covers || !codes)
         abort();
     for (int32_t i = 0; i < n; i++) {
         const struct rules_decision *d = &o->report.d[i];
@@ -268,9 +291,11 @@ static int log_report(struct db *db, int64_t run, int64_t graph, int64_t shim, c
         covers_text(d, covers[i], cap);
         rows[i] = (struct db_decision){set, i, d->rule, ir_class_name(d->cls), covers[i], outcome_names[d->outcome],
                                        d->outcome == RULES_REFUSED ? d->why : NULL};
+        codes[i] = d->outcome == RULES_REFUSED ? d->code : NULL;
     }
     if (!rc)
-        rc = db_decisions(db, rows, n, err);
+        rc = db_decisions_coded(db, rows, codes, n, err);
+    free(codes);
     for (int32_t i = 0; i < n; i++)
         free(covers[i]);
     free(covers);
@@ -361,18 +386,57 @@ static int log_checked(struct db *db, int64_t run, int64_t graph, int64_t shim, 
     return log_report(db, run, graph, shim, o, ms, rows, cmp->n, err);
 }
 
+/* The external optimizer gave no answer for graph l under shim: said with its stderr's tail, kept in results.db
+ * (failures, stage "optimizer"), counted a failure of the run. */
+static void optimizer_fault(struct db *db, int64_t run, const struct lifted *l, const struct shim *shim,
+                            const struct check_args *a, struct check_totals *t, const char *why)
+{
+    char what[IR_ERR_LEN + 256];
+    snprintf(what, sizeof what, "%s%s %s under %s: %s", a->progress ? "\n" : "", l->g->name, l->g->mode, shim->name,
+             why);
+    cli_optimizer_say(&a->opt, what);
+    log_failure(db, run, l->g->name, l->g->mode, shim->name, "optimizer", why);
+    t->failures++;
+    t->faults++;
+}
+
+/* The differential: fusecheck's own decisions on graph l under shim beside the external optimizer's report `theirs`.
+ * 0, or 1 with err when fusecheck's own optimizer failed. */
+static int compare_decisions(const struct lifted *l, const struct shim *shim, const struct check_args *a,
+                             const struct rules_report *theirs, struct check_totals *t, char err[DB_ERR_LEN])
+{
+    struct rules_optimized own;
+    if (rules_optimize(l->g, shim, (const char *const *)a->holds.names, a->holds.n, &own, err))
+        return 1;
+    char where[512];
+    snprintf(where, sizeof where, "%.160s %.40s under %.300s", l->g->name, l->g->mode, shim->name);
+    if (cli_differential_add(&t->diff, where, theirs, &own.report, stdout) && a->progress)
+        fflush(stdout);
+    rules_optimized_free(&own);
+    return 0;
+}
+
 /* Optimize a lifted graph under one shim, hold the rewritten graph to its comparisons (validity always; values when
  * the graph is evaluated), and log it all. 0 on success; *mismatch set when a comparison failed. */
 static int check_one(struct db *db, int64_t run, const struct lifted *l, struct shim *shim, int64_t shim_id,
-                     const struct check_args *a, struct check_totals *t, bool *mismatch, char err[DB_ERR_LEN])
+                     struct check_args *a, struct check_totals *t, bool *mismatch, char err[DB_ERR_LEN])
 {
     struct rules_optimized o;
     double t0 = now();
-    if (rules_optimize(l->g, shim, (const char *const *)a->holds.names, a->holds.n, &o, err))
+    *mismatch = false;
+    int got = cli_optimizer_run(&a->opt, l->g, shim, (const char *const *)a->holds.names, a->holds.n, &o, err);
+    if (got > 0) { /* the external optimizer's fault: a finding, and the run goes on */
+        optimizer_fault(db, run, l, shim, a, t, err);
+        return 0;
+    }
+    if (got < 0)
         return 1;
     double ms = (now() - t0) * 1e3;
     t->optimize_s += ms / 1e3;
-    *mismatch = false;
+    if (cli_optimizer_external(&a->opt) && compare_decisions(l, shim, a, &o.report, t, err)) {
+        rules_optimized_free(&o);
+        return 1;
+    }
     struct cli_comparisons cmp;
     t0 = now();
     if (cli_compare_rewritten(l->g, l->values, o.graph, shim, a->seed, &cmp, err)) {
@@ -482,7 +546,7 @@ static void show_progress(struct cli_progress *p, long done, const char *model, 
 }
 
 /* Check every graph; counts failures and mismatches in t. 0 unless the db itself failed. */
-static int check_all(struct db *db, int64_t run, const struct check_args *a, struct shim *const *shims,
+static int check_all(struct db *db, int64_t run, struct check_args *a, struct shim *const *shims,
                      const int64_t *shim_ids, struct check_totals *t, char err[DB_ERR_LEN])
 {
     const struct models_config *models[MAX_LIST];
@@ -535,6 +599,7 @@ static int check_all(struct db *db, int64_t run, const struct check_args *a, str
 /* Free what check's arguments hold: its device, its holds and the configurations it read. */
 static void free_check_args(struct check_args *a)
 {
+    cli_optimizer_stop(&a->opt);
     kernels_device_close(a->dev);
     cli_holds_free(&a->holds);
     for (int i = 0; i < MAX_LIST; i++)
@@ -569,7 +634,10 @@ int cli_cmd_check(int argc, char **argv)
         fprintf(stderr, "fusecheck: check: %s\n", err);
         rc = CLI_USAGE;
     }
+    if (!rc && cli_optimizer_start(&a.opt, "check"))
+        rc = CLI_FAILED; /* an optimizer that cannot start or greet is a finding, said */
     if (rc) {
+        db_close(db);
         free_check_args(&a);
         return rc;
     }
@@ -577,7 +645,15 @@ int cli_cmd_check(int argc, char **argv)
     cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
     char *command = cli_command_line(argc, argv);
-    struct db_run_info info = {"check", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
+    struct db_run_info info = {.kind = "check", .command = command, .git_rev = rev[0] ? rev : NULL,
+                               .host = host, .version = FUSECHECK_VERSION};
+    if (cli_optimizer_external(&a.opt)) { /* the optimizer whose reports the run holds, as it greeted */
+        info.optimizer_name = a.opt.name;
+        info.optimizer_version = a.opt.version;
+        info.optimizer_command = a.opt.command;
+        printf("optimizer: %s %s (%s)\n", a.opt.name, a.opt.version, a.opt.command);
+        fflush(stdout); /* before any finding on stderr */
+    }
     int64_t run;
     struct shim *shims[MAX_LIST];
     int64_t shim_ids[MAX_LIST];
@@ -601,7 +677,8 @@ int cli_cmd_check(int argc, char **argv)
         check_fixtures(db, run, &a, &t);
     if (!rc)
         rc = check_all(db, run, &a, shims, shim_ids, &t, err);
-    bool failed = rc || t.failures || t.mismatches || t.tol.failed;
+    bool differ = t.diff.disagree > 0;
+    bool failed = rc || t.failures || t.mismatches || t.tol.failed || (a.expect_same && differ);
     bool stopped = cli_interrupted() != 0; /* a signal stopped it between units: what it logged is whole */
     if (!rc)
         rc = db_run_end(db, run, stopped ? "interrupted" : failed ? "failed" : "complete", err);
@@ -624,6 +701,16 @@ int cli_cmd_check(int argc, char **argv)
                (long long)t.tol.graphs, (long long)t.tol.launches, (long long)t.tol.rows, (long long)t.tol.failed,
                t.tol.worst_ratio, (long long)t.tol.top1_misses, a.dev ? kernels_device_backend(a.dev) : "host lane",
                t.tol.lane_s, t.tol.eval_s);
+    if (begun && cli_optimizer_external(&a.opt)) {
+        if (t.faults)
+            printf("optimizer: %d request%s unanswered (a fault each: see above)\n", t.faults, t.faults == 1 ? "" : "s");
+        cli_differential_print(&t.diff, rules_seed_rules() ? "fusecheck's own --seed-rules" : "fusecheck's own",
+                               stdout);
+        if (differ)
+            printf("differential: the optimizers disagree: %s\n",
+                   a.expect_same ? "a failed check (--expect-same)" : "reported, not failed (--expect-same fails it)");
+    }
+    cli_differential_free(&t.diff);
     for (int i = 0; i < nshims; i++)
         shim_free(shims[i]);
     free_check_args(&a);
@@ -736,6 +823,29 @@ static int say_partial(struct db *db, int64_t a, int64_t b, bool *partial, char 
 }
 
 /* `db runs` and `db diff A B [--allow-partial]` over --db FILE. */
+/* Print how optimizer o is named: its name and version, and its command or "in process". */
+static void print_optimizer(const struct db_optimizer *o)
+{
+    printf("%s %s (%s%s%s)", o->name, o->version[0] ? o->version : "?", o->in_process ? "in process" : "`",
+           o->in_process ? "" : o->command, o->in_process ? "" : "`");
+}
+
+/* `db diff A B` of runs made by two optimizers says so first (a header line). 0, or 1 with err. */
+static int say_optimizers(struct db *db, int64_t a, int64_t b, char err[DB_ERR_LEN])
+{
+    struct db_optimizer oa, ob;
+    if (db_run_optimizer(db, a, &oa, err) || db_run_optimizer(db, b, &ob, err))
+        return 1;
+    if (db_same_optimizer(&oa, &ob))
+        return 0;
+    printf("two optimizers: run %lld by ", (long long)a);
+    print_optimizer(&oa);
+    printf(", run %lld by ", (long long)b);
+    print_optimizer(&ob);
+    printf("\n");
+    return 0;
+}
+
 static int db_query(int argc, char **argv)
 {
     static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
@@ -783,6 +893,8 @@ static int db_query(int argc, char **argv)
         int n = 0, graphs = 0;
         int64_t common = 0;
         bool partial = false;
+        if (!rc)
+            rc = say_optimizers(db, a, b, err);
         if (!rc)
             rc = say_partial(db, a, b, &partial, err) ||
                  db_graph_changes(db, a, b, print_graph_change, &graphs, err) ||

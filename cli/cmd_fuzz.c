@@ -542,21 +542,51 @@ static struct db *open_db_run(const char *path, int64_t run)
     return db;
 }
 
-/* `fuzz begin [--command TEXT]`: a new run of kind fuzz; prints its id. */
+/* The optimizer a fuzz run checks, when not fusecheck's own in process: its command started once to read the name
+ * and version it greets with (into name and version). 0, or -1 with the error printed. */
+static int greeted_optimizer(const char *command, char name[128], char version[128])
+{
+    enum rules_external_fault fault;
+    char err[IR_ERR_LEN];
+    struct rules_external *x = rules_external_start(command, NULL, &fault, err);
+    if (!x) {
+        fprintf(stderr, "fusecheck: fuzz: begin --optimizer '%s': %s: %s\n", command,
+                rules_external_fault_meaning(fault), err);
+        return -1;
+    }
+    snprintf(name, 128, "%s", rules_external_name(x));
+    snprintf(version, 128, "%s", rules_external_version(x));
+    rules_external_stop(x);
+    return 0;
+}
+
+/* `fuzz begin [--command TEXT] [--optimizer CMD]`: a new run of kind fuzz, of fusecheck's own optimizer or of the
+ * one CMD starts (its name and version from its greeting); prints its id. */
 static int cmd_begin(const struct log_args *a)
 {
-    const char *command = "fuzz/campaign";
-    if (a->n == 2 && strcmp(a->arg[0], "--command") == 0)
-        command = a->arg[1];
-    else if (a->n)
-        return cli_usage_error("fuzz", "begin takes only --command TEXT and --db FILE");
+    const char *command = "fuzz/campaign", *optimizer = NULL;
+    for (int i = 0; i < a->n; i += 2) {
+        if (i + 1 < a->n && strcmp(a->arg[i], "--command") == 0)
+            command = a->arg[i + 1];
+        else if (i + 1 < a->n && strcmp(a->arg[i], "--optimizer") == 0)
+            optimizer = a->arg[i + 1];
+        else
+            return cli_usage_error("fuzz", "begin takes only --command TEXT, --optimizer CMD and --db FILE");
+    }
+    char name[128], version[128];
+    if (optimizer && greeted_optimizer(optimizer, name, version))
+        return CLI_USAGE;
     struct db *db = open_db(a->db);
     if (!db)
         return CLI_USAGE;
     char rev[64], host[128] = "", err[DB_ERR_LEN];
     cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
-    struct db_run_info info = {"fuzz", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
+    struct db_run_info info = {.kind = "fuzz", .command = command, .git_rev = rev[0] ? rev : NULL,
+                               .host = host, .version = FUSECHECK_VERSION,
+                               .optimizer_name = optimizer ? name : NULL,
+                               .optimizer_version = optimizer ? version : NULL,
+                               .optimizer_command = optimizer};
     int64_t run;
     int rc = db_run_begin(db, &info, &run, err);
     if (rc)

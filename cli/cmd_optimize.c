@@ -249,8 +249,45 @@ static int load_optimized(const char *cmd, int argc, char **argv, struct opt_arg
     return *g ? run_optimizer(*g, a->shim, a->hold, o) : CLI_USAGE;
 }
 
+/* Whether optimize's command line asks to serve the protocol (--serve anywhere in it). */
+static bool wants_serve(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--serve") == 0)
+            return true;
+    return false;
+}
+
+/* `fusecheck optimize --serve [--seed-rules]`: fusecheck's optimizer as a process speaking the optimizer protocol
+ * (docs/optimizer-protocol.md) on stdin and stdout until stdin ends. CLI_OK at a clean end; CLI_USAGE when the client
+ * broke the protocol (said on stderr). */
+static int serve(int argc, char **argv)
+{
+    static const struct option opts[] = {{"serve", no_argument, NULL, 'P'}, CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
+    bool seed = false;
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'R')
+            seed = true;
+        else if (c != 'P')
+            return cli_usage_error("optimize", "--serve takes only --seed-rules (each request names its graph, shim "
+                                   "and holds)");
+    }
+    if (optind != argc)
+        return cli_usage_error("optimize", "--serve takes no FILE or MODEL: each request carries its graph");
+    char err[IR_ERR_LEN];
+    if (rules_external_serve(STDIN_FILENO, STDOUT_FILENO, "fusecheck", FUSECHECK_VERSION, seed, err)) {
+        fprintf(stderr, "fusecheck: optimize --serve: %s\n", err);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
 int cli_cmd_optimize(int argc, char **argv)
 {
+    if (wants_serve(argc, argv))
+        return serve(argc, argv);
     struct opt_args a;
     struct ir_graph *g;
     struct rules_optimized o;
@@ -325,64 +362,6 @@ int cli_cmd_dot(int argc, char **argv)
             rc = CLI_USAGE;
         free(text);
         free(svg);
-        rules_optimized_free(&o);
-    }
-    ir_graph_free(g);
-    return rc;
-}
-
-/* Print one comparison's outcome: a line when it passed, the place and reason when it did not. */
-static void print_comparison(const struct cli_comparison *c)
-{
-    if (c->pass && strcmp(c->kind, "valid") == 0)
-        printf("valid: %lld ops\n", (long long)c->compared);
-    else if (c->pass && strcmp(c->kind, "values") == 0)
-        printf("identical: %lld observed and carried tensors bit for bit\n", (long long)c->compared);
-    else if (c->pass)
-        printf("unquantized: %lld quantized values within the mode's bound\n", (long long)c->compared);
-    else if (c->tensor[0])
-        printf("%s: %s: %s[%lld]: %s %.9g, rewritten %.9g\n", strcmp(c->kind, "values") == 0 ? "differs" : c->kind,
-               c->reason, c->tensor, (long long)c->index, strcmp(c->kind, "values") == 0 ? "reference" : "source",
-               c->lifted, c->rewritten);
-    else
-        printf("%s: %s\n", strcmp(c->kind, "valid") == 0 ? "invalid" : c->kind, c->reason);
-}
-
-/* Hold the rewritten graph to every comparison (cli/compare.c); prints each; CLI_OK when all pass. */
-static int compare_rewritten(const struct ir_graph *g, const struct rules_optimized *o, const struct shim *shim,
-                             uint64_t seed)
-{
-    char err[IR_ERR_LEN];
-    struct ir_values *a = ir_values_new(g, seed, err);
-    if (!a || ir_eval(g, a, err)) {
-        fprintf(stderr, "fusecheck: diff: the lifted graph does not evaluate: %s\n", err);
-        ir_values_free(a);
-        return CLI_FAILED;
-    }
-    struct cli_comparisons cmp;
-    int rc = cli_compare_rewritten(g, a, o->graph, shim, seed, &cmp, err);
-    ir_values_free(a);
-    if (rc) {
-        fprintf(stderr, "fusecheck: diff: the reference could not be made: %s\n", err);
-        return CLI_FAILED;
-    }
-    for (int i = 0; i < cmp.n; i++)
-        print_comparison(&cmp.rows[i]);
-    printf("%d decisions, %d fired\n", o->report.n, rules_report_count(&o->report, RULES_FIRED, NULL));
-    return cli_comparisons_pass(&cmp) ? CLI_OK : CLI_FAILED;
-}
-
-int cli_cmd_diff(int argc, char **argv)
-{
-    struct opt_args a;
-    struct ir_graph *g;
-    struct rules_optimized o;
-    int rc = load_optimized("diff", argc, argv, &a, &g, &o);
-    if (rc == CLI_OK) {
-        char err[IR_ERR_LEN];
-        struct shim *shim = shim_lookup(a.shim, err);
-        rc = cli_values_fit("diff", g) ? CLI_USAGE : shim ? compare_rewritten(g, &o, shim, a.seed) : CLI_FAILED;
-        shim_free(shim);
         rules_optimized_free(&o);
     }
     ir_graph_free(g);

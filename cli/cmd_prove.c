@@ -315,7 +315,8 @@ static int begin_db(struct prove_run *pr, int argc, char **argv)
     gethostname(host, sizeof host - 1);
     char *command = cli_command_line(argc, argv), rev[64];
     cli_git_revision(rev, sizeof rev);
-    struct db_run_info info = {"prove", command, rev, host[0] ? host : NULL, FUSECHECK_VERSION};
+    struct db_run_info info = {.kind = "prove", .command = command, .git_rev = rev,
+                               .host = host[0] ? host : NULL, .version = FUSECHECK_VERSION};
     int rc = db_run_begin(pr->db, &info, &pr->run, err);
     free(command);
     if (rc) {
@@ -467,14 +468,83 @@ static void on_check(const struct oracle_check *c, void *ctx)
                (int)c->at, ok ? "ok" : unknown ? "UNKNOWN" : "FAILED", c->why[0] ? ": " : "", c->why);
 }
 
+/* A firing's covers as text, the first few of them: "[3, 4, 9]" or "[3, 4, ... 9] (12 ops)". */
+static void covers_brief(const struct rules_decision *d, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "[");
+    for (int32_t i = 0; i < d->ncovers && n + 24 < cap; i++) {
+        if (i == 6 && d->ncovers > 8) {
+            n += (size_t)snprintf(buf + n, cap - n, ", ... %d] (%d ops)", d->covers[d->ncovers - 1], d->ncovers);
+            return;
+        }
+        n += (size_t)snprintf(buf + n, cap - n, i ? ", %d" : "%d", d->covers[i]);
+    }
+    snprintf(buf + n, cap - n, "]");
+}
+
+/* Print one re-checked firing of another optimizer: failures, and those fusecheck's rules do not make, always;
+ * every one with verbose. */
+static void on_external(const struct oracle_external_check *c, void *ctx)
+{
+    bool verbose = *(const bool *)ctx;
+    if (!verbose && !c->failed && c->matched && !c->own_unknown)
+        return;
+    const char *verdict = c->failed ? "FAILED" : c->own_unknown ? "UNKNOWN" : c->matched ? "ok" : "not fusecheck's";
+    const char *why = c->failed ? c->why
+                      : c->matched ? ""
+                                   : "fusecheck's rules make no such firing here: its legality rests on the cycle "
+                                     "check alone";
+    char covers[160];
+    covers_brief(c->d, covers, sizeof covers);
+    printf("%-28s %-28s covers %s %s%s%s\n", c->d->rule, ir_class_name(c->d->cls), covers, verdict, why[0] ? ": " : "",
+           why);
+}
+
+/* validate-run of another optimizer: its answer for g under shim held to the validator and the report's contract,
+ * and every firing it reports re-checked on the lifted graph (oracle_validate_external). The exit code. */
+static int validate_external(struct cli_optimizer *x, const struct ir_graph *g, const struct shim *shim,
+                             const struct oracle_options *opt, bool verbose)
+{
+    char err[IR_ERR_LEN];
+    if (cli_optimizer_start(x, "validate-run"))
+        return CLI_FAILED;
+    struct rules_optimized o;
+    int got = cli_optimizer_run(x, g, shim, NULL, 0, &o, err);
+    if (got) {
+        char what[IR_ERR_LEN + 64];
+        snprintf(what, sizeof what, "fusecheck: validate-run: %s", err);
+        cli_optimizer_say(x, what);
+        return CLI_FAILED;
+    }
+    char broken[IR_ERR_LEN], invalid[IR_ERR_LEN];
+    bool contract = oracle_report_check(g, shim, NULL, 0, &o.report, broken) < 0;
+    bool valid = ir_validate(o.graph, invalid) == 0;
+    struct oracle_external_totals t;
+    int rc = oracle_validate_external(g, shim, opt, &o.report, on_external, &verbose, &t, err);
+    if (rc)
+        fprintf(stderr, "fusecheck: validate-run: %s\n", err);
+    else
+        printf("validate-run: %s %s: %d firings, %d made alike by fusecheck's rules, %d not, %d failed, %d unknown; "
+               "the report %s; the rewritten graph %s\n",
+               x->name, x->version, t.firings, t.matched, t.unmatched, t.failed, t.unknown,
+               contract ? "keeps its contract" : "breaks its contract", valid ? "is valid" : "is invalid");
+    if (!rc && !contract)
+        printf("report: %s\n", broken);
+    if (!rc && !valid)
+        printf("invalid: %s\n", invalid);
+    rules_optimized_free(&o);
+    return rc || t.failed || t.unknown || !contract || !valid ? CLI_FAILED : CLI_OK;
+}
+
 int cli_cmd_validate_run(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"shim", required_argument, NULL, 's'}, CLI_LIFT_OPTIONS,
         {"timeout-ms", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
-        CLI_SEED_RULES_OPTION, CLI_EMPTY_OPTION, {0, 0, 0, 0}};
+        CLI_SEED_RULES_OPTION, CLI_EMPTY_OPTION, CLI_OPTIMIZER_OPTIONS, {0, 0, 0, 0}};
     struct cli_lift lift = cli_lift_defaults();
     struct oracle_options opt = oracle_defaults();
+    struct cli_optimizer x = {0};
     const char *shim_name = NULL;
     bool verbose = false;
     optind = 1;
@@ -495,9 +565,17 @@ int cli_cmd_validate_run(int argc, char **argv)
         }
         case 'v': verbose = true; break;
         case 'R': rules_seed_mode(true); break;
-        default: return cli_option_error("validate-run", opts, "", argv);
+        default: {
+            int taken = cli_optimizer_code(&x, "validate-run", c, optarg);
+            if (taken)
+                return taken < 0 ? cli_option_error("validate-run", opts, "", argv) : CLI_USAGE;
+            break;
+        }
         }
     }
+    if (x.timeout_ms && !cli_optimizer_external(&x))
+        return cli_usage_error("validate-run", "--optimizer-timeout-ms limits another optimizer's answers: it needs "
+                                               "--optimizer CMD");
     if (!shim_name)
         return cli_usage_error("validate-run", "--shim NAME is required");
     if (optind != argc - 1)
@@ -512,6 +590,14 @@ int cli_cmd_validate_run(int argc, char **argv)
     if (!g) {
         shim_free(shim);
         return CLI_USAGE;
+    }
+    if (cli_optimizer_external(&x)) {
+        int xrc = validate_external(&x, g, shim, &opt, verbose);
+        cli_optimizer_stop(&x);
+        ir_graph_free(g);
+        shim_free(shim);
+        oracle_shutdown();
+        return xrc;
     }
     struct oracle_validation v;
     int rc = oracle_validate_run(g, shim, &opt, on_check, &verbose, &v, err);

@@ -235,6 +235,8 @@ static const struct {
     {"git revision", "git_rev"},
     {"host", "host"},
     {"fusecheck", "version"},
+    {"optimizer", "optimizer_name || ' ' || coalesce(optimizer_version, '?') || CASE WHEN optimizer_command IS NULL"
+                  " THEN ' (in process)' ELSE ' (' || optimizer_command || ')' END"},
     {"command", "command"},
     {"merged from", "origin"},
     {"reports", "(SELECT count(*) FROM reports x WHERE x.run_id = r.id)"},
@@ -473,8 +475,39 @@ static const struct table partial_pair = {
 };
 
 /* The decision, digest and graph changes from the previous run of the kind to this one. */
+/* This run against the latest run of each other optimizer (another name or command) that reported on something:
+ * their disagreements (optimizer_disagreements: rule, class, covers, outcome and code, on the same graph by content
+ * and shim) counted per rule. */
+static const struct table optimizer_disagreements = {
+    "optimizer-disagreements",
+    "WITH me AS (SELECT optimizer_name AS name, optimizer_command AS command FROM runs WHERE id = ?1),"
+    " other AS (SELECT max(r.id) AS id FROM runs r, me WHERE r.id <> ?1"
+    "           AND (r.optimizer_name <> me.name OR r.optimizer_command IS NOT me.command)"
+    "           AND EXISTS (SELECT 1 FROM reports x WHERE x.run_id = r.id)"
+    "           GROUP BY r.optimizer_name, r.optimizer_command),"
+    " d AS (SELECT * FROM optimizer_disagreements WHERE run_after = ?1 AND run_before IN (SELECT id FROM other)"
+    "       UNION ALL"
+    "       SELECT * FROM optimizer_disagreements WHERE run_before = ?1 AND run_after IN (SELECT id FROM other))"
+    " SELECT optimizer_before || ' (run ' || run_before || ')', optimizer_after || ' (run ' || run_after || ')', rule,"
+    " count(*), 'bad' FROM d GROUP BY run_before, run_after, rule ORDER BY run_before, run_after, rule",
+    {"optimizer", "other optimizer", "rule", "decisions that differ", NULL},
+    "no disagreement with the latest run of another optimizer (or no other optimizer's run in this file).",
+    0,
+};
+
+/* Whether the file holds runs of more than one optimizer. */
+static bool several_optimizers(struct report *r, const struct run *run)
+{
+    return number(r, "SELECT count(*) FROM (SELECT DISTINCT optimizer_name, coalesce(optimizer_command, '') FROM runs)",
+                  run) > 1;
+}
+
 static void render_changes(struct report *r, const struct run *run)
 {
+    if (several_optimizers(r, run)) {
+        put(&r->page, "<h4>Disagreements with other optimizers (per rule)</h4>\n");
+        table(r, &optimizer_disagreements, run);
+    }
     if (!run->prev) {
         put(&r->page, "<p class=\"empty\">");
         escf(&r->page, "run %lld is the first %s run in this file: there is no earlier one to compare it with.",

@@ -196,6 +196,7 @@ struct tol_args {
     uint64_t seed;
     int steps;
     bool all;
+    struct cli_optimizer opt; /* --optimizer: whose rewriting the lane runs (fusecheck's own by default) */
 };
 
 /* Parse tolerance's options. 0 on success. */
@@ -205,7 +206,7 @@ static int parse_tol_args(int argc, char **argv, struct tol_args *a)
         CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'},
         {"steps", required_argument, NULL, 'n'}, {"device", required_argument, NULL, 'D'},
         {"db", required_argument, NULL, 'd'}, {"seed", required_argument, NULL, 'S'},
-        {"all", no_argument, NULL, 'a'}, CLI_EMPTY_OPTION, {0, 0, 0, 0}};
+        {"all", no_argument, NULL, 'a'}, CLI_EMPTY_OPTION, CLI_OPTIMIZER_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
@@ -235,7 +236,12 @@ static int parse_tol_args(int argc, char **argv, struct tol_args *a)
                 return cli_usage_error("tolerance", "--seed expects an integer in 0..18446744073709551615, got '%s'",
                                        optarg);
             break;
-        default: return cli_option_error("tolerance", opts, "", argv);
+        default: {
+            int taken = cli_optimizer_code(&a->opt, "tolerance", c, optarg);
+            if (taken)
+                return taken < 0 ? cli_option_error("tolerance", opts, "", argv) : CLI_USAGE;
+            break;
+        }
         }
     }
     if (!a->shim)
@@ -255,7 +261,13 @@ static int open_log(const struct tol_args *a, const struct ir_graph *g, const st
     char rev[64], host[128] = "", *command = cli_command_line(argc, argv);
     cli_git_revision(rev, sizeof rev);
     gethostname(host, sizeof host - 1);
-    struct db_run_info info = {"tolerance", command, rev[0] ? rev : NULL, host, FUSECHECK_VERSION};
+    struct db_run_info info = {.kind = "tolerance", .command = command, .git_rev = rev[0] ? rev : NULL,
+                               .host = host, .version = FUSECHECK_VERSION};
+    if (cli_optimizer_external(&a->opt)) { /* the optimizer whose rewriting the lane ran, as it greeted */
+        info.optimizer_name = a->opt.name;
+        info.optimizer_version = a->opt.version;
+        info.optimizer_command = a->opt.command;
+    }
     size_t len;
     char *text = ir_print(g, &len), hex[65];
     if (!text) {
@@ -327,13 +339,23 @@ int cli_cmd_tolerance(int argc, char **argv)
         return CLI_USAGE;
     }
     struct rules_optimized o;
-    if (rules_optimize(g, shim, NULL, 0, &o, err)) {
-        fprintf(stderr, "fusecheck: tolerance: %s\n", err);
+    err[0] = '\0'; /* a start that failed says why itself */
+    int got = cli_optimizer_start(&a.opt, "tolerance") ? 1 : cli_optimizer_run(&a.opt, g, shim, NULL, 0, &o, err);
+    if (got) {
+        char what[IR_ERR_LEN + 64];
+        snprintf(what, sizeof what, "fusecheck: tolerance: %s", err);
+        if (got < 0) /* fusecheck's own optimizer failed */
+            fprintf(stderr, "%s\n", what);
+        else if (a.opt.x) /* the external one's fault (a start that failed said so already) */
+            cli_optimizer_say(&a.opt, what);
+        cli_optimizer_stop(&a.opt);
         ir_graph_free(g);
         kernels_device_close(dev);
         shim_free(shim);
         return CLI_FAILED;
     }
+    if (cli_optimizer_external(&a.opt))
+        printf("optimizer: %s %s (%s)\n", a.opt.name, a.opt.version, a.opt.command);
     struct cli_tol_options to = {a.seed, a.steps, KERNELS_FAULT_NONE, true, a.all, NULL, 0, 0, 0, dev};
     struct cli_tol_totals t = {0};
     rc = CLI_OK;
@@ -370,6 +392,7 @@ int cli_cmd_tolerance(int argc, char **argv)
             fprintf(stderr, "fusecheck: tolerance: %s: %s\n", a.db, dberr);
     }
     db_close(to.db);
+    cli_optimizer_stop(&a.opt);
     rules_optimized_free(&o);
     ir_graph_free(g);
     kernels_device_close(dev);

@@ -564,3 +564,240 @@ int cli_last_needs_value(const char *cmd, int argc, char **argv, const char *con
             return cli_usage_error(cmd, "%s needs a value", valued[k]);
     return 0;
 }
+
+/* ── The optimizer a command checks ────────────────────────────────────────────────────────────────────────── */
+
+int cli_optimizer_code(struct cli_optimizer *o, const char *cmd, int code, const char *arg)
+{
+    if (code == CLI_OPT_OPTIMIZER) {
+        if (!arg[0]) {
+            cli_usage_error(cmd, "--optimizer expects a command line, got ''");
+            return 1;
+        }
+        o->command = arg;
+        return 0;
+    }
+    if (code != CLI_OPT_OPTIMIZER_TIMEOUT)
+        return -1;
+    int32_t ms;
+    if (cli_parse_count(arg, &ms) || ms > 86400000) {
+        cli_usage_error(cmd, "--optimizer-timeout-ms expects 1..86400000, got '%s'", arg);
+        return 1;
+    }
+    o->timeout_ms = ms;
+    return 0;
+}
+
+bool cli_optimizer_external(const struct cli_optimizer *o) { return o->command != NULL; }
+
+int cli_optimizer_start(struct cli_optimizer *o, const char *cmd)
+{
+    if (!o->command)
+        return 0;
+    struct rules_external_limits lim = {o->timeout_ms, 0, 0};
+    enum rules_external_fault fault = RULES_EXTERNAL_NONE;
+    char err[IR_ERR_LEN];
+    o->x = rules_external_start(o->command, &lim, &fault, err);
+    if (!o->x) {
+        fprintf(stderr, "fusecheck: %s: --optimizer '%s': %s (%s): %s\n", cmd, o->command,
+                rules_external_fault_name(fault), rules_external_fault_meaning(fault), err);
+        return CLI_FAILED;
+    }
+    snprintf(o->name, sizeof o->name, "%s", rules_external_name(o->x));
+    snprintf(o->version, sizeof o->version, "%s", rules_external_version(o->x));
+    return 0;
+}
+
+int cli_optimizer_run(struct cli_optimizer *o, const struct ir_graph *g, const struct shim *shim,
+                      const char *const *held, int nheld, struct rules_optimized *out, char err[IR_ERR_LEN])
+{
+    if (!o->x)
+        return rules_optimize(g, shim, held, nheld, out, err) ? -1 : 0;
+    char why[IR_ERR_LEN];
+    enum rules_external_fault f =
+        rules_external_optimize(o->x, g, shim->name, held, nheld, rules_seed_rules(), out, why);
+    if (f == RULES_EXTERNAL_NONE)
+        return 0;
+    snprintf(err, IR_ERR_LEN, "optimizer %s: %.400s", rules_external_fault_name(f), why);
+    return 1;
+}
+
+/* Write the last `keep` lines of text to out, each indented behind a bar, control bytes shown as '?'. */
+static void tail_lines(const char *text, int keep, FILE *out)
+{
+    size_t n = strlen(text);
+    while (n && text[n - 1] == '\n')
+        n--;
+    size_t from = n;
+    for (int lines = 0; from > 0; from--)
+        if (text[from - 1] == '\n' && ++lines == keep)
+            break;
+    fputs("  | ", out);
+    for (size_t i = from; i < n; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\n')
+            fputs("\n  | ", out);
+        else
+            fputc(c == '\t' || (c >= 0x20 && c != 0x7f) ? c : '?', out);
+    }
+    fputc('\n', out);
+}
+
+void cli_optimizer_say(const struct cli_optimizer *o, const char *what)
+{
+    fprintf(stderr, "%s\n", what);
+    const char *tail = o->x ? rules_external_stderr(o->x) : "";
+    if (!tail || !tail[0]) {
+        fprintf(stderr, "  (the optimizer wrote nothing on its stderr)\n");
+        return;
+    }
+    fprintf(stderr, "  the optimizer's stderr, its last lines:\n");
+    tail_lines(tail, 12, stderr);
+}
+
+void cli_optimizer_stop(struct cli_optimizer *o)
+{
+    rules_external_stop(o->x);
+    o->x = NULL;
+}
+
+/* ── The differential ──────────────────────────────────────────────────────────────────────────────────────── */
+
+/* One decision as the differential compares it: its rule and the text of what it compares. */
+struct diff_key {
+    const char *rule;
+    char *text;
+};
+
+/* A decision's compared fields as text: rule, class, covers, outcome and reason code. */
+static char *decision_key(const struct rules_decision *d)
+{
+    static const char *const outcomes[] = {"fired", "refused", "held"};
+    size_t cap = 96 + strlen(d->rule) + 12 * (size_t)d->ncovers + (d->code ? strlen(d->code) : 0);
+    char *s = malloc(cap);
+    if (!s)
+        abort();
+    size_t n = (size_t)snprintf(s, cap, "%s %s [", d->rule, ir_class_name(d->cls));
+    for (int32_t i = 0; i < d->ncovers; i++)
+        n += (size_t)snprintf(s + n, cap - n, i ? ",%d" : "%d", d->covers[i]);
+    snprintf(s + n, cap - n, "] %s {%s}", outcomes[d->outcome], d->code ? d->code : "");
+    return s;
+}
+
+/* Ascending order of keys by their text, for qsort. */
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct diff_key *)a)->text, ((const struct diff_key *)b)->text);
+}
+
+/* The keys of a report's decisions, sorted. */
+static struct diff_key *report_keys(const struct rules_report *rep)
+{
+    struct diff_key *k = malloc(sizeof *k * (size_t)(rep->n ? rep->n : 1));
+    if (!k)
+        abort();
+    for (int32_t i = 0; i < rep->n; i++)
+        k[i] = (struct diff_key){rep->d[i].rule, decision_key(&rep->d[i])};
+    qsort(k, (size_t)rep->n, sizeof *k, key_cmp);
+    return k;
+}
+
+/* The tally of rule `rule`, added in name order when new. */
+static struct cli_rule_tally *tally_of(struct cli_differential *d, const char *rule)
+{
+    int lo = 0, hi = d->nrules;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        int c = strcmp(d->rules[mid].rule, rule);
+        if (c == 0)
+            return &d->rules[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (d->nrules == d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 64;
+        d->rules = realloc(d->rules, sizeof *d->rules * (size_t)d->cap);
+        if (!d->rules)
+            abort();
+    }
+    memmove(d->rules + lo + 1, d->rules + lo, sizeof *d->rules * (size_t)(d->nrules - lo));
+    d->nrules++;
+    d->rules[lo] = (struct cli_rule_tally){strdup(rule), 0, 0};
+    if (!d->rules[lo].rule)
+        abort();
+    return &d->rules[lo];
+}
+
+/* Print the first decision at which two reports, read in order, part: each side's line, or "(none)". */
+static void show_first(const char *where, const struct rules_report *theirs, const struct rules_report *ours,
+                       FILE *out)
+{
+    int32_t i = 0;
+    for (; i < theirs->n && i < ours->n; i++) {
+        char *a = decision_key(&theirs->d[i]), *b = decision_key(&ours->d[i]);
+        bool same = strcmp(a, b) == 0;
+        free(a);
+        free(b);
+        if (!same)
+            break;
+    }
+    char *a = i < theirs->n ? rules_decision_line(&theirs->d[i]) : NULL;
+    char *b = i < ours->n ? rules_decision_line(&ours->d[i]) : NULL;
+    fprintf(out, "differential: first disagreement: %s, decision %d\ndifferential:   theirs: %s\n"
+                 "differential:   ours:   %s\n", where, (int)i + 1, a ? a : "(none)", b ? b : "(none)");
+    free(a);
+    free(b);
+}
+
+int64_t cli_differential_add(struct cli_differential *d, const char *where, const struct rules_report *theirs,
+                             const struct rules_report *ours, FILE *out)
+{
+    struct diff_key *a = report_keys(theirs), *b = report_keys(ours);
+    int32_t i = 0, j = 0;
+    int64_t differ = 0;
+    while (i < theirs->n || j < ours->n) {
+        int c = i == theirs->n ? 1 : j == ours->n ? -1 : strcmp(a[i].text, b[j].text);
+        const char *rule = c <= 0 ? a[i].rule : b[j].rule;
+        struct cli_rule_tally *t = tally_of(d, rule);
+        if (c == 0)
+            t->agree++, i++, j++;
+        else
+            t->disagree++, differ++, c < 0 ? i++ : j++;
+    }
+    d->agree += ((int64_t)theirs->n + ours->n - differ) / 2; /* each agreement pairs one of each */
+    d->disagree += differ;
+    d->reports++;
+    if (differ) {
+        d->differing++;
+        if (!d->shown)
+            show_first(where, theirs, ours, out);
+        d->shown = true;
+    }
+    for (int32_t k = 0; k < theirs->n; k++)
+        free(a[k].text);
+    for (int32_t k = 0; k < ours->n; k++)
+        free(b[k].text);
+    free(a);
+    free(b);
+    return differ;
+}
+
+void cli_differential_print(const struct cli_differential *d, const char *ours, FILE *out)
+{
+    fprintf(out, "differential: %lld reports beside %s: %lld decisions agree, %lld differ (%lld report%s)\n",
+            (long long)d->reports, ours, (long long)d->agree, (long long)d->disagree, (long long)d->differing,
+            d->differing == 1 ? " differs" : "s differ");
+    for (int i = 0; i < d->nrules; i++)
+        fprintf(out, "differential: %-28s %6lld agree %6lld differ\n", d->rules[i].rule,
+                (long long)d->rules[i].agree, (long long)d->rules[i].disagree);
+}
+
+void cli_differential_free(struct cli_differential *d)
+{
+    for (int i = 0; i < d->nrules; i++)
+        free(d->rules[i].rule);
+    free(d->rules);
+    memset(d, 0, sizeof *d);
+}

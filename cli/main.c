@@ -36,11 +36,13 @@ static const struct cli_command commands[] = {
     {"shims", "list the shims", "fusecheck shims", cli_cmd_shims},
     {"optimize", "rewrite a graph under a shim; print it and, with --report, every decision",
      "fusecheck optimize FILE|MODEL [--mode M] [--layers N|all] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--report] "
-     "[-o OUT] [--seed-rules] [--allow-empty]",
+     "[-o OUT] [--seed-rules] [--allow-empty]\n"
+     "       fusecheck optimize --serve [--seed-rules]   (serve the optimizer protocol on stdin/stdout: "
+     "docs/optimizer-protocol.md)",
      cli_cmd_optimize},
     {"diff", "evaluate the lifted and the rewritten graph and compare them bit for bit",
      "fusecheck diff FILE|MODEL [--mode M] [--layers N|all] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--seed N] "
-     "[--seed-rules] [--allow-empty]",
+     "[--seed-rules] [--allow-empty] [--optimizer CMD [--optimizer-timeout-ms N] [--expect-same]]",
      cli_cmd_diff},
     {"dot", "an optimization as a Graphviz picture: fused ops as clusters by rule, refusals as dashed notes",
      "fusecheck dot FILE|MODEL [--mode M] [--layers N|all] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--svg] "
@@ -50,7 +52,7 @@ static const struct cli_command commands[] = {
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
      "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N|all] [--ctx N] "
      "[--weights F] [--seed N] [--no-progress] [--tolerance [--device host|cuda[:N]]] [--hold R1,R2]... [--seed-rules] "
-     "[--fixtures DIR]",
+     "[--fixtures DIR] [--optimizer CMD [--optimizer-timeout-ms N] [--expect-same]]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
      "fusecheck db runs [--db FILE]\nfusecheck db diff RUN_A RUN_B [--db FILE] [--allow-partial]\nfusecheck db merge IN... -o OUT [--append | --force]",
@@ -58,7 +60,7 @@ static const struct cli_command commands[] = {
     {"fuzz", "fuzz campaigns' side: seed corpora, the guard atoms, logging a campaign to results.db",
      "fusecheck fuzz seeds DIR [--rules DIR]\n"
      "fusecheck fuzz atoms [--shim NAME]\n"
-     "fusecheck fuzz begin [--command TEXT] [--db FILE]\n"
+     "fusecheck fuzz begin [--command TEXT] [--optimizer CMD] [--db FILE]\n"
      "fusecheck fuzz stat RUN HARNESS EXECS SECONDS CORPUS COVERAGE [--db FILE]\n"
      "fusecheck fuzz finding RUN HARNESS SIGNATURE SHA256 [--db FILE]\n"
      "fusecheck fuzz mutant RUN RULE:ATOM killed|survived SECONDS BUDGET [SIGNATURE [SHA256]] [--db FILE]\n"
@@ -73,11 +75,12 @@ static const struct cli_command commands[] = {
      cli_cmd_prove},
     {"validate-run", "re-check every firing of one optimization against its guards, premises and motion",
      "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N|all] [--ctx N] [--weights F] [--timeout-ms N] "
-     "[--verbose] [--seed-rules] [--allow-empty]",
+     "[--verbose] [--seed-rules] [--allow-empty] [--optimizer CMD [--optimizer-timeout-ms N]]",
      cli_cmd_validate_run},
     {"tolerance", "the CUDA lane's kernels (host lane or a CUDA device) against the evaluator, launch by launch and end to end",
      "fusecheck tolerance FILE|MODEL --shim cuda-lane:CHIP:ACTS[:knobs] [--mode M] [--layers N|all] [--ctx N] [--weights F] "
-     "[--steps N] [--device host|cuda[:N]] [--seed N] [--db FILE] [--all] [--allow-empty]",
+     "[--steps N] [--device host|cuda[:N]] [--seed N] [--db FILE] [--all] [--allow-empty] "
+     "[--optimizer CMD [--optimizer-timeout-ms N]]",
      cli_cmd_tolerance},
     {"launches", "every distinct launch the CUDA lane makes on the zoo: kernel, stages, their numerics' variants",
      "fusecheck launches [--shim NAME]... [--mode M]... [--layers N|all]", cli_cmd_launches},
@@ -146,6 +149,13 @@ static const struct {
     {"--allow-empty", "read a graph FILE that declares no tensor and no op (refused by default, exit 2)"},
     {"--seed-rules", "run the seed's rules: fusecheck's added guard atoms dropped, its fixed matchers the seed's "
                      "(docs/findings.md)"},
+    {"--optimizer CMD", "check another optimizer, a process speaking docs/optimizer-protocol.md (started once by "
+                        "/bin/sh -c CMD), in place of fusecheck's own: its faults are findings (exit 1), its "
+                        "decisions set beside fusecheck's own (diff, check: the differential)"},
+    {"--optimizer-timeout-ms N", "the most the optimizer may take for one answer, its greeting included: "
+                                 "1..86400000 ms (default the protocol client's)"},
+    {"--expect-same", "a decision the optimizer makes otherwise than fusecheck's own fails the run (by default the "
+                      "differential is reported and does not fail it)"},
 };
 
 /* A command's own options, each with its meaning (NULL ends a list). */

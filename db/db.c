@@ -14,10 +14,11 @@
 
 /* The prepared statements, one per row kind: enum suffix and SQL. */
 #define DB_STATEMENTS(X) \
-    X(RUN_BEGIN, "INSERT INTO runs (kind, started, status, git_rev, host, version, command) " \
-                 "VALUES (?, ?, 'incomplete', ?, ?, ?, ?)") \
+    X(RUN_BEGIN, "INSERT INTO runs (kind, started, status, git_rev, host, version, command, optimizer_name, " \
+                 "optimizer_version, optimizer_command) VALUES (?, ?, 'incomplete', ?, ?, ?, ?, ?, ?, ?)") \
     X(RUN_END, "UPDATE runs SET ended = ?, status = ? WHERE id = ? AND status = 'incomplete'") \
     X(RUN_STATUS, "SELECT status FROM runs WHERE id = ?") \
+    X(RUN_OPTIMIZER, "SELECT optimizer_name, optimizer_version, optimizer_command FROM runs WHERE id = ?") \
     X(GRAPH_GET, "SELECT id FROM graphs WHERE name = ? AND mode IS ? AND sha256 = ?") \
     X(GRAPH_PUT, "INSERT INTO graphs (name, family, mode, ops, sha256) VALUES (?, ?, ?, ?, ?)") \
     X(SHIM_GET, "SELECT id FROM shims WHERE name = ?") \
@@ -30,10 +31,10 @@
     X(SET_BUCKETS_PUT, "UPDATE decision_sets SET buckets = ? WHERE id = ?") \
     X(REPORT_PUT, "INSERT INTO reports (run_id, graph_id, shim_id, set_id, optimize_ms, rewritten) " \
                   "VALUES (?, ?, ?, ?, ?, ?)") \
-    X(DECISION_PUT, "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line) " \
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)") \
-    X(DECISIONS_PUT, "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line) VALUES " \
-                     ROWS16("(?, ?, ?, ?, ?, ?, ?, ?)")) \
+    X(DECISION_PUT, "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line, code) " \
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+    X(DECISIONS_PUT, "INSERT INTO set_decisions (set_id, seq, rule, class, covers, outcome, reason, line, code) " \
+                     "VALUES " ROWS16("(?, ?, ?, ?, ?, ?, ?, ?, ?)")) \
     X(DIFF_PUT, "INSERT INTO diffs (run_id, graph_id, shim_id, identical, compared, tensor, first_index, lifted, " \
                 "rewritten, kind, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(TSET_GET, "SELECT id FROM tolerance_sets WHERE digest = ?") \
@@ -533,6 +534,10 @@ int db_run_begin(struct db *db, const struct db_run_info *info, int64_t *run, ch
     bind_text(st, 4, info->host);
     bind_text(st, 5, info->version);
     bind_text(st, 6, info->command);
+    /* fusecheck's own optimizer in process: named 'fusecheck', its version the run's, no command */
+    bind_text(st, 7, info->optimizer_name ? info->optimizer_name : "fusecheck");
+    bind_text(st, 8, info->optimizer_name ? info->optimizer_version : info->version);
+    bind_text(st, 9, info->optimizer_name ? info->optimizer_command : NULL);
     if (done(db, st, "recording the run", err)) {
         db_rollback(db);
         return 1;
@@ -867,8 +872,8 @@ static int pending_flush(struct db *db, char err[DB_ERR_LEN])
     return rc;
 }
 
-/* Bind one decision's eight values (its line hash last) at parameter `base` + 1 onwards. */
-static void bind_decision(sqlite3_stmt *st, int base, const struct db_decision *d)
+/* Bind one decision's nine values (its line hash, then its code) at parameter `base` + 1 onwards. */
+static void bind_decision(sqlite3_stmt *st, int base, const struct db_decision *d, const char *code)
 {
     sqlite3_bind_int64(st, base + 1, d->set);
     sqlite3_bind_int64(st, base + 2, d->seq);
@@ -878,34 +883,47 @@ static void bind_decision(sqlite3_stmt *st, int base, const struct db_decision *
     bind_text(st, base + 6, d->outcome);
     bind_text(st, base + 7, d->reason);
     sqlite3_bind_int64(st, base + 8, decision_line(d->rule, d->cls, d->covers, d->outcome, d->reason));
+    bind_text(st, base + 9, code);
 }
 
-int db_decision(struct db *db, const struct db_decision *d, char err[DB_ERR_LEN])
+/* One decision's row with its code. */
+static int decision_coded(struct db *db, const struct db_decision *d, const char *code, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_DECISION_PUT);
-    bind_decision(st, 0, d);
+    bind_decision(st, 0, d, code);
     if (done(db, st, "recording a decision", err))
         return 1;
     pending_add(db, d);
     return 0;
 }
 
-int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err[DB_ERR_LEN])
+int db_decision(struct db *db, const struct db_decision *d, char err[DB_ERR_LEN])
+{
+    return decision_coded(db, d, NULL, err);
+}
+
+int db_decisions_coded(struct db *db, const struct db_decision *d, const char *const *codes, int64_t n,
+                       char err[DB_ERR_LEN])
 {
     int64_t i = 0;
     for (; i + DB_DECISION_BATCH <= n; i += DB_DECISION_BATCH) {
         sqlite3_stmt *st = use(db, DB_STMT_DECISIONS_PUT);
         for (int k = 0; k < DB_DECISION_BATCH; k++)
-            bind_decision(st, 8 * k, &d[i + k]);
+            bind_decision(st, 9 * k, &d[i + k], codes ? codes[i + k] : NULL);
         if (done(db, st, "recording decisions", err))
             return 1;
         for (int k = 0; k < DB_DECISION_BATCH; k++)
             pending_add(db, &d[i + k]);
     }
     for (; i < n; i++)
-        if (db_decision(db, &d[i], err))
+        if (decision_coded(db, &d[i], codes ? codes[i] : NULL, err))
             return 1;
     return 0;
+}
+
+int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err[DB_ERR_LEN])
+{
+    return db_decisions_coded(db, d, NULL, n, err);
 }
 
 int db_failure(struct db *db, const struct db_failure *f, char err[DB_ERR_LEN])
@@ -1105,6 +1123,25 @@ int db_run_status(struct db *db, int64_t run, char status[16], char err[DB_ERR_L
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(db, "looking up a run", err);
 }
 
+int db_run_optimizer(struct db *db, int64_t run, struct db_optimizer *o, char err[DB_ERR_LEN])
+{
+    sqlite3_stmt *st = use(db, DB_STMT_RUN_OPTIMIZER);
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    bool row = rc == SQLITE_ROW;
+    snprintf(o->name, sizeof o->name, "%s", row && col_text(st, 0) ? col_text(st, 0) : "");
+    snprintf(o->version, sizeof o->version, "%s", row && col_text(st, 1) ? col_text(st, 1) : "");
+    snprintf(o->command, sizeof o->command, "%s", row && col_text(st, 2) ? col_text(st, 2) : "");
+    o->in_process = !row || !col_text(st, 2);
+    sqlite3_reset(st);
+    return row || rc == SQLITE_DONE ? 0 : fail(db, "looking up a run's optimizer", err);
+}
+
+bool db_same_optimizer(const struct db_optimizer *a, const struct db_optimizer *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->in_process == b->in_process && strcmp(a->command, b->command) == 0;
+}
+
 int db_runs_common(struct db *db, int64_t a, int64_t b, int64_t *n, char err[DB_ERR_LEN])
 {
     sqlite3_stmt *st = use(db, DB_STMT_RUNS_COMMON);
@@ -1204,13 +1241,14 @@ static int merge_runs(struct db *out, const char *label, struct db_merge_result 
 {
     sqlite3_stmt *sel, *ins, *map, *held;
     if (sqlite3_prepare_v2(out->conn,
-                           "SELECT id, kind, started, ended, status, git_rev, host, version, command, origin "
-                           "FROM src.runs ORDER BY id",
+                           "SELECT id, kind, started, ended, status, git_rev, host, version, command, origin, "
+                           "optimizer_name, optimizer_version, optimizer_command FROM src.runs ORDER BY id",
                            -1, &sel, NULL) != SQLITE_OK)
         return fail(out, "merging runs", err);
     sqlite3_prepare_v2(out->conn,
-                       "INSERT INTO main.runs (kind, started, ended, status, git_rev, host, version, command, origin) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "INSERT INTO main.runs (kind, started, ended, status, git_rev, host, version, command, origin, "
+                       "optimizer_name, optimizer_version, optimizer_command) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        -1, &ins, NULL);
     sqlite3_prepare_v2(out->conn, "INSERT INTO map_run VALUES (?, ?)", -1, &map, NULL);
     sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM main.runs WHERE origin = ?", -1, &held, NULL);
@@ -1233,6 +1271,8 @@ static int merge_runs(struct db *out, const char *label, struct db_merge_result 
         for (int i = 1; i <= 8; i++)
             sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
         bind_text(ins, 9, origin);
+        for (int i = 10; i <= 12; i++) /* its optimizer */
+            sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
         rc = sqlite3_step(ins) != SQLITE_DONE;
         sqlite3_reset(ins);
         sqlite3_bind_int64(map, 1, sqlite3_column_int64(sel, 0));
@@ -1306,8 +1346,9 @@ static const struct merge_set_kind merge_set_kinds[] = {
      "SELECT id FROM main.decision_sets WHERE digest = ?",
      "INSERT INTO main.decision_sets (digest, fired, refused, held, buckets) VALUES (?, ?, ?, ?, ?)",
      "INSERT INTO map_set VALUES (?, ?)", 4,
-     {"INSERT INTO main.set_decisions (set_id, seq, rule, class, covers, outcome, reason, line)"
-      " SELECT ?, seq, rule, class, covers, outcome, reason, line FROM src.set_decisions WHERE set_id = ? ORDER BY seq",
+     {"INSERT INTO main.set_decisions (set_id, seq, rule, class, covers, outcome, reason, line, code)"
+      " SELECT ?, seq, rule, class, covers, outcome, reason, line, code FROM src.set_decisions WHERE set_id = ?"
+      " ORDER BY seq",
       "INSERT INTO main.set_rules (set_id, bucket, rule, decisions, fired, hash, keys)"
       " SELECT ?, bucket, rule, decisions, fired, hash, keys FROM src.set_rules WHERE set_id = ? ORDER BY bucket, rule",
       NULL}},

@@ -17,7 +17,7 @@
 #define DB_ERR_LEN 512
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 
 struct db;
 
@@ -48,6 +48,9 @@ struct db_run_info {
     const char *git_rev; /* may be NULL */
     const char *host;    /* may be NULL */
     const char *version; /* fusecheck's version */
+    /* The optimizer whose reports the run holds: NULL name for fusecheck's own, in process. Else what its greeting
+     * said (name, version) and the command that started it. */
+    const char *optimizer_name, *optimizer_version, *optimizer_command;
 };
 
 /* Record a new run (status incomplete, started now) in its own transaction; *run receives its id. */
@@ -88,6 +91,10 @@ struct db_decision {
 int db_decision(struct db *db, const struct db_decision *d, char err[DB_ERR_LEN]);
 /* n decisions at once (several rows a statement: the fast path for a whole report). */
 int db_decisions(struct db *db, const struct db_decision *d, int64_t n, char err[DB_ERR_LEN]);
+/* db_decisions with each decision's refusal code (codes[i]: rules_decision.code, NULL for none; codes NULL: none
+ * at all), kept in set_decisions.code: how two optimizers' decisions compare (optimizer_disagreements). */
+int db_decisions_coded(struct db *db, const struct db_decision *d, const char *const *codes, int64_t n,
+                       char err[DB_ERR_LEN]);
 
 /* One diff check: identical, or the first tensor, index and values that differ. */
 struct db_diff {
@@ -210,6 +217,14 @@ int db_graph_changes(struct db *db, int64_t a, int64_t b, db_graph_change_fn fn,
 int db_run_status(struct db *db, int64_t run, char status[16], char err[DB_ERR_LEN]);
 /* Whether run id exists. */
 int db_run_exists(struct db *db, int64_t run, bool *exists, char err[DB_ERR_LEN]);
+/* The optimizer whose reports a run holds (runs.optimizer_*; "" for what is not recorded). */
+struct db_optimizer {
+    char name[128], version[128], command[1024];
+    bool in_process; /* fusecheck's own, in process: no command */
+};
+int db_run_optimizer(struct db *db, int64_t run, struct db_optimizer *o, char err[DB_ERR_LEN]);
+/* Whether two runs' optimizers are one (the same name and command; the version may differ): optimizer_pairs' test. */
+bool db_same_optimizer(const struct db_optimizer *a, const struct db_optimizer *b);
 /* How many reports of run a have a report of run b on the same graph (by content) and shim (what decision changes
  * compare). */
 int db_runs_common(struct db *db, int64_t a, int64_t b, int64_t *n, char err[DB_ERR_LEN]);

@@ -618,9 +618,56 @@ static const char migration_7[] =
     "  WHERE EXISTS (SELECT 1 FROM reports x WHERE x.run_id = p.run_before AND x.shim_id = s.id)"
     "    AND NOT EXISTS (SELECT 1 FROM reports y WHERE y.run_id = p.run_after AND y.shim_id = s.id);";
 
+/* Version 7 → 8: every run names the optimizer whose reports it holds — `optimizer_name` and `optimizer_version`
+ * from its greeting, `optimizer_command` the command that started it; fusecheck's own optimizer in process is
+ * ('fusecheck', the run's version, NULL), which every run before version 8 was — and every decision keeps its
+ * refusal's stable code (`code`, NULL where none was recorded: rows before version 8, firings, holds). Two runs are
+ * of different optimizers when their names or commands differ (fusecheck's own in process and `fusecheck optimize
+ * --serve` are two); `optimizer_disagreements` lists, for each such pair of runs, the decisions of their reports of
+ * the same graph (by content) and shim that differ by rule, class, covers, outcome or code: a decision of the
+ * earlier run with no like one in the later run (decision_after the later's decision at the same rule, class and
+ * covers, or NULL), then a decision of the later run at a rule, class and covers the earlier never decided. The
+ * reason's words are each optimizer's own and are not compared. */
+static const char migration_8[] =
+    "ALTER TABLE runs ADD COLUMN optimizer_name TEXT NOT NULL DEFAULT 'fusecheck';"
+    "ALTER TABLE runs ADD COLUMN optimizer_version TEXT;"
+    "ALTER TABLE runs ADD COLUMN optimizer_command TEXT;"
+    "UPDATE runs SET optimizer_version = version;"
+    "ALTER TABLE set_decisions ADD COLUMN code TEXT;"
+    "CREATE VIEW optimizer_pairs AS"
+    "  SELECT p.run_before, p.run_after, a.optimizer_name AS optimizer_before, a.optimizer_command AS command_before,"
+    "         b.optimizer_name AS optimizer_after, b.optimizer_command AS command_after"
+    "  FROM run_pairs p JOIN runs a ON a.id = p.run_before JOIN runs b ON b.id = p.run_after"
+    "  WHERE a.optimizer_name <> b.optimizer_name OR a.optimizer_command IS NOT b.optimizer_command;"
+    "CREATE VIEW optimizer_report_pairs AS"
+    "  SELECT o.*, x.graph_id, x.shim_id, x.set_id AS set_before, y.set_id AS set_after"
+    "  FROM optimizer_pairs o JOIN reports x ON x.run_id = o.run_before"
+    "  JOIN reports y ON y.run_id = o.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id"
+    "  WHERE x.set_id <> y.set_id;"
+    "CREATE VIEW optimizer_disagreements AS"
+    "  SELECT c.run_before, c.run_after, c.optimizer_before, c.optimizer_after, g.name AS graph, g.mode AS mode,"
+    "         s.name AS shim, x.rule, x.class, x.covers,"
+    "         x.outcome || CASE WHEN x.code IS NULL THEN '' ELSE ' {' || x.code || '}' END AS decision_before,"
+    "         (SELECT y.outcome || CASE WHEN y.code IS NULL THEN '' ELSE ' {' || y.code || '}' END"
+    "          FROM set_decisions y WHERE y.set_id = c.set_after AND y.rule = x.rule AND y.class = x.class"
+    "          AND y.covers = x.covers ORDER BY y.seq LIMIT 1) AS decision_after"
+    "  FROM optimizer_report_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id"
+    "  JOIN set_decisions x ON x.set_id = c.set_before"
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions y WHERE y.set_id = c.set_after AND y.rule = x.rule"
+    "                    AND y.class = x.class AND y.covers = x.covers AND y.outcome = x.outcome"
+    "                    AND y.code IS x.code)"
+    "  UNION ALL"
+    "  SELECT c.run_before, c.run_after, c.optimizer_before, c.optimizer_after, g.name, g.mode, s.name, y.rule,"
+    "         y.class, y.covers, NULL,"
+    "         y.outcome || CASE WHEN y.code IS NULL THEN '' ELSE ' {' || y.code || '}' END"
+    "  FROM optimizer_report_pairs c JOIN graphs g ON g.id = c.graph_id JOIN shims s ON s.id = c.shim_id"
+    "  JOIN set_decisions y ON y.set_id = c.set_after"
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions x WHERE x.set_id = c.set_before AND x.rule = y.rule"
+    "                    AND x.class = y.class AND x.covers = y.covers);";
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
 static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4, migration_5,
-                                         migration_6, migration_7};
+                                         migration_6, migration_7, migration_8};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)

@@ -213,7 +213,12 @@ static void decode(struct fuzz_bytes *b, struct rows *w)
 static int write_rows(struct rows *w, char err[DB_ERR_LEN])
 {
     struct db *db = scratch.db;
-    struct db_run_info info = {"fuzz", w->command, w->family[0] ? w->family : NULL, NULL, "fuzz"};
+    /* a run of another optimizer when the signature field is not empty (its fields reused: the inputs' layout stays) */
+    bool external = w->signature[0] != '\0';
+    struct db_run_info info = {.kind = "fuzz", .command = w->command, .git_rev = w->family[0] ? w->family : NULL,
+                               .host = NULL, .version = "fuzz", .optimizer_name = external ? w->signature : NULL,
+                               .optimizer_version = external ? w->knobs : NULL,
+                               .optimizer_command = external ? w->gname : NULL};
     if (db_run_begin(db, &info, &w->run, err) || db_begin(db, err))
         return 1;
     int rc = db_graph(db, w->gname, w->family[0] ? w->family : NULL, w->mode, (int64_t)w->nd, w->sha, &w->graph, err) ||
@@ -236,7 +241,8 @@ static int write_rows(struct rows *w, char err[DB_ERR_LEN])
                                 w->d[i].covers,
                                 outcomes[w->d[i].outcome],
                                 w->d[i].outcome == RULES_REFUSED ? w->d[i].reason : NULL};
-        rc = db_decision(db, &d, err);
+        const char *code = w->d[i].outcome == RULES_REFUSED ? w->d[i].cls : NULL; /* any text as a code */
+        rc = db_decisions_coded(db, &d, &code, 1, err);
     }
     if (!rc)
         rc = db_report(db, &rep, &set2, &again, err);
@@ -271,6 +277,13 @@ static int read_back(const struct rows *w, struct fuzz_finding *f)
     done(st);
     if (!ok)
         return fuzz_fail(f, "db", "run", "the run's row does not read back as written");
+    bool external = w->signature[0] != '\0';
+    st = first_row("SELECT optimizer_name, optimizer_version, optimizer_command FROM runs WHERE id = ?", w->run);
+    ok = st && column_is(st, 0, external ? w->signature : "fusecheck") &&
+         column_is(st, 1, external ? w->knobs : "fuzz") && column_is(st, 2, external ? w->gname : NULL);
+    done(st);
+    if (!ok)
+        return fuzz_fail(f, "db", "optimizer", "the run's optimizer does not read back as written");
     st = first_row("SELECT name, family, mode, ops, sha256 FROM graphs WHERE id = ?", w->graph);
     ok = st && column_is(st, 0, w->gname) && column_is(st, 1, w->family[0] ? w->family : NULL) &&
          column_is(st, 2, w->mode) && sqlite3_column_int64(st, 3) == w->nd && column_is(st, 4, w->sha);
@@ -282,8 +295,8 @@ static int read_back(const struct rows *w, struct fuzz_finding *f)
     done(st);
     if (!ok)
         return fuzz_fail(f, "db", "shim", "the shim's row does not read back as written");
-    st = reader("SELECT d.seq, d.rule, d.class, d.covers, d.outcome, d.reason FROM decisions d "
-                "JOIN reports r ON r.id = d.report_id WHERE r.run_id = ? ORDER BY r.id, d.seq");
+    st = reader("SELECT d.seq, d.rule, d.class, d.covers, d.outcome, d.reason, d.code FROM set_decisions d "
+                "JOIN reports r ON r.set_id = d.set_id WHERE r.run_id = ? ORDER BY r.id, d.seq");
     if (!st)
         return fuzz_fail(f, "db", "prepare", "cannot read the decisions back");
     sqlite3_bind_int64(st, 1, w->run);
@@ -295,7 +308,8 @@ static int read_back(const struct rows *w, struct fuzz_finding *f)
         ok = n < 2 * w->nd && sqlite3_column_int64(st, 0) == k && column_is(st, 1, w->d[k].rule) &&
              column_is(st, 2, w->d[k].cls) && column_is(st, 3, w->d[k].covers) &&
              column_is(st, 4, outcomes[w->d[k].outcome]) &&
-             column_is(st, 5, w->d[k].outcome == RULES_REFUSED ? w->d[k].reason : NULL);
+             column_is(st, 5, w->d[k].outcome == RULES_REFUSED ? w->d[k].reason : NULL) &&
+             column_is(st, 6, w->d[k].outcome == RULES_REFUSED ? w->d[k].cls : NULL);
         n++;
     }
     done(st);
@@ -364,7 +378,8 @@ static int check_merge(struct fuzz_finding *f)
     struct db *ro;
     if (!bad && db_open_readonly(out, &ro, err) == 0) {
         int64_t run;
-        const struct db_run_info info = {"fuzz", "read-only", NULL, NULL, "fuzz"};
+        const struct db_run_info info = {.kind = "fuzz", .command = "read-only", .git_rev = NULL,
+                                         .host = NULL, .version = "fuzz"};
         bool wrote = db_run_begin(ro, &info, &run, err) == 0;
         db_close(ro);
         if (wrote)

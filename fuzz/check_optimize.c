@@ -47,6 +47,8 @@ struct run {
     struct ir_values *lifted; /* the reference side's values once evaluated; NULL when it is not (yet) */
     bool evaluated;           /* the reference side's evaluation was tried */
     uint64_t seed;
+    const char *shim_name;     /* as the case names it: what a request to an external optimizer carries */
+    struct fuzz_finding *fault; /* an external optimizer's first fault (check[0] is '\0' while none) */
 };
 
 /* The case's holds and every step from `from` on into held; returns how many. */
@@ -60,12 +62,21 @@ static int held_from(const struct run *r, int from, const char *held[MAX_HELD])
     return n;
 }
 
-/* Optimize with the case's holds and every step from `from` on held too. */
+/* Optimize with the case's holds and every step from `from` on held too: in process, or by the external optimizer
+ * (the holds travel in the request), whose first fault is kept in r->fault and fails this compile. */
 static int optimize_from(const struct run *r, int from, struct rules_optimized *o, char err[IR_ERR_LEN])
 {
     const char *held[MAX_HELD];
     int n = held_from(r, from, held);
-    return rules_optimize(r->g, r->shim, held, n, o, err);
+    if (!fuzz_external_on())
+        return rules_optimize(r->g, r->shim, held, n, o, err);
+    struct fuzz_finding f;
+    if (fuzz_external_optimize(r->g, r->shim_name, held, n, o, &f) == 0)
+        return 0;
+    if (!r->fault->check[0])
+        *r->fault = f;
+    snprintf(err, IR_ERR_LEN, "%s", f.message);
+    return -1;
 }
 
 /* Hold the report of the compile with the steps from `from` on held to the report's contract: the index of the first
@@ -241,7 +252,7 @@ static int check_roundtrip(const struct rules_optimized *o, struct fuzz_finding 
  * validator over this one's report. */
 static int check_decisions(const struct run *r, const struct rules_optimized *o, struct fuzz_finding *f)
 {
-    fuzz_run_validator rv = fuzz_run_validator_installed();
+    fuzz_run_validator rv = fuzz_external_on() ? NULL : fuzz_run_validator_installed(); /* it compiles in process */
     char rule[64] = "", why[IR_ERR_LEN] = "";
     if (rv && rv(r->g, r->shim, rule, why) != 0)
         return fuzz_fail(f, "validate", rule, "translation validation fails: %s", why);
@@ -495,8 +506,12 @@ int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, str
                          "list spells", probe);
     struct run r;
     memset(&r, 0, sizeof r);
+    struct fuzz_finding fault;
+    memset(&fault, 0, sizeof fault);
     r.g = g;
     r.seed = plan->seed;
+    r.shim_name = fuzz_shim_name(plan->shim);
+    r.fault = &fault;
     r.shim = shim_lookup(fuzz_shim_name(plan->shim), err);
     if (!r.shim)
         return fuzz_fail(f, "shim", fuzz_shim_name(plan->shim), "the shim list offers a shim that does not load: %s",
@@ -512,6 +527,10 @@ int fuzz_check_graph(const struct ir_graph *g, const struct fuzz_plan *plan, str
         return fuzz_fail(f, "reference", fuzz_shim_name(plan->shim), "the quantized reference: %s", err);
     }
     int bad = check_compile(&r, plan, f);
+    if (fault.check[0]) { /* an external optimizer's fault is the finding, whichever compile met it */
+        *f = fault;
+        bad = 1;
+    }
     ir_values_free(r.lifted);
     ir_graph_free(r.ref);
     shim_free(r.shim);

@@ -186,7 +186,8 @@ int fuzz_check_facts(const uint8_t *data, size_t size, struct fuzz_finding *f);
 /* GGUF bytes to the reader (fuzz/check_gguf.c): a refusal names its byte; a file that reads keeps its tensors inside
  * its bytes, its arrays' items readable, and lifts (when small) or is refused naming the file. */
 int fuzz_check_gguf(const uint8_t *data, size_t size, struct fuzz_finding *f);
-/* Decisions, runs, graphs, shims and findings with arbitrary text round-trip through results.db unchanged. */
+/* Decisions (with their codes), runs (with their optimizers), graphs, shims and findings with arbitrary text
+ * round-trip through results.db unchanged. */
 int fuzz_check_db(const uint8_t *data, size_t size, struct fuzz_finding *f);
 /* Release what the db check keeps between inputs (its scratch file). */
 void fuzz_db_cleanup(void);
@@ -209,6 +210,26 @@ typedef int (*fuzz_run_validator)(const struct ir_graph *lifted, const struct sh
 /* Install (or with NULL remove) the run validator fuzz_check_optimize calls once a case; and the installed one. */
 void fuzz_set_run_validator(fuzz_run_validator fn);
 fuzz_run_validator fuzz_run_validator_installed(void);
+
+/* ── An optimizer run as its own process (fuzz/external.c) ───────────────────────────────────────────────── */
+
+/* Check the optimizer `command` (run by /bin/sh -c, speaking docs/optimizer-protocol.md) instead of fusecheck's own:
+ * start it now and read its greeting; each answer within timeout_ms (0: 2000). 0, or -1 with err. */
+int fuzz_external_use(const char *command, int32_t timeout_ms, char err[IR_ERR_LEN]);
+/* fuzz_external_use from a harness's arguments (--optimizer=CMD, --optimizer-timeout=MS) or the environment
+ * (FUSECHECK_OPTIMIZER, FUSECHECK_OPTIMIZER_TIMEOUT): 0 when none names an optimizer, 1 when it runs, -1 with err. */
+int fuzz_external_from_args(int argc, char **argv, char err[IR_ERR_LEN]);
+/* Whether an external optimizer is the one checked; its command, and the name and version it greeted with. */
+bool fuzz_external_on(void);
+const char *fuzz_external_command(void);
+const char *fuzz_external_name(void);
+const char *fuzz_external_version(void);
+/* Ask the external optimizer for g under shim with held held: 0 with out filled (graph parsed, not validated), or 1
+ * with the finding "external:<fault>" (the process is started again for the next request). */
+int fuzz_external_optimize(const struct ir_graph *g, const char *shim, const char *const *held, int nheld,
+                           struct rules_optimized *out, struct fuzz_finding *f);
+/* The optimizer's stderr tail at its last fault ("" when none): reported beside the finding. */
+const char *fuzz_external_fault_stderr(void);
 
 /* ── Mutations over the text format (fuzz/mutate.c) ──────────────────────────────────────────────────────── */
 

@@ -2,7 +2,12 @@
  * prefix checked and the evaluator's seed; then a graph's text, or bytes the generator decodes into one) →
  * optimize → the result validates, diffs bit-identical, still writes what the host reads, repeats, passes the
  * prefix-hold check and, with FUSECHECK_FUZZ_ORACLE=N (one case in N), the oracle's translation validation of every
- * firing. The structure-aware mutator and crossover work on the graph's text. */
+ * firing. The structure-aware mutator and crossover work on the graph's text.
+ *
+ * With --optimizer=CMD (or FUSECHECK_OPTIMIZER) the optimizer checked is that command, run as its own process and
+ * spoken to by the optimizer protocol, one process for the whole run (fuzz/external.c): every check above but the
+ * oracle's run validation (it compiles with fusecheck's own rewriter), and its crash, hang (--optimizer-timeout=MS,
+ * default 2000, per answer), malformed answer or broken protocol is a finding external:<fault>. */
 #include "fuzz.h"
 
 #include <stdio.h>
@@ -60,9 +65,27 @@ static void oracle_done(void) { oracle_shutdown(); }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    (void)argc;
-    (void)argv;
     fuzz_harness_init("fuzz_optimize");
+    /* --optimizer=CMD (libFuzzer passes over flags that start with "--") or FUSECHECK_OPTIMIZER: check that
+     * command, run as its own process, instead of fusecheck's own optimizer */
+    char err[IR_ERR_LEN];
+    int external = fuzz_external_from_args(*argc, *argv, err);
+    if (external < 0 || (external > 0 && getenv("FUSECHECK_FUZZ_MUTANT") && getenv("FUSECHECK_FUZZ_MUTANT")[0])) {
+        fprintf(stderr, "fuzz_optimize: %s\n",
+                external < 0 ? err
+                             : "FUSECHECK_FUZZ_MUTANT drops an atom of the optimizer in process, not of --optimizer");
+        exit(2);
+    }
+    /* FUSECHECK_PLANT plants an optimizer bug in the optimizer checked in process (the harness's self-test); with
+     * --optimizer the harness stays faithful and the variable reaches only the command's environment */
+    const char *plant = getenv("FUSECHECK_PLANT");
+    if (!external && plant && plant[0] && rules_plant(plant) != 0) {
+        fprintf(stderr, "fuzz_optimize: FUSECHECK_PLANT: no optimizer bug '%s' (fusecheck help lists them)\n", plant);
+        exit(2);
+    }
+    if (external > 0)
+        fprintf(stderr, "fuzz_optimize: checking the optimizer '%s' (%s %s), run as its own process\n",
+                fuzz_external_command(), fuzz_external_name(), fuzz_external_version());
 #ifdef FUSECHECK_FUZZ_ORACLE
     const char *every = getenv("FUSECHECK_FUZZ_ORACLE");
     if (every && atol(every) > 0) {

@@ -60,6 +60,15 @@ static bool harness_ignored(const struct fuzz_finding *f)
     return false;
 }
 
+/* Write an external optimizer's stderr tail between marker lines after its finding (the campaign keeps it beside
+ * the input). */
+static void report_stderr(const char *tail)
+{
+    size_t n = strlen(tail);
+    fprintf(stderr, "fusecheck-optimizer-stderr-begin\n%s%sfusecheck-optimizer-stderr-end\n", tail,
+            n && tail[n - 1] != '\n' ? "\n" : "");
+}
+
 /* Run one input through a check. A failure is reported and crashes, so libFuzzer saves the input and the replay
  * driver fails (with FUSECHECK_FUZZ_KEEP_GOING set it is reported and the run goes on: a survey). Under a mutant,
  * only a failure the faithful optimizer does not share kills it: the input is checked again with the atom back. */
@@ -81,6 +90,8 @@ int fuzz_harness_run(const char *harness, fuzz_harness_check check, const uint8_
         snprintf(f.check, sizeof f.check, "%s", "mutant-killed");
     }
     fuzz_report(harness, &f);
+    if (fuzz_external_on() && strcmp(f.check, "external") == 0)
+        report_stderr(fuzz_external_fault_stderr());
     const char *keep = getenv("FUSECHECK_FUZZ_KEEP_GOING");
     if (!keep || !keep[0])
         abort();

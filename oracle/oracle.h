@@ -215,6 +215,8 @@ struct oracle_check {
     bool admitted;    /* the shim admits the op the firing built: every class it realizes supported, the chip's fits
                        * met (a chip's own rule that asks no admission can build one the chip refuses) */
     char why[ORACLE_REASON_LEN]; /* the first failure, in words */
+    const int32_t *covers;       /* the lifted ops the op the firing built covers (valid during the callback) */
+    int32_t ncovers;
 };
 typedef void (*oracle_check_fn)(const struct oracle_check *c, void *ctx);
 
@@ -229,6 +231,39 @@ struct oracle_validation {
  * validated. 0 on success (whatever the checks found: see *v), else err. */
 int oracle_validate_run(const struct ir_graph *g, const struct shim *shim, const struct oracle_options *opt,
                         oracle_check_fn fn, void *ctx, struct oracle_validation *v, char err[IR_ERR_LEN]);
+
+/* ── Another optimizer's firings (oracle/external.c) ────────────────────────────────────────────────────────
+ * An optimizer of its own process gives only its report and its rewritten graph: no binding, no trace. Each firing it
+ * reports is re-checked on the lifted graph without its guard evaluation: where fusecheck's own rules, run under the
+ * same shim and seed mode, fire the same (rule, class, covers), that firing's own translation validation gives the
+ * verdict; and every firing must be legal by dataflow alone, the covered ops fused into one op making no cycle with
+ * the rest. */
+
+/* Whether fusing the lifted ops `covers` (ascending) of g into one op keeps g acyclic: -1 when it does, else a lifted
+ * op outside the cover that depends on a covered op (a tensor it reads or writes that one wrote or read, or onwards)
+ * and on which a covered op depends. -2 when a cover is no op of g. */
+int32_t oracle_fusion_cycle(const struct ir_graph *g, const int32_t *covers, int32_t ncovers);
+
+/* One reported firing, re-checked. */
+struct oracle_external_check {
+    const struct rules_decision *d; /* the firing, from the optimizer's report */
+    int32_t index;                  /* its place in the report, from 0 */
+    bool matched;                   /* fusecheck's own rules fire the same rule, class and covers */
+    bool own_ok, own_unknown;       /* when matched: that firing's verdict (ok; Z3 gave no answer) */
+    int32_t cycle;                  /* oracle_fusion_cycle of its covers */
+    bool failed;                    /* its own verdict failed, or the fusion makes a cycle */
+    char why[ORACLE_REASON_LEN];    /* the first failure, in words */
+};
+typedef void (*oracle_external_fn)(const struct oracle_external_check *c, void *ctx);
+/* Totals of a re-checked report. */
+struct oracle_external_totals {
+    int firings, matched, unmatched, failed, unknown;
+};
+/* Re-check every firing of rep, another optimizer's report of its compile of the lifted graph g under shim (nothing
+ * held), each to fn. 0 (whatever the checks found: see *t), or -1 with err when fusecheck's own run failed. */
+int oracle_validate_external(const struct ir_graph *g, const struct shim *shim, const struct oracle_options *opt,
+                             const struct rules_report *rep, oracle_external_fn fn, void *ctx,
+                             struct oracle_external_totals *t, char err[IR_ERR_LEN]);
 
 /* Release what Z3 keeps between queries (call once at exit). */
 void oracle_shutdown(void);

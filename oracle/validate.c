@@ -689,6 +689,14 @@ static bool admitted_at(const struct rules_rewriter *r, int32_t at, char why[ORA
     return false;
 }
 
+/* Give check c the covers of the op at slot at (none when there is none). */
+static void covers_at(struct oracle_check *c, const struct rules_rewriter *r, int32_t at)
+{
+    const struct ir_op *op = at >= 0 ? ir_slots_get(r->s, at) : NULL;
+    c->covers = op ? op->covers : NULL;
+    c->ncovers = op ? op->ncovers : 0;
+}
+
 /* A firing: pair it with the pending guard success of its step, or report it unbound. */
 static void on_fired(struct vstate *st, const struct rules_rewriter *r, enum ir_class cls, int32_t at)
 {
@@ -711,6 +719,7 @@ static void on_fired(struct vstate *st, const struct rules_rewriter *r, enum ir_
             still = false;
             snprintf(c.why, sizeof c.why, "%s", refused);
         }
+        covers_at(&c, r, at);
         st->v->unbound++;
         if (still)
             st->v->checked++;
@@ -723,6 +732,7 @@ static void on_fired(struct vstate *st, const struct rules_rewriter *r, enum ir_
     struct oracle_check c = st->p.check;
     c.cls = cls;
     c.at = at;
+    covers_at(&c, r, at);
     char why[ORACLE_REASON_LEN];
     if (st->p.motion != RULES_MOTION_RECOMPUTE && !rewrite_matches(&st->p, r, at, why)) {
         c.legal = false;

@@ -585,6 +585,68 @@ void rules_steps(const struct shim *shim, void (*step)(const char *name, void *c
 /* Whether the chip links every class step `name` builds (a step it does not only dry-runs, its firings refused). */
 bool rules_step_linked(const struct shim *shim, const char *name);
 
+/* Read a report back from its lines (rules_report_lines' form, one a line, "\n"-separated, a final newline optional):
+ * each rule's name resolved to fusecheck's table (rules_find; "argmax_advance" and the numerics fold included), its
+ * class by ir_class_lookup, its covers, outcome, reason and code (a code resolved to the static string of the same
+ * text that rules_reason_code can return, else refused). seed_rules is set by a first line "seed-rules". 0, or -1 with
+ * err ("report line N: what was expected") and rep left empty. */
+int rules_report_parse(const char *text, size_t len, struct rules_report *rep, char err[IR_ERR_LEN]);
+
+/* ── An optimizer as its own process (rules/external.c; the protocol: docs/optimizer-protocol.md) ────────── */
+
+/* What became of one request to an optimizer process: an answer, or the finding that it gave none fit to read. */
+#define RULES_EXTERNAL_FAULTS(X) \
+    X(NONE, "none", "an answer was read") \
+    X(START, "start", "the command could not be started") \
+    X(HANDSHAKE, "handshake", "its first message was not the protocol's greeting") \
+    X(TIMEOUT, "timeout", "no whole answer within the time allowed") \
+    X(EXIT, "exit", "it exited or closed its output before a whole answer") \
+    X(FRAMING, "framing", "a message's length prefix was not the protocol's") \
+    X(TOO_LARGE, "too-large", "an answer longer than the limit") \
+    X(WRONG_ID, "wrong-id", "an answer to another request") \
+    X(MALFORMED, "malformed", "an answer whose graph or report does not parse") \
+    X(REFUSED, "refused", "it answered that it could not serve the request")
+#define X(e, name, meaning) RULES_EXTERNAL_##e,
+enum rules_external_fault { RULES_EXTERNAL_FAULTS(X) RULES_EXTERNAL_FAULT_COUNT };
+#undef X
+const char *rules_external_fault_name(enum rules_external_fault f);
+const char *rules_external_fault_meaning(enum rules_external_fault f);
+
+/* How long and how much an optimizer process may take (0 in a field: its default). */
+struct rules_external_limits {
+    int32_t timeout_ms; /* for one answer, the greeting's included (default 10000) */
+    size_t max_answer;  /* bytes in one message (default 256 MiB) */
+    size_t keep_stderr; /* the last bytes of its stderr kept for a finding (default 64 KiB) */
+};
+
+/* A running optimizer process spoken to by the protocol. */
+struct rules_external;
+
+/* Start command (by /bin/sh -c, its stdin and stdout the protocol's, its stderr read and kept) and read its greeting
+ * (name, version). NULL with err and *fault (START or HANDSHAKE, or a read's fault) when it cannot be started or does
+ * not greet. Never hangs past the limits; SIGPIPE from a closed pipe is not raised in the caller. */
+struct rules_external *rules_external_start(const char *command, const struct rules_external_limits *lim,
+                                            enum rules_external_fault *fault, char err[IR_ERR_LEN]);
+const char *rules_external_command(const struct rules_external *x);
+const char *rules_external_name(const struct rules_external *x);    /* from its greeting */
+const char *rules_external_version(const struct rules_external *x); /* from its greeting */
+/* Ask the process to optimize the lifted graph g under the shim named `shim` with the steps `held` held (and the
+ * seed's rules when seed_rules), and read back its rewritten graph (parsed by ir_parse_unchecked, not validated: the
+ * caller's checks do that) and its report (rules_report_parse) into *out. RULES_EXTERNAL_NONE, or the fault with err
+ * and *out empty. After any fault but REFUSED the process is stopped; the next request starts it again. */
+enum rules_external_fault rules_external_optimize(struct rules_external *x, const struct ir_graph *g, const char *shim,
+                                                  const char *const *held, int nheld, bool seed_rules,
+                                                  struct rules_optimized *out, char err[IR_ERR_LEN]);
+/* The last bytes the process wrote on its stderr (NUL-terminated, "" when none): kept with a finding. */
+const char *rules_external_stderr(const struct rules_external *x);
+/* Close its stdin, give it a moment to exit, then kill it; free x (NULL: nothing). */
+void rules_external_stop(struct rules_external *x);
+/* Serve the protocol on in_fd/out_fd with fusecheck's own optimizer (rules_optimize; seed_rules forced on when asked
+ * by the command line, else as each request says), greeting as name/version, until in_fd ends. 0 at a clean end, -1
+ * with err when the client broke the protocol (an error message is answered first where one can be). */
+int rules_external_serve(int in_fd, int out_fd, const char *name, const char *version, bool seed_rules,
+                         char err[IR_ERR_LEN]);
+
 /* ── The numerics fold (rules/numerics.c) ────────────────────────────────────────────────────────────────── */
 
 /* Insert a quantize op before every operand the shim's activation says a product reads quantized, folded into the

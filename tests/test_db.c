@@ -57,7 +57,8 @@ static void sql_text(const char *path, const char *sql, char *out, size_t cap)
     sqlite3_close(c);
 }
 
-static const struct db_run_info info = {"check", "fusecheck check", "abc123", "host", "0.1.0"};
+static const struct db_run_info info = {.kind = "check", .command = "fusecheck check", .git_rev = "abc123",
+                                        .host = "host", .version = "0.1.0"};
 
 /* Write one run with a report of the given outcomes for graph `g` under shim `s`. Returns the run id. */
 static int64_t write_run(struct db *db, const char *g, const char *outcome_a, const char *outcome_b,
@@ -348,7 +349,7 @@ static void test_migrate_v3(void)
     char err[DB_ERR_LEN];
     const char *p = path_in("v3.db");
     const char *const *m;
-    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION == 7);
+    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION && DB_SCHEMA_VERSION >= 7);
     sqlite3 *c;
     CHECK(sqlite3_open(p, &c) == SQLITE_OK);
     for (int k = 0; k < 3; k++)
@@ -426,7 +427,7 @@ static void test_proof_changes(void)
     char err[DB_ERR_LEN];
     const char *p = path_in("proofs-v3.db");
     const char *const *m;
-    CHECK(db_schema_migrations(&m) == 7);
+    CHECK(db_schema_migrations(&m) == DB_SCHEMA_VERSION);
     sqlite3 *c;
     CHECK(sqlite3_open(p, &c) == SQLITE_OK);
     for (int k = 0; k < 3; k++)
@@ -441,8 +442,9 @@ static void test_proof_changes(void)
     sqlite3_close(c);
     struct db *db;
     CHECKF(db_open(p, &db, err) == 0, "%s", err);
-    CHECK(db_schema_version(db) == 7);
-    static const struct db_run_info prove = {"prove", "fusecheck prove --mutants", NULL, "host", "0.1.0"};
+    CHECK(db_schema_version(db) == DB_SCHEMA_VERSION);
+    static const struct db_run_info prove = {.kind = "prove", .command = "fusecheck prove --mutants", .git_rev = NULL,
+                                             .host = "host", .version = "0.1.0"};
     int64_t r[3];
     for (int i = 0; i < 3; i++) {
         CHECK(db_run_begin(db, &prove, &r[i], err) == 0 && db_begin(db, err) == 0);
@@ -1171,6 +1173,72 @@ static void test_merge_names_output(void)
     CHECKF(strncmp(err, out, strlen(out)) == 0 && strstr(err, ".merge.") == NULL, "%s", err);
 }
 
+/* A version-7 file upgrades to 8 with every row kept, each run then fusecheck's own optimizer in process (its
+ * version the run's, no command); a run of another optimizer pairs with it in optimizer_disagreements, by rule,
+ * class, covers, outcome and refusal code (not the reason's words); a newer file is still refused. */
+static void test_migrate_v7(void)
+{
+    char err[DB_ERR_LEN];
+    const char *p = path_in("v7.db");
+    make_version(p, 7,
+                 "INSERT INTO runs (id, kind, started, ended, status, host, version, command) VALUES"
+                 "  (1, 'check', 'a', 'b', 'complete', 'h', '0.0.9', 'c1');"
+                 "INSERT INTO graphs (name, mode, ops, sha256) VALUES ('g', 'decode', 3, 'aa');"
+                 "INSERT INTO shims (name) VALUES ('reference');"
+                 "INSERT INTO decision_sets (digest, fired, refused, held) VALUES ('x1', 1, 1, 0);"
+                 "INSERT INTO set_decisions (set_id, rule, line, seq, class, covers, outcome, reason) VALUES"
+                 "  (1, 'add_norm', 11, 0, 'add_rms_norm', '[1, 2]', 'fired', NULL),"
+                 "  (1, 'glu_pair', 12, 1, 'glu', '[3]', 'refused', 'the chip says no');"
+                 "INSERT INTO reports (run_id, graph_id, shim_id, set_id, optimize_ms) VALUES (1, 1, 1, 1, 1);");
+    struct db *db;
+    CHECKF(db_open(p, &db, err) == 0, "%s", err);
+    CHECK(db_schema_version(db) == DB_SCHEMA_VERSION);
+    /* another optimizer's run: the same graph and shim, glu_pair refused with another code and other words, and a
+     * decision the first run never made */
+    struct db_run_info other = info;
+    other.optimizer_name = "rustfuse";
+    other.optimizer_version = "1.2";
+    other.optimizer_command = "rustfuse --serve";
+    int64_t run, set;
+    bool fresh;
+    CHECK(db_run_begin(db, &other, &run, err) == 0 && run == 2 && db_begin(db, err) == 0);
+    struct db_report r = {run, 1, 1, "x2", 1, 1, 0, 1, NULL};
+    CHECK(db_report(db, &r, &set, &fresh, err) == 0 && fresh);
+    struct db_decision d[3] = {{set, 0, "add_norm", "add_rms_norm", "[1, 2]", "fired", NULL},
+                               {set, 1, "glu_pair", "glu", "[3]", "refused", "not on this chip"},
+                               {set, 2, "gates", "gates", "[4]", "held", NULL}};
+    const char *codes[3] = {NULL, "supports.parts", NULL};
+    CHECK(db_decisions_coded(db, d, codes, 3, err) == 0 && db_commit(db, err) == 0);
+    CHECK(db_run_begin(db, &info, &run, err) == 0 && run == 3); /* fusecheck's own again */
+    db_close(db);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 1 AND optimizer_name = 'fusecheck' AND "
+                     "optimizer_version = '0.0.9' AND optimizer_command IS NULL AND command = 'c1'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 3 AND optimizer_name = 'fusecheck' AND "
+                     "optimizer_version = '0.1.0' AND optimizer_command IS NULL") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 2 AND optimizer_name = 'rustfuse' AND "
+                     "optimizer_version = '1.2' AND optimizer_command = 'rustfuse --serve'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM set_decisions WHERE set_id = 1 AND code IS NULL") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM decisions") == 5);
+    CHECK(sql_int(p, "SELECT count(*) FROM optimizer_pairs") == 2); /* 1-2 and 2-3; not 1-3 */
+    CHECK(sql_int(p, "SELECT count(*) FROM optimizer_disagreements") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM optimizer_disagreements WHERE run_before = 1 AND run_after = 2 AND "
+                     "optimizer_before = 'fusecheck' AND optimizer_after = 'rustfuse' AND graph = 'g' AND "
+                     "rule = 'glu_pair' AND decision_before = 'refused' AND "
+                     "decision_after = 'refused {supports.parts}'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM optimizer_disagreements WHERE rule = 'gates' AND "
+                     "decision_before IS NULL AND decision_after = 'held'") == 1);
+    char ok[16] = "";
+    sql_text(p, "PRAGMA integrity_check", ok, sizeof ok);
+    CHECK_STR(ok, "ok");
+    /* a file of a newer schema is refused as before */
+    sqlite3 *c;
+    CHECK(sqlite3_open(p, &c) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "PRAGMA user_version = 9", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(c);
+    db = NULL;
+    CHECK(db_open(p, &db, err) != 0 && db == NULL && strstr(err, "newer than this fusecheck"));
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/fusecheck-test-db-%ld", (long)getpid());
@@ -1182,6 +1250,7 @@ int main(void)
     test_open_errors();
     test_foreign();
     test_migrate_v6();
+    test_migrate_v7();
     test_interrupted();
     test_kill();
     test_parallel();

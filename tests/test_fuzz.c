@@ -820,6 +820,60 @@ static void test_dictionary(void)
     free(dict);
 }
 
+/* The optimizer harness over an optimizer run as its own process: fusecheck's own served passes; served with a
+ * planted bug, it is caught by the same check as in process; a hang, an exit in the middle of an answer and garbage
+ * are findings external:<fault>, the process's stderr tail kept; one that never greets is refused at the start. */
+static void test_optimize_external(void)
+{
+    char err[IR_ERR_LEN], cmd[1024];
+    struct models_options o = models_default_options();
+    o.layers = 1;
+    struct ir_graph *g = models_lift(models_find("tiny-qwen3-moe"), &o, err);
+    int lane = shim_index("cuda-lane:h200:int8x2");
+    CHECKF(g && lane >= 0, "%s", g ? "no such shim" : err);
+    if (!g || lane < 0) {
+        ir_graph_free(g);
+        return;
+    }
+    struct fuzz_plan p = {lane, {-1, -1}, 4, 7};
+    struct fuzz_finding f;
+    snprintf(cmd, sizeof cmd, "exec '%s' optimize --serve", FUSECHECK_BINARY);
+    CHECKF(fuzz_external_use(cmd, 0, err) == 0 && fuzz_external_on(), "%s", err);
+    CHECK(fuzz_external_name() && strcmp(fuzz_external_name(), "fusecheck") == 0);
+    CHECKF(fuzz_check_graph(g, &p, &f) == 0, "the served optimizer fails %s:%s: %s", f.check, f.detail, f.message);
+    static const struct {
+        const char *plant, *check;
+    } plants[] = {{"drop_keep", "invalid"}, {"wrong_operand", "invalid"}, {"quant_words", "diff"}};
+    for (size_t i = 0; i < sizeof plants / sizeof plants[0]; i++) {
+        snprintf(cmd, sizeof cmd, "FUSECHECK_PLANT=%s exec '%s' optimize --serve", plants[i].plant, FUSECHECK_BINARY);
+        CHECKF(fuzz_external_use(cmd, 0, err) == 0, "%s", err);
+        int bad = fuzz_check_graph(g, &p, &f);
+        CHECKF(bad && strcmp(f.check, plants[i].check) == 0, "served with %s: expected %s, got %s:%s", plants[i].plant,
+               plants[i].check, bad ? f.check : "no finding", bad ? f.detail : "");
+    }
+    static const struct {
+        const char *shell, *detail;
+    } hostile[] = {
+        {"echo 'it went wrong' >&2; '%s' optimize --serve | { head -c 62; sleep 30; }", "timeout"},
+        {"printf 'fusecheck-optimizer/1 hello 0 17\\nname x\\nversion 1\\n'; head -c 1 >/dev/null # %s", "exit"},
+        {"'%s' optimize --serve | { head -c 62; echo garbage; cat >/dev/null; }", "framing"},
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        snprintf(cmd, sizeof cmd, hostile[i].shell, FUSECHECK_BINARY);
+        CHECKF(fuzz_external_use(cmd, 1000, err) == 0, "%s", err);
+        int bad = fuzz_check_graph(g, &p, &f);
+        CHECKF(bad && strcmp(f.check, "external") == 0 && strcmp(f.detail, hostile[i].detail) == 0,
+               "%s: expected external:%s, got %s:%s", cmd, hostile[i].detail, bad ? f.check : "no finding",
+               bad ? f.detail : "");
+        if (i == 0)
+            CHECKF(strstr(fuzz_external_fault_stderr(), "it went wrong") != NULL, "stderr kept: '%s'",
+                   fuzz_external_fault_stderr());
+    }
+    CHECK(fuzz_external_use("echo hello", 300, err) == -1 && strstr(err, "echo hello"));
+    CHECK(!fuzz_external_on());
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     read_known();
@@ -830,6 +884,7 @@ int main(void)
     test_optimize_passes();
     test_optimize_catches_mutants();
     test_optimize_catches_plants();
+    test_optimize_external();
     test_optimize_catches_repeated_refusal();
     test_alias_sweep();
     test_plan_encode();

@@ -98,5 +98,28 @@ else
   echo "note: cvc5 is not installed: its own times checked with the stand-in only"
 fi
 
+# ── Two optimizers: every run names its own; db diff across them says so and compares them as any two runs ───────
+two="$tmp/two.db"
+expect 0 "check, fusecheck's own" -- "$fc" check tiny-llama --layers 1 --shim reference --db "$two" --no-progress
+expect 0 "check --optimizer (fusecheck optimize --serve)" -- "$fc" check tiny-llama --layers 1 --shim reference \
+  --db "$two" --no-progress --optimizer "$fc optimize --serve"
+expect 0 "fuzz begin --optimizer" -- "$fc" fuzz begin --db "$two" --optimizer "$fc optimize --serve"
+[ "$(sqlite3 "$two" "SELECT group_concat(optimizer_name || ':' || (optimizer_command IS NULL), ',') FROM runs")" = \
+  "fusecheck:1,fusecheck:0,fusecheck:0" ] && ok || bad "runs' optimizers: $(sqlite3 "$two" "SELECT * FROM runs")"
+[ "$(sqlite3 "$two" "SELECT count(*) FROM runs WHERE optimizer_version = version")" = 3 ] && ok ||
+  bad "an optimizer's version is not the one it greeted with"
+expect 0 "db diff across two optimizers" -- "$fc" db diff 1 2 --db "$two"
+contains "$tmp/out" "two optimizers: run 1 by fusecheck" "db diff names both optimizers"
+contains "$tmp/out" "(in process)" "db diff says which ran in process"
+contains "$tmp/out" "0 decision changes from run 1 to run 2" "fusecheck's own, in process and served, decide alike"
+[ "$(sqlite3 "$two" "SELECT count(*) FROM optimizer_disagreements")" = 0 ] && ok ||
+  bad "fusecheck's own in process and served disagree: $(sqlite3 "$two" "SELECT * FROM optimizer_disagreements LIMIT 3")"
+expect 2 "fuzz begin --optimizer that does not greet" -- "$fc" fuzz begin --db "$two" --optimizer "echo garbage"
+[ "$(sqlite3 "$two" "SELECT count(*) FROM runs")" = 3 ] && ok || bad "a run begun for an optimizer that never greeted"
+expect 0 "report over two optimizers" -- "$fc" report --db "$two" --run 2 -o "$tmp/two.html"
+contains "$tmp/two.html" " ($fc optimize --serve)</td>" "the page names the run's optimizer and command"
+contains "$tmp/two.html" "Disagreements with other optimizers" "the page compares the optimizers"
+contains "$tmp/two.html" "no disagreement with the latest run of another optimizer" "and finds them agreeing"
+
 echo "results_db: $pass passed, $fail failed"
 test "$fail" -eq 0

@@ -1,0 +1,2 @@
+# Never greets.
+exec sleep 60
