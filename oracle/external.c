@@ -19,15 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* calloc that aborts on exhaustion. */
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
 /* ── The cycle check ───────────────────────────────────────────────────────────────────────────────────────── */
 
 /* What a pass over the lifted ops keeps per tensor, by generation (a mark equal to the pass's generation is set): the
@@ -45,8 +36,8 @@ struct taint {
 static struct taint taint_new(const struct ir_graph *g)
 {
     struct taint t = {g->ntensors, NULL, NULL, 0, NULL, 0};
-    t.wrote = xcalloc((size_t)g->ntensors, sizeof *t.wrote);
-    t.read = xcalloc((size_t)g->ntensors, sizeof *t.read);
+    t.wrote = oracle_xcalloc((size_t)g->ntensors, sizeof *t.wrote);
+    t.read = oracle_xcalloc((size_t)g->ntensors, sizeof *t.read);
     return t;
 }
 
@@ -64,7 +55,7 @@ static int accesses(struct taint *t, const struct ir_op *op, bool writes)
     if (n > t->cap) {
         free(t->buf);
         t->cap = n;
-        t->buf = xcalloc((size_t)n, sizeof *t->buf);
+        t->buf = oracle_xcalloc((size_t)n, sizeof *t->buf);
     }
     return writes ? ir_op_writes(op, t->buf, n) : ir_op_reads(op, t->buf, n);
 }
@@ -132,7 +123,7 @@ static int32_t cycle_with(struct taint *t, const struct ir_graph *g, const int32
         if (covers[i] < 0 || covers[i] >= g->nops || (i && covers[i] <= covers[i - 1]))
             return -2;
     int32_t lo = covers[0], hi = covers[n - 1], span = hi - lo + 1;
-    bool *after = xcalloc((size_t)span, sizeof *after); /* depends on the cover */
+    bool *after = oracle_xcalloc((size_t)span, sizeof *after); /* depends on the cover */
     t->gen++;
     for (int32_t i = lo, k = 0; i <= hi; i++) {
         bool mine = k < n && covers[k] == i;
@@ -191,7 +182,7 @@ static void keep_own(const struct oracle_check *c, void *ctx)
         abort();
     f->cls = c->cls;
     f->ncovers = c->ncovers;
-    f->covers = xcalloc((size_t)c->ncovers, sizeof *f->covers);
+    f->covers = oracle_xcalloc((size_t)c->ncovers, sizeof *f->covers);
     if (c->ncovers)
         memcpy(f->covers, c->covers, sizeof *f->covers * (size_t)c->ncovers);
     bool held = c->atoms && c->premises && c->legal && c->admitted;

@@ -272,6 +272,8 @@ void oracle_shutdown(void);
  * The term builder every atom, premise and motion is written against (one construction, two interpreters:
  * evaluated on a concrete schedule, or built as a Z3 formula), the symbolic schedule and the helpers that run one
  * query. Callers outside oracle/ use the functions above. */
+/* calloc of n items of size (at least one byte) that aborts when memory is exhausted: the oracle's files' one. */
+void *oracle_xcalloc(size_t n, size_t size);
 /* ── Terms ───────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* A term: a Z3 expression when the builder builds formulas, else its value (a truth value 0/1 or an integer). */

@@ -12,15 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* malloc-family helpers that abort on exhaustion. */
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
 void oracle_replay_free(struct oracle_replay *r)
 {
     free(r->text);
@@ -115,7 +106,7 @@ static const char role_kind[] = {
 /* For each schedule op, the fixture op it is (-1: an op to insert). */
 static int32_t *map_ops(const struct oracle_sched *cex, const struct capture *c, int32_t nfix)
 {
-    int32_t *map = xcalloc((size_t)cex->nops, sizeof *map);
+    int32_t *map = oracle_xcalloc((size_t)cex->nops, sizeof *map);
     for (int k = 0; k < cex->nops; k++)
         map[k] = -1;
     for (int r = 1; r < RULES_ROLE_COUNT; r++) {
@@ -127,7 +118,7 @@ static int32_t *map_ops(const struct oracle_sched *cex, const struct capture *c,
         if (role_kind[r] != 'G' || !cex->bind.set[r] || !c->b.set[r])
             continue;
         int32_t n1 = cex->bind.nset[r], n2 = c->b.nset[r];
-        int32_t *a = xcalloc((size_t)n1, sizeof *a), *b = xcalloc((size_t)n2, sizeof *b);
+        int32_t *a = oracle_xcalloc((size_t)n1, sizeof *a), *b = oracle_xcalloc((size_t)n2, sizeof *b);
         memcpy(a, cex->bind.set[r], sizeof *a * (size_t)n1);
         memcpy(b, c->b.set[r], sizeof *b * (size_t)n2);
         qsort(a, (size_t)n1, sizeof *a, rules_cmp_i32);
@@ -306,11 +297,11 @@ int oracle_replay_graph(const struct rules_rule *rule, const char *atom, const s
     memset(&c, 0, sizeof c);
     c.rule = rule->name;
     c.nstore = fix->nops * 4 + 16;
-    c.store = xcalloc((size_t)c.nstore, sizeof *c.store);
+    c.store = oracle_xcalloc((size_t)c.nstore, sizeof *c.store);
     int rc = capture_binding(fix, out->shim, out->hold, &c, err);
     if (rc == 0) {
         int32_t *ops = map_ops(cex, &c, fix->nops);
-        ir_tid *tmap = xcalloc((size_t)cex->ntensors, sizeof *tmap);
+        ir_tid *tmap = oracle_xcalloc((size_t)cex->ntensors, sizeof *tmap);
         for (int t = 0; t < cex->ntensors; t++)
             tmap[t] = map_tensor(cex, &c, ops, fix, t);
         struct ir_graph *g = build(fix, cex, ops, tmap);
@@ -322,7 +313,7 @@ int oracle_replay_graph(const struct rules_rule *rule, const char *atom, const s
             size_t len;
             char *body = ir_print(g, &len);
             size_t cap = len + 1024;
-            out->text = xcalloc(cap, 1);
+            out->text = oracle_xcalloc(cap, 1);
             snprintf(out->text, cap,
                      "# oracle counterexample: rule %s%s%s\n# replay: fusecheck diff FILE --shim %s%s%s%s\n%s",
                      rule->name, atom ? ", atom dropped: " : "", atom ? atom : "", out->shim,

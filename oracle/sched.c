@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* calloc that aborts on exhaustion. */
-static void *xcalloc(size_t n, size_t size)
+void *oracle_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
@@ -17,18 +16,18 @@ static void *xcalloc(size_t n, size_t size)
 
 struct oracle_sched *oracle_sched_new(int nops, int ntensors)
 {
-    struct oracle_sched *s = xcalloc(1, sizeof *s);
+    struct oracle_sched *s = oracle_xcalloc(1, sizeof *s);
     s->nops = nops > 0 ? nops : 0;
     s->ntensors = ntensors > 0 ? ntensors : 0;
     size_t cells = (size_t)s->nops * (size_t)s->ntensors;
-    s->reads = xcalloc(cells, sizeof *s->reads);
-    s->writes = xcalloc(cells, sizeof *s->writes);
-    s->observed = xcalloc((size_t)s->ntensors, sizeof *s->observed);
-    s->carried = xcalloc((size_t)s->ntensors, sizeof *s->carried);
-    s->role = xcalloc((size_t)s->ntensors, sizeof *s->role);
+    s->reads = oracle_xcalloc(cells, sizeof *s->reads);
+    s->writes = oracle_xcalloc(cells, sizeof *s->writes);
+    s->observed = oracle_xcalloc((size_t)s->ntensors, sizeof *s->observed);
+    s->carried = oracle_xcalloc((size_t)s->ntensors, sizeof *s->carried);
+    s->role = oracle_xcalloc((size_t)s->ntensors, sizeof *s->role);
     for (int t = 0; t < s->ntensors; t++)
         s->role[t] = IR_ROLE_ACTIVATION;
-    s->set_store = xcalloc((size_t)RULES_ROLE_COUNT * (size_t)(s->nops + 1), sizeof *s->set_store);
+    s->set_store = oracle_xcalloc((size_t)RULES_ROLE_COUNT * (size_t)(s->nops + 1), sizeof *s->set_store);
     s->bind = rules_binding_empty();
     s->half[0] = s->half[1] = -2;
     return s;
@@ -52,12 +51,12 @@ int32_t oracle_lower_bound(const int32_t *v, int32_t lo, int32_t hi, long long k
 static void transpose(int n, int nt, const int32_t *at, const int32_t *v, int32_t **tat, int32_t **tv)
 {
     int32_t total = at[n];
-    int32_t *cnt = xcalloc((size_t)nt + 1, sizeof *cnt);
+    int32_t *cnt = oracle_xcalloc((size_t)nt + 1, sizeof *cnt);
     for (int32_t i = 0; i < total; i++)
         cnt[v[i] + 1]++;
     for (int t = 0; t < nt; t++)
         cnt[t + 1] += cnt[t];
-    int32_t *out = xcalloc((size_t)total, sizeof *out), *fill = xcalloc((size_t)nt + 1, sizeof *fill);
+    int32_t *out = oracle_xcalloc((size_t)total, sizeof *out), *fill = oracle_xcalloc((size_t)nt + 1, sizeof *fill);
     memcpy(fill, cnt, sizeof *fill * ((size_t)nt + 1));
     for (int k = 0; k < n; k++) /* ops in order: each tensor's list comes out ascending */
         for (int32_t i = at[k]; i < at[k + 1]; i++)
@@ -70,7 +69,7 @@ static void transpose(int n, int nt, const int32_t *at, const int32_t *v, int32_
 /* A copy of n ints. */
 static int32_t *dup_ints(const int32_t *v, size_t n)
 {
-    int32_t *c = xcalloc(n, sizeof *c);
+    int32_t *c = oracle_xcalloc(n, sizeof *c);
     if (n)
         memcpy(c, v, n * sizeof *c);
     return c;
@@ -83,13 +82,13 @@ static void index_set(struct oracle_sched *s, int g)
     free(ix->member[g]);
     free(ix->readers_in[g]);
     free(ix->writers_in[g]);
-    ix->member[g] = xcalloc((size_t)s->nops, sizeof *ix->member[g]);
+    ix->member[g] = oracle_xcalloc((size_t)s->nops, sizeof *ix->member[g]);
     for (int32_t i = 0; i < s->bind.nset[g]; i++)
         if (s->bind.set[g][i] >= 0 && s->bind.set[g][i] < s->nops)
             ix->member[g][s->bind.set[g][i]] = true;
     int32_t nr = ix->readers_at[s->ntensors], nw = ix->writers_at[s->ntensors];
-    ix->readers_in[g] = xcalloc((size_t)nr + 1, sizeof *ix->readers_in[g]);
-    ix->writers_in[g] = xcalloc((size_t)nw + 1, sizeof *ix->writers_in[g]);
+    ix->readers_in[g] = oracle_xcalloc((size_t)nr + 1, sizeof *ix->readers_in[g]);
+    ix->writers_in[g] = oracle_xcalloc((size_t)nw + 1, sizeof *ix->writers_in[g]);
     for (int32_t i = 0; i < nr; i++)
         ix->readers_in[g][i + 1] = ix->readers_in[g][i] + ix->member[g][ix->readers[i]];
     for (int32_t i = 0; i < nw; i++)
@@ -100,7 +99,7 @@ static void index_set(struct oracle_sched *s, int g)
 static void index_lists(struct oracle_sched *s, const int32_t *rd_at, const int32_t *rd, const int32_t *wr_at,
                         const int32_t *wr)
 {
-    struct oracle_index *ix = xcalloc(1, sizeof *ix);
+    struct oracle_index *ix = oracle_xcalloc(1, sizeof *ix);
     s->ix = ix;
     ix->rd_at = dup_ints(rd_at, (size_t)s->nops + 1);
     ix->rd = dup_ints(rd, (size_t)rd_at[s->nops]);
@@ -122,7 +121,7 @@ struct oracle_sched *oracle_sched_new_sparse(int nops, int ntensors, const int32
     free(s->writes);
     s->reads = s->writes = NULL;
     free(s->set_store);
-    s->set_store = xcalloc((size_t)RULES_ROLE_COUNT * (size_t)(s->nops + 1), sizeof *s->set_store);
+    s->set_store = oracle_xcalloc((size_t)RULES_ROLE_COUNT * (size_t)(s->nops + 1), sizeof *s->set_store);
     index_lists(s, rd_at, rd, wr_at, wr);
     return s;
 }
@@ -133,8 +132,8 @@ static void rows_of(const struct oracle_sched *s, const bool *m, int32_t **at, i
     size_t cells = (size_t)s->nops * (size_t)s->ntensors, total = 0;
     for (size_t i = 0; i < cells; i++)
         total += m[i];
-    *at = xcalloc((size_t)s->nops + 1, sizeof **at);
-    *v = xcalloc(total, sizeof **v);
+    *at = oracle_xcalloc((size_t)s->nops + 1, sizeof **at);
+    *v = oracle_xcalloc(total, sizeof **v);
     int32_t n = 0;
     for (int k = 0; k < s->nops; k++) {
         for (int t = 0; t < s->ntensors; t++)
@@ -288,8 +287,8 @@ struct ir_slots *oracle_sched_slots(const struct oracle_sched *s, struct ir_grap
         g->tensors[id].observed = s->observed[t];
         g->tensors[id].carried = s->carried[t];
     }
-    struct ir_op *ops = xcalloc((size_t)s->nops, sizeof *ops);
-    ir_tid *list = xcalloc((size_t)s->ntensors, sizeof *list);
+    struct ir_op *ops = oracle_xcalloc((size_t)s->nops, sizeof *ops);
+    ir_tid *list = oracle_xcalloc((size_t)s->ntensors, sizeof *list);
     for (int k = 0; k < s->nops; k++) {
         int nr = 0, nw = 0;
         for (int t = 0; t < s->ntensors; t++)

@@ -11,15 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* malloc-family helpers that abort on exhaustion. */
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
 /* ── Cutting the slots down ──────────────────────────────────────────────────────────────────────────────── */
 
 /* Every live slot's reads and writes. */
@@ -33,7 +24,7 @@ struct access {
 static ir_tid *tensors_of(const struct ir_op *op, bool writes, int *n)
 {
     int count = writes ? ir_op_writes(op, NULL, 0) : ir_op_reads(op, NULL, 0);
-    ir_tid *v = xcalloc((size_t)count, sizeof *v);
+    ir_tid *v = oracle_xcalloc((size_t)count, sizeof *v);
     *n = writes ? ir_op_writes(op, v, count) : ir_op_reads(op, v, count);
     return v;
 }
@@ -43,10 +34,10 @@ static struct access access_of(const struct ir_slots *s)
 {
     struct access a;
     a.n = ir_slots_len(s);
-    a.reads = xcalloc((size_t)a.n, sizeof *a.reads);
-    a.writes = xcalloc((size_t)a.n, sizeof *a.writes);
-    a.nreads = xcalloc((size_t)a.n, sizeof *a.nreads);
-    a.nwrites = xcalloc((size_t)a.n, sizeof *a.nwrites);
+    a.reads = oracle_xcalloc((size_t)a.n, sizeof *a.reads);
+    a.writes = oracle_xcalloc((size_t)a.n, sizeof *a.writes);
+    a.nreads = oracle_xcalloc((size_t)a.n, sizeof *a.nreads);
+    a.nwrites = oracle_xcalloc((size_t)a.n, sizeof *a.nwrites);
     for (int32_t i = 0; i < a.n; i++) {
         const struct ir_op *op = ir_slots_get(s, i);
         if (!op)
@@ -172,7 +163,7 @@ static void fill(struct oracle_sched *s, const struct cutmap *m, const struct ac
 static void rebind(struct oracle_sched *s, const struct cutmap *m, const struct rules_binding *b, int32_t nslots,
                    int32_t nt, enum rules_motion motion)
 {
-    int32_t *members = xcalloc((size_t)nslots + 1, sizeof *members);
+    int32_t *members = oracle_xcalloc((size_t)nslots + 1, sizeof *members);
     for (int role = 1; role < RULES_ROLE_COUNT; role++) {
         int32_t x = b->slot[role];
         s->bind.slot[role] = x >= 0 && x < nslots ? m->slot[x] : -1;
@@ -200,10 +191,10 @@ static struct oracle_sched *cut_full(const struct rules_rewriter *r, const struc
     int32_t nt = r->g->ntensors;
     struct cutmap m;
     memset(&m, 0, sizeof m);
-    m.key = xcalloc((size_t)a->n, sizeof *m.key);
-    m.rel = xcalloc((size_t)nt, sizeof *m.rel);
-    m.slot = xcalloc((size_t)a->n, sizeof *m.slot);
-    m.tensor = xcalloc((size_t)nt, sizeof *m.tensor);
+    m.key = oracle_xcalloc((size_t)a->n, sizeof *m.key);
+    m.rel = oracle_xcalloc((size_t)nt, sizeof *m.rel);
+    m.slot = oracle_xcalloc((size_t)a->n, sizeof *m.slot);
+    m.tensor = oracle_xcalloc((size_t)nt, sizeof *m.tensor);
     mark_bound(&m, a, r, rule, b, nt);
     number(&m, a, nt);
     struct oracle_sched *s = oracle_sched_new(m.nops, m.ntensors);
@@ -361,7 +352,7 @@ static struct oracle_sched *window_sched(const struct window *w, const struct ir
                                         const struct ir_graph *g)
 {
     struct ivec rd = {0}, wr = {0};
-    int32_t *rd_at = xcalloc((size_t)w->slots.n + 1, sizeof *rd_at), *wr_at = xcalloc((size_t)w->slots.n + 1, sizeof *wr_at);
+    int32_t *rd_at = oracle_xcalloc((size_t)w->slots.n + 1, sizeof *rd_at), *wr_at = oracle_xcalloc((size_t)w->slots.n + 1, sizeof *wr_at);
     for (int32_t k = 0; k < w->slots.n; k++) {
         int32_t nr, nw;
         const ir_tid *r = ir_facts_slot_reads(slots, w->slots.v[k], &nr);
@@ -389,7 +380,7 @@ static struct oracle_sched *window_sched(const struct window *w, const struct ir
 static void window_rebind(struct oracle_sched *s, const struct window *w, const struct rules_binding *b,
                           enum rules_motion motion)
 {
-    int32_t *members = xcalloc((size_t)w->slots.n + 1, sizeof *members);
+    int32_t *members = oracle_xcalloc((size_t)w->slots.n + 1, sizeof *members);
     for (int role = 1; role < RULES_ROLE_COUNT; role++) {
         s->bind.slot[role] = ivec_find(&w->slots, b->slot[role]);
         ir_tid t = ivec_find(&w->tensors, b->tensor[role]);
@@ -608,7 +599,7 @@ static int32_t expected_at(const struct rules_rule *rule, const struct rules_bin
 static int32_t *expected_gone(const struct rules_rule *rule, const struct rules_binding *b, int32_t at, int32_t *n)
 {
     int32_t cap = 2 + b->nset[RULES_ROLE_MEMBERS];
-    int32_t *gone = xcalloc((size_t)cap, sizeof *gone);
+    int32_t *gone = oracle_xcalloc((size_t)cap, sizeof *gone);
     *n = 0;
     switch (rule->motion) {
     case RULES_MOTION_SINK_TO_CONSUMER:
@@ -775,7 +766,7 @@ int oracle_validate_run(const struct ir_graph *g, const struct shim *shim, const
     st.fn = fn;
     st.ctx = ctx;
     st.v = v;
-    st.fits = xcalloc(1, sizeof *st.fits);
+    st.fits = oracle_xcalloc(1, sizeof *st.fits);
     struct rules_optimized out;
     rules_trace(hook, &st);
     int rc = rules_optimize(g, shim, NULL, 0, &out, err);
