@@ -289,7 +289,8 @@ int oracle_validate_external(const struct ir_graph *g, const struct shim *shim, 
         own_free(&own);
         return -1;
     }
-    qsort(own.v, (size_t)own.n, sizeof *own.v, own_cmp);
+    if (own.n) /* none fired: no array to sort (qsort wants one) */
+        qsort(own.v, (size_t)own.n, sizeof *own.v, own_cmp);
     struct taint scratch = taint_new(g);
     for (int32_t i = 0; i < rep->n; i++) {
         const struct rules_decision *d = &rep->d[i];
