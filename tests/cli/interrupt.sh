@@ -14,7 +14,8 @@ status_of() { sqlite3 "$1" "SELECT status FROM runs WHERE id = ${2:-(SELECT max(
 # Whether a results file passes SQLite's integrity check (a file never made passes too: nothing was written).
 sound() { [ ! -s "$1" ] || [ "$(sqlite3 "$1" 'PRAGMA integrity_check')" = ok ]; }
 
-# interrupt NAME SIG DELAY DB -- COMMAND...: run it in the background, send SIG after DELAY seconds, wait. Checks:
+# interrupt NAME SIG DELAY DB -- COMMAND...: run it in the background, send SIG after DELAY seconds (or, with DELAY
+# "until:CONDITION", once the shell condition holds, so a loaded machine cannot signal it before the point meant), wait. Checks:
 # the stop took under 20 s; exit 128+SIG with the run interrupted, or (the command done before the signal) exit 0
 # with the run complete; the file sound. With DB "-" only the exit code is checked.
 interrupt() {
@@ -23,7 +24,15 @@ interrupt() {
   code=$(($(kill -l "$sig") + 128))
   "$@" >"$tmp/out" 2>"$tmp/err" &
   local pid=$!
-  sleep "$delay"
+  if [[ $delay == until:* ]]; then
+    local waited=0
+    until eval "${delay#until:}" || [ "$waited" -ge 1200 ] || ! kill -0 "$pid" 2>/dev/null; do
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+  else
+    sleep "$delay"
+  fi
   kill -"$sig" "$pid" 2>/dev/null
   local t0=$SECONDS
   wait "$pid"
@@ -128,9 +137,11 @@ while [ "$SECONDS" -lt "$end" ]; do n=$((n + 100)); echo "#$n: cov: 7 ft: 7 corp
 EOF
 chmod +x "$fake/fake_harness"
 for h in fuzz_format fuzz_db; do ln -s fake_harness "$fake/$h"; done
-for case in "INT 6" "TERM 9"; do
+# each signalled once its first stand-in harness runs (then 1 or 3 s more), not at a time a loaded machine may not reach
+for case in "INT 1" "TERM 3"; do
   set -- $case
-  interrupt "fuzz/campaign $case" "$1" "$2" "$tmp/f$1.db" -- "$root/fuzz/campaign" --no-build --build "$fake" \
+  harness_running="pgrep -f '$fake/fuzz_' >/dev/null && sleep $2"
+  interrupt "fuzz/campaign $case" "$1" "until:$harness_running" "$tmp/f$1.db" -- "$root/fuzz/campaign" --no-build --build "$fake" \
     --work "$tmp/work$1" --db "$tmp/f$1.db" --harness fuzz_format,fuzz_db --time 40 --jobs 1 --fuzz-seed 1
   [ "$(status_of "$tmp/f$1.db")" = interrupted ] && ok || bad "fuzz/campaign $case: run $(status_of "$tmp/f$1.db")"
   # the stand-in harnesses are gone with it
@@ -141,7 +152,8 @@ done
   ok || bad "the interrupted campaign logs the time it fuzzed"
 # the mutant sweep, stopped while its oracle runs (prove --mutants, one signal: its own run interrupted too)
 ln -s fake_harness "$fake/fuzz_optimize"
-interrupt "fuzz/campaign --mutants INT" INT 4 "$tmp/m.db" -- "$root/fuzz/campaign" --no-build --build "$fake" \
+mutants_prove_running="[ -s '$tmp/m.db' ] && [ \"\$(sqlite3 '$tmp/m.db' \"SELECT count(*) FROM runs WHERE kind = 'prove'\" 2>/dev/null)\" = 1 ]"
+interrupt "fuzz/campaign --mutants INT" INT "until:$mutants_prove_running" "$tmp/m.db" -- "$root/fuzz/campaign" --no-build --build "$fake" \
   --work "$tmp/workm" --db "$tmp/m.db" --mutants 30 --atoms '^add_norm:' --jobs 2
 kinds=$(sqlite3 "$tmp/m.db" "SELECT group_concat(kind || ' ' || status, ', ') FROM runs")
 case "$kinds" in
