@@ -340,4 +340,30 @@ int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bo
 /* Free a run's logits and zero it (a zeroed run may be freed). */
 void cli_llama_run_free(struct cli_llama_run *run);
 
+/* ── JSON output (cli/json.c): every --json ──────────────────────────────────────────────────────────────── */
+
+#define CLI_JSON_DEPTH 16
+/* A JSON document written to `out` as it goes: members in the order written (deterministic), no whitespace but the
+ * newline that ends the document. Keys are given inside objects and NULL inside arrays and at the top. */
+struct cli_json {
+    FILE *out;
+    int depth;
+    int members[CLI_JSON_DEPTH]; /* members written so far in each open container */
+    char close[CLI_JSON_DEPTH];  /* how each open container closes */
+};
+void cli_json_start(struct cli_json *j, FILE *out);
+/* Open an object or an array (as member `key`); cli_json_end closes the innermost one. */
+void cli_json_object(struct cli_json *j, const char *key);
+void cli_json_array(struct cli_json *j, const char *key);
+void cli_json_end(struct cli_json *j);
+/* One member: a string (NULL: null), an integer, a number (a non-finite one: null), a boolean, null. */
+void cli_json_string(struct cli_json *j, const char *key, const char *v);
+void cli_json_int(struct cli_json *j, const char *key, long long v);
+void cli_json_number(struct cli_json *j, const char *key, double v);
+void cli_json_bool(struct cli_json *j, const char *key, bool v);
+void cli_json_null(struct cli_json *j, const char *key);
+/* s as a JSON string, quotes included: '"', '\\' and control characters escaped, bytes that are not UTF-8 written
+ * as U+FFFD. */
+void cli_json_escape(FILE *out, const char *s);
+
 #endif
