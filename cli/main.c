@@ -55,7 +55,9 @@ static const struct cli_command commands[] = {
      "[--fixtures DIR] [--optimizer CMD [--optimizer-timeout-ms N] [--expect-same]]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
-     "fusecheck db runs [--db FILE]\nfusecheck db diff RUN_A RUN_B [--db FILE] [--allow-partial]\nfusecheck db merge IN... -o OUT [--append | --force]",
+     "fusecheck db runs [--db FILE] [--json]\n"
+     "fusecheck db diff RUN_A RUN_B [--db FILE] [--allow-partial] [--limit N] [--rule R] [--json]\n"
+     "fusecheck db merge IN... -o OUT [--append | --force]",
      cli_cmd_db},
     {"fuzz", "fuzz campaigns' side: seed corpora, the guard atoms, logging a campaign to results.db",
      "fusecheck fuzz seeds DIR [--rules DIR]\n"
@@ -187,10 +189,21 @@ static const struct option_text launches_options[] = {
     {"--layers N|all", "each model's first N layers (all it has when fewer): 1..1024, or all; default 8"},
     {NULL, NULL},
 };
+static const struct option_text db_options[] = {
+    {"--db FILE", "the results file (default results.db), opened read-only by runs and diff"},
+    {"--json", "runs, diff: one JSON document on stdout (keys in a fixed order) in place of the text"},
+    {"--allow-partial", "diff: a comparison of partial runs (either not complete, or the later lacking graphs or "
+                        "shims) passes (exit 0), still said"},
+    {"--limit N", "diff: print at most N raw changes after the summary (default 100; 0: every one)"},
+    {"--rule R", "diff: only rule R's changes (the totals, the summary, the rows and the exit code)"},
+    {"--append", "merge: add the inputs' runs to OUT as it stands"},
+    {"--force", "merge: replace OUT"},
+    {NULL, NULL},
+};
 static const struct {
     const char *command;
     const struct option_text *options;
-} command_options[] = {{"prove", prove_options}, {"launches", launches_options}};
+} command_options[] = {{"prove", prove_options}, {"launches", launches_options}, {"db", db_options}};
 
 /* The widest a help line's usage runs before it continues on the next line. */
 #define HELP_WIDTH 100
