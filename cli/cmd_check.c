@@ -36,6 +36,7 @@ struct check_args {
     struct cli_holds holds; /* --hold: held in every compile (under a shim that has the step or holds it) */
     struct cli_optimizer opt; /* --optimizer: whose optimizer is checked (fusecheck's own in process by default) */
     bool expect_same;         /* --expect-same: a decision the external optimizer makes otherwise fails the run */
+    bool json;                /* --json: the summary as one JSON document on stdout */
 };
 
 /* Running totals for the summary. */
@@ -100,7 +101,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
         {"tolerance", no_argument, NULL, 't'},    {"hold", required_argument, NULL, 'H'},
         {"device", required_argument, NULL, 'D'}, {"fixtures", required_argument, NULL, 'F'},
-        CLI_SEED_RULES_OPTION,                    CLI_OPTIMIZER_OPTIONS,
+        {"json", no_argument, NULL, 'J'},         CLI_SEED_RULES_OPTION,                    CLI_OPTIMIZER_OPTIONS,
         CLI_EXPECT_SAME_OPTION,                   {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
@@ -134,6 +135,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 'D': a->device = optarg; break;
         case 'F': a->fixtures = optarg; break;
         case 'q': a->progress = a->log_progress = false; break;
+        case 'J': a->json = true; break;
         case 'R': rules_seed_mode(true); break;
         case 'H': if (cli_holds_add(&a->holds, optarg)) return CLI_USAGE; break;
         case 'S': {
@@ -410,7 +412,7 @@ static int compare_decisions(const struct lifted *l, const struct shim *shim, co
         return 1;
     char where[512];
     snprintf(where, sizeof where, "%.160s %.40s under %.300s", l->g->name, l->g->mode, shim->name);
-    if (cli_differential_add(&t->diff, where, theirs, &own.report, stdout) && a->progress)
+    if (cli_differential_add(&t->diff, where, theirs, &own.report, a->json ? stderr : stdout) && a->progress)
         fflush(stdout);
     rules_optimized_free(&own);
     return 0;
@@ -615,6 +617,132 @@ static bool lane_shim_given(const struct check_args *a)
     return false;
 }
 
+/* How a check run ended: its id, seconds, status, and whether the optimizers disagreed. */
+struct check_end {
+    int64_t run;
+    double secs;
+    const char *status;
+    bool differ;
+};
+
+/* The summary as text: the run's totals, then the fixture cases, the tolerance runs and the optimizer's. */
+static void print_summary(const struct check_args *a, const struct check_totals *t, const struct check_end *e)
+{
+    printf("check: run %lld: %d graphs, %d reports, %ld decisions (%ld fired), %d diffs, %d mismatches, %d failures "
+           "in %.2f s (optimize %.2f s, evaluate %.2f s, db %.2f s) -> %s\n",
+           (long long)e->run, t->graphs, t->reports, t->decisions, t->fired, t->diffs, t->mismatches, t->failures,
+           e->secs, t->optimize_s, t->eval_s, t->db_s, a->db);
+    if (a->fixtures && t->fixtures)
+        printf("fixtures: %d cases under %s, %d failed in %.2f s\n", t->fixtures, a->fixtures, t->fixtures_failed,
+               t->fixtures_s);
+    else if (a->fixtures)
+        printf("fixtures: no case under %s: failed\n", a->fixtures);
+    if (a->tolerance)
+        printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
+               "%.3g, %lld end-to-end top-1 misses; %s %.2f s, evaluator %.2f s\n",
+               (long long)t->tol.graphs, (long long)t->tol.launches, (long long)t->tol.rows, (long long)t->tol.failed,
+               t->tol.worst_ratio, (long long)t->tol.top1_misses, a->dev ? kernels_device_backend(a->dev) : "host lane",
+               t->tol.lane_s, t->tol.eval_s);
+    if (cli_optimizer_external(&a->opt)) {
+        if (t->faults)
+            printf("optimizer: %d request%s unanswered (a fault each: see above)\n", t->faults,
+                   t->faults == 1 ? "" : "s");
+        cli_differential_print(&t->diff, rules_seed_rules() ? "fusecheck's own --seed-rules" : "fusecheck's own",
+                               stdout);
+        if (e->differ)
+            printf("differential: the optimizers disagree: %s\n",
+                   a->expect_same ? "a failed check (--expect-same)" : "reported, not failed (--expect-same fails it)");
+    }
+}
+
+/* The JSON summary's fixture and tolerance members (null where the run made none). */
+static void json_parts(struct cli_json *j, const struct check_args *a, const struct check_totals *t)
+{
+    if (a->fixtures) {
+        cli_json_object(j, "fixtures");
+        cli_json_string(j, "dir", a->fixtures);
+        cli_json_int(j, "cases", t->fixtures);
+        cli_json_int(j, "failed", t->fixtures_failed);
+        cli_json_number(j, "seconds", t->fixtures_s);
+        cli_json_end(j);
+    } else {
+        cli_json_null(j, "fixtures");
+    }
+    if (!a->tolerance) {
+        cli_json_null(j, "tolerance");
+        return;
+    }
+    cli_json_object(j, "tolerance");
+    cli_json_string(j, "backend", a->dev ? kernels_device_backend(a->dev) : "host lane");
+    cli_json_int(j, "graphs", (long long)t->tol.graphs);
+    cli_json_int(j, "launches", (long long)t->tol.launches);
+    cli_json_int(j, "comparisons", (long long)t->tol.rows);
+    cli_json_int(j, "outside_bound", (long long)t->tol.failed);
+    cli_json_number(j, "worst_ratio", t->tol.worst_ratio);
+    cli_json_int(j, "top1_misses", (long long)t->tol.top1_misses);
+    cli_json_number(j, "lane_seconds", t->tol.lane_s);
+    cli_json_number(j, "evaluator_seconds", t->tol.eval_s);
+    cli_json_end(j);
+}
+
+/* The JSON summary's optimizer and, for another optimizer, its differential against fusecheck's own. */
+static void json_optimizer(struct cli_json *j, const struct check_args *a, const struct check_totals *t)
+{
+    bool external = cli_optimizer_external(&a->opt);
+    cli_json_object(j, "optimizer");
+    cli_json_string(j, "name", external ? a->opt.name : "fusecheck");
+    cli_json_string(j, "version", external ? a->opt.version : FUSECHECK_VERSION);
+    cli_json_string(j, "command", external ? a->opt.command : NULL);
+    cli_json_int(j, "unanswered", t->faults);
+    cli_json_end(j);
+    if (!external) {
+        cli_json_null(j, "differential");
+        return;
+    }
+    cli_json_object(j, "differential");
+    cli_json_int(j, "reports", (long long)t->diff.reports);
+    cli_json_int(j, "agree", (long long)t->diff.agree);
+    cli_json_int(j, "differ", (long long)t->diff.disagree);
+    cli_json_int(j, "reports_differing", (long long)t->diff.differing);
+    cli_json_array(j, "rules");
+    for (int i = 0; i < t->diff.nrules; i++) {
+        cli_json_object(j, NULL);
+        cli_json_string(j, "rule", t->diff.rules[i].rule);
+        cli_json_int(j, "agree", (long long)t->diff.rules[i].agree);
+        cli_json_int(j, "differ", (long long)t->diff.rules[i].disagree);
+        cli_json_end(j);
+    }
+    cli_json_end(j);
+    cli_json_end(j);
+}
+
+/* The summary as one JSON document (check --json): the same figures as the text, by name. */
+static void json_summary(const struct check_args *a, const struct check_totals *t, const struct check_end *e)
+{
+    struct cli_json j;
+    cli_json_start(&j, stdout);
+    cli_json_object(&j, NULL);
+    cli_json_int(&j, "run", (long long)e->run);
+    cli_json_string(&j, "db", a->db);
+    cli_json_string(&j, "status", e->status);
+    cli_json_int(&j, "graphs", t->graphs);
+    cli_json_int(&j, "reports", t->reports);
+    cli_json_int(&j, "decisions", t->decisions);
+    cli_json_int(&j, "fired", t->fired);
+    cli_json_int(&j, "diffs", t->diffs);
+    cli_json_int(&j, "mismatches", t->mismatches);
+    cli_json_int(&j, "failures", t->failures);
+    cli_json_number(&j, "seconds", e->secs);
+    cli_json_number(&j, "optimize_seconds", t->optimize_s);
+    cli_json_number(&j, "evaluate_seconds", t->eval_s);
+    cli_json_number(&j, "db_seconds", t->db_s);
+    json_parts(&j, a, t);
+    json_optimizer(&j, a, t);
+    cli_json_bool(&j, "optimizers_disagree", e->differ);
+    cli_json_bool(&j, "failed", strcmp(e->status, "complete") != 0);
+    cli_json_end(&j);
+}
+
 int cli_cmd_check(int argc, char **argv)
 {
     cli_interrupt_catch();
@@ -651,7 +779,8 @@ int cli_cmd_check(int argc, char **argv)
         info.optimizer_name = a.opt.name;
         info.optimizer_version = a.opt.version;
         info.optimizer_command = a.opt.command;
-        printf("optimizer: %s %s (%s)\n", a.opt.name, a.opt.version, a.opt.command);
+        if (!a.json)
+            printf("optimizer: %s %s (%s)\n", a.opt.name, a.opt.version, a.opt.command);
         fflush(stdout); /* before any finding on stderr */
     }
     int64_t run;
@@ -686,32 +815,11 @@ int cli_cmd_check(int argc, char **argv)
         rc = db_run_end(db, run, stopped ? "interrupted" : failed ? "failed" : "complete", err);
     if (rc)
         fprintf(stderr, "fusecheck: check: %s: %s\n", a.db, err);
-    double secs = now() - t0;
-    if (begun)
-        printf("check: run %lld: %d graphs, %d reports, %ld decisions (%ld fired), %d diffs, %d mismatches, %d failures "
-           "in %.2f s (optimize %.2f s, evaluate %.2f s, db %.2f s) -> %s\n",
-           (long long)run, t.graphs, t.reports, t.decisions, t.fired, t.diffs, t.mismatches, t.failures, secs,
-           t.optimize_s, t.eval_s, t.db_s, a.db);
-    if (begun && a.fixtures && t.fixtures)
-        printf("fixtures: %d cases under %s, %d failed in %.2f s\n", t.fixtures, a.fixtures, t.fixtures_failed,
-               t.fixtures_s);
-    else if (begun && a.fixtures)
-        printf("fixtures: no case under %s: failed\n", a.fixtures);
-    if (begun && a.tolerance)
-        printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
-               "%.3g, %lld end-to-end top-1 misses; %s %.2f s, evaluator %.2f s\n",
-               (long long)t.tol.graphs, (long long)t.tol.launches, (long long)t.tol.rows, (long long)t.tol.failed,
-               t.tol.worst_ratio, (long long)t.tol.top1_misses, a.dev ? kernels_device_backend(a.dev) : "host lane",
-               t.tol.lane_s, t.tol.eval_s);
-    if (begun && cli_optimizer_external(&a.opt)) {
-        if (t.faults)
-            printf("optimizer: %d request%s unanswered (a fault each: see above)\n", t.faults, t.faults == 1 ? "" : "s");
-        cli_differential_print(&t.diff, rules_seed_rules() ? "fusecheck's own --seed-rules" : "fusecheck's own",
-                               stdout);
-        if (differ)
-            printf("differential: the optimizers disagree: %s\n",
-                   a.expect_same ? "a failed check (--expect-same)" : "reported, not failed (--expect-same fails it)");
-    }
+    struct check_end end = {run, now() - t0, stopped ? "interrupted" : failed ? "failed" : "complete", differ};
+    if (begun && a.json)
+        json_summary(&a, &t, &end);
+    else if (begun)
+        print_summary(&a, &t, &end);
     cli_differential_free(&t.diff);
     for (int i = 0; i < nshims; i++)
         shim_free(shims[i]);

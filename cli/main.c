@@ -52,7 +52,7 @@ static const struct cli_command commands[] = {
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
      "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N|all] [--ctx N] "
      "[--weights F] [--seed N] [--no-progress] [--tolerance [--device host|cuda[:N]]] [--hold R1,R2]... [--seed-rules] "
-     "[--fixtures DIR] [--optimizer CMD [--optimizer-timeout-ms N] [--expect-same]]",
+     "[--fixtures DIR] [--json] [--optimizer CMD [--optimizer-timeout-ms N] [--expect-same]]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
      "fusecheck db runs [--db FILE] [--json]\n"
@@ -73,7 +73,7 @@ static const struct cli_command commands[] = {
     {"prove", "prove every rule's dataflow legality with Z3; --mutants: each guard atom's necessity",
      "fusecheck prove [RULE...] [--mutants] [--db FILE] [--timeout-ms N] [--seed N] [--bound K] [--smt2 DIR] "
      "[--no-unbounded] [--assume-fresh-results] [--replay DIR] [--fixtures DIR] [--explain] [--cross-check cvc5] "
-     "[--no-progress] [--seed-rules]",
+     "[--no-progress] [--seed-rules] [--json]",
      cli_cmd_prove},
     {"validate-run", "re-check every firing of one optimization against its guards, premises and motion",
      "fusecheck validate-run FILE|MODEL --shim NAME [--mode M] [--layers N|all] [--ctx N] [--weights F] [--timeout-ms N] "
@@ -181,6 +181,7 @@ static const struct option_text prove_options[] = {
     {"--cross-check cvc5", "re-decide every query with cvc5 from its SMT-LIB text: a disagreement fails the run"},
     {"--no-progress", "no progress lines on stderr (in a log, where stderr is no terminal: one at least every 10 s "
                       "or every tenth of the rules, with the rate and ETA)"},
+    {"--json", "the table and its totals as one JSON document on stdout (keys in a fixed order), no text"},
     {NULL, NULL},
 };
 static const struct option_text launches_options[] = {
