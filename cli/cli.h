@@ -305,6 +305,30 @@ int cli_cmd_report(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_gguf(int argc, char **argv);
 int cli_cmd_crosscheck(int argc, char **argv);
+int cli_cmd_help(int argc, char **argv);
+
+/* ── The help texts (cli/helpdocs.c) and what is made of them (cli/helpgen.c) ───────────────────────────────── */
+
+/* The commands, in the order help lists them: how many, the i-th (NULL past the end), the one named name (or
+ * NULL). */
+size_t cli_command_count(void);
+const struct cli_command *cli_command_at(size_t i);
+const struct cli_command *cli_find_command(const char *name);
+/* One option of a command's help and its meaning. */
+struct cli_option_text {
+    const char *option, *meaning;
+};
+/* The options `help COMMAND` explains for c — its own, then each shared one its usage names — at most cap into
+ * out; returns how many. */
+int cli_command_options(const struct cli_command *c, struct cli_option_text *out, int cap);
+/* The overview `fusecheck help` prints, and the bugs FUSECHECK_PLANT plants (part of it). */
+void cli_overview(FILE *out);
+void cli_print_plants(FILE *out);
+/* The manual page, roff (man(7)), made from the help texts: `fusecheck help --man`. */
+void cli_help_man(FILE *out);
+/* A completion script for shell ("bash" or "zsh") made from the help texts: the commands, then each one's options
+ * as its usage names them. `fusecheck help --completion SHELL`. */
+void cli_help_completion(FILE *out, const char *shell);
 
 
 struct rules_optimized;
