@@ -656,9 +656,9 @@ static void print_optimizer(const struct db_optimizer *o)
 /* The diff's header: which runs it compares, their optimizers when two, what is partial, graphs that changed. */
 static void print_header(const struct diff *d, const struct diff_args *a)
 {
-    printf("db diff: run %lld (%s, %s, started %s: %s) against run %lld (%s, %s, started %s: %s)\n", (long long)a->a,
-           d->ra.kind, d->ra.status, d->ra.started, d->ra.config, (long long)a->b, d->rb.kind, d->rb.status,
-           d->rb.started, d->rb.config);
+    printf("db diff: run %lld (%s, %s, started %s) against run %lld (%s, %s, started %s)\n", (long long)a->a,
+           d->ra.kind, d->ra.status, d->ra.started, (long long)a->b, d->rb.kind, d->rb.status, d->rb.started);
+    printf("  run %lld: %s\n  run %lld: %s\n", (long long)a->a, d->ra.config, (long long)a->b, d->rb.config);
     if (strcmp(d->ra.kind, d->rb.kind) != 0 || strcmp(d->ra.config, d->rb.config) != 0)
         printf("note: the runs are of different %s\n", strcmp(d->ra.kind, d->rb.kind) ? "kinds" : "configurations");
     if (d->two_optimizers) {

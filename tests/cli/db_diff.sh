@@ -13,7 +13,7 @@ expect 1 "db diff of the held rule" -- "$fc" db diff 1 2 --db "$db" --limit 0
 cp "$tmp/out" "$tmp/all"
 contains "$tmp/all" "db diff: run 1 (check, complete, started " "the earlier run named"
 contains "$tmp/all" "against run 2 (check, complete, started " "the later run named"
-contains "$tmp/all" "--hold add_norm tiny-llama tiny-qwen3)" "each run's configuration"
+contains "$tmp/all" "  run 2: check --shim reference --shim none --hold add_norm tiny-llama tiny-qwen3" "each run's configuration"
 contains "$tmp/all" "note: the runs are of different configurations" "another configuration said"
 line_of() { grep -nF -- "$1" "$tmp/all" | head -1 | cut -d: -f1; }
 total=$(line_of "decision changes from run 1 to run 2 over 12 reports both made")
