@@ -292,7 +292,14 @@ static void append(char **t, size_t *len, const char *s)
     *len += n;
 }
 
-/* The signature of the changes x[0..n) of one graph: its distinct "VERB\tRULE" lines, sorted. */
+/* Where a verb comes in a summary line: what stopped firing first, then what started, then the rest. */
+static char verb_rank(const char *verb)
+{
+    return strcmp(verb, "stopped firing") == 0 ? '0' : strcmp(verb, "started firing") == 0 ? '1' : '2';
+}
+
+/* The signature of the changes x[0..n) of one graph: its distinct "RANK VERB\tRULE" lines, sorted (RANK one
+ * character, verb_rank's). */
 static char *signature(struct change **x, size_t n)
 {
     char **lines = malloc(n * sizeof *lines);
@@ -301,11 +308,11 @@ static char *signature(struct change **x, size_t n)
     for (size_t i = 0; i < n; i++) {
         char verb[64];
         change_verb(x[i], verb, sizeof verb);
-        size_t m = strlen(verb) + strlen(x[i]->rule) + 2;
+        size_t m = strlen(verb) + strlen(x[i]->rule) + 3;
         lines[i] = malloc(m);
         if (!lines[i])
             abort();
-        snprintf(lines[i], m, "%s\t%s", verb, x[i]->rule);
+        snprintf(lines[i], m, "%c%s\t%s", verb_rank(verb), verb, x[i]->rule);
     }
     qsort(lines, n, sizeof *lines, text_cmp);
     char *sig = NULL;
@@ -335,6 +342,7 @@ static char *signature_words(const char *sig)
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *tab = strchr(line, '\t');
         *tab = '\0';
+        line++; /* past the rank */
         if (prev[0] && strcmp(prev, line) != 0) {
             append(&out, &len, " ");
             append(&out, &len, prev);
@@ -505,9 +513,10 @@ struct diff_args {
     bool allow_partial, json;
 };
 
-/* A run as the diff names it: kind, status, when it started, its configuration. */
+/* A run as the diff names it: kind, status, when it started, its configuration (malloc'd, whole). */
 struct run_name {
-    char kind[32], status[16], started[32], config[1024];
+    char kind[32], status[16], started[32];
+    char *config;
 };
 
 /* Take a run's row (db_row_fn). */
@@ -518,7 +527,8 @@ static void take_run(const char *const *cols, int n, void *ctx)
     snprintf(r->kind, sizeof r->kind, "%s", cols[0] ? cols[0] : "");
     snprintf(r->status, sizeof r->status, "%s", cols[1] ? cols[1] : "");
     snprintf(r->started, sizeof r->started, "%s", cols[2] ? cols[2] : "");
-    snprintf(r->config, sizeof r->config, "%s", cols[3] ? cols[3] : "");
+    free(r->config);
+    r->config = dup_or_null(cols[3] ? cols[3] : "");
 }
 
 /* What the later run lacks of the earlier's (run_pair_gaps), every one kept. */
@@ -606,6 +616,10 @@ static int diff_read(struct db *db, const struct diff_args *a, struct diff *d, c
         db_runs_common(db, a->a, a->b, &d->common, err) ||
         db_decision_changes(db, a->a, a->b, keep_change, &d->changes, err))
         return 1;
+    if (!d->ra.config) /* a run with no row: no configuration */
+        d->ra.config = dup_or_null("");
+    if (!d->rb.config)
+        d->rb.config = dup_or_null("");
     d->two_optimizers = !db_same_optimizer(&d->oa, &d->ob);
     d->why_a = status_words(d->ra.status);
     d->why_b = status_words(d->rb.status);
@@ -620,6 +634,8 @@ static int diff_read(struct db *db, const struct diff_args *a, struct diff *d, c
 /* Free what diff_read made. */
 static void diff_free(struct diff *d)
 {
+    free(d->ra.config);
+    free(d->rb.config);
     for (size_t i = 0; i < d->gaps.n; i++)
         free(d->gaps.names[i]);
     free(d->gaps.names);
@@ -653,12 +669,40 @@ static void print_optimizer(const struct db_optimizer *o)
            o->in_process ? "" : o->command, o->in_process ? "" : "`");
 }
 
+/* The most of a configuration the header shows (db runs --json gives it whole). */
+#define CONFIG_SHOWN 200
+
+/* A run's configuration under the header: from `from` (the two runs' common start skipped, but for a few words of
+ * it) and cut at CONFIG_SHOWN characters. */
+static void print_config(int64_t run, const char *config, size_t from)
+{
+    size_t n = strlen(config);
+    if (n <= CONFIG_SHOWN)
+        from = 0;
+    if (from > n)
+        from = n;
+    printf("  run %lld: %s%.*s%s\n", (long long)run, from ? "... " : "", CONFIG_SHOWN, config + from,
+           n - from > CONFIG_SHOWN ? " ... (db runs --json shows it whole)" : "");
+}
+
+/* Where two long configurations' shown parts start: 40 characters before their first difference (0: they are
+ * short, the same, or differ early). */
+static size_t config_start(const char *a, const char *b)
+{
+    size_t p = 0;
+    while (a[p] && a[p] == b[p])
+        p++;
+    return a[p] == b[p] || p < 80 ? 0 : p - 40;
+}
+
 /* The diff's header: which runs it compares, their optimizers when two, what is partial, graphs that changed. */
 static void print_header(const struct diff *d, const struct diff_args *a)
 {
     printf("db diff: run %lld (%s, %s, started %s) against run %lld (%s, %s, started %s)\n", (long long)a->a,
            d->ra.kind, d->ra.status, d->ra.started, (long long)a->b, d->rb.kind, d->rb.status, d->rb.started);
-    printf("  run %lld: %s\n  run %lld: %s\n", (long long)a->a, d->ra.config, (long long)a->b, d->rb.config);
+    size_t from = config_start(d->ra.config, d->rb.config);
+    print_config(a->a, d->ra.config, from);
+    print_config(a->b, d->rb.config, from);
     if (strcmp(d->ra.kind, d->rb.kind) != 0 || strcmp(d->ra.config, d->rb.config) != 0)
         printf("note: the runs are of different %s\n", strcmp(d->ra.kind, d->rb.kind) ? "kinds" : "configurations");
     if (d->two_optimizers) {
