@@ -156,7 +156,8 @@ static int text_cmp(const void *a, const void *b)
 /* How many distinct texts v[0..n) holds (sorted in place). */
 static size_t distinct(char **v, size_t n)
 {
-    qsort(v, n, sizeof *v, text_cmp);
+    if (n)
+        qsort(v, n, sizeof *v, text_cmp);
     size_t d = 0;
     for (size_t i = 0; i < n; i++)
         d += i == 0 || strcmp(v[i], v[i - 1]) != 0;
@@ -624,7 +625,8 @@ static int diff_read(struct db *db, const struct diff_args *a, struct diff *d, c
     d->why_a = status_words(d->ra.status);
     d->why_b = status_words(d->rb.status);
     d->partial = d->why_a || d->why_b || d->gaps.n > 0;
-    qsort(d->changes.v, d->changes.n, sizeof *d->changes.v, change_order);
+    if (d->changes.n) /* none: no array to sort */
+        qsort(d->changes.v, d->changes.n, sizeof *d->changes.v, change_order);
     d->rules = sum_rules(&d->changes, &d->nrules);
     d->sigs = graph_sigs(&d->changes, &d->nsigs);
     d->groups = group_graphs(d->sigs, d->nsigs, &d->ngroups);
