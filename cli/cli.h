@@ -305,6 +305,30 @@ int cli_cmd_report(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_gguf(int argc, char **argv);
 int cli_cmd_crosscheck(int argc, char **argv);
+int cli_cmd_help(int argc, char **argv);
+
+/* ── The help texts (cli/helpdocs.c) and what is made of them (cli/helpgen.c) ───────────────────────────────── */
+
+/* The commands, in the order help lists them: how many, the i-th (NULL past the end), the one named name (or
+ * NULL). */
+size_t cli_command_count(void);
+const struct cli_command *cli_command_at(size_t i);
+const struct cli_command *cli_find_command(const char *name);
+/* One option of a command's help and its meaning. */
+struct cli_option_text {
+    const char *option, *meaning;
+};
+/* The options `help COMMAND` explains for c — its own, then each shared one its usage names — at most cap into
+ * out; returns how many. */
+int cli_command_options(const struct cli_command *c, struct cli_option_text *out, int cap);
+/* The overview `fusecheck help` prints, and the bugs FUSECHECK_PLANT plants (part of it). */
+void cli_overview(FILE *out);
+void cli_print_plants(FILE *out);
+/* The manual page, roff (man(7)), made from the help texts: `fusecheck help --man`. */
+void cli_help_man(FILE *out);
+/* A completion script for shell ("bash" or "zsh") made from the help texts: the commands, then each one's options
+ * as its usage names them. `fusecheck help --completion SHELL`. */
+void cli_help_completion(FILE *out, const char *shell);
 
 
 struct rules_optimized;
@@ -339,5 +363,31 @@ int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bo
                      struct cli_llama_run *out, char err[IR_ERR_LEN]);
 /* Free a run's logits and zero it (a zeroed run may be freed). */
 void cli_llama_run_free(struct cli_llama_run *run);
+
+/* ── JSON output (cli/json.c): every --json ──────────────────────────────────────────────────────────────── */
+
+#define CLI_JSON_DEPTH 16
+/* A JSON document written to `out` as it goes: members in the order written (deterministic), no whitespace but the
+ * newline that ends the document. Keys are given inside objects and NULL inside arrays and at the top. */
+struct cli_json {
+    FILE *out;
+    int depth;
+    int members[CLI_JSON_DEPTH]; /* members written so far in each open container */
+    char close[CLI_JSON_DEPTH];  /* how each open container closes */
+};
+void cli_json_start(struct cli_json *j, FILE *out);
+/* Open an object or an array (as member `key`); cli_json_end closes the innermost one. */
+void cli_json_object(struct cli_json *j, const char *key);
+void cli_json_array(struct cli_json *j, const char *key);
+void cli_json_end(struct cli_json *j);
+/* One member: a string (NULL: null), an integer, a number (a non-finite one: null), a boolean, null. */
+void cli_json_string(struct cli_json *j, const char *key, const char *v);
+void cli_json_int(struct cli_json *j, const char *key, long long v);
+void cli_json_number(struct cli_json *j, const char *key, double v);
+void cli_json_bool(struct cli_json *j, const char *key, bool v);
+void cli_json_null(struct cli_json *j, const char *key);
+/* s as a JSON string, quotes included: '"', '\\' and control characters escaped, bytes that are not UTF-8 written
+ * as U+FFFD. */
+void cli_json_escape(FILE *out, const char *s);
 
 #endif

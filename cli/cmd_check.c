@@ -36,6 +36,7 @@ struct check_args {
     struct cli_holds holds; /* --hold: held in every compile (under a shim that has the step or holds it) */
     struct cli_optimizer opt; /* --optimizer: whose optimizer is checked (fusecheck's own in process by default) */
     bool expect_same;         /* --expect-same: a decision the external optimizer makes otherwise fails the run */
+    bool json;                /* --json: the summary as one JSON document on stdout */
 };
 
 /* Running totals for the summary. */
@@ -100,7 +101,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         {"seed", required_argument, NULL, 'S'},   {"no-progress", no_argument, NULL, 'q'},
         {"tolerance", no_argument, NULL, 't'},    {"hold", required_argument, NULL, 'H'},
         {"device", required_argument, NULL, 'D'}, {"fixtures", required_argument, NULL, 'F'},
-        CLI_SEED_RULES_OPTION,                    CLI_OPTIMIZER_OPTIONS,
+        {"json", no_argument, NULL, 'J'},         CLI_SEED_RULES_OPTION,                    CLI_OPTIMIZER_OPTIONS,
         CLI_EXPECT_SAME_OPTION,                   {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
@@ -134,6 +135,7 @@ static int parse_check_args(int argc, char **argv, struct check_args *a)
         case 'D': a->device = optarg; break;
         case 'F': a->fixtures = optarg; break;
         case 'q': a->progress = a->log_progress = false; break;
+        case 'J': a->json = true; break;
         case 'R': rules_seed_mode(true); break;
         case 'H': if (cli_holds_add(&a->holds, optarg)) return CLI_USAGE; break;
         case 'S': {
@@ -410,7 +412,7 @@ static int compare_decisions(const struct lifted *l, const struct shim *shim, co
         return 1;
     char where[512];
     snprintf(where, sizeof where, "%.160s %.40s under %.300s", l->g->name, l->g->mode, shim->name);
-    if (cli_differential_add(&t->diff, where, theirs, &own.report, stdout) && a->progress)
+    if (cli_differential_add(&t->diff, where, theirs, &own.report, a->json ? stderr : stdout) && a->progress)
         fflush(stdout);
     rules_optimized_free(&own);
     return 0;
@@ -615,6 +617,132 @@ static bool lane_shim_given(const struct check_args *a)
     return false;
 }
 
+/* How a check run ended: its id, seconds, status, and whether the optimizers disagreed. */
+struct check_end {
+    int64_t run;
+    double secs;
+    const char *status;
+    bool differ;
+};
+
+/* The summary as text: the run's totals, then the fixture cases, the tolerance runs and the optimizer's. */
+static void print_summary(const struct check_args *a, const struct check_totals *t, const struct check_end *e)
+{
+    printf("check: run %lld: %d graphs, %d reports, %ld decisions (%ld fired), %d diffs, %d mismatches, %d failures "
+           "in %.2f s (optimize %.2f s, evaluate %.2f s, db %.2f s) -> %s\n",
+           (long long)e->run, t->graphs, t->reports, t->decisions, t->fired, t->diffs, t->mismatches, t->failures,
+           e->secs, t->optimize_s, t->eval_s, t->db_s, a->db);
+    if (a->fixtures && t->fixtures)
+        printf("fixtures: %d cases under %s, %d failed in %.2f s\n", t->fixtures, a->fixtures, t->fixtures_failed,
+               t->fixtures_s);
+    else if (a->fixtures)
+        printf("fixtures: no case under %s: failed\n", a->fixtures);
+    if (a->tolerance)
+        printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
+               "%.3g, %lld end-to-end top-1 misses; %s %.2f s, evaluator %.2f s\n",
+               (long long)t->tol.graphs, (long long)t->tol.launches, (long long)t->tol.rows, (long long)t->tol.failed,
+               t->tol.worst_ratio, (long long)t->tol.top1_misses, a->dev ? kernels_device_backend(a->dev) : "host lane",
+               t->tol.lane_s, t->tol.eval_s);
+    if (cli_optimizer_external(&a->opt)) {
+        if (t->faults)
+            printf("optimizer: %d request%s unanswered (a fault each: see above)\n", t->faults,
+                   t->faults == 1 ? "" : "s");
+        cli_differential_print(&t->diff, rules_seed_rules() ? "fusecheck's own --seed-rules" : "fusecheck's own",
+                               stdout);
+        if (e->differ)
+            printf("differential: the optimizers disagree: %s\n",
+                   a->expect_same ? "a failed check (--expect-same)" : "reported, not failed (--expect-same fails it)");
+    }
+}
+
+/* The JSON summary's fixture and tolerance members (null where the run made none). */
+static void json_parts(struct cli_json *j, const struct check_args *a, const struct check_totals *t)
+{
+    if (a->fixtures) {
+        cli_json_object(j, "fixtures");
+        cli_json_string(j, "dir", a->fixtures);
+        cli_json_int(j, "cases", t->fixtures);
+        cli_json_int(j, "failed", t->fixtures_failed);
+        cli_json_number(j, "seconds", t->fixtures_s);
+        cli_json_end(j);
+    } else {
+        cli_json_null(j, "fixtures");
+    }
+    if (!a->tolerance) {
+        cli_json_null(j, "tolerance");
+        return;
+    }
+    cli_json_object(j, "tolerance");
+    cli_json_string(j, "backend", a->dev ? kernels_device_backend(a->dev) : "host lane");
+    cli_json_int(j, "graphs", (long long)t->tol.graphs);
+    cli_json_int(j, "launches", (long long)t->tol.launches);
+    cli_json_int(j, "comparisons", (long long)t->tol.rows);
+    cli_json_int(j, "outside_bound", (long long)t->tol.failed);
+    cli_json_number(j, "worst_ratio", t->tol.worst_ratio);
+    cli_json_int(j, "top1_misses", (long long)t->tol.top1_misses);
+    cli_json_number(j, "lane_seconds", t->tol.lane_s);
+    cli_json_number(j, "evaluator_seconds", t->tol.eval_s);
+    cli_json_end(j);
+}
+
+/* The JSON summary's optimizer and, for another optimizer, its differential against fusecheck's own. */
+static void json_optimizer(struct cli_json *j, const struct check_args *a, const struct check_totals *t)
+{
+    bool external = cli_optimizer_external(&a->opt);
+    cli_json_object(j, "optimizer");
+    cli_json_string(j, "name", external ? a->opt.name : "fusecheck");
+    cli_json_string(j, "version", external ? a->opt.version : FUSECHECK_VERSION);
+    cli_json_string(j, "command", external ? a->opt.command : NULL);
+    cli_json_int(j, "unanswered", t->faults);
+    cli_json_end(j);
+    if (!external) {
+        cli_json_null(j, "differential");
+        return;
+    }
+    cli_json_object(j, "differential");
+    cli_json_int(j, "reports", (long long)t->diff.reports);
+    cli_json_int(j, "agree", (long long)t->diff.agree);
+    cli_json_int(j, "differ", (long long)t->diff.disagree);
+    cli_json_int(j, "reports_differing", (long long)t->diff.differing);
+    cli_json_array(j, "rules");
+    for (int i = 0; i < t->diff.nrules; i++) {
+        cli_json_object(j, NULL);
+        cli_json_string(j, "rule", t->diff.rules[i].rule);
+        cli_json_int(j, "agree", (long long)t->diff.rules[i].agree);
+        cli_json_int(j, "differ", (long long)t->diff.rules[i].disagree);
+        cli_json_end(j);
+    }
+    cli_json_end(j);
+    cli_json_end(j);
+}
+
+/* The summary as one JSON document (check --json): the same figures as the text, by name. */
+static void json_summary(const struct check_args *a, const struct check_totals *t, const struct check_end *e)
+{
+    struct cli_json j;
+    cli_json_start(&j, stdout);
+    cli_json_object(&j, NULL);
+    cli_json_int(&j, "run", (long long)e->run);
+    cli_json_string(&j, "db", a->db);
+    cli_json_string(&j, "status", e->status);
+    cli_json_int(&j, "graphs", t->graphs);
+    cli_json_int(&j, "reports", t->reports);
+    cli_json_int(&j, "decisions", t->decisions);
+    cli_json_int(&j, "fired", t->fired);
+    cli_json_int(&j, "diffs", t->diffs);
+    cli_json_int(&j, "mismatches", t->mismatches);
+    cli_json_int(&j, "failures", t->failures);
+    cli_json_number(&j, "seconds", e->secs);
+    cli_json_number(&j, "optimize_seconds", t->optimize_s);
+    cli_json_number(&j, "evaluate_seconds", t->eval_s);
+    cli_json_number(&j, "db_seconds", t->db_s);
+    json_parts(&j, a, t);
+    json_optimizer(&j, a, t);
+    cli_json_bool(&j, "optimizers_disagree", e->differ);
+    cli_json_bool(&j, "failed", strcmp(e->status, "complete") != 0);
+    cli_json_end(&j);
+}
+
 int cli_cmd_check(int argc, char **argv)
 {
     cli_interrupt_catch();
@@ -651,7 +779,8 @@ int cli_cmd_check(int argc, char **argv)
         info.optimizer_name = a.opt.name;
         info.optimizer_version = a.opt.version;
         info.optimizer_command = a.opt.command;
-        printf("optimizer: %s %s (%s)\n", a.opt.name, a.opt.version, a.opt.command);
+        if (!a.json)
+            printf("optimizer: %s %s (%s)\n", a.opt.name, a.opt.version, a.opt.command);
         fflush(stdout); /* before any finding on stderr */
     }
     int64_t run;
@@ -675,6 +804,8 @@ int cli_cmd_check(int argc, char **argv)
     struct check_totals t = {0};
     if (!rc)
         check_fixtures(db, run, &a, &t);
+    if (!rc && a.fixtures) /* how many cases ran and failed, for the page's comparisons and failures */
+        rc = db_run_fixtures(db, run, t.fixtures, t.fixtures_failed, err);
     if (!rc)
         rc = check_all(db, run, &a, shims, shim_ids, &t, err);
     bool differ = t.diff.disagree > 0;
@@ -684,32 +815,11 @@ int cli_cmd_check(int argc, char **argv)
         rc = db_run_end(db, run, stopped ? "interrupted" : failed ? "failed" : "complete", err);
     if (rc)
         fprintf(stderr, "fusecheck: check: %s: %s\n", a.db, err);
-    double secs = now() - t0;
-    if (begun)
-        printf("check: run %lld: %d graphs, %d reports, %ld decisions (%ld fired), %d diffs, %d mismatches, %d failures "
-           "in %.2f s (optimize %.2f s, evaluate %.2f s, db %.2f s) -> %s\n",
-           (long long)run, t.graphs, t.reports, t.decisions, t.fired, t.diffs, t.mismatches, t.failures, secs,
-           t.optimize_s, t.eval_s, t.db_s, a.db);
-    if (begun && a.fixtures && t.fixtures)
-        printf("fixtures: %d cases under %s, %d failed in %.2f s\n", t.fixtures, a.fixtures, t.fixtures_failed,
-               t.fixtures_s);
-    else if (begun && a.fixtures)
-        printf("fixtures: no case under %s: failed\n", a.fixtures);
-    if (begun && a.tolerance)
-        printf("tolerance: %lld graphs, %lld launches, %lld comparisons, %lld outside their bound, worst error/bound "
-               "%.3g, %lld end-to-end top-1 misses; %s %.2f s, evaluator %.2f s\n",
-               (long long)t.tol.graphs, (long long)t.tol.launches, (long long)t.tol.rows, (long long)t.tol.failed,
-               t.tol.worst_ratio, (long long)t.tol.top1_misses, a.dev ? kernels_device_backend(a.dev) : "host lane",
-               t.tol.lane_s, t.tol.eval_s);
-    if (begun && cli_optimizer_external(&a.opt)) {
-        if (t.faults)
-            printf("optimizer: %d request%s unanswered (a fault each: see above)\n", t.faults, t.faults == 1 ? "" : "s");
-        cli_differential_print(&t.diff, rules_seed_rules() ? "fusecheck's own --seed-rules" : "fusecheck's own",
-                               stdout);
-        if (differ)
-            printf("differential: the optimizers disagree: %s\n",
-                   a.expect_same ? "a failed check (--expect-same)" : "reported, not failed (--expect-same fails it)");
-    }
+    struct check_end end = {run, now() - t0, stopped ? "interrupted" : failed ? "failed" : "complete", differ};
+    if (begun && a.json)
+        json_summary(&a, &t, &end);
+    else if (begun)
+        print_summary(&a, &t, &end);
     cli_differential_free(&t.diff);
     for (int i = 0; i < nshims; i++)
         shim_free(shims[i]);
@@ -723,247 +833,4 @@ int cli_cmd_check(int argc, char **argv)
     if (rc)
         return CLI_USAGE;
     return failed ? CLI_FAILED : CLI_OK;
-}
-
-/* ── fusecheck db ────────────────────────────────────────────────────────────────────────────────────────── */
-
-/* Print one run. */
-static void print_run(int64_t id, const char *kind, const char *started, const char *ended, const char *status,
-                      const char *command, int64_t reports, void *ctx)
-{
-    (void)ctx;
-    printf("%-5lld %-9s %-20s %-20s %-10s %7lld  %s\n", (long long)id, kind, started, ended ? ended : "-", status,
-           (long long)reports, command);
-}
-
-/* Print a graph whose content changed between two runs. */
-static void print_graph_change(const char *graph, const char *mode, int64_t ops_before, int64_t ops_after,
-                               const char *sha_before, const char *sha_after, void *ctx)
-{
-    ++*(int *)ctx;
-    printf("%s %s: graph changed: %lld ops (sha256 %.12s) -> %lld ops (sha256 %.12s); its reports are not compared\n",
-           graph, mode ? mode : "-", (long long)ops_before, sha_before, (long long)ops_after, sha_after);
-}
-
-/* Print one decision change. */
-static void print_change(const char *graph, const char *mode, const char *shim, const char *rule, const char *cls,
-                         const char *covers, const char *before, const char *after, void *ctx)
-{
-    int *n = ctx;
-    (*n)++;
-    printf("%s %s %s: %s %s %s: %s -> %s\n", graph, mode ? mode : "-", shim, rule, cls, covers,
-           before ? before : "(none)", after ? after : "(none)");
-}
-
-/* Parse a run id. */
-static int parse_run(const char *s, int64_t *run)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || v < 1)
-        return 1;
-    *run = v;
-    return 0;
-}
-
-/* What the later run of a db diff lacks of the earlier's: how many graphs and shims, the first few named. */
-struct gap_list {
-    int graphs, shims;
-    char names[512];
-};
-
-/* Count one gap and name it while the list has room. */
-static void note_gap(const char *what, const char *graph, const char *mode, const char *shim, void *ctx)
-{
-    struct gap_list *g = ctx;
-    bool is_graph = strcmp(what, "graph") == 0;
-    g->graphs += is_graph;
-    g->shims += !is_graph;
-    size_t n = strlen(g->names);
-    if (g->graphs + g->shims <= 8)
-        snprintf(g->names + n, sizeof g->names - n, "%s%s%s%s%s", n ? ", " : "", is_graph ? "" : "shim ",
-                 is_graph ? graph : shim, is_graph ? " " : "", is_graph ? (mode ? mode : "-") : "");
-}
-
-/* Why a run's results are partial, by its status (NULL for a complete one). */
-static const char *status_words(const char *status)
-{
-    return strcmp(status, "complete") == 0      ? NULL
-           : strcmp(status, "interrupted") == 0 ? "stopped by a signal before its work was done"
-           : strcmp(status, "incomplete") == 0  ? "still running, or killed"
-           : strcmp(status, "failed") == 0      ? "some of its checks failed or could not be made"
-                                                : "a status fusecheck does not know";
-}
-
-/* Say whether `db diff A B` compares partial results: a run that is not complete, or the later lacking graphs or
- * shims the earlier reported on (run_pair_status, run_pair_gaps). *partial says whether any was said. 0, or 1 with
- * err. */
-static int say_partial(struct db *db, int64_t a, int64_t b, bool *partial, char err[DB_ERR_LEN])
-{
-    *partial = false;
-    const int64_t ids[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        char status[16];
-        if (db_run_status(db, ids[i], status, err))
-            return 1;
-        const char *why = status_words(status);
-        if (why)
-            printf("partial: run %lld is %s, not complete: %s\n", (long long)ids[i], status, why);
-        *partial = *partial || why;
-    }
-    struct gap_list g = {0, 0, ""};
-    if (db_run_gaps(db, a, b, note_gap, &g, err))
-        return 1;
-    if (g.graphs + g.shims)
-        printf("partial: run %lld lacks %d graph%s and %d shim%s run %lld reported on: %s%s\n", (long long)b,
-               g.graphs, g.graphs == 1 ? "" : "s", g.shims, g.shims == 1 ? "" : "s", (long long)a, g.names,
-               g.graphs + g.shims > 8 ? ", ..." : "");
-    *partial = *partial || g.graphs + g.shims > 0;
-    return 0;
-}
-
-/* `db runs` and `db diff A B [--allow-partial]` over --db FILE. */
-/* Print how optimizer o is named: its name and version, and its command or "in process". */
-static void print_optimizer(const struct db_optimizer *o)
-{
-    printf("%s %s (%s%s%s)", o->name, o->version[0] ? o->version : "?", o->in_process ? "in process" : "`",
-           o->in_process ? "" : o->command, o->in_process ? "" : "`");
-}
-
-/* `db diff A B` of runs made by two optimizers says so first (a header line). 0, or 1 with err. */
-static int say_optimizers(struct db *db, int64_t a, int64_t b, char err[DB_ERR_LEN])
-{
-    struct db_optimizer oa, ob;
-    if (db_run_optimizer(db, a, &oa, err) || db_run_optimizer(db, b, &ob, err))
-        return 1;
-    if (db_same_optimizer(&oa, &ob))
-        return 0;
-    printf("two optimizers: run %lld by ", (long long)a);
-    print_optimizer(&oa);
-    printf(", run %lld by ", (long long)b);
-    print_optimizer(&ob);
-    printf("\n");
-    return 0;
-}
-
-static int db_query(int argc, char **argv)
-{
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"allow-partial", no_argument, NULL, 'p'}, {0, 0, 0, 0}};
-    const char *path = "results.db";
-    bool allow_partial = false;
-    optind = 1;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        if (c == 'p') {
-            allow_partial = true;
-            continue;
-        }
-        if (c != 'd')
-            return cli_option_error("db", opts, "", argv);
-        path = optarg;
-    }
-    bool runs = strcmp(argv[0], "runs") == 0;
-    int64_t a = 0, b = 0;
-    if (runs && allow_partial)
-        return cli_usage_error("db", "--allow-partial goes with diff: what a comparison of partial runs may pass");
-    if (runs ? optind != argc
-             : (optind != argc - 2 || parse_run(argv[optind], &a) || parse_run(argv[optind + 1], &b)))
-        return cli_usage_error("db", runs ? "runs takes no arguments" : "diff expects two run ids");
-    char err[DB_ERR_LEN];
-    struct db *db;
-    if (db_open_readonly(path, &db, err)) {
-        fprintf(stderr, "fusecheck: db: %s\n", err);
-        return CLI_USAGE;
-    }
-    int rc = 0;
-    bool changed = false;
-    if (runs) {
-        printf("%-5s %-9s %-20s %-20s %-10s %7s  %s\n", "run", "kind", "started", "ended", "status", "reports",
-               "command");
-        rc = db_runs(db, print_run, NULL, err);
-    } else {
-        bool ea, eb;
-        rc = db_run_exists(db, a, &ea, err) || db_run_exists(db, b, &eb, err);
-        if (!rc && (!ea || !eb)) {
-            fprintf(stderr, "fusecheck: db diff: no run %lld in %s\n", (long long)(ea ? b : a), path);
-            db_close(db);
-            return CLI_USAGE;
-        }
-        int n = 0, graphs = 0;
-        int64_t common = 0;
-        bool partial = false;
-        if (!rc)
-            rc = say_optimizers(db, a, b, err);
-        if (!rc)
-            rc = say_partial(db, a, b, &partial, err) ||
-                 db_graph_changes(db, a, b, print_graph_change, &graphs, err) ||
-                 db_runs_common(db, a, b, &common, err) || db_decision_changes(db, a, b, print_change, &n, err);
-        if (!rc && common == 0)
-            printf("nothing %sto compare: runs %lld and %lld share no graph (by content) and shim\n",
-                   graphs ? "else " : "", (long long)a, (long long)b);
-        else if (!rc)
-            printf("%d decision change%s from run %lld to run %lld over %lld report%s both made", n,
-                   n == 1 ? "" : "s", (long long)a, (long long)b, (long long)common, common == 1 ? "" : "s");
-        if (!rc && common && graphs)
-            printf("; %d graph%s changed", graphs, graphs == 1 ? "" : "s");
-        if (!rc && common)
-            printf("\n");
-        if (!rc && partial)
-            printf("partial comparison: %s\n", allow_partial ? "accepted (--allow-partial)"
-                                                             : "a failed check (--allow-partial accepts it)");
-        changed = n > 0 || graphs > 0 || common == 0 || (partial && !allow_partial);
-    }
-    if (rc)
-        fprintf(stderr, "fusecheck: db: %s\n", err);
-    db_close(db);
-    /* a gate for CI: changes, or nothing to compare, is a failed check */
-    return rc ? CLI_USAGE : changed ? CLI_FAILED : CLI_OK;
-}
-
-/* `db merge IN... -o OUT`. */
-static int db_merge_cmd(int argc, char **argv)
-{
-    static const struct option opts[] = {{"append", no_argument, NULL, 'a'}, {"force", no_argument, NULL, 'f'},
-                                         {0, 0, 0, 0}};
-    const char *out = NULL;
-    enum db_merge_mode mode = DB_MERGE_NEW;
-    int modes = 0;
-    optind = 1;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "o:", opts, NULL)) != -1;) {
-        if (c == 'o')
-            out = optarg;
-        else if (c == 'a' || c == 'f')
-            mode = c == 'a' ? DB_MERGE_APPEND : DB_MERGE_FORCE, modes++;
-        else
-            return cli_option_error("db", opts, "o:", argv);
-    }
-    if (!out || optind >= argc)
-        return cli_usage_error("db", "merge expects IN... -o OUT [--append | --force]");
-    if (modes > 1)
-        return cli_usage_error("db", "merge takes one of --append and --force");
-    char err[DB_ERR_LEN];
-    struct db_merge_result res;
-    if (db_merge((const char *const *)argv + optind, argc - optind, out, mode, &res, err)) {
-        fprintf(stderr, "fusecheck: db merge: %s\n", err);
-        return CLI_USAGE;
-    }
-    printf("merged %d file%s into %s: %d run%s added", argc - optind, argc - optind == 1 ? "" : "s", out, res.runs,
-           res.runs == 1 ? "" : "s");
-    if (res.skipped)
-        printf(", %d skipped (the output holds them already)", res.skipped);
-    printf("\n");
-    return CLI_OK;
-}
-
-int cli_cmd_db(int argc, char **argv)
-{
-    if (argc < 2)
-        return cli_usage_error("db", "expected runs, diff or merge");
-    if (strcmp(argv[1], "runs") == 0 || strcmp(argv[1], "diff") == 0)
-        return db_query(argc - 1, argv + 1);
-    if (strcmp(argv[1], "merge") == 0)
-        return db_merge_cmd(argc - 1, argv + 1);
-    return cli_usage_error("db", "unknown subcommand '%s'", argv[1]);
 }

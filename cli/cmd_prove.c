@@ -20,6 +20,7 @@ struct prove_args {
     struct oracle_options opt;
     struct oracle_cross cross; /* --cross-check: the second solver's tally (opt.cross points here when asked) */
     bool mutants, explain;
+    bool json;     /* --json: the table and its totals as one JSON document on stdout */
     bool progress; /* progress lines on stderr in a log (cli/progress.h); --no-progress clears it */
     const char *db, *replay, *fixtures;
     char **rules;
@@ -44,7 +45,8 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         {"no-unbounded", no_argument, NULL, 'u'},  {"assume-fresh-results", no_argument, NULL, 'a'},
         {"replay", required_argument, NULL, 'r'},  {"fixtures", required_argument, NULL, 'f'},
         {"explain", no_argument, NULL, 'e'},       {"cross-check", required_argument, NULL, 'x'},
-        {"no-progress", no_argument, NULL, 'P'},   CLI_SEED_RULES_OPTION, {0, 0, 0, 0}};
+        {"no-progress", no_argument, NULL, 'P'},   {"json", no_argument, NULL, 'J'},
+        CLI_SEED_RULES_OPTION,                     {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->opt = oracle_defaults();
     a->fixtures = "tests/rules";
@@ -78,6 +80,7 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         case 'f': a->fixtures = optarg; break;
         case 'e': a->explain = true; break;
         case 'P': a->progress = false; break;
+        case 'J': a->json = true; break;
         case 'x':
             if (strcmp(optarg, "cvc5") != 0)
                 return cli_usage_error("prove", "--cross-check: '%s' is no solver fusecheck runs (cvc5)", optarg);
@@ -91,6 +94,8 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
         default: return cli_option_error("prove", opts, "", argv);
         }
     }
+    if (a->json && a->explain)
+        return cli_usage_error("prove", "--explain prints each rule's premises as text: not with --json");
     a->rules = argv + optind;
     a->nrules = argc - optind;
     for (int i = 0; i < a->nrules; i++)
@@ -101,9 +106,21 @@ static int parse_prove_args(int argc, char **argv, struct prove_args *a)
 
 /* ── Reporting ───────────────────────────────────────────────────────────────────────────────────────────── */
 
+/* One row of the table, kept for --json: the obligation, its verdict and window, time, reason, counterexample and
+ * what its replay showed. */
+struct proof_row {
+    char *rule, *obligation, *window, *reason, *cex;
+    const char *dropped, *verdict, *replay;
+    int bound, replay_fired;
+    double ms;
+};
+
 /* What the outcome callback keeps across a run. */
 struct prove_run {
     const struct prove_args *a;
+    FILE *out;              /* where the table's text goes: stdout, or nowhere under --json */
+    struct proof_row *rows; /* under --json: every row */
+    size_t nrows, caprows;
     struct db *db;
     int64_t run;
     int proved, refuted, unknown;
@@ -183,13 +200,13 @@ static struct replay_outcome replay(struct prove_run *pr, const struct oracle_ou
     char err[IR_ERR_LEN], path[1024], spec[256];
     pr->replay_tried++;
     if (!rule || oracle_replay_graph(rule, o->dropped, o->cex, pr->a->fixtures, &rp, err)) {
-        printf("    replay: not built: %s\n", rule ? err : "unknown rule");
+        fprintf(pr->out, "    replay: not built: %s\n", rule ? err : "unknown rule");
         return out;
     }
     snprintf(path, sizeof path, "%s/%s%s%s.fc", pr->a->replay, o->rule, o->dropped ? "." : "",
              o->dropped ? o->dropped : "");
     if (cli_write(path, rp.text, strlen(rp.text)) == 0)
-        printf("    replay: %s\n", path);
+        fprintf(pr->out, "    replay: %s\n", path);
     else
         pr->unwritten++; /* said on stderr; the run exits 2 unless a check failed */
     struct ir_graph *g = ir_parse(rp.text, strlen(rp.text), path, err);
@@ -198,13 +215,13 @@ static struct replay_outcome replay(struct prove_run *pr, const struct oracle_ou
     if (o->dropped)
         snprintf(spec, sizeof spec, "%s:%s", o->rule, o->dropped);
     if (g && oracle_replay_diff(g, rp.shim, rp.hold, o->dropped ? spec : NULL, o->rule, &differs, &fired, err) == 0) {
-        printf("    replay: %s fired %d time%s; diff %s\n", o->rule, fired, fired == 1 ? "" : "s",
+        fprintf(pr->out, "    replay: %s fired %d time%s; diff %s\n", o->rule, fired, fired == 1 ? "" : "s",
                differs ? "fails (the counterexample is real)" : "passes (not shown concretely)");
         pr->replayed += differs;
         out.what = differs ? "fails" : "passes";
         out.fired = fired;
     } else {
-        printf("    replay: %s\n", err);
+        fprintf(pr->out, "    replay: %s\n", err);
     }
     ir_graph_free(g);
     oracle_replay_free(&rp);
@@ -253,6 +270,31 @@ static void note_redundant(struct prove_run *pr, const struct oracle_outcome *o)
     snprintf(pr->redundant + n, sizeof pr->redundant - n, "%s%s:%s", n ? ", " : "", o->rule, o->dropped);
 }
 
+/* A copy of s (NULL stays NULL). */
+static char *copy_or_null(const char *s)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        abort();
+    return d;
+}
+
+/* Keep one row of the table for --json. */
+static void keep_row(struct prove_run *pr, const struct oracle_outcome *o, const char *name, const char *window,
+                     const char *cex, struct replay_outcome rp)
+{
+    if (pr->nrows == pr->caprows) {
+        pr->caprows = pr->caprows ? 2 * pr->caprows : 64;
+        pr->rows = realloc(pr->rows, pr->caprows * sizeof *pr->rows);
+        if (!pr->rows)
+            abort();
+    }
+    pr->rows[pr->nrows++] = (struct proof_row){copy_or_null(o->rule), copy_or_null(name), copy_or_null(window),
+                                               copy_or_null(o->reason[0] ? o->reason : NULL), copy_or_null(cex),
+                                               o->dropped, oracle_verdict_name(o->verdict), rp.what, o->bound,
+                                               rp.fired, o->ms};
+}
+
 /* Print, count and log one outcome. */
 static void on_outcome(const struct oracle_outcome *o, void *ctx)
 {
@@ -262,7 +304,7 @@ static void on_outcome(const struct oracle_outcome *o, void *ctx)
     char name[256], window[64];
     obligation_name(o, name, sizeof name);
     window_words(o, window, sizeof window);
-    printf("%-*s %-*s %-8s %-22s %8.1f ms%s%s\n", pr->rule_w, o->rule, pr->name_w, name,
+    fprintf(pr->out, "%-*s %-*s %-8s %-22s %8.1f ms%s%s\n", pr->rule_w, o->rule, pr->name_w, name,
            oracle_verdict_name(o->verdict), window, o->ms, o->reason[0] ? "  " : "", o->reason);
     pr->ms += o->ms;
     pr->proved += o->verdict == ORACLE_PROVED;
@@ -280,7 +322,7 @@ static void on_outcome(const struct oracle_outcome *o, void *ctx)
     char *cex = o->cex ? oracle_sched_text(o->cex) : NULL;
     if (cex) {
         for (char *line = strtok(cex, "\n"); line; line = strtok(NULL, "\n"))
-            printf("    %s\n", line);
+            fprintf(pr->out, "    %s\n", line);
         free(cex);
         cex = oracle_sched_text(o->cex);
     }
@@ -289,6 +331,8 @@ static void on_outcome(const struct oracle_outcome *o, void *ctx)
         rp = replay(pr, o);
     if (pr->db)
         log_outcome(pr, o, name, cex, rp);
+    if (pr->a->json)
+        keep_row(pr, o, name, window, cex, rp);
     free(cex);
 }
 
@@ -326,6 +370,102 @@ static int begin_db(struct prove_run *pr, int argc, char **argv)
         return CLI_USAGE; /* the results cannot be kept (a read-only file): nothing was checked */
     }
     return 0;
+}
+
+/* The totals under the table: obligations by verdict, the mutation score, the replays, the second solver's tally. */
+static void print_totals(const struct prove_run *pr, int nrules, double wall)
+{
+    const struct prove_args *a = pr->a;
+    printf("prove: %d rules, %d obligations: %d proved, %d refuted, %d unknown; %.1f s\n", nrules,
+           pr->proved + pr->refuted + pr->unknown, pr->proved, pr->refuted, pr->unknown, wall / 1e3);
+    if (a->mutants)
+        printf("mutation score: %d/%d atoms shown necessary%s%s\n", pr->needed, pr->atoms,
+               pr->redundant[0] ? "; redundant under the stated assumptions: " : "", pr->redundant);
+    if (a->replay)
+        printf("replays: %d of %d counterexamples fail concretely\n", pr->replayed, pr->replay_tried);
+    if (a->opt.cross)
+        printf("cross-check %s: %d queries: %d agree with z3, %d disagree, %d undecided by one of them%s%s\n",
+               a->cross.solver, a->cross.queries, a->cross.agreed, a->cross.disagreed, a->cross.undecided,
+               a->cross.disagreed ? "; first: " : "", a->cross.first);
+}
+
+/* One row of the table as a JSON object. */
+static void json_row(struct cli_json *j, const struct proof_row *r)
+{
+    cli_json_object(j, NULL);
+    cli_json_string(j, "rule", r->rule);
+    cli_json_string(j, "obligation", r->obligation);
+    cli_json_string(j, "dropped", r->dropped);
+    cli_json_string(j, "verdict", r->verdict);
+    cli_json_int(j, "bound", r->bound);
+    cli_json_string(j, "window", r->window);
+    cli_json_number(j, "ms", r->ms);
+    cli_json_string(j, "reason", r->reason);
+    cli_json_string(j, "counterexample", r->cex);
+    cli_json_string(j, "replay", r->replay);
+    if (r->replay)
+        cli_json_int(j, "replay_fired", r->replay_fired);
+    else
+        cli_json_null(j, "replay_fired");
+    cli_json_end(j);
+}
+
+/* The table and its totals as one JSON document (prove --json), the rows freed. */
+static void json_table(struct prove_run *pr, int nrules, double wall, const char *status)
+{
+    const struct prove_args *a = pr->a;
+    struct cli_json j;
+    cli_json_start(&j, stdout);
+    cli_json_object(&j, NULL);
+    if (pr->db)
+        cli_json_int(&j, "run", (long long)pr->run);
+    else
+        cli_json_null(&j, "run");
+    cli_json_string(&j, "status", status);
+    cli_json_int(&j, "rules", nrules);
+    cli_json_int(&j, "obligations", pr->proved + pr->refuted + pr->unknown);
+    cli_json_int(&j, "proved", pr->proved);
+    cli_json_int(&j, "refuted", pr->refuted);
+    cli_json_int(&j, "unknown", pr->unknown);
+    cli_json_number(&j, "seconds", wall / 1e3);
+    if (a->mutants) {
+        cli_json_object(&j, "mutants");
+        cli_json_int(&j, "atoms", pr->atoms);
+        cli_json_int(&j, "needed", pr->needed);
+        cli_json_string(&j, "redundant", pr->redundant);
+        cli_json_end(&j);
+    } else {
+        cli_json_null(&j, "mutants");
+    }
+    if (a->replay) {
+        cli_json_object(&j, "replays");
+        cli_json_int(&j, "tried", pr->replay_tried);
+        cli_json_int(&j, "fail", pr->replayed);
+        cli_json_end(&j);
+    } else {
+        cli_json_null(&j, "replays");
+    }
+    if (a->opt.cross) {
+        cli_json_object(&j, "cross_check");
+        cli_json_string(&j, "solver", a->cross.solver);
+        cli_json_int(&j, "queries", a->cross.queries);
+        cli_json_int(&j, "agree", a->cross.agreed);
+        cli_json_int(&j, "disagree", a->cross.disagreed);
+        cli_json_int(&j, "undecided", a->cross.undecided);
+        cli_json_end(&j);
+    } else {
+        cli_json_null(&j, "cross_check");
+    }
+    cli_json_array(&j, "table");
+    for (size_t i = 0; i < pr->nrows; i++) {
+        struct proof_row *r = &pr->rows[i];
+        json_row(&j, r);
+        free(r->rule), free(r->obligation), free(r->window), free(r->reason), free(r->cex);
+    }
+    cli_json_end(&j);
+    cli_json_bool(&j, "failed", strcmp(status, "complete") != 0);
+    cli_json_end(&j);
+    free(pr->rows);
 }
 
 /* Milliseconds on a monotonic clock. */
@@ -396,6 +536,9 @@ int cli_cmd_prove(int argc, char **argv)
     struct prove_run pr;
     memset(&pr, 0, sizeof pr);
     pr.a = &a;
+    pr.out = a.json ? fopen("/dev/null", "w") : stdout; /* under --json the table's text goes nowhere */
+    if (!pr.out)
+        return cli_usage_error("prove", "--json: cannot open /dev/null to silence the table's text");
     if (a.db && (rc = begin_db(&pr, argc, argv)) != 0)
         return rc;
     const struct rules_rule *list[256];
@@ -421,25 +564,19 @@ int cli_cmd_prove(int argc, char **argv)
     show_progress(&prog, nrules, NULL); /* the last line: all proved, or where a signal stopped it */
     cli_progress_end(&prog);
     double wall = wall_ms() - t0;
-    printf("prove: %d rules, %d obligations: %d proved, %d refuted, %d unknown; %.1f s\n", nrules,
-           pr.proved + pr.refuted + pr.unknown, pr.proved, pr.refuted, pr.unknown, wall / 1e3);
-    if (a.mutants)
-        printf("mutation score: %d/%d atoms shown necessary%s%s\n", pr.needed, pr.atoms,
-               pr.redundant[0] ? "; redundant under the stated assumptions: " : "", pr.redundant);
-    if (a.replay)
-        printf("replays: %d of %d counterexamples fail concretely\n", pr.replayed, pr.replay_tried);
-    if (a.opt.cross)
-        printf("cross-check %s: %d queries: %d agree with z3, %d disagree, %d undecided by one of them%s%s\n",
-               a.cross.solver, a.cross.queries, a.cross.agreed, a.cross.disagreed, a.cross.undecided,
-               a.cross.disagreed ? "; first: " : "", a.cross.first);
     /* every atom earns its place: one the oracle shows redundant guards nothing it can name, so it fails the run */
     bool redundant = a.mutants && pr.needed < pr.atoms;
     bool stopped = cli_interrupted() != 0; /* a partial run: its figures are not the rules' */
+    bool failed = pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed;
+    if (a.json)
+        json_table(&pr, nrules, wall, stopped ? "interrupted" : failed ? "failed" : "complete");
+    else
+        print_totals(&pr, nrules, wall);
+    if (pr.out != stdout)
+        fclose(pr.out);
     if (pr.db) {
         char err[DB_ERR_LEN];
-        const char *status = stopped ? "interrupted"
-                             : pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed ? "failed"
-                                                                                                     : "complete";
+        const char *status = stopped ? "interrupted" : failed ? "failed" : "complete";
         if (db_run_end(pr.db, pr.run, status, err))
             fprintf(stderr, "fusecheck: prove: %s: %s\n", a.db, err);
         db_close(pr.db);
@@ -450,9 +587,7 @@ int cli_cmd_prove(int argc, char **argv)
         return cli_interrupt_exit();
     }
     /* a query two solvers decide differently is a failure: one of them, or the query's text, is wrong */
-    return pr.faithful_failed || pr.db_failed || redundant || a.cross.disagreed ? CLI_FAILED
-           : pr.unwritten                                                       ? CLI_USAGE /* a replay not written */
-                                                                                : CLI_OK;
+    return failed ? CLI_FAILED : pr.unwritten ? CLI_USAGE /* a replay not written */ : CLI_OK;
 }
 
 /* ── validate-run ────────────────────────────────────────────────────────────────────────────────────────── */

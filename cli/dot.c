@@ -59,9 +59,16 @@ static void put_node(FILE *f, const struct ir_graph *g, int32_t i, const char *i
     fprintf(f, "\"];\n");
 }
 
+/* The fill colour of a cluster around rewritten op `op`: its class's, or the last one's for an op of no fused class. */
+static const char *cluster_colour(const struct ir_op *op)
+{
+    return palette[(op->sym == IR_SYM_FUSED ? (int)op->cls : PALETTE - 1) % PALETTE];
+}
+
 /* The clusters: each rewritten op fusing more than one lifted op (or of a fused class), around the ops it covers;
- * mark[i] is set for every lifted op put in one. */
-static void put_clusters(FILE *f, const struct ir_graph *g, const struct rules_optimized *o, bool *mark)
+ * mark[i] is set for every lifted op put in one, shown[c] for every fused class c a cluster shows (shown[
+ * IR_CLASS_COUNT]: an op of no fused class). */
+static void put_clusters(FILE *f, const struct ir_graph *g, const struct rules_optimized *o, bool *mark, bool *shown)
 {
     const struct ir_graph *rw = o->graph;
     for (int32_t j = 0; j < rw->nops; j++) {
@@ -69,9 +76,10 @@ static void put_clusters(FILE *f, const struct ir_graph *g, const struct rules_o
         if (op->ncovers < 2 && op->sym != IR_SYM_FUSED)
             continue;
         const char *rule = maker_of(&o->report, op);
+        shown[op->sym == IR_SYM_FUSED && op->cls < IR_CLASS_COUNT ? (int)op->cls : IR_CLASS_COUNT] = true;
         fprintf(f, "  subgraph cluster_%d {\n    label=\"%s%s%s\"; style=filled; fillcolor=\"%s\"; fontsize=11;\n",
                 (int)j, op->sym == IR_SYM_FUSED ? ir_class_name(op->cls) : op_word(op), rule ? " by " : "",
-                rule ? rule : "", palette[(op->sym == IR_SYM_FUSED ? (int)op->cls : PALETTE - 1) % PALETTE]);
+                rule ? rule : "", cluster_colour(op));
         for (int32_t k = 0; k < op->ncovers; k++) {
             int32_t i = op->covers[k];
             if (i < 0 || i >= g->nops || mark[i])
@@ -125,6 +133,28 @@ static void put_refusals(FILE *f, const struct ir_graph *g, const struct rules_r
     }
 }
 
+/* The legend, a cluster of its own: each colour the picture's clusters use with its class, a lifted op left unfused,
+ * an edge's activation and a refusal's note. */
+static void put_legend(FILE *f, const bool *shown)
+{
+    fprintf(f, "  subgraph cluster_legend {\n    label=\"legend\"; style=rounded; fontsize=11;\n");
+    fprintf(f, "    node [fontsize=9];\n");
+    for (int c = 0; c <= IR_CLASS_COUNT; c++) {
+        if (!shown[c])
+            continue;
+        struct ir_op like = {.sym = c < IR_CLASS_COUNT ? IR_SYM_FUSED : IR_SYM_PRIM, .cls = (enum ir_class)(c % IR_CLASS_COUNT)};
+        fprintf(f, "    legend_class%d [label=\"%s: the lifted ops one rewritten op fuses\", style=filled, "
+                   "fillcolor=\"%s\"];\n",
+                c, c < IR_CLASS_COUNT ? ir_class_name((enum ir_class)c) : "no fused class", cluster_colour(&like));
+    }
+    fprintf(f, "    legend_op [label=\"lifted op left as it is: index, kind, what it writes\"];\n");
+    fprintf(f, "    legend_reader [label=\"a later op\"];\n");
+    fprintf(f, "    legend_op -> legend_reader [label=\"the activation it reads\", fontsize=8];\n");
+    fprintf(f, "    legend_refused [shape=note, style=dashed, label=\"RULE refused: the chip's reason (dashed lines: "
+               "the ops it would have fused)\"];\n");
+    fprintf(f, "  }\n");
+}
+
 int cli_dot_text(const struct ir_graph *g, const char *shim, const struct rules_optimized *o, char **text,
                  size_t *len)
 {
@@ -133,7 +163,7 @@ int cli_dot_text(const struct ir_graph *g, const char *shim, const struct rules_
     FILE *f = open_memstream(text, len);
     if (!f)
         return 1;
-    bool *mark = calloc((size_t)(g->nops ? g->nops : 1), sizeof *mark);
+    bool *mark = calloc((size_t)(g->nops ? g->nops : 1), sizeof *mark), shown[IR_CLASS_COUNT + 1] = {false};
     if (!mark)
         abort();
     fprintf(f, "digraph fusecheck {\n  graph [fontname=\"Helvetica\", labelloc=t, label=\"");
@@ -145,12 +175,13 @@ int cli_dot_text(const struct ir_graph *g, const char *shim, const struct rules_
             (int)rules_report_count(&o->report, RULES_REFUSED, NULL),
             (int)rules_report_count(&o->report, RULES_HELD, NULL));
     fprintf(f, "  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n");
-    put_clusters(f, g, o, mark);
+    put_clusters(f, g, o, mark, shown);
     for (int32_t i = 0; i < g->nops; i++)
         if (!mark[i])
             put_node(f, g, i, "  ");
     put_edges(f, g);
     put_refusals(f, g, &o->report);
+    put_legend(f, shown);
     fprintf(f, "}\n");
     free(mark);
     return fclose(f) != 0;

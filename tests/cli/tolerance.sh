@@ -16,6 +16,16 @@ ok test "$rows" -gt 20
 ok test "$(sqlite3 "$tmp/r.db" "SELECT count(*) FROM tolerances WHERE pass = 0")" -eq 0
 ok test "$(sqlite3 "$tmp/r.db" "SELECT count(*) FROM tolerance_steps WHERE top1_agree = rows AND nmse < 0.01")" -eq 2
 ok test "$(sqlite3 "$tmp/r.db" "SELECT kind || ' ' || status FROM runs")" = "tolerance complete"
+# Each row keeps its largest error's own bound (max_abs_bound): a passing row's largest error is within it, though
+# not always within `bound` (the worst error/bound element's) — the contradiction max_abs against bound showed.
+"$fc" check tiny-llama tiny-qwen3-moe --mode decode --shim cuda-lane:h100:int8 --shim cuda-lane:a100:dequant \
+  --tolerance --db "$tmp/c.db" --no-progress >/dev/null 2>&1
+ok test $? -eq 0
+q() { sqlite3 "$tmp/c.db" "$1"; }
+ok test "$(q "SELECT count(*) FROM tolerances WHERE max_abs_bound IS NULL")" -eq 0
+ok test "$(q "SELECT count(*) FROM tolerances WHERE pass = 1 AND max_abs > max_abs_bound")" -eq 0
+ok test "$(q "SELECT count(*) FROM tolerances WHERE pass = 1 AND max_abs > bound")" -gt 0
+ok test "$(q "SELECT count(*) FROM tolerances WHERE max_abs_bound <> bound")" -gt 0
 "$fc" tolerance tiny-qwen3 --shim reference >/dev/null 2>"$tmp/err"; ok test $? -eq 2
 ok grep -q "not the CUDA lane" "$tmp/err"
 "$fc" tolerance tiny-qwen3 --shim cuda-lane:h200:int8 --steps 0 >/dev/null 2>&1; ok test $? -eq 2
