@@ -144,6 +144,14 @@ contains "$first" '<li class="ok"><a href="#part-checks-1">0 fixture cases faile
 lacks "$first" "run 0" "no run 0"
 lacks "$first" '<p>a framed cell' "no marked heat map without a compared run"
 
+# every in-page link names an id the page has (the browser checks it too: report_browser.sh)
+for page in "$night" "$adhoc" "$changed" "$first"; do
+  missing=$(grep -o 'href="#[^"]*"' "$page" | sed 's/href="#//; s/"$//' | sort -u | while read -r id; do
+    grep -qF "id=\"$id\"" "$page" || echo "$id"; done)
+  links=$(grep -o 'href="#' "$page" | wc -l)
+  test -z "$missing" && test "$links" -gt 10 && ok || bad "every link of $(basename "$page") resolves ($links links): missing $missing"
+done
+
 # by default the newest ended run
 expect 0 "report of the newest run" -- "$fc" report --db "$db" -o "$tmp/pages/newest.html"
 contains "$tmp/pages/newest.html" "fusecheck report: run 5 (a fuzz run)" "the newest ended run"
