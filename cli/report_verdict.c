@@ -24,7 +24,7 @@ static const struct verdict_line lines[] = {
      "%lld mismatches in %lld comparisons", false, "mismatches", "checks"},
     {"check", CLI_REPORT_CHECKS_SQL,
      "SELECT count(*), 0, count(*) FROM failures WHERE run_id = ?1 AND stage <> 'fixture'",
-     "%lld graphs that could not be checked", false, "failures", "checks"},
+     "%lld other failures (lift, optimize, report, tolerance)", false, "failures", "checks"},
     {"check", CLI_REPORT_FIXTURES_SQL, CLI_REPORT_FIXTURE_FIGURES_SQL, CLI_REPORT_FIXTURE_TEXT, false, "failures",
      "checks"},
     {"check tolerance", "SELECT count(*) FROM run_tolerances WHERE run_id = ?1",
