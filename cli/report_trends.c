@@ -128,10 +128,13 @@ static bool figure_values(struct cli_report *r, const struct figure *f, const st
 
 void cli_report_trends(struct cli_report *r, const struct cli_report_run *run)
 {
-    cli_page_putf(&r->page,
-                  "<p>The last %d run%s of this configuration: runs %lld to %lld, the latest dot "
-                  "orange.</p>\n<div class=\"trends\">\n",
-                  run->nhistory, run->nhistory == 1 ? "" : "s", (long long)run->history[0], (long long)run->id);
+    if (run->nhistory == 1)
+        cli_page_putf(&r->page, "<p>Run %lld is the first of its configuration: a point a figure.</p>\n",
+                      (long long)run->id);
+    else
+        cli_page_putf(&r->page, "<p>The last %d runs of this configuration: runs %lld to %lld, the latest dot orange.</p>\n",
+                      run->nhistory, (long long)run->history[0], (long long)run->id);
+    cli_page_put(&r->page, "<div class=\"trends\">\n");
     for (size_t k = 0; k < sizeof figures / sizeof figures[0]; k++) {
         double v[CLI_REPORT_TREND];
         if (cli_report_kind_in(run->kind, figures[k].kinds) && figure_values(r, &figures[k], run, v))
