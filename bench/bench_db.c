@@ -195,7 +195,7 @@ static void log_tolerance(struct history *h, int64_t run, int g, int s)
         char op[32];
         snprintf(op, sizeof op, "%d merged_qkv", i);
         struct db_tolerance t = {set, i, "host", op, "blk.0.q", 4096, 1e-3, 1e-2, 1e-6, 0.05, true, 0.2, 17, 0.5,
-                                 0.5001};
+                                 0.5001, 0.05};
         if (db_tolerance(h->db, &t, err))
             die("tolerance", err);
     }

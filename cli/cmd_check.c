@@ -675,6 +675,8 @@ int cli_cmd_check(int argc, char **argv)
     struct check_totals t = {0};
     if (!rc)
         check_fixtures(db, run, &a, &t);
+    if (!rc && a.fixtures) /* how many cases ran and failed, for the page's comparisons and failures */
+        rc = db_run_fixtures(db, run, t.fixtures, t.fixtures_failed, err);
     if (!rc)
         rc = check_all(db, run, &a, shims, shim_ids, &t, err);
     bool differ = t.diff.disagree > 0;

@@ -46,9 +46,9 @@ static void tolerance_digest(const struct kernels_tol_result *res, char hex[65])
         const struct kernels_tol_row *r = &res->rows[i];
         char op[96], tensor[IR_MAX_NAME + 32], be[160];
         row_names(r, op, tensor);
-        fprintf(f, "row %s|%s|%s|%lld|%a|%a|%a|%a|%d|%a|%lld|%a|%a\n", backend_of(res, r, be), op, tensor,
+        fprintf(f, "row %s|%s|%s|%lld|%a|%a|%a|%a|%d|%a|%lld|%a|%a|%a\n", backend_of(res, r, be), op, tensor,
                 (long long)r->elements, r->max_abs, r->max_rel, r->nmse, stored(r->bound), (int)r->pass,
-                stored(r->ratio), (long long)r->worst, r->lane, r->ref);
+                stored(r->ratio), (long long)r->worst, r->lane, r->ref, stored(r->max_abs_bound));
     }
     for (int32_t i = 0; i < res->nsteps; i++) {
         const struct kernels_tol_step *s = &res->steps[i];
@@ -78,7 +78,8 @@ static int log_tolerance(struct db *db, int64_t run, int64_t graph, int64_t shim
         char op[96], tensor[IR_MAX_NAME + 32], be[160];
         row_names(r, op, tensor);
         struct db_tolerance t = {set, i, backend_of(res, r, be), op, tensor, r->elements, r->max_abs, r->max_rel, r->nmse,
-                                 stored(r->bound), r->pass, stored(r->ratio), r->worst, r->lane, r->ref};
+                                 stored(r->bound), r->pass, stored(r->ratio), r->worst, r->lane, r->ref,
+                                 stored(r->max_abs_bound)};
         rc = db_tolerance(db, &t, err);
     }
     for (int32_t i = 0; !rc && fresh && i < res->nsteps; i++) {

@@ -15,7 +15,8 @@
 /* The prepared statements, one per row kind: enum suffix and SQL. */
 #define DB_STATEMENTS(X) \
     X(RUN_BEGIN, "INSERT INTO runs (kind, started, status, git_rev, host, version, command, optimizer_name, " \
-                 "optimizer_version, optimizer_command) VALUES (?, ?, 'incomplete', ?, ?, ?, ?, ?, ?, ?)") \
+                 "optimizer_version, optimizer_command, config) VALUES (?, ?, 'incomplete', ?, ?, ?, ?, ?, ?, ?, ?)") \
+    X(RUN_FIXTURES, "UPDATE runs SET fixture_cases = ?, fixture_failures = ? WHERE id = ?") \
     X(RUN_END, "UPDATE runs SET ended = ?, status = ? WHERE id = ? AND status = 'incomplete'") \
     X(RUN_STATUS, "SELECT status FROM runs WHERE id = ?") \
     X(RUN_OPTIMIZER, "SELECT optimizer_name, optimizer_version, optimizer_command FROM runs WHERE id = ?") \
@@ -41,8 +42,8 @@
     X(TSET_PUT, "INSERT INTO tolerance_sets (digest) VALUES (?)") \
     X(RUN_TOLERANCE_PUT, "INSERT INTO run_tolerances (run_id, graph_id, shim_id, set_id) VALUES (?, ?, ?, ?)") \
     X(TOLERANCE_PUT, "INSERT INTO set_tolerances (set_id, seq, backend, op, tensor, elements, max_abs, max_rel, " \
-                     "nmse, bound, pass, ratio, worst, lane, reference) " \
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
+                     "nmse, bound, pass, ratio, worst, lane, reference, max_abs_bound) " \
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(TOLERANCE_STEP_PUT, "INSERT INTO set_tolerance_steps (set_id, seq, backend, step, tensor, rows, nmse, kl, " \
                           "top1_agree, max_abs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") \
     X(PROOF_PUT, "INSERT INTO proofs (run_id, rule, obligation, bound, verdict, reason, ms, counterexample, " \
@@ -114,6 +115,7 @@ static void sql_rule_bucket(sqlite3_context *ctx, int argc, sqlite3_value **argv
 static void sql_buckets_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 static void sql_buckets_final(sqlite3_context *ctx);
 static void sql_key_line(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+static void sql_run_config(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 static void pending_clear(struct db *db);
 static int pending_flush(struct db *db, char err[DB_ERR_LEN]);
 
@@ -356,7 +358,9 @@ static int open_with(const char *path, const char *label, int flags, bool readon
                sqlite3_create_function(db->conn, "fusecheck_buckets", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
                                        sql_buckets_step, sql_buckets_final) != SQLITE_OK ||
                sqlite3_create_function(db->conn, "fusecheck_key_line", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                       sql_key_line, NULL, NULL) != SQLITE_OK;
+                                       sql_key_line, NULL, NULL) != SQLITE_OK ||
+               sqlite3_create_function(db->conn, "fusecheck_run_config", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                       sql_run_config, NULL, NULL) != SQLITE_OK;
     if (!bad)
         bad = check_holding(db, label, readonly, err);
     if (!bad && !readonly)
@@ -538,7 +542,11 @@ int db_run_begin(struct db *db, const struct db_run_info *info, int64_t *run, ch
     bind_text(st, 7, info->optimizer_name ? info->optimizer_name : "fusecheck");
     bind_text(st, 8, info->optimizer_name ? info->optimizer_version : info->version);
     bind_text(st, 9, info->optimizer_name ? info->optimizer_command : NULL);
-    if (done(db, st, "recording the run", err)) {
+    char *config = db_run_config(info->command);
+    bind_text(st, 10, config);
+    int failed = done(db, st, "recording the run", err);
+    free(config);
+    if (failed) {
         db_rollback(db);
         return 1;
     }
@@ -562,6 +570,21 @@ int db_run_end(struct db *db, int64_t run, const char *status, char err[DB_ERR_L
     }
     if (sqlite3_changes(db->conn) != 1) {
         snprintf(err, DB_ERR_LEN, "run %lld is not in progress: it ended already, or there is none", (long long)run);
+        db_rollback(db);
+        return 1;
+    }
+    return db_commit(db, err);
+}
+
+int db_run_fixtures(struct db *db, int64_t run, int64_t cases, int64_t failed, char err[DB_ERR_LEN])
+{
+    if (db_begin(db, err))
+        return 1;
+    sqlite3_stmt *st = use(db, DB_STMT_RUN_FIXTURES);
+    sqlite3_bind_int64(st, 1, cases);
+    sqlite3_bind_int64(st, 2, failed);
+    sqlite3_bind_int64(st, 3, run);
+    if (done(db, st, "recording the run's fixture cases", err)) {
         db_rollback(db);
         return 1;
     }
@@ -725,6 +748,18 @@ static void sql_key_line(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     for (int i = 0; i < 3; i++)
         t[i] = (const char *)sqlite3_value_text(argv[i]);
     sqlite3_result_int64(ctx, key_line(t[0], t[1], t[2]));
+}
+
+/* db_run_config as an SQL function, for the migration that adds runs.config. */
+static void sql_run_config(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *command = (const char *)sqlite3_value_text(argv[0]);
+    if (!command) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    sqlite3_result_text(ctx, db_run_config(command), -1, free);
 }
 
 /* decision_line as an SQL function, for the migration that adds the column. */
@@ -977,6 +1012,7 @@ int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LE
     sqlite3_bind_int64(st, 13, t->worst);
     sqlite3_bind_double(st, 14, t->lane);
     sqlite3_bind_double(st, 15, t->reference);
+    sqlite3_bind_double(st, 16, t->max_abs_bound);
     return done(db, st, "recording a tolerance result", err);
 }
 
@@ -1242,13 +1278,14 @@ static int merge_runs(struct db *out, const char *label, struct db_merge_result 
     sqlite3_stmt *sel, *ins, *map, *held;
     if (sqlite3_prepare_v2(out->conn,
                            "SELECT id, kind, started, ended, status, git_rev, host, version, command, origin, "
-                           "optimizer_name, optimizer_version, optimizer_command FROM src.runs ORDER BY id",
+                           "optimizer_name, optimizer_version, optimizer_command, config, fixture_cases, "
+                           "fixture_failures FROM src.runs ORDER BY id",
                            -1, &sel, NULL) != SQLITE_OK)
         return fail(out, "merging runs", err);
     sqlite3_prepare_v2(out->conn,
                        "INSERT INTO main.runs (kind, started, ended, status, git_rev, host, version, command, origin, "
-                       "optimizer_name, optimizer_version, optimizer_command) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "optimizer_name, optimizer_version, optimizer_command, config, fixture_cases, fixture_failures) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        -1, &ins, NULL);
     sqlite3_prepare_v2(out->conn, "INSERT INTO map_run VALUES (?, ?)", -1, &map, NULL);
     sqlite3_prepare_v2(out->conn, "SELECT count(*) FROM main.runs WHERE origin = ?", -1, &held, NULL);
@@ -1271,7 +1308,7 @@ static int merge_runs(struct db *out, const char *label, struct db_merge_result 
         for (int i = 1; i <= 8; i++)
             sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
         bind_text(ins, 9, origin);
-        for (int i = 10; i <= 12; i++) /* its optimizer */
+        for (int i = 10; i <= 15; i++) /* its optimizer, configuration and fixture cases */
             sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
         rc = sqlite3_step(ins) != SQLITE_DONE;
         sqlite3_reset(ins);
@@ -1358,8 +1395,9 @@ static const struct merge_set_kind merge_set_kinds[] = {
      "SELECT id FROM main.tolerance_sets WHERE digest = ?", /* a set without a digest is never found: copied */
      "INSERT INTO main.tolerance_sets (digest) VALUES (?)", "INSERT INTO map_tset VALUES (?, ?)", 0,
      {"INSERT INTO main.set_tolerances (set_id, seq, backend, op, tensor, elements, max_abs, max_rel, nmse, bound,"
-      " pass, ratio, worst, lane, reference) SELECT ?, seq, backend, op, tensor, elements, max_abs, max_rel, nmse,"
-      " bound, pass, ratio, worst, lane, reference FROM src.set_tolerances WHERE set_id = ? ORDER BY seq",
+      " pass, ratio, worst, lane, reference, max_abs_bound) SELECT ?, seq, backend, op, tensor, elements, max_abs,"
+      " max_rel, nmse, bound, pass, ratio, worst, lane, reference, max_abs_bound FROM src.set_tolerances"
+      " WHERE set_id = ? ORDER BY seq",
       "INSERT INTO main.set_tolerance_steps (set_id, seq, backend, step, tensor, rows, nmse, kl, top1_agree, max_abs)"
       " SELECT ?, seq, backend, step, tensor, rows, nmse, kl, top1_agree, max_abs FROM src.set_tolerance_steps"
       " WHERE set_id = ? ORDER BY seq",

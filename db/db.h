@@ -17,7 +17,7 @@
 #define DB_ERR_LEN 512
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 8
+#define DB_SCHEMA_VERSION 9
 
 struct db;
 
@@ -53,12 +53,20 @@ struct db_run_info {
     const char *optimizer_name, *optimizer_version, *optimizer_command;
 };
 
+/* A run's configuration as runs.config keeps it: the command line without its program word, `--db FILE` and the
+ * options that only say how the run shows itself (--progress, --no-progress, --json); malloc'd. Two runs are of one
+ * configuration when their kind, this text and their optimizer's name and command are the same. */
+char *db_run_config(const char *command);
+
 /* Record a new run (status incomplete, started now) in its own transaction; *run receives its id. */
 int db_run_begin(struct db *db, const struct db_run_info *info, int64_t *run, char err[DB_ERR_LEN]);
 /* Mark a run in progress ended with status "complete", "failed" or "interrupted" (stopped by a signal before its
  * work was done: what it committed is whole, the rest was never done), in its own transaction; a run that ended
  * already is refused (its status never flips). */
 int db_run_end(struct db *db, int64_t run, const char *status, char err[DB_ERR_LEN]);
+/* Record how many of the rules' fixture cases a run ran (check --fixtures) and how many of them failed, in its own
+ * transaction (runs.fixture_cases, runs.fixture_failures: NULL for a run that ran none). */
+int db_run_fixtures(struct db *db, int64_t run, int64_t cases, int64_t failed, char err[DB_ERR_LEN]);
 
 /* The id of the graph (name, family, mode, op count, sha256 of its canonical text), inserted if new. */
 int db_graph(struct db *db, const char *name, const char *family, const char *mode, int64_t ops, const char *sha256,
@@ -135,6 +143,7 @@ struct db_tolerance {
     double ratio;
     int64_t worst;
     double lane, reference;
+    double max_abs_bound; /* the bound at the element with the largest |error| (max_abs's own bound) */
 };
 int db_tolerance(struct db *db, const struct db_tolerance *t, char err[DB_ERR_LEN]);
 /* One step of a tolerance run end to end: a backend's own chain of launches against the evaluator, on the step's

@@ -665,9 +665,134 @@ static const char migration_8[] =
     "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions x WHERE x.set_id = c.set_before AND x.rule = y.rule"
     "                    AND x.class = y.class AND x.covers = y.covers);";
 
+/* Version 8 → 9, its runs part: each run's configuration (`config`: its command line without the program, the
+ * results file and the options that change nothing it finds — db.c's run_config, the SQL function
+ * fusecheck_run_config — so two nights of one job have one configuration whatever file they write), and how many of
+ * the rules' fixture cases it ran and how many failed (check --fixtures; NULL when it ran none, and in runs before
+ * version 9). A run's configuration is its kind, this text, its optimizer's name and command: models, modes, shims
+ * (holds and seed rules are in their names), lift options and the optimizer are all in it. */
+#define MIGRATION_9_RUNS \
+    "ALTER TABLE runs ADD COLUMN config TEXT;" \
+    "UPDATE runs SET config = fusecheck_run_config(command);" \
+    "ALTER TABLE runs ADD COLUMN fixture_cases INTEGER;" \
+    "ALTER TABLE runs ADD COLUMN fixture_failures INTEGER;" \
+    "CREATE INDEX runs_config ON runs(kind, config, optimizer_name, optimizer_command, status, id);"
+
+/* Version 8 → 9, its tolerance part: each row's largest absolute error's own bound (`max_abs_bound`: the bound at
+ * the element whose |error| is largest; `bound` stays the bound of the worst error/bound element), NULL in rows
+ * before version 9. */
+#define MIGRATION_9_TOLERANCES \
+    "ALTER TABLE set_tolerances ADD COLUMN max_abs_bound REAL;" \
+    "DROP VIEW tolerances;" \
+    "CREATE VIEW tolerances AS" \
+    "  SELECT t.seq AS id, rt.run_id, rt.graph_id, rt.shim_id, t.backend, t.op, t.tensor, t.elements, t.max_abs," \
+    "         t.max_rel, t.nmse, t.bound, t.pass, t.ratio, t.worst, t.lane, t.reference, t.max_abs_bound" \
+    "  FROM run_tolerances rt JOIN set_tolerances t ON t.set_id = rt.set_id;"
+
+/* Version 8 → 9: the decision changes of the latest check pair, by the steps decision_changes takes (report pairs
+ * whose sets differ, the buckets whose sums differ, the rules whose summaries differ, the decisions whose line hash
+ * the other set lacks), each step joined on the pair's two run ids: a view over run_pairs filtered afterwards would
+ * read every pair of runs. */
+#define LATEST_CHECK_CHANGES \
+    "CREATE VIEW latest_check_report_pairs AS" \
+    "  SELECT p.run_before, p.run_after, x.graph_id, x.shim_id, x.set_id AS set_before, y.set_id AS set_after" \
+    "  FROM latest_check_pair p CROSS JOIN reports x ON x.run_id = p.run_before" \
+    "  CROSS JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
+    "  WHERE x.set_id <> y.set_id;" \
+    "CREATE VIEW latest_check_buckets AS" \
+    "  SELECT c.*, b.n AS bucket," \
+    "         substr(sx.buckets, 8 * b.n + 129, 8) IS NOT substr(sy.buckets, 8 * b.n + 129, 8) AS rules_differ" \
+    "  FROM latest_check_report_pairs c" \
+    "  CROSS JOIN decision_sets sx ON sx.id = c.set_before CROSS JOIN decision_sets sy ON sy.id = c.set_after" \
+    "  CROSS JOIN rule_buckets b ON substr(sx.buckets, 8 * b.n + 1, 8) IS NOT substr(sy.buckets, 8 * b.n + 1, 8);" \
+    "CREATE VIEW latest_check_rule_pairs AS" \
+    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, x.rule," \
+    "         x.keys AS keys_before, y.keys AS keys_after" \
+    "  FROM latest_check_buckets c CROSS JOIN set_rules x ON x.set_id = c.set_before AND x.bucket = c.bucket" \
+    "  LEFT JOIN set_rules y ON y.set_id = c.set_after AND y.bucket = c.bucket AND y.rule = x.rule" \
+    "  WHERE y.hash IS NOT x.hash OR y.decisions IS NOT x.decisions" \
+    "  UNION ALL" \
+    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, y.rule, NULL, y.keys" \
+    "  FROM latest_check_buckets c CROSS JOIN set_rules y ON c.rules_differ AND y.set_id = c.set_after" \
+    "       AND y.bucket = c.bucket" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_rules x WHERE x.set_id = c.set_before AND x.bucket = c.bucket" \
+    "                    AND x.rule = y.rule);" \
+    "CREATE VIEW latest_check_changes AS" \
+    "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim, x.rule, x.class, x.covers," \
+    "         x.outcome || CASE WHEN x.reason IS NULL THEN '' ELSE ': ' || x.reason END AS outcome_before," \
+    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END AS outcome_after" \
+    "  FROM latest_check_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
+    "  CROSS JOIN set_decisions x ON x.set_id = c.set_before AND x.rule = c.rule" \
+    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z" \
+    "                       WHERE z.set_id = c.set_after AND z.rule = c.rule AND z.line = x.line)" \
+    "  LEFT JOIN set_decisions y ON y.set_id = c.set_after AND y.rule = c.rule" \
+    "       AND y.class = x.class AND y.covers = x.covers" \
+    "  WHERE y.outcome IS NULL OR y.outcome <> x.outcome OR y.reason IS NOT x.reason" \
+    "  UNION ALL" \
+    "  SELECT c.run_before, c.run_after, g.name, g.mode, s.name, y.rule, y.class, y.covers, NULL," \
+    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END" \
+    "  FROM latest_check_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
+    "  CROSS JOIN set_decisions y ON c.keys_before IS NOT c.keys_after" \
+    "       AND y.set_id = c.set_after AND y.rule = c.rule" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z" \
+    "                    WHERE z.set_id = c.set_before AND z.rule = c.rule AND z.line = y.line)" \
+    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x" \
+    "                    WHERE x.set_id = c.set_before AND x.rule = c.rule AND x.class = y.class" \
+    "                    AND x.covers = y.covers);"
+
+/* Version 8 → 9: what the later run of the latest check pair lacks of the earlier's (run_pair_gaps' rows for that
+ * pair): each graph by name and mode, then each shim, each an index seek on the pair's run ids. */
+#define LATEST_CHECK_GAPS \
+    "CREATE INDEX reports_run_shim ON reports(run_id, shim_id);" \
+    "CREATE VIEW latest_check_gaps AS" \
+    "  SELECT p.run_before, p.run_after, 'graph' AS what, g.name AS graph, g.mode AS mode, NULL AS shim" \
+    "  FROM latest_check_pair p CROSS JOIN graphs g" \
+    "  WHERE EXISTS (SELECT 1 FROM reports x WHERE x.run_id = p.run_before AND x.graph_id = g.id)" \
+    "    AND NOT EXISTS (SELECT 1 FROM graphs gy CROSS JOIN reports y ON y.run_id = p.run_after" \
+    "                    AND y.graph_id = gy.id WHERE gy.name = g.name AND gy.mode IS g.mode)" \
+    "  GROUP BY g.name, g.mode" \
+    "  UNION ALL" \
+    "  SELECT p.run_before, p.run_after, 'shim', NULL, NULL, s.name" \
+    "  FROM latest_check_pair p CROSS JOIN shims s" \
+    "  WHERE EXISTS (SELECT 1 FROM reports x WHERE x.run_id = p.run_before AND x.shim_id = s.id)" \
+    "    AND NOT EXISTS (SELECT 1 FROM reports y WHERE y.run_id = p.run_after AND y.shim_id = s.id);"
+
+/* Version 8 → 9, its views that pick runs by kind, so a query needs no run id: each run with the previous run of its
+ * configuration (any status, and the latest complete one), the latest run of each kind, each kind's latest pair (its
+ * newest complete run that has an earlier complete run of the same configuration, and that earlier run), and for
+ * check runs that pair, its decision changes and its gaps. The changes and gaps join the pair's two run ids to
+ * the reports' (run, graph, shim) index: no view is read per row of another. */
+#define MIGRATION_9_PICKS \
+    "CREATE VIEW previous_runs AS" \
+    "  SELECT r.id AS run, r.kind, r.status, r.config," \
+    "         (SELECT max(x.id) FROM runs x WHERE x.kind = r.kind AND x.config IS r.config" \
+    "          AND x.optimizer_name = r.optimizer_name AND x.optimizer_command IS r.optimizer_command" \
+    "          AND x.id < r.id) AS previous_run," \
+    "         (SELECT max(x.id) FROM runs x WHERE x.kind = r.kind AND x.config IS r.config" \
+    "          AND x.optimizer_name = r.optimizer_name AND x.optimizer_command IS r.optimizer_command" \
+    "          AND x.status = 'complete' AND x.id < r.id) AS previous_complete" \
+    "  FROM runs r;" \
+    "CREATE VIEW latest_runs AS" \
+    "  SELECT r.kind, r.id AS run, r.status, r.started, r.ended, r.config," \
+    "         (SELECT max(x.id) FROM runs x WHERE x.kind = r.kind AND x.status = 'complete') AS latest_complete" \
+    "  FROM runs r WHERE r.id = (SELECT max(x.id) FROM runs x WHERE x.kind = r.kind);" \
+    "CREATE VIEW latest_pairs AS" \
+    "  SELECT p.kind, p.previous_complete AS run_before, p.run AS run_after, p.config" \
+    "  FROM previous_runs p" \
+    "  WHERE p.run = (SELECT max(q.run) FROM previous_runs q WHERE q.kind = p.kind AND q.status = 'complete'" \
+    "                 AND q.previous_complete IS NOT NULL);" \
+    "CREATE VIEW latest_check_pair AS" \
+    "  SELECT p.run_before, p.run_after, a.started AS started_before, b.started AS started_after, p.config" \
+    "  FROM latest_pairs p JOIN runs a ON a.id = p.run_before JOIN runs b ON b.id = p.run_after" \
+    "  WHERE p.kind = 'check';" \
+    LATEST_CHECK_CHANGES LATEST_CHECK_GAPS
+
+/* Version 8 → 9: the parts above, in order. */
+static const char migration_9[] = MIGRATION_9_RUNS MIGRATION_9_TOLERANCES MIGRATION_9_PICKS;
+
 /* The migrations in order: migrations[k] takes a file from version k to k + 1. */
 static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4, migration_5,
-                                         migration_6, migration_7, migration_8};
+                                         migration_6, migration_7, migration_8, migration_9};
 
 /* The number of migrations (the schema version this build writes). */
 int db_schema_migrations(const char *const **out)

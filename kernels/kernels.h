@@ -386,6 +386,7 @@ struct kernels_tol_row {
     int64_t elements, ambiguous;
     double max_abs, max_rel, nmse;
     double bound;               /* the bound at the worst element (largest error / bound) */
+    double max_abs_bound;       /* the bound at the element with the largest |error| (max_abs's own) */
     double ratio;               /* that element's error over its bound (0 when exact) */
     int64_t worst;              /* its index */
     float lane, ref;            /* its two values */

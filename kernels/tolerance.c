@@ -159,7 +159,10 @@ static void compare(struct kernels_tol_row *row, const float *lane, const float 
             row->ambiguous++;
         se += d * d;
         sr += r == r ? r * r : 0.0;
-        row->max_abs = d > row->max_abs ? d : row->max_abs;
+        if (i == 0 || d > row->max_abs) { /* the largest error, first where it repeats, with its own bound */
+            row->max_abs = d;
+            row->max_abs_bound = b;
+        }
         if (r != 0.0 && r == r && d / fabs(r) > row->max_rel)
             row->max_rel = d / fabs(r);
         double ratio = d == 0.0 ? 0.0 : b > 0.0 ? d / b : INFINITY;

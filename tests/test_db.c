@@ -92,7 +92,7 @@ static int64_t write_run(struct db *db, const char *g, const char *outcome_a, co
     CHECK(db_tolerance_set(db, run, graph, shim, strcmp(digest, "d2") == 0 ? "t2" : "t1", &tset, &tfresh, err) == 0);
     struct db_tolerance t = {tset, 0, "host-lane", "matmul", "y", 64, 0.1, 0.01,
                              strcmp(digest, "d2") == 0 ? 0.5 : 0.1, 0.3, strcmp(digest, "d2") != 0,
-                             strcmp(digest, "d2") == 0 ? 1.5 : 0.2, 7, 1.25, 1.0};
+                             strcmp(digest, "d2") == 0 ? 1.5 : 0.2, 7, 1.25, 1.0, 0.25};
     CHECK(!tfresh || db_tolerance(db, &t, err) == 0);
     struct db_tolerance_step ts = {tset, 0, "host", "logits", 0, 4, strcmp(digest, "d2") == 0 ? 3 : 4,
                                    1e-4, strcmp(digest, "d2") == 0 ? 2e-5 : 1e-5, 0.03};
@@ -329,7 +329,7 @@ static void test_content(void)
     for (int k = 0; k < 2; k++) {
         CHECK(db_begin(db, err) == 0);
         CHECK(db_tolerance_set(db, k ? r4 : r3, graph, shim, "t-same", &set, &tf, err) == 0 && tf == (k == 0));
-        struct db_tolerance t = {set, 0, "host", "0 matmul", "y", 4, 0, 0, 0, 1, true, 0, 0, 0, 0};
+        struct db_tolerance t = {set, 0, "host", "0 matmul", "y", 4, 0, 0, 0, 1, true, 0, 0, 0, 0, 1};
         CHECK(!tf || db_tolerance(db, &t, err) == 0);
         CHECK(db_commit(db, err) == 0);
     }
@@ -593,6 +593,7 @@ static void make_version(const char *path, int version, const char *rows)
     sqlite3_create_function(c, "fusecheck_rule_bucket", 1, SQLITE_UTF8, NULL, stub_scalar, NULL, NULL);
     sqlite3_create_function(c, "fusecheck_rule_hash", 1, SQLITE_UTF8, NULL, NULL, stub_step, stub_final);
     sqlite3_create_function(c, "fusecheck_buckets", 3, SQLITE_UTF8, NULL, NULL, stub_step, stub_final);
+    sqlite3_create_function(c, "fusecheck_run_config", 1, SQLITE_UTF8, NULL, stub_scalar, NULL, NULL);
     for (int k = 0; k < version; k++)
         CHECKF(sqlite3_exec(c, m[k], NULL, NULL, NULL) == SQLITE_OK, "migration %d: %s", k + 1, sqlite3_errmsg(c));
     char set[64];
@@ -1233,10 +1234,79 @@ static void test_migrate_v7(void)
     /* a file of a newer schema is refused as before */
     sqlite3 *c;
     CHECK(sqlite3_open(p, &c) == SQLITE_OK);
-    CHECK(sqlite3_exec(c, "PRAGMA user_version = 9", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(c, "PRAGMA user_version = 99", NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(c);
     db = NULL;
     CHECK(db_open(p, &db, err) != 0 && db == NULL && strstr(err, "newer than this fusecheck"));
+}
+
+/* A version-8 file upgrades to 9 with every row kept: each run's configuration read from its command (without the
+ * program, --db FILE and --progress), fixture counts and max_abs_bound NULL; then the views that pick runs by kind
+ * answer: the previous run of one configuration (an ad-hoc --hold run between two nightlies is not it), the latest
+ * run per kind, the latest complete check pair of one configuration, its decision changes and its gaps. */
+static void test_migrate_v8(void)
+{
+    char err[DB_ERR_LEN];
+    const char *p = path_in("v8.db");
+    make_version(p, 8,
+                 "INSERT INTO runs (id, kind, started, ended, status, host, version, command) VALUES"
+                 "  (1, 'check', 'a', 'b', 'complete', 'h', '0.1.0',"
+                 "   'fusecheck check --db /tmp/one.db --model tiny-llama --shim reference --progress'),"
+                 "  (2, 'prove', 'a', 'b', 'complete', 'h', '0.1.0', 'fusecheck prove --db=results.db'),"
+                 "  (3, 'check', 'a', 'b', 'complete', 'h', '0.1.0',"
+                 "   'fusecheck check --model tiny-llama --shim reference --hold add_norm --db results.db');"
+                 "INSERT INTO graphs (name, mode, ops, sha256) VALUES ('g', 'decode', 3, 'aa'), ('h', 'decode', 2, 'bb');"
+                 "INSERT INTO shims (name) VALUES ('reference');"
+                 "INSERT INTO decision_sets (digest, fired, refused, held) VALUES ('x1', 1, 0, 0);"
+                 "INSERT INTO set_decisions (set_id, rule, line, seq, class, covers, outcome, reason) VALUES"
+                 "  (1, 'add_norm', 11, 0, 'add_rms_norm', '[1, 2]', 'fired', NULL);"
+                 "INSERT INTO reports (run_id, graph_id, shim_id, set_id, optimize_ms) VALUES (1, 1, 1, 1, 1),"
+                 "  (1, 2, 1, 1, 1), (3, 1, 1, 1, 1);"
+                 "INSERT INTO tolerance_sets (digest) VALUES ('t');"
+                 "INSERT INTO run_tolerances (run_id, graph_id, shim_id, set_id) VALUES (1, 1, 1, 1);"
+                 "INSERT INTO set_tolerances (set_id, seq, backend, op, tensor, elements, max_abs, max_rel, nmse,"
+                 "  bound, pass) VALUES (1, 0, 'host', '0 matmul', 'y', 4, 0.5, 0.1, 0.01, 1, 1);");
+    struct db *db;
+    CHECKF(db_open(p, &db, err) == 0, "%s", err);
+    CHECK(db_schema_version(db) == DB_SCHEMA_VERSION);
+    /* the next nightly: the first run's configuration (another results file), one graph fewer, a decision changed */
+    struct db_run_info night = info;
+    night.command = "fusecheck check --model tiny-llama --shim reference --db results.db";
+    int64_t run, set;
+    bool fresh;
+    CHECK(db_run_begin(db, &night, &run, err) == 0 && run == 4 && db_begin(db, err) == 0);
+    struct db_report r = {run, 1, 1, "x2", 0, 1, 0, 1, NULL};
+    CHECK(db_report(db, &r, &set, &fresh, err) == 0 && fresh);
+    struct db_decision d = {set, 0, "add_norm", "add_rms_norm", "[1, 2]", "refused", "not here"};
+    CHECK(db_decisions(db, &d, 1, err) == 0 && db_commit(db, err) == 0);
+    CHECK(db_run_fixtures(db, run, 47, 2, err) == 0);
+    CHECK(db_run_end(db, run, "complete", err) == 0);
+    /* an incomplete check of the same configuration after it: not the latest pair's */
+    CHECK(db_run_begin(db, &night, &run, err) == 0 && run == 5);
+    db_close(db);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE config = 'check --model tiny-llama --shim reference'") == 3);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 2 AND config = 'prove'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 3 AND config = "
+                     "'check --model tiny-llama --shim reference --hold add_norm'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE fixture_cases IS NULL AND fixture_failures IS NULL") == 4);
+    CHECK(sql_int(p, "SELECT count(*) FROM runs WHERE id = 4 AND fixture_cases = 47 AND fixture_failures = 2") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM tolerances WHERE max_abs = 0.5 AND max_abs_bound IS NULL") == 1);
+    CHECK(sql_int(p, "SELECT previous_run FROM previous_runs WHERE run = 4") == 1);  /* not the --hold run */
+    CHECK(sql_int(p, "SELECT count(*) FROM previous_runs WHERE run = 3 AND previous_run IS NULL") == 1);
+    CHECK(sql_int(p, "SELECT previous_run FROM previous_runs WHERE run = 5") == 4);
+    CHECK(sql_int(p, "SELECT latest_complete FROM latest_runs WHERE kind = 'check'") == 4);
+    CHECK(sql_int(p, "SELECT run FROM latest_runs WHERE kind = 'check'") == 5);
+    CHECK(sql_int(p, "SELECT run FROM latest_runs WHERE kind = 'prove'") == 2);
+    CHECK(sql_int(p, "SELECT count(*) FROM latest_pairs") == 1); /* prove has one run: no pair */
+    CHECK(sql_int(p, "SELECT count(*) FROM latest_check_pair WHERE run_before = 1 AND run_after = 4") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM latest_check_changes WHERE rule = 'add_norm' AND "
+                     "outcome_before = 'fired' AND outcome_after = 'refused: not here'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM latest_check_changes") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM latest_check_gaps WHERE what = 'graph' AND graph = 'h'") == 1);
+    CHECK(sql_int(p, "SELECT count(*) FROM latest_check_gaps") == 1);
+    char ok[16] = "";
+    sql_text(p, "PRAGMA integrity_check", ok, sizeof ok);
+    CHECK_STR(ok, "ok");
 }
 
 int main(void)
@@ -1251,6 +1321,7 @@ int main(void)
     test_foreign();
     test_migrate_v6();
     test_migrate_v7();
+    test_migrate_v8();
     test_interrupted();
     test_kill();
     test_parallel();

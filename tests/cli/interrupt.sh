@@ -155,7 +155,7 @@ ln -s fake_harness "$fake/fuzz_optimize"
 mutants_prove_running="[ -s '$tmp/m.db' ] && [ \"\$(sqlite3 '$tmp/m.db' \"SELECT count(*) FROM runs WHERE kind = 'prove'\" 2>/dev/null)\" = 1 ]"
 interrupt "fuzz/campaign --mutants INT" INT "until:$mutants_prove_running" "$tmp/m.db" -- "$root/fuzz/campaign" --no-build --build "$fake" \
   --work "$tmp/workm" --db "$tmp/m.db" --mutants 30 --atoms '^add_norm:' --jobs 2
-kinds=$(sqlite3 "$tmp/m.db" "SELECT group_concat(kind || ' ' || status, ', ') FROM runs")
+kinds=$(sqlite3 "$tmp/m.db" "SELECT group_concat(kind || ' ' || status, ', ') FROM (SELECT * FROM runs ORDER BY id)")
 case "$kinds" in
   "fuzz interrupted, prove interrupted" | "fuzz interrupted, prove complete" | "fuzz complete, prove complete") ok ;;
   *) bad "fuzz/campaign --mutants interrupted: runs $kinds" ;;

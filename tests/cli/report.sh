@@ -188,7 +188,7 @@ expect 2 "another program's database" -- "$fc" report --db "$tmp/other.db" -o "$
 contains "$tmp/err" "holds no fusecheck results" "named as such"
 sqlite3 "$tmp/old.db" "CREATE TABLE runs (id INTEGER PRIMARY KEY); PRAGMA user_version = 3;"
 expect 2 "an older schema" -- "$fc" report --db "$tmp/old.db" -o "$tmp/e/r.html"
-contains "$tmp/err" "schema version 3, not 8" "the schema named"
+contains "$tmp/err" "schema version 3, not 9" "the schema named"
 no_output "$tmp/e/r.html" "bad results files"
 "$fc" fuzz begin --db "$tmp/open.db" --command "a run still going" >/dev/null 2>&1
 expect 2 "no ended run" -- "$fc" report --db "$tmp/open.db" -o "$tmp/e/r.html"

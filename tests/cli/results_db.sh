@@ -104,7 +104,7 @@ expect 0 "check, fusecheck's own" -- "$fc" check tiny-llama --layers 1 --shim re
 expect 0 "check --optimizer (fusecheck optimize --serve)" -- "$fc" check tiny-llama --layers 1 --shim reference \
   --db "$two" --no-progress --optimizer "$fc optimize --serve"
 expect 0 "fuzz begin --optimizer" -- "$fc" fuzz begin --db "$two" --optimizer "$fc optimize --serve"
-[ "$(sqlite3 "$two" "SELECT group_concat(optimizer_name || ':' || (optimizer_command IS NULL), ',') FROM runs")" = \
+[ "$(sqlite3 "$two" "SELECT group_concat(optimizer_name || ':' || (optimizer_command IS NULL), ',') FROM (SELECT * FROM runs ORDER BY id)")" = \
   "fusecheck:1,fusecheck:0,fusecheck:0" ] && ok || bad "runs' optimizers: $(sqlite3 "$two" "SELECT * FROM runs")"
 [ "$(sqlite3 "$two" "SELECT count(*) FROM runs WHERE optimizer_version = version")" = 3 ] && ok ||
   bad "an optimizer's version is not the one it greeted with"
