@@ -104,11 +104,17 @@ void cli_report_trends(struct cli_report *r, const struct cli_report_run *run);
 #define CLI_REPORT_FUZZ_SQL                                                                                            \
     "SELECT (SELECT count(*) FROM fuzz_stats WHERE run_id = ?1) +"                                                     \
     " (SELECT count(*) FROM fuzz_findings WHERE first_run = ?1 OR last_run = ?1)"
-/* Whether a run held the rules' fixture cases (check --fixtures); their figures: failed, run, failed. */
-#define CLI_REPORT_FIXTURES_SQL "SELECT count(*) FROM runs WHERE id = ?1 AND command LIKE '% --fixtures%'"
+/* Whether a run held the rules' fixture cases (check --fixtures) and counted them (schema 9); their figures: held,
+ * run, failed. A run before schema 9 that held them: its fixture failures. */
+#define CLI_REPORT_FIXTURES_SQL "SELECT count(*) FROM runs WHERE id = ?1 AND fixture_cases IS NOT NULL"
 #define CLI_REPORT_FIXTURE_FIGURES_SQL                                                                                 \
+    "SELECT fixture_cases - fixture_failures, fixture_cases, fixture_failures FROM runs WHERE id = ?1"
+#define CLI_REPORT_FIXTURE_TEXT "%lld/%lld fixture cases held"
+#define CLI_REPORT_OLD_FIXTURES_SQL                                                                                    \
+    "SELECT count(*) FROM runs WHERE id = ?1 AND fixture_cases IS NULL AND command LIKE '% --fixtures%'"
+#define CLI_REPORT_OLD_FIXTURE_FIGURES_SQL                                                                             \
     "SELECT count(*), 0, count(*) FROM failures WHERE run_id = ?1 AND stage = 'fixture'"
-#define CLI_REPORT_FIXTURE_TEXT "%lld fixture cases failed"
+#define CLI_REPORT_OLD_FIXTURE_TEXT "%lld fixture cases failed"
 /* The obligations whose verdict, or whose replay both runs made, changed since the compared run. */
 #define CLI_REPORT_PROOF_CHANGED                                                                                       \
     "(q.verdict <> p.verdict OR (p.replay IS NOT NULL AND q.replay IS NOT NULL AND (p.replay <> q.replay"              \

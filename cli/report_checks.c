@@ -8,7 +8,9 @@
 static const struct cli_report_table comparison_counts = {
     "comparisons",
     "SELECT kind, count(*), sum(identical = 0), CASE WHEN sum(identical = 0) > 0 THEN 'bad' END FROM diffs"
-    " WHERE run_id = ?1 GROUP BY kind ORDER BY kind",
+    " WHERE run_id = ?1 GROUP BY kind"
+    " UNION ALL SELECT 'the rules'' fixture cases', fixture_cases, fixture_failures,"
+    " CASE WHEN fixture_failures > 0 THEN 'bad' END FROM runs WHERE id = ?1 AND fixture_cases IS NOT NULL ORDER BY 1",
     {"comparison", "made", "failed", NULL},
     "no comparison was made.",
     0,

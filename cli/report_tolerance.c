@@ -5,8 +5,8 @@
 
 #include "report.h"
 
-/* The bound results.db keeps for a row's largest absolute error (NULL where the file keeps none). */
-#define LARGEST_BOUND "NULL"
+/* The bound results.db keeps for a row's largest absolute error (NULL in rows written before schema 9). */
+#define LARGEST_BOUND "max_abs_bound"
 
 /* Per launch class (the kernel) and backend: comparisons, failures; the worst element (largest error over its
  * bound): its error over its bound and that bound; the largest absolute error, with its own bound where the file

@@ -27,6 +27,8 @@ static const struct verdict_line lines[] = {
      "%lld other failures (lift, optimize, report, tolerance)", false, "failures", "checks"},
     {"check", CLI_REPORT_FIXTURES_SQL, CLI_REPORT_FIXTURE_FIGURES_SQL, CLI_REPORT_FIXTURE_TEXT, false, "failures",
      "checks"},
+    {"check", CLI_REPORT_OLD_FIXTURES_SQL, CLI_REPORT_OLD_FIXTURE_FIGURES_SQL, CLI_REPORT_OLD_FIXTURE_TEXT, false,
+     "failures", "checks"},
     {"check tolerance", "SELECT count(*) FROM run_tolerances WHERE run_id = ?1",
      "SELECT coalesce(sum(pass = 0), 0), count(*), coalesce(sum(pass = 0), 0) FROM tolerances WHERE run_id = ?1",
      "%lld tolerance rows outside their bound, of %lld", false, "tolerance", "tolerance"},

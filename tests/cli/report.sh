@@ -82,6 +82,15 @@ contains "$night" '<th colspan="3">the worst element (error / bound)</th><th col
   "the two errors labelled"
 contains "$night" "<th>its error</th><th>its own bound</th><th>error / bound</th><th>error</th><th>its own bound</th>" \
   "each beside its own bound"
+lacks "$night" '(not kept)' "each largest error's own bound, as the file keeps it"
+row=$(sed -n '/<table id="tolerance-3"/,/<\/table>/p' "$night" | grep -m1 '^<tr><td>')
+echo "$row" | grep -qE '^<tr><td>[a-z_0-9]+</td><td>[a-z:]+</td>(<td>[0-9.e+-]+</td>){8}</tr>$' && ok || bad "a row of numbers: $row"
+# a file whose rows predate the largest error's own bound (schema 8): a lower bound, labelled as such
+cp "$db" "$tmp/old-rows.db"
+sqlite3 "$tmp/old-rows.db" "UPDATE set_tolerances SET max_abs_bound = NULL"
+expect 0 "a page of rows without the largest error's bound" -- "$fc" report --db "$tmp/old-rows.db" --run 3 -o "$tmp/pages/old-rows.html"
+contains "$tmp/pages/old-rows.html" "title=\"not kept in this results file (before schema 9): at least the largest error over its row's worst error / bound\">≥ " \
+  "the bound not kept: at least, labelled"
 lacks "$night" "run 0" "no run 0"
 lacks "$night" "<script" "no script"
 lacks "$night" "src=" "nothing fetched"
@@ -140,7 +149,12 @@ contains "$first" '<li class="first"><a href="#part-changes-1">not compared: the
   "a neutral line, not a warning"
 contains "$first" "run 1 is the first check run in this file" "the changes say so"
 contains "$first" "No check run ended before run 1 in this file." "the identity says so"
-contains "$first" '<li class="ok"><a href="#part-checks-1">0 fixture cases failed</a></li>' "the rules' fixture cases"
+cases=$(sqlite3 "$db" "SELECT fixture_cases FROM runs WHERE id = 1")
+test "$cases" -gt 100 && ok || bad "the first night held the rules' fixture cases: $cases"
+contains "$first" "<li class=\"ok\"><a href=\"#part-checks-1\">$cases/$cases fixture cases held</a></li>" \
+  "the rules' fixture cases in the verdict"
+contains "$first" "<tr><td>the rules&#39; fixture cases</td><td>$cases</td><td>0</td></tr>" \
+  "and in the comparisons and failures"
 lacks "$first" "run 0" "no run 0"
 lacks "$first" '<p>a framed cell' "no marked heat map without a compared run"
 
