@@ -1,6 +1,7 @@
 /* cli/report_runs.c — the runs a page covers, and the run each is compared with: the newest ended run before it of
- * the same kind and configuration (models, modes, shims, holds, seed rules, optimizer and every other option that
- * changes what is checked), with the last runs of that configuration for the trends. */
+ * the same kind and configuration (runs.config, schema 9: models, modes, shims, holds, seed rules and every other
+ * option that changes what is checked, read as a set; and the optimizer), with the last runs of that configuration
+ * for the trends. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,9 +80,9 @@ static void add_option(struct settings *s, const char *name, const char *value)
 /* qsort's order on settings. */
 static int by_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* The settings of a command line (its words split at spaces, as the runs table keeps it) and its optimizer, sorted
- * and each once: the words after the program and its command, each option with its value, each other word an
- * argument ("arg tiny-llama"). */
+/* The settings of a run's configuration (runs.config: its command line without the program, words split at spaces)
+ * and its optimizer, sorted and each once: the words after the command (check, prove, ...), each option with its
+ * value, each other word an argument ("arg tiny-llama"). */
 static struct settings settings_of(const char *command, const char *optimizer)
 {
     struct settings s = {NULL, 0, 0};
@@ -90,8 +91,8 @@ static struct settings settings_of(const char *command, const char *optimizer)
         abort();
     char *save = NULL, *word = strtok_r(copy, " ", &save);
     for (int k = 0; word; word = strtok_r(NULL, " ", &save), k++) {
-        if (k < 2 && word[0] != '-')
-            continue; /* the program (fusecheck, fuzz/campaign) and its command */
+        if (k == 0 && word[0] != '-')
+            continue; /* the command (check, prove; a fuzz campaign's configuration has none) */
         if (word[0] != '-' || word[1] == '\0') {
             add_setting(&s, "arg", word, strlen(word));
             continue;
@@ -212,7 +213,7 @@ static void keep_earlier(const char *const *cols, int n, void *ctx)
 static int lookup_run(struct cli_report *r, struct cli_report_run *run, const char *path)
 {
     struct run_lookup l = {run, {NULL, 0, 0}, false};
-    cli_report_query(r, "SELECT kind, command, optimizer_name, optimizer_command FROM runs WHERE id = ?1", &run->id, 1,
+    cli_report_query(r, "SELECT kind, config, optimizer_name, optimizer_command FROM runs WHERE id = ?1", &run->id, 1,
                      keep_run, &l);
     if (!r->failed && !l.found) {
         fprintf(stderr, "fusecheck: report: no run %lld in %s (fusecheck db runs lists them)\n", (long long)run->id,
@@ -221,7 +222,7 @@ static int lookup_run(struct cli_report *r, struct cli_report_run *run, const ch
     }
     run->history[run->nhistory++] = run->id;
     cli_report_query(r,
-                     "SELECT p.id, p.command, p.optimizer_name, p.optimizer_command FROM runs p, runs r WHERE r.id = ?1"
+                     "SELECT p.id, p.config, p.optimizer_name, p.optimizer_command FROM runs p, runs r WHERE r.id = ?1"
                      " AND p.kind = r.kind AND p.id < r.id AND p.ended IS NOT NULL ORDER BY p.id DESC",
                      &run->id, 1, keep_earlier, &l);
     settings_free(&l.mine);

@@ -109,10 +109,25 @@ contains "$adhoc" '<li class="warn"><a href="#part-changes-2">not compared: no e
 contains "$adhoc" "against none: no earlier run of its configuration" "the run's headings say so"
 lacks "$adhoc" '<table id="change-summary-2">' "no changes against another configuration"
 
+# ── A configuration is a set of options: their order and where results go do not count ──────────────────────────
+cdb="$tmp/configs.db"
+for command in "fuzz/campaign --time 60 --jobs 2 --db a.db" "fuzz/campaign --jobs 2 --db b.db --time 60" \
+               "fuzz/campaign --time 60 --jobs 4 --db a.db"; do
+  run=$("$fc" fuzz begin --db "$cdb" --command "$command" 2>/dev/null)
+  "$fc" fuzz stat "$run" fuzz_optimize 1000 10 5 100 --db "$cdb" >/dev/null 2>&1
+  "$fc" fuzz end "$run" complete --db "$cdb" >/dev/null 2>&1
+done
+expect 0 "the page of options in another order" -- "$fc" report --db "$cdb" --run 2 -o "$tmp/pages/order.html"
+contains "$tmp/pages/order.html" "compared with run 1, the previous fuzz run, of the same configuration" \
+  "the same options in another order, another results file: one configuration"
+expect 0 "the page of another option" -- "$fc" report --db "$cdb" --run 3 -o "$tmp/pages/jobs.html"
+contains "$tmp/pages/jobs.html" "no earlier fuzz run has this configuration, so nothing is compared: the newest, run 2, had --jobs 2 and lacked --jobs 4" \
+  "another value: another configuration, the difference named"
+
 # ── A night whose decisions changed: summarised by rule and by graph, raw rows last and paged ───────────────────
-# (run 2 given run 1's command line: the same configuration, as a night after a change to the optimizer would be)
+# (run 2 given run 1's command line and configuration: the same configuration, as a night after a change to the optimizer would be)
 cp "$db" "$tmp/changed.db"
-sqlite3 "$tmp/changed.db" "UPDATE runs SET command = (SELECT command FROM runs WHERE id = 1) WHERE id = 2"
+sqlite3 "$tmp/changed.db" "UPDATE runs SET command = (SELECT command FROM runs WHERE id = 1), config = (SELECT config FROM runs WHERE id = 1) WHERE id = 2"
 changed="$tmp/pages/changed.html"
 expect 0 "the changed night's page" -- "$fc" report --db "$tmp/changed.db" --run 2 -o "$changed"
 changes=$(sqlite3 "$db" "SELECT count(*) FROM decision_changes WHERE run_before = 1 AND run_after = 2")

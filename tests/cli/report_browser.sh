@@ -20,7 +20,7 @@ models=(tiny-llama tiny-qwen3 --mode decode --mode prefill:4 --shim reference --
 expect 0 "first night's check" -- "$fc" check "${models[@]}" --db "$db"
 expect 0 "an ad-hoc check" -- "$fc" check "${models[@]}" --hold add_norm --db "$db"
 expect 0 "second night's check" -- "$fc" check "${models[@]}" --hold add_norm --db "$db"
-sqlite3 "$db" "UPDATE runs SET command = (SELECT command FROM runs WHERE id = 1) WHERE id = 3"
+sqlite3 "$db" "UPDATE runs SET command = (SELECT command FROM runs WHERE id = 1), config = (SELECT config FROM runs WHERE id = 1) WHERE id = 3"
 expect 0 "prove" -- "$fc" prove add_norm head_norm_rope --db "$db" --no-progress
 "$fc" fuzz begin --db "$db" --command "fuzz/campaign --time 1" >"$tmp/run" 2>&1
 fuzz_run=$(cat "$tmp/run")
