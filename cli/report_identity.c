@@ -20,11 +20,13 @@ static const struct {
     {"optimizer", "optimizer_name || ' ' || coalesce(optimizer_version, '?') || CASE WHEN optimizer_command IS NULL"
                   " THEN ' (in process)' ELSE ' (' || optimizer_command || ')' END"},
     {"command", "command"},
+    {"configuration", "config"},
     {"merged from", "origin"},
     {"reports", "(SELECT count(*) FROM reports x WHERE x.run_id = r.id)"},
     {"comparisons", "(SELECT count(*) FROM diffs x WHERE x.run_id = r.id)"},
     {"proof verdicts", "(SELECT count(*) FROM proofs x WHERE x.run_id = r.id)"},
     {"fuzz harnesses", "(SELECT count(*) FROM fuzz_stats x WHERE x.run_id = r.id)"},
+    {"fixture cases (failed)", "fixture_cases || ' (' || fixture_failures || ')'"},
     {"tolerance sets", "(SELECT count(*) FROM run_tolerances x WHERE x.run_id = r.id)"},
 };
 #define NRUN_FIELDS (sizeof run_fields / sizeof run_fields[0])

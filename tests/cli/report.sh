@@ -164,12 +164,14 @@ contains "$first" '<li class="first"><a href="#part-changes-1">not compared: the
   "a neutral line, not a warning"
 contains "$first" "run 1 is the first check run in this file" "the changes say so"
 contains "$first" "No check run ended before run 1 in this file." "the identity says so"
+contains "$night" "<tr><th>configuration</th><td>check --mode decode --mode prefill:4 --mode batch:2 --shim reference" "and names the configuration"
 cases=$(sqlite3 "$db" "SELECT fixture_cases FROM runs WHERE id = 1")
 test "$cases" -gt 100 && ok || bad "the first night held the rules' fixture cases: $cases"
 contains "$first" "<li class=\"ok\"><a href=\"#part-checks-1\">$cases/$cases fixture cases held</a></li>" \
   "the rules' fixture cases in the verdict"
 contains "$first" "<tr><td>the rules&#39; fixture cases</td><td>$cases</td><td>0</td></tr>" \
   "and in the comparisons and failures"
+contains "$first" "<tr><th>fixture cases (failed)</th><td>$cases (0)</td></tr>" "the identity counts the fixture cases"
 lacks "$first" "run 0" "no run 0"
 lacks "$first" '<p>a framed cell' "no marked heat map without a compared run"
 
