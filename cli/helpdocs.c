@@ -87,7 +87,9 @@ static const struct cli_command commands[] = {
      "fusecheck launches [--shim NAME]... [--mode M]... [--layers N|all]", cli_cmd_launches},
     {"golden", "the optimizer's decisions on every zoo graph, pinned in tests/golden/: compare, or --update rewrite",
      "fusecheck golden [--update] [--dir DIR] [MODEL...]", cli_cmd_golden},
-    {"report", "one self-contained HTML page of runs in results.db, each against the previous run of its command and configuration",
+    {"report",
+     "one self-contained HTML page of runs in results.db, each against the previous run of its command and "
+     "configuration",
      "fusecheck report [--db FILE] [--run N]... -o FILE|-", cli_cmd_report},
     {"help", "show help for a command; --man: the manual page (roff); --completion bash|zsh: a completion script",
      "fusecheck help [COMMAND]\nfusecheck help --man | --completion bash|zsh", cli_cmd_help},
