@@ -15,6 +15,13 @@ extern "C" {
 
 #include "arith.inc"
 
+#ifndef KERNELS_SIM
+/* A launch and a block's dynamic shared memory as nvcc spells them (kernels/sim_cuda.h spells them for the simulated
+ * device, which builds this file with the C++ compiler). */
+#define KC_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
+#define KC_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
+
 /* Every lane of a warp (the shuffles' mask); the most threads a block has. */
 #define KC_FULL 0xffffffffu
 #define KC_MAX_THREADS 1024
@@ -326,7 +333,7 @@ __global__ void kc_attention_chunk(kc_attention a, struct ka_softmax *st, float 
 {
     if (!kc_row_get(a.posr, &a.pos)) /* the same for every thread: the block returns whole */
         return;
-    extern __shared__ float kc_smem[];
+    KC_DYNAMIC_SHARED(float, kc_smem);
     __shared__ float lg[KERNELS_ATTN_TILE_ROWS];
     int64_t wide = a.hd > a.vd ? a.hd : a.vd;
     float *qt = kc_smem, *ac = qt + a.hd, *rows = ac + a.vd, *vs = rows + KERNELS_ATTN_TILE_ROWS * wide;
@@ -606,7 +613,7 @@ struct kc_gdn {
  * writes its columns' outputs; the memory is stored back once, rounded to the state's type. */
 __global__ void kc_gated_delta(kc_gdn p)
 {
-    extern __shared__ float kc_smem[];
+    KC_DYNAMIC_SHARED(float, kc_smem);
     int64_t eta = blockIdx.x, n = p.dk * p.dv, group = p.h / p.kh;
     float *S = kc_smem, *o = S + n, *state = p.state + eta * n, rdk = sqrtf((float)p.dk);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)

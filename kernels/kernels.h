@@ -267,13 +267,17 @@ bool kernels_device_built(void);
 const char *kernels_device_archs(void);
 /* The CUDA devices present: their number, or -1 with err ("fusecheck was built without CUDA", "no CUDA device: ..."). */
 int kernels_device_count(char err[IR_ERR_LEN]);
-/* Parse a --device value: "host" (-1 into *index), "cuda" (0) or "cuda:N"; 0, or -1 with err. */
+/* The index kernels_device_open takes for the simulated device: kernels.cu and device.cu built by the C++ compiler
+ * and run on the CPU (kernels/sim_*.cc), each launch checked as a GPU would not (docs/numerics.md). */
+#define KERNELS_DEVICE_SIM (-2)
+/* Parse a --device value: "host" (-1 into *index), "sim" (KERNELS_DEVICE_SIM), "cuda" (0) or "cuda:N"; 0, or -1
+ * with err. */
 int kernels_device_parse(const char *s, int *index, char err[IR_ERR_LEN]);
-/* Device `index` opened for the lane's launches (NULL with err: no such device, not built). Each launch runs at its
- * lane's operating point. */
+/* Device `index` opened for the lane's launches (NULL with err: no such device, not built), or the simulated device
+ * (KERNELS_DEVICE_SIM). Each launch runs at its lane's operating point. */
 struct kernels_device *kernels_device_open(int index, char err[IR_ERR_LEN]);
 void kernels_device_close(struct kernels_device *D);
-/* The backend name results.db keeps the device's rows under: "cuda:<device name>:sm_<major><minor>". */
+/* The backend name results.db keeps the device's rows under: "cuda:<device name>:sm_<major><minor>", or "sim". */
 const char *kernels_device_backend(const struct kernels_device *D);
 /* The backend name of a device called `name` of compute capability major.minor, written to out. */
 void kernels_device_backend_name(const char *name, int major, int minor, char *out, size_t cap);
@@ -325,6 +329,13 @@ void kernels_device_use_graphs(struct kernels_device *D, bool on);
  * back to v, and the checkpoint rows the device holds are uploaded again next time (host bytes at a freed address
  * may hold other rows later). */
 void kernels_device_release(struct kernels_device *D, const struct ir_values *v);
+/* The simulated device's schedules: each launch run under n of them (1 to 3: threads in order, reversed, a random
+ * order drawn from `seed` at every barrier), all required to leave the same bits (3, seed 1 unless set). */
+void kernels_sim_schedules(int n, uint64_t seed);
+/* The chip the simulated device's next launches are held to: its name and the shared memory it gives a block
+ * (kernels_device_launch and kernels_device_step set it from the lane's point). */
+void kernels_sim_chip(const char *name, int64_t smem_bytes);
+
 /* What the device runner did so far. */
 struct kernels_device_stats {
     int64_t steps;          /* steps run whole on the device */

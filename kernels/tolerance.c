@@ -390,15 +390,15 @@ static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct 
     const struct ir_op *op = &g->ops[i];
     char err[IR_ERR_LEN];
     int64_t ambiguous = 0;
+    /* the host twin first: its loads clear the bounds of what it reads, which the lane's bounds then set */
+    int rc = r->host ? host_twin(r, i, ref, pre, sg, src, unquantized) : 0;
     swap_recurrent(g, op, ref, pre);
-    int rc = load_inputs(r, i, ref, sg, src, unquantized) || kernels_lane_launch(r->lane, g, i, r->lanev, r->err);
+    rc = rc || load_inputs(r, i, ref, sg, src, unquantized) || kernels_lane_launch(r->lane, g, i, r->lanev, r->err);
     if (!rc && kernels_bounds_launch(r->in->point, g, i, ref, r->bounds, &ambiguous, err)) {
         snprintf(r->err, IR_ERR_LEN, "launch %d (%s): bounds: %.400s", (int)i, kernels_launch_kernel(op), err);
         rc = -1;
     }
     swap_recurrent(g, op, ref, pre);
-    if (!rc && r->host)
-        rc = host_twin(r, i, ref, pre, sg, src, unquantized);
     if (rc)
         return -1;
     if (unquantized)
