@@ -213,7 +213,13 @@ static int kd_row(struct kernels_device *D, struct ir_leaf *l, const struct ir_r
     out->at = kd_buf(D, t);
     if (D->stepping && !kernels_device_host_given(D->g, t))
         return 0;
-    return ir_leaf_row(l, ri, at, hi, what, known);
+    if (ir_leaf_row(l, ri, at, hi, what, known))
+        return -1;
+    if (D->fault == KERNELS_FAULT_STALE_ROW && D->stepping) { /* planted: the index the capture saw, kept */
+        out->at = NULL;
+        out->fixed = *known;
+    }
+    return 0;
 }
 
 /* Tensor t's checkpoint rows as the kernels read a matrix (its buffer must hold the host's rows). 0, or -1. */
@@ -466,6 +472,7 @@ static int kd_matmul(struct kernels_device *D, struct ir_leaf *l, const struct k
     p.x = f->x[0];
     p.xs = s->k;
     p.k = s->k;
+    p.plant = D->fault == KERNELS_FAULT_PARTIAL_WARP ? (int)D->fault : 0;
     int per_warp = kernels_rows_a_warp(p.w.bytes ? (enum ir_format)p.w.format : IR_FMT_F32, s->n, s->k, s->m);
     return kd_product(D, l, p, s->m, s->n, per_warp, f->y, s->n, 1, 0, 0, 0);
 }
@@ -521,7 +528,7 @@ static int kd_rope(struct kernels_device *D, struct ir_leaf *l, const struct kd_
     return kd_check(l, "rope", cudaSuccess);
 }
 
-/* attention: a block a query head and chunk (tiles of KERNELS_ATTN_TILE_ROWS rows), then a block a head merging
+/* attention: a block a query head and chunk (tiles of kernels_attention_tile_rows rows), then a block a head merging
  * its chunks in order; the chunks and the tiles' operands as the host lane takes them. */
 static int kd_attention(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
@@ -529,6 +536,7 @@ static int kd_attention(struct kernels_device *D, struct ir_leaf *l, const struc
     const struct kernels_point *pt = kernels_lane_point(D->L);
     int64_t heads = s->rows * s->h;
     kc_attention a;
+    memset(&a, 0, sizeof a);
     a.q = f->x[0];
     a.k = f->x[1];
     a.v = f->x[2];
@@ -547,13 +555,14 @@ static int kd_attention(struct kernels_device *D, struct ir_leaf *l, const struc
     a.capped = s->softcap.has;
     a.cap = (float)s->softcap.v;
     a.tile = kernels_attention_tile(pt, s);
+    a.tile_rows = kernels_attention_tile_rows(pt, s);
+    a.plant = D->fault == KERNELS_FAULT_MISSING_SYNC || D->fault == KERNELS_FAULT_TILE_SHORT ? (int)D->fault : 0;
     const float *sinks = s->sinks ? f->x[s->pos.kind == IR_RIDX_NAMED ? 4 : 3] : NULL;
     struct ka_softmax *st = (struct ka_softmax *)kd_take(D, l, heads * a.splits * (int64_t)sizeof *st);
     float *acc = st ? kd_room(D, l, heads * a.splits * s->vd) : NULL;
     if (!acc)
         return -1;
-    int64_t wide = s->hd > s->vd ? s->hd : s->vd;
-    size_t smem = sizeof(float) * (size_t)(s->hd + s->vd + KERNELS_ATTN_TILE_ROWS * (wide + s->vd));
+    size_t smem = (size_t)kernels_attn_smem(a.tile_rows, s->hd, s->vd);
     if ((int64_t)smem > D->smem_attn)
         return ir_leaf_fail(l, "attention's block asks %zu bytes of shared memory, the device gives %d", smem,
                             D->smem_attn);
@@ -615,7 +624,8 @@ static int kd_moe(struct kernels_device *D, struct ir_leaf *l, const struct kd_f
 static int kd_elementwise(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     const struct ir_elementwise *s = &ir_leaf_op(l)->spec.u.elementwise;
-    KC_LAUNCH(kc_elementwise, kd_blocks(s->n), KD_THREADS, 0, D->stream)(f->x[0], f->x[1], s->n, s->row, (int)s->op, f->y);
+    int64_t n = s->n - (D->fault == KERNELS_FAULT_GRID_SHORT && s->n > 0); /* planted: one element short */
+    KC_LAUNCH(kc_elementwise, kd_blocks(n), KD_THREADS, 0, D->stream)(f->x[0], f->x[1], n, s->row, (int)s->op, f->y);
     return kd_check(l, "elementwise", cudaSuccess);
 }
 

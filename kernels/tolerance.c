@@ -704,8 +704,8 @@ static bool leaf_shape(const struct kernels_point *p, const struct ir_op *leaf, 
         int64_t blocks = a->rows * ((a->kv + hpb - 1) / hpb);
         l->grid = blocks * kernels_attn_splits(blocks, span, p->chip->sms);
         l->block = 32 * hpb * group;
-        int64_t tile = span < KERNELS_ATTN_TILE_ROWS ? span : KERNELS_ATTN_TILE_ROWS;
-        l->smem_bytes = hpb * (tile * (a->hd + a->vd) * acc.stage_bytes + group * (a->hd + a->vd) * 4);
+        /* the device's block: a query head's tiles, within the chip's shared memory a block (finding F36) */
+        l->smem_bytes = kernels_attn_smem(kernels_attention_tile_rows(p, a), a->hd, a->vd);
         return true;
     }
     case IR_KIND_RMS_NORM:
