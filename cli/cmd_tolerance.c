@@ -302,7 +302,7 @@ int cli_device_open(const char *cmd, const char *spec, struct kernels_device **o
         return 0;
     if (kernels_device_parse(spec, &index, err))
         return cli_usage_error(cmd, "--device: %s", err);
-    int n = kernels_device_count(err);
+    int n = index == KERNELS_DEVICE_SIM ? 1 : kernels_device_count(err); /* the simulated device is always there */
     if (n < 0)
         return cli_usage_error(cmd, "--device %s: %s", spec, err);
     if (index >= n)

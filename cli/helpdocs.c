@@ -50,7 +50,7 @@ static const struct cli_command commands[] = {
     {"coverage", "each rule, and the zoo graphs it fired on", "fusecheck coverage --shim NAME", cli_cmd_coverage},
     {"check", "the main job: every zoo graph under every shim, optimized, diffed and logged to results.db",
      "fusecheck check [MODEL...] [--mode M]... [--shim NAME]... [--db FILE] [--eval-real] [--layers N|all] [--ctx N] "
-     "[--weights F] [--seed N] [--no-progress] [--tolerance [--device host|cuda[:N]]] [--hold R1,R2]... [--seed-rules] "
+     "[--weights F] [--seed N] [--no-progress] [--tolerance [--device host|sim|cuda[:N]]] [--hold R1,R2]... [--seed-rules] "
      "[--fixtures DIR] [--json] [--optimizer CMD [--optimizer-timeout-ms N] [--expect-same]]",
      cli_cmd_check},
     {"db", "results.db: list runs, the decision changes between two runs, merge shards",
@@ -80,7 +80,7 @@ static const struct cli_command commands[] = {
      cli_cmd_validate_run},
     {"tolerance", "the CUDA lane's kernels (host lane or a CUDA device) against the evaluator, launch by launch and end to end",
      "fusecheck tolerance FILE|MODEL --shim cuda-lane:CHIP:ACTS[:knobs] [--mode M] [--layers N|all] [--ctx N] [--weights F] "
-     "[--steps N] [--device host|cuda[:N]] [--seed N] [--db FILE] [--all] [--allow-empty] "
+     "[--steps N] [--device host|sim|cuda[:N]] [--seed N] [--db FILE] [--all] [--allow-empty] "
      "[--optimizer CMD [--optimizer-timeout-ms N]]",
      cli_cmd_tolerance},
     {"launches", "every distinct launch the CUDA lane makes on the zoo: kernel, stages, their numerics' variants",

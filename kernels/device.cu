@@ -16,9 +16,13 @@
  * on the device's own buffers: only the host's inputs and params go up, only the observed tensors come back, caches
  * and state stay; the step is captured as a CUDA graph and replayed. The arithmetic is arith.inc's only: nothing here
  * computes a value. */
+#include "device_names.h" /* kernels_cuda_*, or kernels_sim_* in the simulator's build */
+
 #include "kernels.cu"
 
+#ifndef KERNELS_SIM
 #include <cuda_runtime.h>
+#endif
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,7 +213,13 @@ static int kd_row(struct kernels_device *D, struct ir_leaf *l, const struct ir_r
     out->at = kd_buf(D, t);
     if (D->stepping && !kernels_device_host_given(D->g, t))
         return 0;
-    return ir_leaf_row(l, ri, at, hi, what, known);
+    if (ir_leaf_row(l, ri, at, hi, what, known))
+        return -1;
+    if (D->fault == KERNELS_FAULT_STALE_ROW && D->stepping) { /* planted: the index the capture saw, kept */
+        out->at = NULL;
+        out->fixed = *known;
+    }
+    return 0;
 }
 
 /* Tensor t's checkpoint rows as the kernels read a matrix (its buffer must hold the host's rows). 0, or -1. */
@@ -239,7 +249,7 @@ static const float *kd_values(struct kernels_device *D, struct ir_leaf *l, ir_ti
     float *y = kd_ckpt(D, l, t, &w) ? NULL : kd_room(D, l, T->rows * T->cols);
     if (!y)
         return NULL;
-    kc_dequant<<<kd_blocks(T->rows * T->cols), KD_THREADS, 0, D->stream>>>(w, T->rows, T->cols, y);
+    KC_LAUNCH(kc_dequant, kd_blocks(T->rows * T->cols), KD_THREADS, 0, D->stream)(w, T->rows, T->cols, y);
     return kd_check(l, "a checkpoint's decode", cudaSuccess) ? NULL : y;
 }
 
@@ -281,7 +291,7 @@ static const float *kd_arg(struct kernels_device *D, struct ir_leaf *l, int i, i
     if (!y)
         return NULL;
     if (need > 0)
-        kc_gather<<<kd_blocks(need), KD_THREADS, 0, D->stream>>>(src, need, st->width, st->pitch, st->offset, y);
+        KC_LAUNCH(kc_gather, kd_blocks(need), KD_THREADS, 0, D->stream)(src, need, st->width, st->pitch, st->offset, y);
     return kd_check(l, "a strided read's gather", cudaSuccess) ? NULL : y;
 }
 
@@ -442,7 +452,7 @@ static int kd_product(struct kernels_device *D, struct ir_leaf *l, const kc_prod
     if (n <= 0 || m <= 0 || heads <= 0)
         return 0;
     dim3 grid((unsigned)((n + per_block - 1) / per_block), (unsigned)heads);
-    kc_gemv<<<grid, (unsigned)threads, 0, D->stream>>>(p, m, n, pw, y, ys, xh, rh, yh);
+    KC_LAUNCH(kc_gemv, grid, (unsigned)threads, 0, D->stream)(p, m, n, pw, y, ys, xh, rh, yh);
     return kd_check(l, "the GEMV", cudaSuccess);
 }
 
@@ -462,6 +472,7 @@ static int kd_matmul(struct kernels_device *D, struct ir_leaf *l, const struct k
     p.x = f->x[0];
     p.xs = s->k;
     p.k = s->k;
+    p.plant = D->fault == KERNELS_FAULT_PARTIAL_WARP ? (int)D->fault : 0;
     int per_warp = kernels_rows_a_warp(p.w.bytes ? (enum ir_format)p.w.format : IR_FMT_F32, s->n, s->k, s->m);
     return kd_product(D, l, p, s->m, s->n, per_warp, f->y, s->n, 1, 0, 0, 0);
 }
@@ -486,7 +497,7 @@ static int kd_rms_norm(struct kernels_device *D, struct ir_leaf *l, const struct
     const float *w = s->weight ? f->x[1] : NULL, *res = s->residual ? f->x[s->weight ? 2 : 1] : NULL;
     const float *b = s->bias ? f->x[1 + (s->weight ? 1 : 0) + (s->residual ? 1 : 0)] : NULL;
     if (s->rows > 0)
-        kc_rms_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(
+        KC_LAUNCH(kc_rms_norm, (unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream)(
             f->x[0], w, res, b, s->cols, (float)s->eps, (float)s->offset, s->kind == IR_NORM_LAYER, f->y);
     return kd_check(l, "rms_norm", cudaSuccess);
 }
@@ -496,7 +507,7 @@ static int kd_l2_norm(struct kernels_device *D, struct ir_leaf *l, const struct 
 {
     const struct ir_l2_norm *s = &ir_leaf_op(l)->spec.u.l2_norm;
     if (s->rows > 0)
-        kc_l2_norm<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(f->x[0], s->cols,
+        KC_LAUNCH(kc_l2_norm, (unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream)(f->x[0], s->cols,
                                                                                               (float)s->eps, f->y);
     return kd_check(l, "l2_norm", cudaSuccess);
 }
@@ -512,12 +523,12 @@ static int kd_rope(struct kernels_device *D, struct ir_leaf *l, const struct kd_
                             (long long)trows);
     int64_t warps = KD_THREADS / KA_WARP;
     if (s->h > 0)
-        kc_rope<<<(unsigned)((s->h + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(
+        KC_LAUNCH(kc_rope, (unsigned)((s->h + warps - 1) / warps), KD_THREADS, 0, D->stream)(
             f->x[0], f->x[1], f->x[2], s->h, s->hd, s->half, s->adjacent, per_row, f->row, trows, f->y);
     return kd_check(l, "rope", cudaSuccess);
 }
 
-/* attention: a block a query head and chunk (tiles of KERNELS_ATTN_TILE_ROWS rows), then a block a head merging
+/* attention: a block a query head and chunk (tiles of kernels_attention_tile_rows rows), then a block a head merging
  * its chunks in order; the chunks and the tiles' operands as the host lane takes them. */
 static int kd_attention(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
@@ -525,6 +536,7 @@ static int kd_attention(struct kernels_device *D, struct ir_leaf *l, const struc
     const struct kernels_point *pt = kernels_lane_point(D->L);
     int64_t heads = s->rows * s->h;
     kc_attention a;
+    memset(&a, 0, sizeof a);
     a.q = f->x[0];
     a.k = f->x[1];
     a.v = f->x[2];
@@ -543,22 +555,23 @@ static int kd_attention(struct kernels_device *D, struct ir_leaf *l, const struc
     a.capped = s->softcap.has;
     a.cap = (float)s->softcap.v;
     a.tile = kernels_attention_tile(pt, s);
+    a.tile_rows = kernels_attention_tile_rows(pt, s);
+    a.plant = D->fault == KERNELS_FAULT_MISSING_SYNC || D->fault == KERNELS_FAULT_TILE_SHORT ? (int)D->fault : 0;
     const float *sinks = s->sinks ? f->x[s->pos.kind == IR_RIDX_NAMED ? 4 : 3] : NULL;
     struct ka_softmax *st = (struct ka_softmax *)kd_take(D, l, heads * a.splits * (int64_t)sizeof *st);
     float *acc = st ? kd_room(D, l, heads * a.splits * s->vd) : NULL;
     if (!acc)
         return -1;
-    int64_t wide = s->hd > s->vd ? s->hd : s->vd;
-    size_t smem = sizeof(float) * (size_t)(s->hd + s->vd + KERNELS_ATTN_TILE_ROWS * (wide + s->vd));
+    size_t smem = (size_t)kernels_attn_smem(a.tile_rows, s->hd, s->vd);
     if ((int64_t)smem > D->smem_attn)
         return ir_leaf_fail(l, "attention's block asks %zu bytes of shared memory, the device gives %d", smem,
                             D->smem_attn);
     if (heads <= 0)
         return 0;
-    kc_attention_chunk<<<dim3((unsigned)a.splits, (unsigned)heads), 128, smem, D->stream>>>(a, st, acc);
+    KC_LAUNCH(kc_attention_chunk, dim3((unsigned)a.splits, (unsigned)heads), 128, smem, D->stream)(a, st, acc);
     if (kd_check(l, "attention's chunks", cudaSuccess))
         return -1;
-    kc_attention_merge<<<(unsigned)heads, 128, 0, D->stream>>>(st, acc, s->h, s->vd, a.splits, sinks, f->y);
+    KC_LAUNCH(kc_attention_merge, (unsigned)heads, 128, 0, D->stream)(st, acc, s->h, s->vd, a.splits, sinks, f->y);
     return kd_check(l, "attention's merge", cudaSuccess);
 }
 
@@ -591,18 +604,18 @@ static int kd_moe(struct kernels_device *D, struct ir_leaf *l, const struct kd_f
         return -1;
     router.x = gate.x = f->x[0];
     router.xs = router.k = gate.xs = gate.k = s->d;
-    kc_moe_route<<<1, KD_THREADS, 0, D->stream>>>(router, ex, rt, prob, room, sel, wts);
+    KC_LAUNCH(kc_moe_route, 1, KD_THREADS, 0, D->stream)(router, ex, rt, prob, room, sel, wts);
     if (kd_check(l, "moe's routing", cudaSuccess))
         return -1;
     int64_t warps = KD_THREADS / KA_WARP;
     if (s->k > 0 && s->dff > 0) {
         dim3 grid((unsigned)((s->dff + warps - 1) / warps), (unsigned)s->k);
-        kc_moe_gate_up<<<grid, KD_THREADS, 0, D->stream>>>(gate, f->w[3], ex, sel, s->dff, hid);
+        KC_LAUNCH(kc_moe_gate_up, grid, KD_THREADS, 0, D->stream)(gate, f->w[3], ex, sel, s->dff, hid);
         if (kd_check(l, "moe's gate and up", cudaSuccess))
             return -1;
     }
     if (s->d > 0)
-        kc_moe_down<<<(unsigned)((s->d + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(f->w[4], ex, sel, wts, hid,
+        KC_LAUNCH(kc_moe_down, (unsigned)((s->d + warps - 1) / warps), KD_THREADS, 0, D->stream)(f->w[4], ex, sel, wts, hid,
                                                                                           s->k, s->d, s->dff, f->y);
     return kd_check(l, "moe's down", cudaSuccess);
 }
@@ -611,7 +624,8 @@ static int kd_moe(struct kernels_device *D, struct ir_leaf *l, const struct kd_f
 static int kd_elementwise(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     const struct ir_elementwise *s = &ir_leaf_op(l)->spec.u.elementwise;
-    kc_elementwise<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(f->x[0], f->x[1], s->n, s->row, (int)s->op, f->y);
+    int64_t n = s->n - (D->fault == KERNELS_FAULT_GRID_SHORT && s->n > 0); /* planted: one element short */
+    KC_LAUNCH(kc_elementwise, kd_blocks(n), KD_THREADS, 0, D->stream)(f->x[0], f->x[1], n, s->row, (int)s->op, f->y);
     return kd_check(l, "elementwise", cudaSuccess);
 }
 
@@ -620,7 +634,7 @@ static int kd_unary(struct kernels_device *D, struct ir_leaf *l, const struct kd
 {
     const struct ir_op *op = ir_leaf_op(l);
     int64_t n = op->spec.u.unary.n;
-    kc_unary<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(f->x[0], n, (int)op->spec.kind, f->y);
+    KC_LAUNCH(kc_unary, kd_blocks(n), KD_THREADS, 0, D->stream)(f->x[0], n, (int)op->spec.kind, f->y);
     return kd_check(l, ir_kind_name(op->spec.kind), cudaSuccess);
 }
 
@@ -628,7 +642,7 @@ static int kd_unary(struct kernels_device *D, struct ir_leaf *l, const struct kd
 static int kd_scale(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     const struct ir_scale *s = &ir_leaf_op(l)->spec.u.scale;
-    kc_scale<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(f->x[0], s->n, (float)s->factor, f->y);
+    KC_LAUNCH(kc_scale, kd_blocks(s->n), KD_THREADS, 0, D->stream)(f->x[0], s->n, (float)s->factor, f->y);
     return kd_check(l, "scale", cudaSuccess);
 }
 
@@ -636,7 +650,7 @@ static int kd_scale(struct kernels_device *D, struct ir_leaf *l, const struct kd
 static int kd_swiglu(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     int64_t n = ir_leaf_op(l)->spec.u.swiglu.total;
-    kc_swiglu<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(f->x[0], f->x[1], n, f->y);
+    KC_LAUNCH(kc_swiglu, kd_blocks(n), KD_THREADS, 0, D->stream)(f->x[0], f->x[1], n, f->y);
     return kd_check(l, "swiglu", cudaSuccess);
 }
 
@@ -644,7 +658,7 @@ static int kd_swiglu(struct kernels_device *D, struct ir_leaf *l, const struct k
 static int kd_softcap(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     const struct ir_softcap *s = &ir_leaf_op(l)->spec.u.softcap;
-    kc_softcap<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(f->x[0], s->n, (float)s->cap, f->y);
+    KC_LAUNCH(kc_softcap, kd_blocks(s->n), KD_THREADS, 0, D->stream)(f->x[0], s->n, (float)s->cap, f->y);
     return kd_check(l, "softcap", cudaSuccess);
 }
 
@@ -653,7 +667,7 @@ static int kd_head_slice(struct kernels_device *D, struct ir_leaf *l, const stru
 {
     const struct ir_head_slice *s = &ir_leaf_op(l)->spec.u.head_slice;
     int64_t n = (s->every > 0 ? s->n / s->every : 0) * s->width;
-    kc_head_slice<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(f->x[0], n, s->every, s->from, s->width, f->y);
+    KC_LAUNCH(kc_head_slice, kd_blocks(n), KD_THREADS, 0, D->stream)(f->x[0], n, s->every, s->from, s->width, f->y);
     return kd_check(l, "head_slice", cudaSuccess);
 }
 
@@ -664,7 +678,7 @@ static int kd_join(struct kernels_device *D, struct ir_leaf *l, const struct kd_
     if (s->heads < 1 || (s->wa + s->wb) / s->heads < 1)
         return ir_leaf_fail(l, "a join of empty units");
     int64_t n = s->rows * (s->wa + s->wb);
-    kc_join<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(f->x[0], f->x[1], n, s->wa / s->heads, s->wb / s->heads, f->y);
+    KC_LAUNCH(kc_join, kd_blocks(n), KD_THREADS, 0, D->stream)(f->x[0], f->x[1], n, s->wa / s->heads, s->wb / s->heads, f->y);
     return kd_check(l, "join", cudaSuccess);
 }
 
@@ -673,7 +687,7 @@ static int kd_argmax(struct kernels_device *D, struct ir_leaf *l, const struct k
 {
     const struct ir_argmax *s = &ir_leaf_op(l)->spec.u.argmax;
     if (s->rows > 0)
-        kc_argmax<<<(unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream>>>(f->x[0], s->cols, f->y);
+        KC_LAUNCH(kc_argmax, (unsigned)s->rows, (unsigned)kernels_norm_threads(s->cols), 0, D->stream)(f->x[0], s->cols, f->y);
     return kd_check(l, "argmax", cudaSuccess);
 }
 
@@ -681,7 +695,7 @@ static int kd_argmax(struct kernels_device *D, struct ir_leaf *l, const struct k
 static int kd_row_gather(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     const struct ir_row_gather *s = &ir_leaf_op(l)->spec.u.row_gather;
-    kc_row_gather<<<kd_blocks(s->cols), KD_THREADS, 0, D->stream>>>(f->w[0], f->row, s->cols, f->y);
+    KC_LAUNCH(kc_row_gather, kd_blocks(s->cols), KD_THREADS, 0, D->stream)(f->w[0], f->row, s->cols, f->y);
     return kd_check(l, "row_gather", cudaSuccess);
 }
 
@@ -691,7 +705,7 @@ static int kd_rows_gather(struct kernels_device *D, struct ir_leaf *l, const str
 {
     const struct ir_rows_gather *s = &ir_leaf_op(l)->spec.u.rows_gather;
     int64_t n = s->count * s->cols;
-    kc_rows_gather<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(f->w[0], f->x[1], s->count, s->rows, s->cols,
+    KC_LAUNCH(kc_rows_gather, kd_blocks(n), KD_THREADS, 0, D->stream)(f->w[0], f->x[1], s->count, s->rows, s->cols,
                                                                D->flags + D->launch, f->y);
     return kd_check(l, "rows_gather", cudaSuccess);
 }
@@ -704,7 +718,7 @@ static int kd_set_row(struct kernels_device *D, struct ir_leaf *l, const struct 
     int64_t nsrc = s->count * s->cols;
     int keep = (int)kernels_lane_row_keep(D->L, ir_leaf_op(l)->ins[0]);
     if (nsrc > 0)
-        kc_set_row<<<kd_blocks(nsrc), KD_THREADS, 0, D->stream>>>(f->x[1], s->count, s->cols, f->row, keep, f->io[0]);
+        KC_LAUNCH(kc_set_row, kd_blocks(nsrc), KD_THREADS, 0, D->stream)(f->x[1], s->count, s->cols, f->row, keep, f->io[0]);
     if (kd_check(l, "set_row", cudaSuccess))
         return -1;
     if (f->y == f->io[0] || s->rows * s->cols <= 0)
@@ -718,7 +732,7 @@ static int kd_causal_conv(struct kernels_device *D, struct ir_leaf *l, const str
 {
     const struct ir_causal_conv *s = &ir_leaf_op(l)->spec.u.causal_conv;
     if (s->chan > 0)
-        kc_causal_conv<<<kd_blocks(s->chan), KD_THREADS, 0, D->stream>>>(
+        KC_LAUNCH(kc_causal_conv, kd_blocks(s->chan), KD_THREADS, 0, D->stream)(
             f->x[0], f->x[1], s->chan, s->taps, s->rows, (int)kernels_lane_point(D->L)->state, f->io[2], f->y);
     return kd_check(l, "causal_conv", cudaSuccess);
 }
@@ -727,7 +741,7 @@ static int kd_causal_conv(struct kernels_device *D, struct ir_leaf *l, const str
 static int kd_decay(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     const struct ir_decay *s = &ir_leaf_op(l)->spec.u.decay;
-    kc_decay<<<kd_blocks(s->n), KD_THREADS, 0, D->stream>>>(f->x[0], f->x[1], f->x[2], s->n, s->n / s->rows, f->y);
+    KC_LAUNCH(kc_decay, kd_blocks(s->n), KD_THREADS, 0, D->stream)(f->x[0], f->x[1], f->x[2], s->n, s->n / s->rows, f->y);
     return kd_check(l, "decay", cudaSuccess);
 }
 
@@ -757,7 +771,7 @@ static int kd_gated_delta(struct kernels_device *D, struct ir_leaf *l, const str
     if ((int64_t)smem > D->smem_gdn)
         return ir_leaf_fail(l, "gated_delta's block asks %zu bytes of shared memory, the device gives %d", smem,
                             D->smem_gdn);
-    kc_gated_delta<<<(unsigned)s->h, (unsigned)kernels_gdn_threads(s->dv), smem, D->stream>>>(p);
+    KC_LAUNCH(kc_gated_delta, (unsigned)s->h, (unsigned)kernels_gdn_threads(s->dv), smem, D->stream)(p);
     return kd_check(l, "gated_delta", cudaSuccess);
 }
 
@@ -805,7 +819,7 @@ static int kd_quantize(struct kernels_device *D, struct ir_leaf *l)
         return -1;
     int64_t nb = (n + KA_QBLOCK - 1) / KA_QBLOCK, warps = KD_THREADS / KA_WARP;
     if (nb > 0)
-        kc_quantize<<<(unsigned)((nb + warps - 1) / warps), KD_THREADS, 0, D->stream>>>(
+        KC_LAUNCH(kc_quantize, (unsigned)((nb + warps - 1) / warps), KD_THREADS, 0, D->stream)(
             x, n, op->quant_words, (struct ka_qblock *)(D->mem + s->words), y);
     s->nblocks = nb;
     s->nwords = op->quant_words;
@@ -907,7 +921,7 @@ static int kd_place(struct kernels_device *D, struct ir_leaf *l, const struct ir
         src = copy;
     }
     int keep = (int)kernels_lane_row_keep(D->L, d->buf);
-    kc_place<<<kd_blocks(n), KD_THREADS, 0, D->stream>>>(src, n, w, pitch, off, row, cols, len, keep, kd_buf(D, d->buf));
+    KC_LAUNCH(kc_place, kd_blocks(n), KD_THREADS, 0, D->stream)(src, n, w, pitch, off, row, cols, len, keep, kd_buf(D, d->buf));
     return kd_check(l, "a placement", cudaSuccess);
 }
 
@@ -1208,12 +1222,13 @@ static int kd_walk(struct kernels_device *D, int32_t op, char err[IR_ERR_LEN])
     return kernels_lane_walk(D->L, D->g, op, D->v, kd_leaf, D, err);
 }
 
-/* The tensors op reads (*nr of them) then those it writes (*nw) into a new array; NULL with err when memory is
+/* The tensors op reads (*nr of them) then those it writes or makes (*nw: its placements' buffers, and every result
+ * its leaves compute, placed or not: the host compares them all) into a new array; NULL with err when memory is
  * short. */
 static ir_tid *kd_touched(const struct ir_graph *g, const struct ir_op *op, int *nr, int *nw, char err[IR_ERR_LEN])
 {
     int cap = g->ntensors + 1;
-    ir_tid *t = (ir_tid *)calloc((size_t)(2 * cap), sizeof *t);
+    ir_tid *t = (ir_tid *)calloc((size_t)(3 * cap), sizeof *t);
     if (!t) {
         snprintf(err, IR_ERR_LEN, "out of memory");
         return NULL;
@@ -1222,6 +1237,8 @@ static ir_tid *kd_touched(const struct ir_graph *g, const struct ir_op *op, int 
     *nr = *nr < cap ? *nr : cap;
     *nw = ir_op_writes(op, t + *nr, cap);
     *nw = *nw < cap ? *nw : cap;
+    int nm = ir_op_makes(op, t + *nr + *nw, cap);
+    *nw += nm < cap ? nm : cap;
     return t;
 }
 

@@ -1,5 +1,6 @@
 /* kernels/device_none.c — the device runner where fusecheck is built without CUDA: every entry says so, and the
  * host lane is the only place launches run. (With CUDA, kernels/device.cu defines these and this file is empty.) */
+#include "device_names.h" /* kernels_cuda_*: the CUDA runner's names */
 #include "kernels.h"
 
 #ifndef FUSECHECK_HAVE_CUDA

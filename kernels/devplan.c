@@ -15,6 +15,10 @@ int kernels_device_parse(const char *s, int *index, char err[IR_ERR_LEN])
     *index = -1;
     if (strcmp(s, "host") == 0)
         return 0;
+    if (strcmp(s, "sim") == 0) {
+        *index = KERNELS_DEVICE_SIM;
+        return 0;
+    }
     if (strcmp(s, "cuda") == 0) {
         *index = 0;
         return 0;
@@ -27,7 +31,7 @@ int kernels_device_parse(const char *s, int *index, char err[IR_ERR_LEN])
             return 0;
         }
     }
-    snprintf(err, IR_ERR_LEN, "expected host, cuda or cuda:N (N a device index below 1024), got '%s'", s);
+    snprintf(err, IR_ERR_LEN, "expected host, cuda or cuda:N (N a device index below 1024), or sim, got '%s'", s);
     return -1;
 }
 

@@ -497,6 +497,11 @@ int64_t kernels_attention_chunks(const struct kernels_point *p, const struct ir_
     return kernels_attn_splits(head_blocks, span > 0 ? span : 1, p->chip->sms);
 }
 
+int64_t kernels_attention_tile_rows(const struct kernels_point *p, const struct ir_attention *s)
+{
+    return kernels_attn_tile_rows((int64_t)p->chip->smem_kib * 1024, s->hd, s->vd);
+}
+
 int kernels_attention_tile(const struct kernels_point *p, const struct ir_attention *s)
 {
     enum kernels_mode mode = kernels_mode(p->acts);
@@ -510,7 +515,7 @@ int kernels_attention_tile(const struct kernels_point *p, const struct ir_attent
  * order. */
 struct head_job {
     const float *q, *k, *v;
-    int64_t kstride, vstride, hd, vd, lo, hi, splits;
+    int64_t kstride, vstride, hd, vd, lo, hi, splits, tile_rows;
     float scale, cap, sink;
     bool capped, sinked;
     int tile;
@@ -541,8 +546,8 @@ static void head_run(const struct head_job *a, float *work, struct ka_softmax *s
         for (int64_t t = 0; t < a->vd; t++)
             ac[t] = 0.0f;
         int64_t c0 = a->lo + c * per, c1 = c0 + per - 1 < a->hi ? c0 + per - 1 : a->hi;
-        for (int64_t t0 = c0; t0 <= c1; t0 += KERNELS_ATTN_TILE_ROWS) {
-            int n = (int)(c1 - t0 + 1 < KERNELS_ATTN_TILE_ROWS ? c1 - t0 + 1 : KERNELS_ATTN_TILE_ROWS);
+        for (int64_t t0 = c0; t0 <= c1; t0 += a->tile_rows) {
+            int n = (int)(c1 - t0 + 1 < a->tile_rows ? c1 - t0 + 1 : a->tile_rows);
             for (int j = 0; j < n; j++) { /* the tile's rows staged as it holds them */
                 ka_tile_row(a->k + (t0 + j) * a->kstride, a->hd, a->tile, 2, kt + j * a->hd);
                 ka_tile_row(a->v + (t0 + j) * a->vstride, a->vd, a->tile, 2, vt + j * a->vd);
@@ -581,6 +586,7 @@ static int st_attention(struct kernels_lane *L, struct ir_leaf *l, const struct 
     a.hd = s->hd;
     a.vd = s->vd;
     a.splits = splits;
+    a.tile_rows = kernels_attention_tile_rows(&L->point, s);
     a.scale = s->scale.has ? (float)s->scale.v : 1.0f / sqrtf((float)s->hd);
     a.capped = s->softcap.has;
     a.cap = (float)s->softcap.v;

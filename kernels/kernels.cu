@@ -15,6 +15,13 @@ extern "C" {
 
 #include "arith.inc"
 
+#ifndef KERNELS_SIM
+/* A launch and a block's dynamic shared memory as nvcc spells them (kernels/sim_cuda.h spells them for the simulated
+ * device, which builds this file with the C++ compiler). */
+#define KC_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
+#define KC_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
+
 /* Every lane of a warp (the shuffles' mask); the most threads a block has. */
 #define KC_FULL 0xffffffffu
 #define KC_MAX_THREADS 1024
@@ -119,6 +126,7 @@ struct kc_product {
     int words;
     kc_weights w;
     int64_t k, r0, c0;
+    int plant; /* a planted fault (enum kernels_fault; tests only) */
 };
 
 /* Up to 32 weights of column col from W row r on. */
@@ -151,8 +159,11 @@ __device__ float kc_chunk_term(const kc_product &p, int64_t i, int64_t j, int64_
 __device__ float kc_product_out(const kc_product &p, int64_t i, int64_t j)
 {
     float acc = 0.0f;
-    for (int64_t c = kc_lane(); c < (p.k + KA_QBLOCK - 1) / KA_QBLOCK; c += KA_WARP)
+    int64_t chunks = (p.k + KA_QBLOCK - 1) / KA_QBLOCK;
+    for (int64_t c = kc_lane(); c < chunks; c += KA_WARP)
         acc = ka_acc(acc, kc_chunk_term(p, i, j, c));
+    if (p.plant == KERNELS_FAULT_PARTIAL_WARP && kc_lane() >= chunks) /* planted: a reduction over a partial warp */
+        return acc;
     return kc_warp_sum(acc);
 }
 
@@ -262,6 +273,8 @@ struct kc_attention {
     kc_row posr;
     float scale, cap;
     int capped, tile;
+    int64_t tile_rows; /* rows of a tile (kernels_attn_tile_rows: its shared memory within the chip's) */
+    int plant; /* a planted fault (enum kernels_fault; tests only) */
 };
 
 /* The cache rows [*lo, *hi] query row r attends (host.c's st_attention). */
@@ -317,19 +330,19 @@ __device__ void kc_tile_by_cols(const float *vt, int64_t vd, int n, float *vs)
     }
 }
 
-/* attention: a block a query head (y) and chunk (x), tiles of KERNELS_ATTN_TILE_ROWS rows (host.c's head_run for
+/* attention: a block a query head (y) and chunk (x), tiles of a.tile_rows rows (host.c's head_run for
  * one chunk): the query staged, per tile the key rows staged, the logits, the value rows staged and regrouped, then
  * each thread folds the tile into its copy of the state (every thread computes the same weights, held weights and
  * denominator) and its own value columns (a column's sum needs no other's); state and acc[head][column][chunk] out.
- * Dynamic shared memory: hd + vd + KERNELS_ATTN_TILE_ROWS · (max(hd, vd) + vd) floats. */
+ * Dynamic shared memory: hd + vd + tile_rows · (max(hd, vd) + vd) floats (kernels_attn_smem). */
 __global__ void kc_attention_chunk(kc_attention a, struct ka_softmax *st, float *acc)
 {
     if (!kc_row_get(a.posr, &a.pos)) /* the same for every thread: the block returns whole */
         return;
-    extern __shared__ float kc_smem[];
+    KC_DYNAMIC_SHARED(float, kc_smem);
     __shared__ float lg[KERNELS_ATTN_TILE_ROWS];
     int64_t wide = a.hd > a.vd ? a.hd : a.vd;
-    float *qt = kc_smem, *ac = qt + a.hd, *rows = ac + a.vd, *vs = rows + KERNELS_ATTN_TILE_ROWS * wide;
+    float *qt = kc_smem, *ac = qt + a.hd, *rows = ac + a.vd, *vs = rows + a.tile_rows * wide;
     float p[KERNELS_ATTN_TILE_ROWS], pt[KERNELS_ATTN_TILE_ROWS];
     int64_t head = blockIdx.y, c = blockIdx.x, g = head % a.h, lo, hi, t, cnt;
     const float *k = a.k + (g / a.group) * a.hd, *v = a.v + (g / a.group) * a.vd;
@@ -342,10 +355,11 @@ __global__ void kc_attention_chunk(kc_attention a, struct ka_softmax *st, float 
     struct ka_softmax s = {0.0f, 0.0f, 0};
     int64_t per = hi >= lo ? (hi - lo + 1 + a.splits - 1) / a.splits : 0, c0 = lo + c * per;
     int64_t c1 = c0 + per - 1 < hi ? c0 + per - 1 : hi;
-    for (int64_t t0 = c0; per > 0 && t0 <= c1; t0 += KERNELS_ATTN_TILE_ROWS) {
-        int n = (int)(c1 - t0 + 1 < KERNELS_ATTN_TILE_ROWS ? c1 - t0 + 1 : KERNELS_ATTN_TILE_ROWS);
-        kc_tile_rows(k + t0 * a.kstride, a.kstride, a.hd, n, a.tile, rows);
-        __syncthreads();
+    for (int64_t t0 = c0; per > 0 && t0 <= c1; t0 += a.tile_rows) {
+        int n = (int)(c1 - t0 + 1 < a.tile_rows ? c1 - t0 + 1 : a.tile_rows);
+        kc_tile_rows(k + t0 * a.kstride, a.kstride, a.hd, n - (a.plant == KERNELS_FAULT_TILE_SHORT), a.tile, rows);
+        if (a.plant != KERNELS_FAULT_MISSING_SYNC) /* the same for every thread */
+            __syncthreads();
         kc_tile_logits(a, qt, rows, n, lg);
         __syncthreads();
         kc_tile_rows(v + t0 * a.vstride, a.vstride, a.vd, n, a.tile, rows);
@@ -431,7 +445,7 @@ __global__ void kc_moe_down(kc_weights down, kc_moe_extra ex, const int64_t *sel
         return;
     float out = 0.0f;
     for (int64_t r = 0; r < k; r++) {
-        kc_product p = {hid + r * dff, dff, NULL, 0, down, dff, 0, sel[r] * d};
+        kc_product p = {hid + r * dff, dff, NULL, 0, down, dff, 0, sel[r] * d, 0};
         float o = kc_biased(kc_product_out(p, 0, i), ex.down_b, sel[r] * d + i);
         out = ka_axpy(out, wts[r], o);
     }
@@ -606,7 +620,7 @@ struct kc_gdn {
  * writes its columns' outputs; the memory is stored back once, rounded to the state's type. */
 __global__ void kc_gated_delta(kc_gdn p)
 {
-    extern __shared__ float kc_smem[];
+    KC_DYNAMIC_SHARED(float, kc_smem);
     int64_t eta = blockIdx.x, n = p.dk * p.dv, group = p.h / p.kh;
     float *S = kc_smem, *o = S + n, *state = p.state + eta * n, rdk = sqrtf((float)p.dk);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)

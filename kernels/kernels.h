@@ -39,8 +39,13 @@
 /* The most values one thread of a norm holds in registers while its block sums their squares and scales them. */
 #define KERNELS_NORM_VALUES_A_THREAD 8
 
-/* The cached rows an attention block stages in shared memory at a time (one tile of keys and of values). */
+/* The most cached rows an attention block stages in shared memory at a time (one tile of keys and of values);
+ * fewer where the chip's shared memory a block does not hold that many (kernels_attn_tile_rows). */
 #define KERNELS_ATTN_TILE_ROWS 64
+
+/* Bytes of a block's shared memory an attention's tile leaves for the kernels' static __shared__ arrays: all of them
+ * together (20,880 bytes), as the simulated device counts them against every launch. */
+#define KERNELS_SMEM_STATIC_RESERVE (24 * 1024)
 
 /* The most key/value heads one attention block takes (its warps are split among them). */
 #define KERNELS_ATTN_MAX_HEADS 4
@@ -155,6 +160,16 @@ int64_t kernels_attended_span(int64_t len, int64_t window);
 int64_t kernels_attn_heads_per_block(int64_t group, int64_t hd, int64_t vd, int64_t span, int64_t smem_bytes,
                                      int stage_bytes);
 
+/* The rows of one tile of the device's attention (kc_attention_chunk) on a chip giving smem_bytes of shared memory
+ * a block, for heads hd wide and values vd wide: the most, a power of two up to KERNELS_ATTN_TILE_ROWS (1 at least),
+ * whose dynamic shared memory (kernels_attn_smem) leaves KERNELS_SMEM_STATIC_RESERVE bytes of it. The host lane walks
+ * the same tiles. (Finding F36: a fixed 64 rows asked 146 KiB for tiny-deepseek's 320-wide heads, over the 99 KiB
+ * of rtx4090 and l40s.) */
+int64_t kernels_attn_tile_rows(int64_t smem_bytes, int64_t hd, int64_t vd);
+/* The dynamic shared memory of the device's attention block with tiles of `rows` rows: the query and the output
+ * accumulators, and a tile of rows max(hd, vd) wide and another vd wide (values regrouped by thread), f32. */
+int64_t kernels_attn_smem(int64_t rows, int64_t hd, int64_t vd);
+
 /* Chunks an attention's span is cut into so that `head_blocks` blocks of heads fill a chip of `sms` multiprocessors
  * (two blocks each), no chunk shorter than KERNELS_ATTN_SPLIT_ROWS: 1 when the heads alone fill it. */
 int64_t kernels_attn_splits(int64_t head_blocks, int64_t span, int32_t sms);
@@ -189,7 +204,13 @@ int kernels_point_of(const struct shim *s, struct kernels_point *out, char err[I
     X(CONV_TAP, "conv_tap")      /* the causal convolution takes each channel's taps in reverse order */ \
     X(GDN_STATE, "gdn_state")    /* the delta rule reads and writes its memory without the row's decay */ \
     X(DECAY_BIAS, "decay_bias")  /* the log-decay drops its dt bias: softplus(a) instead of softplus(a + dt_bias) */ \
-    X(STALE_STATE, "stale_state") /* the device's steps upload the host's stale caches and state every step */
+    X(STALE_STATE, "stale_state") /* the device's steps upload the host's stale caches and state every step */ \
+    X(MISSING_SYNC, "missing_sync") /* the device's attention reads its staged key tile with no __syncthreads */ \
+                                    /* before it */ \
+    X(GRID_SHORT, "grid_short")  /* the device's elementwise grid-stride loop stops one element short */ \
+    X(TILE_SHORT, "tile_short")  /* the device's attention stages its key tile one row short of what it reads */ \
+    X(PARTIAL_WARP, "partial_warp") /* the device's GEMV lanes with no chunk of the row skip the warp's butterfly */ \
+    X(STALE_ROW, "stale_row")    /* a captured step keeps the row indices (positions) it was captured at */
 enum kernels_fault {
 #define X(e, s) KERNELS_FAULT_##e,
     KERNELS_FAULTS(X)
@@ -267,13 +288,17 @@ bool kernels_device_built(void);
 const char *kernels_device_archs(void);
 /* The CUDA devices present: their number, or -1 with err ("fusecheck was built without CUDA", "no CUDA device: ..."). */
 int kernels_device_count(char err[IR_ERR_LEN]);
-/* Parse a --device value: "host" (-1 into *index), "cuda" (0) or "cuda:N"; 0, or -1 with err. */
+/* The index kernels_device_open takes for the simulated device: kernels.cu and device.cu built by the C++ compiler
+ * and run on the CPU (kernels/sim_*.cc), each launch checked as a GPU would not (docs/numerics.md). */
+#define KERNELS_DEVICE_SIM (-2)
+/* Parse a --device value: "host" (-1 into *index), "sim" (KERNELS_DEVICE_SIM), "cuda" (0) or "cuda:N"; 0, or -1
+ * with err. */
 int kernels_device_parse(const char *s, int *index, char err[IR_ERR_LEN]);
-/* Device `index` opened for the lane's launches (NULL with err: no such device, not built). Each launch runs at its
- * lane's operating point. */
+/* Device `index` opened for the lane's launches (NULL with err: no such device, not built), or the simulated device
+ * (KERNELS_DEVICE_SIM). Each launch runs at its lane's operating point. */
 struct kernels_device *kernels_device_open(int index, char err[IR_ERR_LEN]);
 void kernels_device_close(struct kernels_device *D);
-/* The backend name results.db keeps the device's rows under: "cuda:<device name>:sm_<major><minor>". */
+/* The backend name results.db keeps the device's rows under: "cuda:<device name>:sm_<major><minor>", or "sim". */
 const char *kernels_device_backend(const struct kernels_device *D);
 /* The backend name of a device called `name` of compute capability major.minor, written to out. */
 void kernels_device_backend_name(const char *name, int major, int minor, char *out, size_t cap);
@@ -299,7 +324,7 @@ bool kernels_device_host_given(const struct ir_graph *g, ir_tid t);
 int kernels_device_prepare(struct kernels_device *D, const struct kernels_point *p, const struct ir_graph *g,
                            char err[IR_ERR_LEN]);
 /* Plant fault f in every later launch (tests only; the device takes GEMV_ROW — its GEMV writes output j's value to
- * output j + 1 — and STALE_STATE; the others are the host lane's). */
+ * output j + 1 — STALE_STATE and the faults from MISSING_SYNC on; the others are the host lane's). */
 void kernels_device_plant_fault(struct kernels_device *D, enum kernels_fault f);
 /* Run top-level op `op` of g on the device over the buffers v: its stages launched in order on the device's stream,
  * quantized activations taken from lane L where it holds them; every CUDA error reported naming the launch and the
@@ -325,6 +350,13 @@ void kernels_device_use_graphs(struct kernels_device *D, bool on);
  * back to v, and the checkpoint rows the device holds are uploaded again next time (host bytes at a freed address
  * may hold other rows later). */
 void kernels_device_release(struct kernels_device *D, const struct ir_values *v);
+/* The simulated device's schedules: each launch run under n of them (1 to 3: threads in order, reversed, a random
+ * order drawn from `seed` at every barrier), all required to leave the same bits (3, seed 1 unless set). */
+void kernels_sim_schedules(int n, uint64_t seed);
+/* The chip the simulated device's next launches are held to: its name and the shared memory it gives a block
+ * (kernels_device_launch and kernels_device_step set it from the lane's point). */
+void kernels_sim_chip(const char *name, int64_t smem_bytes);
+
 /* What the device runner did so far. */
 struct kernels_device_stats {
     int64_t steps;          /* steps run whole on the device */
@@ -348,6 +380,8 @@ int kernels_lane_walk(struct kernels_lane *L, const struct ir_graph *g, int32_t 
 /* The chunks an attention's span is cut into at point p (a split attention's blocks a head), and how its tiles hold
  * their operands (enum ka_tile) — the host lane's and the device's geometry alike. */
 int64_t kernels_attention_chunks(const struct kernels_point *p, const struct ir_attention *s);
+/* The rows of its tiles at point p (kernels_attn_tile_rows at the chip's shared memory). */
+int64_t kernels_attention_tile_rows(const struct kernels_point *p, const struct ir_attention *s);
 int kernels_attention_tile(const struct kernels_point *p, const struct ir_attention *s);
 
 /* Run lane L's launches on device D instead of the host (NULL: back on the host); D stays the caller's. */

@@ -71,6 +71,19 @@ int64_t kernels_attn_heads_per_block(int64_t group, int64_t hd, int64_t vd, int6
     return min64(smem_bytes / per_head, KERNELS_ATTN_MAX_HEADS);
 }
 
+int64_t kernels_attn_smem(int64_t rows, int64_t hd, int64_t vd)
+{
+    return 4 * (hd + vd + rows * (max64(hd, vd) + vd));
+}
+
+int64_t kernels_attn_tile_rows(int64_t smem_bytes, int64_t hd, int64_t vd)
+{
+    int64_t rows = KERNELS_ATTN_TILE_ROWS;
+    while (rows > 1 && kernels_attn_smem(rows, hd, vd) + KERNELS_SMEM_STATIC_RESERVE > smem_bytes)
+        rows /= 2;
+    return rows;
+}
+
 int64_t kernels_attn_splits(int64_t head_blocks, int64_t span, int32_t sms)
 {
     if (head_blocks < 1 || span < 1 || sms < 1)

@@ -393,15 +393,15 @@ static int check_launch(struct run *r, int32_t i, struct ir_values *ref, struct 
     const struct ir_op *op = &g->ops[i];
     char err[IR_ERR_LEN];
     int64_t ambiguous = 0;
+    /* the host twin first: its loads clear the bounds of what it reads, which the lane's bounds then set */
+    int rc = r->host ? host_twin(r, i, ref, pre, sg, src, unquantized) : 0;
     swap_recurrent(g, op, ref, pre);
-    int rc = load_inputs(r, i, ref, sg, src, unquantized) || kernels_lane_launch(r->lane, g, i, r->lanev, r->err);
+    rc = rc || load_inputs(r, i, ref, sg, src, unquantized) || kernels_lane_launch(r->lane, g, i, r->lanev, r->err);
     if (!rc && kernels_bounds_launch(r->in->point, g, i, ref, r->bounds, &ambiguous, err)) {
         snprintf(r->err, IR_ERR_LEN, "launch %d (%s): bounds: %.400s", (int)i, kernels_launch_kernel(op), err);
         rc = -1;
     }
     swap_recurrent(g, op, ref, pre);
-    if (!rc && r->host)
-        rc = host_twin(r, i, ref, pre, sg, src, unquantized);
     if (rc)
         return -1;
     if (unquantized)
@@ -707,8 +707,8 @@ static bool leaf_shape(const struct kernels_point *p, const struct ir_op *leaf, 
         int64_t blocks = a->rows * ((a->kv + hpb - 1) / hpb);
         l->grid = blocks * kernels_attn_splits(blocks, span, p->chip->sms);
         l->block = 32 * hpb * group;
-        int64_t tile = span < KERNELS_ATTN_TILE_ROWS ? span : KERNELS_ATTN_TILE_ROWS;
-        l->smem_bytes = hpb * (tile * (a->hd + a->vd) * acc.stage_bytes + group * (a->hd + a->vd) * 4);
+        /* the device's block: a query head's tiles, within the chip's shared memory a block (finding F36) */
+        l->smem_bytes = kernels_attn_smem(kernels_attention_tile_rows(p, a), a->hd, a->vd);
         return true;
     }
     case IR_KIND_RMS_NORM:
