@@ -6,7 +6,7 @@
  * and then placed where its destination says. Every sum is a plain sequential loop in increasing index order, and no
  * product is fused into an addition, so the same graph gives the same bytes on every run, compiler and level.
  * docs/semantics.md states each op's meaning; this file follows it. */
-#include "ir.h"
+#include "eval_values.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -45,30 +45,6 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* ── Values ──────────────────────────────────────────────────────────────────────────────────────────────── */
-
-/* A constant kept as checkpoint rows: `srows` stored rows of `slen` values each, `row_bytes` bytes a row. */
-struct ckpt {
-    enum ir_format format;
-    bool transposed;
-    int64_t srows, slen, row_bytes;
-    unsigned char *bytes;
-    bool borrowed; /* bytes lie in a mapped GGUF file: read, never written or freed */
-};
-
-/* One tensor's values: plain f32 values, or (f == NULL) a checkpoint constant's quantized rows. */
-struct tval {
-    float *f;
-    int64_t len;
-    int64_t rows, cols;
-    struct ckpt q;
-};
-
-struct ir_values {
-    int32_t n;
-    struct tval *t;
-    size_t bytes;
-    bool q8_activations; /* products by q8_0/q4_0 rows take q8_0 activations (ir_values_quantize_activations) */
-};
 
 /* Whether tensor t of g is kept as checkpoint rows. */
 static bool is_ckpt(const struct ir_tensor *t)
@@ -854,16 +830,6 @@ static ir_tid operand(struct ev *e, int i)
     return t;
 }
 
-/* Dequantize a stored row's values [from, from+n) of checkpoint q: the returned pointer holds them (buf holds room
- * for the row's slen values). */
-static const float *ck_slice(const struct ckpt *q, int64_t s, int64_t from, int64_t n, float *buf)
-{
-    int64_t blk = ir_format_block_values(q->format), bb = ir_format_block_bytes(q->format);
-    int64_t b0 = from / blk, b1 = (from + n + blk - 1) / blk;
-    ir_ggml_dequantize(q->format, q->bytes + s * q->row_bytes + b0 * bb, (b1 - b0) * blk, buf);
-    return buf + (from - b0 * blk);
-}
-
 /* A checkpoint tensor's values in logical row-major order, dequantized into scratch; NULL with err. */
 static const float *dequant_all(struct ev *e, ir_tid t)
 {
@@ -874,7 +840,7 @@ static const float *dequant_all(struct ev *e, ir_tid t)
     if (!row)
         return NULL;
     for (int64_t s = 0; s < q->srows; s++) {
-        const float *r = ck_slice(q, s, 0, q->slen, row);
+        const float *r = ir_eval_ck_slice(q, s, 0, q->slen, row);
         for (int64_t j = 0; j < q->slen; j++)
             all[q->transposed ? j * tv->cols + s : s * tv->cols + j] = r[j];
     }
@@ -1060,15 +1026,6 @@ static float q127(float x)
 
 /* ── Weights: a matrix read a row, or a run of blocks, at a time ─────────────────────────────────────────── */
 
-/* A rows × cols matrix operand: plain row-major values, or a checkpoint constant's quantized rows. */
-struct wts {
-    const float *plain;
-    const struct ckpt *q;
-    int64_t rows, cols;
-    float *buf;  /* a stored row's room, for a checkpoint */
-    float *acts; /* room for one row of q8_0 activation blocks, when products take them (else NULL) */
-};
-
 /* Whether products by checkpoint q take q8_0 activations in values v: q8_0 or q4_0 rows, a stored row an output. */
 static bool takes_q8_activations(const struct ir_values *v, const struct ckpt *q)
 {
@@ -1099,76 +1056,6 @@ static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *
     return w->buf && (w->acts || !takes_q8_activations(e->v, w->q)) ? 0 : -1;
 }
 
-/* wts_matmul's product as llama.cpp's CPU backend computes it: each row of x quantized to q8_0 blocks, each output
- * its stored row's block sums. Whether it applied (the contracted run whole blocks of the stored rows). */
-static bool wts_matmul_q8(const struct wts *w, int64_t r0, int64_t kdim, int64_t c0, int64_t nc, const float *x,
-                          int64_t m, int64_t xs, float *y, int64_t ys)
-{
-    if (!w->acts || r0 % 32 != 0 || kdim % 32 != 0)
-        return false;
-    const struct ckpt *q = w->q;
-    int64_t block_bytes = ir_format_block_bytes(q->format);
-    for (int64_t i = 0; i < m; i++) {
-        ir_ggml_q8_activations(x + i * xs, kdim, w->acts);
-        for (int64_t j = 0; j < nc; j++) {
-            const unsigned char *row = q->bytes + (c0 + j) * q->row_bytes + r0 / 32 * block_bytes;
-            ir_ggml_dot_q8_activations(q->format, row, w->acts, kdim, &y[i * ys + j]);
-        }
-    }
-    return true;
-}
-
-/* Logical row r of a matrix into dst (cols values). */
-static void wts_row(const struct wts *w, int64_t r, float *dst)
-{
-    if (w->plain) {
-        memcpy(dst, w->plain + r * w->cols, sizeof(float) * (size_t)w->cols);
-    } else if (!w->q->transposed) {
-        memcpy(dst, ck_slice(w->q, r, 0, w->cols, w->buf), sizeof(float) * (size_t)w->cols);
-    } else {
-        for (int64_t c = 0; c < w->cols; c++)
-            dst[c] = ck_slice(w->q, c, r, 1, w->buf)[0];
-    }
-}
-
-/* y[i·ys + j] = Σ_{t<kdim} x[i·xs + t] · W[r0 + t][c0 + j] for i < m, j < nc, each sum from 0 in increasing t. */
-static void wts_matmul(const struct wts *w, int64_t r0, int64_t kdim, int64_t c0, int64_t nc, const float *x,
-                       int64_t m, int64_t xs, float *y, int64_t ys)
-{
-    if (m == 0 || nc == 0)
-        return; /* an empty result: no loop over kdim, however long */
-    if (wts_matmul_q8(w, r0, kdim, c0, nc, x, m, xs, y, ys))
-        return;
-    if (w->q && w->q->transposed) {
-        for (int64_t j = 0; j < nc; j++) {
-            const float *col = ck_slice(w->q, c0 + j, r0, kdim, w->buf);
-            for (int64_t i = 0; i < m; i++) {
-                float acc = 0.0f;
-                for (int64_t t = 0; t < kdim; t++) {
-                    float p = x[i * xs + t] * col[t];
-                    acc += p;
-                }
-                y[i * ys + j] = acc;
-            }
-        }
-        return;
-    }
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < nc; j++)
-            y[i * ys + j] = 0.0f;
-    for (int64_t t = 0; t < kdim; t++) {
-        const float *row = w->plain ? w->plain + (r0 + t) * w->cols + c0 : ck_slice(w->q, r0 + t, c0, nc, w->buf);
-        for (int64_t i = 0; i < m; i++) {
-            float xv = x[i * xs + t];
-            float *yr = y + i * ys;
-            for (int64_t j = 0; j < nc; j++) {
-                float p = xv * row[j];
-                yr[j] += p;
-            }
-        }
-    }
-}
-
 /* ── Primitive ops ───────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Whether every size is non-negative; else -1 with err. */
@@ -1193,7 +1080,7 @@ static int ev_matmul(struct ev *e)
     float *y = result(e, mulc(s->m, s->n));
     if (!y)
         return -1;
-    wts_matmul(&w, 0, s->k, 0, s->n, x, s->m, s->k, y, s->n);
+    ir_eval_wts_matmul(&w, 0, s->k, 0, s->n, x, s->m, s->k, y, s->n);
     return 0;
 }
 
@@ -1365,7 +1252,7 @@ static int ev_row_gather(struct ev *e)
     float *y = result(e, s->cols);
     if (!y)
         return -1;
-    wts_row(&w, r, y);
+    ir_eval_wts_row(&w, r, y);
     return 0;
 }
 
@@ -1386,7 +1273,7 @@ static int ev_rows_gather(struct ev *e)
         int64_t r = 0;
         if (index_of(e, idx[c], 0, s->rows - 1, "row", &r))
             return -1;
-        wts_row(&w, r, y + c * s->cols);
+        ir_eval_wts_row(&w, r, y + c * s->cols);
     }
     return 0;
 }
@@ -1754,20 +1641,20 @@ static int ev_moe(struct ev *e)
         free(ix);
         return fail(e, "out of memory");
     }
-    wts_matmul(&a.R, 0, s->d, 0, s->experts, a.x, 1, s->d, prob, s->experts);
+    ir_eval_wts_matmul(&a.R, 0, s->d, 0, s->experts, a.x, 1, s->d, prob, s->experts);
     add_bias(prob, a.rb, s->experts);
     moe_route(s, prob, a.corr, &room, ix, w);
     for (int64_t i = 0; i < s->d; i++)
         y[i] = 0.0f;
     for (int64_t r = 0; r < s->k; r++) {
         int64_t ex = ix[r];
-        wts_matmul(&a.G, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, gate, s->dff);
-        wts_matmul(&a.U, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, up, s->dff);
+        ir_eval_wts_matmul(&a.G, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, gate, s->dff);
+        ir_eval_wts_matmul(&a.U, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, up, s->dff);
         add_bias(gate, a.gb ? a.gb + ex * s->dff : NULL, s->dff);
         add_bias(up, a.ub ? a.ub + ex * s->dff : NULL, s->dff);
         for (int64_t j = 0; j < s->dff; j++)
             gate[j] = moe_act(s, gate[j], up[j]);
-        wts_matmul(&a.D, 0, s->dff, ex * s->d, s->d, gate, 1, s->dff, down, s->d);
+        ir_eval_wts_matmul(&a.D, 0, s->dff, ex * s->d, s->d, gate, 1, s->dff, down, s->d);
         add_bias(down, a.db ? a.db + ex * s->d : NULL, s->d);
         for (int64_t i = 0; i < s->d; i++) {
             float t = w[r] * down[i];
@@ -1978,7 +1865,7 @@ static int ev_head_matmul(struct ev *e)
     if (!y || mulc(s->m, yb) == 0)
         return y ? 0 : -1;
     for (int64_t h = 0; h < s->heads; h++)
-        wts_matmul(&w, h * s->a, s->a, 0, s->b, x + h * s->a, s->m, xa, y + h * s->b, yb);
+        ir_eval_wts_matmul(&w, h * s->a, s->a, 0, s->b, x + h * s->a, s->m, xa, y + h * s->b, yb);
     return 0;
 }
 

@@ -979,6 +979,11 @@ void ir_values_use_gguf(const struct ir_gguf *f);
  * nothing. 0, or -1 (nothing planted) for a name that is no evaluator fault. */
 #define IR_EVAL_PLANTS "rope_base"
 int ir_eval_plant(const char *name);
+/* From now on evaluations run their matrix products on up to n threads (1: the calling thread alone; clamped to
+ * 1..64). Each output's sum stays in one thread in its documented order, so the bits do not depend on n. */
+void ir_eval_set_threads(int n);
+/* The thread count ir_eval_set_threads set (1 by default). */
+int ir_eval_threads(void);
 /* Run g's ops in order over v. 0 on success, else err. */
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);
 /* Run `n` ops (their tensors are g's) over v. */
