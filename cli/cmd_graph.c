@@ -279,14 +279,19 @@ int cli_cmd_eval(int argc, char **argv)
                                          {"logits", required_argument, NULL, 'o'},
                                          {"top", required_argument, NULL, 'k'},
                                          {"activations", required_argument, NULL, 'a'},
+                                         CLI_THREADS_OPTION,
                                          CLI_EMPTY_OPTION,
                                          {0, 0, 0, 0}};
     struct cli_lift l = cli_lift_defaults();
     struct eval_args a = {.seed = 1, .top = 5};
-    int rc = CLI_OK;
+    int rc = cli_threads("eval", NULL);
     optind = 1;
     opterr = 0;
     for (int c; rc == CLI_OK && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'T') {
+            rc = cli_threads("eval", optarg);
+            continue;
+        }
         if (strchr("stoka", c)) {
             rc = eval_option(&a, c, optarg);
             continue;
