@@ -341,6 +341,10 @@ const char *cli_llama_version(void);
  * outside the vocabulary (refused before any decode), a build without llama.cpp. */
 int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bool step_by_step,
                      struct cli_llama_run *out, char err[IR_ERR_LEN]);
+/* Like cli_llama_logits of one batch, only the last token asking for its logits (as llama.cpp runs a prompt):
+ * *out holds that one row (n 1). */
+int cli_llama_last_logits(const char *gguf_path, const int32_t *tokens, int32_t n, struct cli_llama_run *out,
+                          char err[IR_ERR_LEN]);
 /* Free a run's logits and zero it (a zeroed run may be freed). */
 void cli_llama_run_free(struct cli_llama_run *run);
 

@@ -30,7 +30,7 @@ static const struct cli_command commands[] = {
      cli_cmd_crosscheck},
     {"eval", "evaluate a graph; print each observed and carried tensor's digest",
      "fusecheck eval FILE|MODEL [--mode M] [--layers N|all] [--ctx N] [--weights F] [--allow-empty] [--seed N] [--tokens T1,T2,... "
-     "[--logits OUT.f32|OUT.npy] [--top K] [--activations f32|q8_0]] [--threads N]", cli_cmd_eval},
+     "[--logits OUT.f32|OUT.npy] [--top K] [--activations f32|q8_0] [--last]] [--threads N]", cli_cmd_eval},
     {"rules", "list every step of the optimizer in order, with the classes it builds",
      "fusecheck rules [--guards] [--shim NAME]", cli_cmd_rules},
     {"shims", "list the shims", "fusecheck shims", cli_cmd_shims},
