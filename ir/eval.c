@@ -746,6 +746,7 @@ struct ev {
     float *scratch[EV_SCRATCH];
     int nscratch;
     int64_t scratch_bytes, scratch_cap;
+    bool *done; /* top-level ops already computed with an earlier one (mixtures batched per expert), or NULL */
 };
 
 /* The handle a leaf hook gets: the evaluation context of the leaf being computed. */
@@ -1991,6 +1992,301 @@ static int (*const prim_fns[IR_KIND_COUNT])(struct ev *) = {
 #undef ROW
 };
 
+/* ── Mixtures batched per expert ──────────────────────────────────────────────────────────────────────────── */
+
+/* A prefill's mixture is one moe op a row, each row gathered from the normed rows before it and set into the
+ * layer's table after. Those ops are evaluated together when they reach the first: every row routed, then each
+ * expert's rows multiplied at once (a product of several rows keeps each output's sum, so each row's values are the
+ * ones its own op computes), each row's result summed in its own rank order. A run is batched only where doing so
+ * early changes nothing another op of the run reads or writes; elsewhere each op runs alone. */
+
+#define MOE_BATCH_MAX 4096
+
+static int place(struct ev *e);
+static int eval_op(struct ev *e, const struct ir_op *op, int depth);
+
+/* Whether op is primitive op of kind k. */
+static bool is_kind(const struct ir_op *op, enum ir_kind k)
+{
+    return op->sym == IR_SYM_PRIM && op->spec.kind == k;
+}
+
+/* Whether op writes tensor t: its result, its destination, or (set_row) the table it updates. */
+static bool op_writes(const struct ir_op *op, ir_tid t)
+{
+    return op->out == t || op->dst.buf == t || (is_kind(op, IR_KIND_SET_ROW) && op->nins > 0 && op->ins[0] == t);
+}
+
+/* Whether op reads tensor t. */
+static bool op_reads(const struct ir_op *op, ir_tid t)
+{
+    for (int32_t k = 0; k < op->nins; k++)
+        if (op->ins[k] == t)
+            return true;
+    return false;
+}
+
+/* Whether two optional reals are alike. */
+static bool optf_same(struct ir_optf a, struct ir_optf b) { return a.has == b.has && (!a.has || a.v == b.v); }
+
+/* Whether two mixtures' specs are alike. */
+static bool moe_spec_same(const struct ir_moe *a, const struct ir_moe *b)
+{
+    return a->d == b->d && a->k == b->k && a->dff == b->dff && a->experts == b->experts && a->act == b->act &&
+           a->bias == b->bias && a->topk_softmax == b->topk_softmax && a->sigmoid == b->sigmoid &&
+           a->no_renorm == b->no_renorm && a->correction == b->correction && a->groups == b->groups &&
+           a->topk_groups == b->topk_groups && optf_same(a->scale, b->scale) && optf_same(a->alpha, b->alpha) &&
+           optf_same(a->limit, b->limit);
+}
+
+/* Whether op b is the mixture a on another row: a moe of a's spec reading a's weights, every operand read whole. */
+static bool same_mixture(const struct ir_op *a, const struct ir_op *b)
+{
+    if (!is_kind(b, IR_KIND_MOE) || b->nins != a->nins || !b->access || !moe_spec_same(&a->spec.u.moe, &b->spec.u.moe))
+        return false;
+    for (int32_t k = 0; k < b->nins; k++)
+        if (b->access[k].strided || (k > 0 && b->ins[k] != a->ins[k]))
+            return false;
+    return true;
+}
+
+/* Whether no op of ops[from, to) writes t. */
+static bool unwritten(const struct ir_op *ops, int32_t from, int32_t to, ir_tid t)
+{
+    for (int32_t p = from; p < to; p++)
+        if (op_writes(&ops[p], t))
+            return false;
+    return true;
+}
+
+/* The gather in ops(i, j) that computes mixture j's row, when j can be computed at i: its row gathered from values
+ * no op of ops[i, j) writes, that row written by nothing else there nor read by ops[i], its weights written by
+ * nothing there, and its result neither read nor written there. -1 when it cannot. */
+static int32_t moe_early_gather(const struct ir_op *ops, int32_t i, int32_t j)
+{
+    ir_tid x = ops[j].ins[0];
+    int32_t g = -1;
+    if (op_reads(&ops[i], x))
+        return -1;
+    for (int32_t p = i + 1; p < j; p++) {
+        const struct ir_op *op = &ops[p];
+        if (op_reads(op, ops[j].out) || op_reads(op, ops[j].dst.buf) || op_writes(op, ops[j].out) ||
+            op_writes(op, ops[j].dst.buf))
+            return -1;
+        if (op_writes(op, x)) {
+            if (g != -1 || !is_kind(op, IR_KIND_ROW_GATHER) || op->out != x || op->dst.buf != x)
+                return -1;
+            g = p;
+        }
+        for (int32_t k = 1; k < ops[j].nins; k++)
+            if (op_writes(op, ops[j].ins[k]))
+                return -1;
+    }
+    if (g < 0)
+        return -1;
+    for (int32_t k = 0; k < ops[g].nins; k++)
+        if (!unwritten(ops, i, g, ops[g].ins[k]))
+            return -1;
+    return g;
+}
+
+/* The mixtures computed with ops[i] (into at[], their gathers into gat[]): the moe ops after it of the same mixture,
+ * up to the first op that is no row gather, set_row or such a mixture, each while it can be computed at i. Their
+ * count (ops[i] first). */
+static int32_t moe_batch_of(const struct ir_op *ops, int32_t n, int32_t i, int32_t *at, int32_t *gat)
+{
+    int32_t nb = 1;
+    at[0] = i;
+    gat[0] = -1;
+    for (int32_t j = i + 1; j < n && nb < MOE_BATCH_MAX; j++) {
+        if (is_kind(&ops[j], IR_KIND_ROW_GATHER) || is_kind(&ops[j], IR_KIND_SET_ROW))
+            continue;
+        if (!same_mixture(&ops[i], &ops[j]) || (gat[nb] = moe_early_gather(ops, i, j)) < 0)
+            break;
+        at[nb++] = j;
+    }
+    return nb;
+}
+
+/* A batch's room: rows × d inputs, the router's rows × experts, each row's k choices and weights, each row's k
+ * expert outputs (d each), and an expert's rows' inputs, gates, ups and downs. */
+struct moe_batch_room {
+    float *x, *prob, *w, *outs, *xe, *gate, *up, *down;
+    int64_t *ix, *rows_of;
+};
+
+/* Free a batch's room. */
+static void moe_batch_free(struct moe_batch_room *b)
+{
+    free(b->x);
+    free(b->prob);
+    free(b->w);
+    free(b->outs);
+    free(b->xe);
+    free(b->gate);
+    free(b->up);
+    free(b->down);
+    free(b->ix);
+    free(b->rows_of);
+}
+
+/* Allocate a batch's room for nb rows; whether it was. */
+static bool moe_batch_alloc(const struct ir_moe *s, int64_t nb, struct moe_batch_room *b)
+{
+    size_t r = (size_t)nb, k = (size_t)max64(s->k, 1), d = (size_t)s->d, f = (size_t)s->dff;
+    memset(b, 0, sizeof *b);
+    b->x = malloc(sizeof(float) * r * d + 1);
+    b->prob = malloc(sizeof(float) * r * (size_t)s->experts + 1);
+    b->w = malloc(sizeof(float) * r * k);
+    b->outs = malloc(sizeof(float) * r * k * d + 1);
+    b->xe = malloc(sizeof(float) * r * d + 1);
+    b->gate = malloc(sizeof(float) * r * f + 1);
+    b->up = malloc(sizeof(float) * r * f + 1);
+    b->down = malloc(sizeof(float) * r * d + 1);
+    b->ix = malloc(sizeof(int64_t) * r * k);
+    b->rows_of = malloc(sizeof(int64_t) * r * k);
+    return b->x && b->prob && b->w && b->outs && b->xe && b->gate && b->up && b->down && b->ix && b->rows_of;
+}
+
+/* Expert ex's rows of the batch (the (row, rank) pairs b->rows_of lists, cnt of them) through its gate, up and down,
+ * each row's output into its slot of b->outs. */
+static void moe_expert_rows(const struct ir_moe *s, const struct moe_args *a, struct moe_batch_room *b, int64_t ex,
+                            int64_t cnt)
+{
+    for (int64_t c = 0; c < cnt; c++)
+        memcpy(b->xe + c * s->d, b->x + b->rows_of[c] / max64(s->k, 1) * s->d, sizeof(float) * (size_t)s->d);
+    ir_eval_wts_matmul(&a->G, 0, s->d, ex * s->dff, s->dff, b->xe, cnt, s->d, b->gate, s->dff);
+    ir_eval_wts_matmul(&a->U, 0, s->d, ex * s->dff, s->dff, b->xe, cnt, s->d, b->up, s->dff);
+    for (int64_t c = 0; c < cnt; c++) {
+        float *gate = b->gate + c * s->dff, *up = b->up + c * s->dff;
+        add_bias(gate, a->gb ? a->gb + ex * s->dff : NULL, s->dff);
+        add_bias(up, a->ub ? a->ub + ex * s->dff : NULL, s->dff);
+        for (int64_t j = 0; j < s->dff; j++)
+            gate[j] = moe_act(s, gate[j], up[j]);
+    }
+    ir_eval_wts_matmul(&a->D, 0, s->dff, ex * s->d, s->d, b->gate, cnt, s->dff, b->down, s->d);
+    for (int64_t c = 0; c < cnt; c++) {
+        add_bias(b->down + c * s->d, a->db ? a->db + ex * s->d : NULL, s->d);
+        memcpy(b->outs + b->rows_of[c] * s->d, b->down + c * s->d, sizeof(float) * (size_t)s->d);
+    }
+}
+
+/* Route every row of the batch, then run each expert over its rows. 0, or -1 with err. */
+static int moe_batch_experts(struct ev *e, const struct ir_moe *s, const struct moe_args *a, int64_t nb,
+                             struct moe_batch_room *b)
+{
+    struct moe_route_room room;
+    int64_t k = s->k;
+    if (!moe_room_alloc(s, &room)) {
+        moe_room_free(&room);
+        return fail(e, "out of memory");
+    }
+    ir_eval_wts_matmul(&a->R, 0, s->d, 0, s->experts, b->x, nb, s->d, b->prob, s->experts);
+    for (int64_t r = 0; r < nb; r++) {
+        add_bias(b->prob + r * s->experts, a->rb, s->experts);
+        moe_route(s, b->prob + r * s->experts, a->corr, &room, b->ix + r * k, b->w + r * k);
+    }
+    moe_room_free(&room);
+    for (int64_t ex = 0; ex < s->experts; ex++) {
+        int64_t cnt = 0;
+        for (int64_t slot = 0; slot < nb * k; slot++)
+            if (b->ix[slot] == ex)
+                b->rows_of[cnt++] = slot; /* row slot / k, its rank slot % k */
+        if (cnt)
+            moe_expert_rows(s, a, b, ex, cnt);
+    }
+    return 0;
+}
+
+/* Each batched op's result: Σ over its row's ranks in order of weight × output, then placed. 0, or -1 with err. */
+static int moe_batch_results(struct ev *e, const struct ir_op *ops, const int32_t *at, int64_t nb,
+                             const struct moe_batch_room *b)
+{
+    const struct ir_moe *s = &ops[at[0]].spec.u.moe;
+    for (int64_t r = 0; r < nb; r++) {
+        e->op = &ops[at[r]];
+        e->top = at[r];
+        float *y = result(e, s->d);
+        if (!y)
+            return -1;
+        for (int64_t i = 0; i < s->d; i++)
+            y[i] = 0.0f;
+        for (int64_t q = 0; q < s->k; q++) {
+            const float *o = b->outs + (r * s->k + q) * s->d;
+            for (int64_t i = 0; i < s->d; i++) {
+                float t = b->w[r * s->k + q] * o[i];
+                y[i] += t;
+            }
+        }
+        if (place(e))
+            return -1;
+    }
+    return 0;
+}
+
+/* Evaluate the batch: ops[at[0]] and the mixtures after it whose gathers (gat) run first. 0, or -1 with err. */
+static int moe_batch_run(struct ev *e, const struct ir_op *ops, const int32_t *at, const int32_t *gat, int64_t nb)
+{
+    int32_t top = e->top;
+    for (int64_t r = 1; r < nb; r++) {
+        e->top = gat[r];
+        int rc = eval_op(e, &ops[gat[r]], 0);
+        if (rc)
+            return rc;
+    }
+    e->top = top;
+    e->op = &ops[at[0]];
+    const struct ir_moe *s = &e->op->spec.u.moe;
+    struct moe_args a;
+    struct moe_batch_room b;
+    if (moe_args_get(e, s, &a))
+        return -1;
+    int rc = moe_batch_alloc(s, nb, &b) ? 0 : fail(e, "out of memory for a batch of %lld rows", (long long)nb);
+    for (int64_t r = 0; rc == 0 && r < nb; r++) {
+        e->op = &ops[at[r]];
+        const float *x = arg(e, 0, s->d);
+        if (!x)
+            rc = -1;
+        else
+            memcpy(b.x + r * s->d, x, sizeof(float) * (size_t)s->d);
+    }
+    e->op = &ops[at[0]];
+    if (rc == 0)
+        rc = moe_batch_experts(e, s, &a, nb, &b);
+    if (rc == 0)
+        rc = moe_batch_results(e, ops, at, nb, &b);
+    moe_batch_free(&b);
+    scratch_free(e);
+    for (int64_t r = 1; rc == 0 && r < nb; r++)
+        e->done[at[r]] = true;
+    return rc;
+}
+
+/* Evaluate top-level op i with the mixtures after it that can be batched with it; 1 when it is no such op (or
+ * batching it would change nothing), else 0 or -1 with err. */
+static int moe_batched(struct ev *e, const struct ir_op *ops, int32_t n, int32_t i)
+{
+    const struct ir_op *op = &ops[i];
+    if (e->hooks || !is_kind(op, IR_KIND_MOE) || !same_mixture(op, op) || !moe_routing_ok(&op->spec.u.moe))
+        return 1;
+    const struct ir_moe *s = &op->spec.u.moe;
+    if (s->experts < 1 || s->k > s->experts || s->k < 0 || (int)s->act < 0 || s->act >= IR_MOE_COUNT ||
+        sizes_ok(e, (const int64_t[]){s->d, s->k, s->dff, s->experts}, 4))
+        return 1; /* its own evaluation says why */
+    int32_t *at = malloc(sizeof(int32_t) * 2 * MOE_BATCH_MAX);
+    if (!at)
+        return 1;
+    int32_t nb = moe_batch_of(ops, n, i, at, at + MOE_BATCH_MAX);
+    if (nb < 2 || (!e->done && !(e->done = calloc((size_t)n, sizeof *e->done)))) {
+        free(at);
+        return 1;
+    }
+    e->op = op;
+    int rc = moe_batch_run(e, ops, at, at + MOE_BATCH_MAX, nb);
+    free(at);
+    return rc;
+}
+
 /* ── Views, quantization, placement, fused ops ───────────────────────────────────────────────────────────── */
 
 /* view: y = x[offset, offset + len(y)). */
@@ -2236,14 +2532,18 @@ int ir_eval_ops_hooked(const struct ir_graph *g, const struct ir_op *ops, int32_
     e.hooks = hooks;
     /* Working buffers stay within a few times the graph's own values (a quantized table dequantized whole). */
     e.scratch_cap = min64(IR_EVAL_MAX_BYTES, addc(mulc((int64_t)v->bytes, 8), EV_SCRATCH_SLACK));
-    for (int32_t i = 0; i < n; i++) {
+    int rc = 0;
+    for (int32_t i = 0; i < n && rc == 0; i++) {
         e.top = i;
-        if (eval_op(&e, &ops[i], 0)) {
-            scratch_free(&e);
-            return -1;
-        }
+        if (e.done && e.done[i])
+            continue; /* computed with an earlier op */
+        rc = moe_batched(&e, ops, n, i);
+        if (rc == 1)
+            rc = eval_op(&e, &ops[i], 0);
     }
-    return 0;
+    scratch_free(&e);
+    free(e.done);
+    return rc ? -1 : 0;
 }
 
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])
