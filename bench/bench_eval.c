@@ -80,6 +80,7 @@ static struct cost reap(pid_t pid, double t0)
 /* Run argv (stdout to /dev/null); its cost. */
 static struct cost run_command(char *const argv[])
 {
+    fflush(stdout); /* a child must not write this process's buffered lines again */
     double t0 = now_s();
     pid_t pid = fork();
     if (pid == 0) {
@@ -94,6 +95,7 @@ static struct cost run_command(char *const argv[])
 /* Run the tokens through llama.cpp in a child process; its cost. */
 static struct cost run_llama(const char *path, const int32_t *tokens, int32_t n)
 {
+    fflush(stdout); /* a child must not write this process's buffered lines again */
     double t0 = now_s();
     pid_t pid = fork();
     if (pid == 0) {

@@ -118,6 +118,8 @@ static int compare_rewritten(const struct ir_graph *g, const struct rules_optimi
 {
     char err[IR_ERR_LEN];
     struct ir_values *a = ir_values_new(g, seed, err);
+    if (a)
+        ir_values_free_dead(a, true); /* only observed and carried values are compared */
     if (!a || ir_eval(g, a, err)) {
         fprintf(stderr, "fusecheck: diff: the lifted graph does not evaluate: %s\n", err);
         ir_values_free(a);

@@ -165,6 +165,7 @@ int cli_eval_tokens(const struct ir_graph *g, uint64_t seed, bool prefill, bool 
     int rc = -1;
     if (v) {
         ir_values_quantize_activations(v, q8_activations);
+        ir_values_free_dead(v, true); /* only the logits and the caches are read after a step */
         zero_state(g, v);
         rc = prefill ? run_chunk(g, v, tok, pos, logits, tokens, n, out, err)
                      : run_steps(g, v, tok, pos, logits, tokens, out, err);

@@ -99,12 +99,18 @@ void ir_values_quantize_activations(struct ir_values *v, bool on)
     v->q8_activations = on;
 }
 
+void ir_values_free_dead(struct ir_values *v, bool on)
+{
+    v->free_dead = on;
+}
+
 void ir_values_free(struct ir_values *v)
 {
     if (!v)
         return;
     for (int32_t i = 0; i < v->n; i++) {
-        free(v->t[i].f);
+        if (!v->t[i].f_borrowed)
+            free(v->t[i].f);
         if (!v->t[i].q.borrowed)
             free(v->t[i].q.bytes);
     }
@@ -600,13 +606,12 @@ static ir_tid constant_twin(const struct ir_tensor *t, const struct ir_graph *do
     return alike ? d : IR_NONE;
 }
 
-/* Copy a twin constant's values (allocated alike by alloc_tensor) from `from` into tv. */
-static void copy_values(struct tval *tv, const struct tval *from)
+/* Borrow a twin constant's storage (the same shape and format) from `from`: read where it lies, never freed here. */
+static void borrow_values(struct tval *tv, const struct tval *from)
 {
-    if (tv->f)
-        memcpy(tv->f, from->f, sizeof(float) * (size_t)tv->len);
-    else
-        memcpy(tv->q.bytes, from->q.bytes, (size_t)mulc(tv->q.srows, tv->q.row_bytes));
+    *tv = *from;
+    tv->f_borrowed = from->f != NULL;
+    tv->q.borrowed = from->f == NULL;
 }
 
 /* The GGUF file whose tensors give constants their values (ir_values_use_gguf), or NULL. */
@@ -708,11 +713,9 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
             v->bytes += (size_t)tensor_bytes(t);
             continue;
         }
-        rc = alloc_tensor(tv, t);
         ir_tid twin = donor ? constant_twin(t, donor_g) : IR_NONE;
-        if (rc == 0 && twin != IR_NONE)
-            copy_values(tv, &donor->t[twin]);
-        else if (rc == 0 && (rc = rotary_frequencies(&f)) == 0)
+        rc = twin != IR_NONE ? (borrow_values(tv, &donor->t[twin]), 0) : alloc_tensor(tv, t);
+        if (rc == 0 && twin == IR_NONE && (rc = rotary_frequencies(&f)) == 0)
             rc = tv->f ? (fill_plain(tv, &f, rng), 0) : fill_ckpt(tv, &f, rng);
         free(f.freq);
         if (rc != 0) {
@@ -2511,6 +2514,90 @@ static int eval_op(struct ev *e, const struct ir_op *op, int depth)
     return rc;
 }
 
+/* ── Liveness: an activation freed after its last reader ─────────────────────────────────────────────────── */
+
+/* Note top-level op i as a user of every tensor op (and its parts) names. */
+static void note_uses(const struct ir_graph *g, const struct ir_op *op, int32_t i, int32_t *last, int depth)
+{
+    const ir_tid named[3] = {op->out, op->dst.buf, op->dst.row == IR_ROWSEL_PARAM ? op->dst.row_param : IR_NONE};
+    for (int k = 0; k < 3; k++)
+        if (named[k] >= 0 && named[k] < g->ntensors)
+            last[named[k]] = i;
+    for (int32_t k = 0; k < op->nins; k++)
+        if (op->ins && op->ins[k] >= 0 && op->ins[k] < g->ntensors)
+            last[op->ins[k]] = i;
+    for (int32_t p = 0; depth < IR_MAX_DEPTH && op->sym == IR_SYM_FUSED && p < op->nparts; p++)
+        note_uses(g, &op->parts[p], i, last, depth + 1);
+}
+
+/* The tensors each top-level op of ops names last: first[i] the first of op i's, next[t] the one after t (-1 ends
+ * a list). */
+struct last_uses {
+    int32_t *first, *next;
+};
+
+/* Each tensor's last user among ops; whether memory held it (else nothing is freed). */
+static bool last_uses_of(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct last_uses *u)
+{
+    int32_t *last = malloc(sizeof(int32_t) * (size_t)max64(g->ntensors, 1));
+    u->first = malloc(sizeof(int32_t) * (size_t)max64(n, 1));
+    u->next = malloc(sizeof(int32_t) * (size_t)max64(g->ntensors, 1));
+    if (!last || !u->first || !u->next) {
+        free(last);
+        free(u->first);
+        free(u->next);
+        return false;
+    }
+    for (int32_t t = 0; t < g->ntensors; t++)
+        last[t] = -1;
+    for (int32_t i = 0; i < n; i++) {
+        u->first[i] = -1;
+        note_uses(g, &ops[i], i, last, 0);
+    }
+    for (int32_t t = g->ntensors - 1; t >= 0; t--) {
+        u->next[t] = last[t] >= 0 ? u->first[last[t]] : -1;
+        if (last[t] >= 0)
+            u->first[last[t]] = t;
+    }
+    free(last);
+    return true;
+}
+
+/* Whether tensor t's values may be freed once read for the last time: an activation the host neither reads after
+ * the step (observed) nor keeps (carried), held in its own plain storage. */
+static bool droppable(const struct ir_graph *g, const struct ir_values *v, ir_tid t)
+{
+    const struct ir_tensor *x = &g->tensors[t];
+    return x->role == IR_ROLE_ACTIVATION && !x->observed && !x->carried && v->t[t].f && !v->t[t].f_borrowed;
+}
+
+/* Free every droppable tensor whose last user is op i. */
+static void free_after(const struct ir_graph *g, struct ir_values *v, const struct last_uses *u, int32_t i)
+{
+    for (int32_t t = u->first[i]; t >= 0; t = u->next[t])
+        if (droppable(g, v, t)) {
+            free(v->t[t].f);
+            v->t[t].f = NULL;
+            v->t[t].dead = true;
+        }
+}
+
+/* Give every activation a previous evaluation freed its storage again (zeroed, as ir_values_new leaves it); 0, or
+ * -1 with err. */
+static int revive(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])
+{
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        if (!v->t[t].dead)
+            continue;
+        if (!(v->t[t].f = calloc((size_t)max64(v->t[t].len, 1), sizeof(float)))) {
+            snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", g->tensors[t].name);
+            return -1;
+        }
+        v->t[t].dead = false;
+    }
+    return 0;
+}
+
 int ir_eval_ops(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct ir_values *v,
                 char err[IR_ERR_LEN])
 {
@@ -2532,17 +2619,25 @@ int ir_eval_ops_hooked(const struct ir_graph *g, const struct ir_op *ops, int32_
     e.hooks = hooks;
     /* Working buffers stay within a few times the graph's own values (a quantized table dequantized whole). */
     e.scratch_cap = min64(IR_EVAL_MAX_BYTES, addc(mulc((int64_t)v->bytes, 8), EV_SCRATCH_SLACK));
+    if (revive(g, v, err))
+        return -1;
+    struct last_uses u = {NULL, NULL};
+    bool live = v->free_dead && last_uses_of(g, ops, n, &u); /* without memory for it, nothing is freed */
     int rc = 0;
     for (int32_t i = 0; i < n && rc == 0; i++) {
         e.top = i;
-        if (e.done && e.done[i])
-            continue; /* computed with an earlier op */
-        rc = moe_batched(&e, ops, n, i);
-        if (rc == 1)
-            rc = eval_op(&e, &ops[i], 0);
+        if (!e.done || !e.done[i]) { /* else computed with an earlier op */
+            rc = moe_batched(&e, ops, n, i);
+            if (rc == 1)
+                rc = eval_op(&e, &ops[i], 0);
+        }
+        if (live && rc == 0)
+            free_after(g, v, &u, i);
     }
     scratch_free(&e);
     free(e.done);
+    free(u.first);
+    free(u.next);
     return rc ? -1 : 0;
 }
 

@@ -20,6 +20,8 @@ struct ckpt {
 /* One tensor's values: plain f32 values, or (f == NULL) a checkpoint constant's quantized rows. */
 struct tval {
     float *f;
+    bool f_borrowed; /* f lies in another values instance (a donor's constant): read, never written or freed */
+    bool dead;       /* an activation freed after its last reader (f NULL until the next evaluation) */
     int64_t len;
     int64_t rows, cols;
     struct ckpt q;
@@ -30,6 +32,7 @@ struct ir_values {
     struct tval *t;
     size_t bytes;
     bool q8_activations; /* products by q8_0/q4_0 rows take q8_0 activations (ir_values_quantize_activations) */
+    bool free_dead;      /* evaluations free each activation after its last reader (ir_values_free_dead) */
 };
 
 /* A rows × cols matrix operand: plain row-major values, or a checkpoint constant's quantized rows. */

@@ -1,7 +1,8 @@
 /* tests/test_eval_scale.c — the evaluator's fast paths keep its bits: every product path (scalar, portable vector
  * code, AVX2, AVX-512, those this CPU runs) and every thread count gives the scalar single-thread values bit for bit,
  * on odd sizes (tails of a vector, of a panel, of a q8_0 block) and on zoo graphs of every kind of op; a prefill's
- * mixtures batched per expert give each op's own bits and the dense formula's (unchosen experts weighed 0). */
+ * mixtures batched per expert give each op's own bits and the dense formula's (unchosen experts weighed 0); freeing
+ * each activation after its last reader changes no observed or carried bit, step after step. */
 #include "ir/eval_values.h"
 #include "models/models.h"
 #include "check.h"
@@ -263,6 +264,37 @@ static void test_sparse_equals_dense(void)
     ir_graph_free(g);
 }
 
+/* g evaluated twice over the same values (a step, then the next) with each activation freed after its last reader,
+ * and twice keeping every value: the same observed and carried bits after each step. */
+static void test_liveness(const struct ir_graph *g, const char *what)
+{
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *a = ir_values_new(g, 1, err), *b = ir_values_new(g, 1, err);
+    CHECKF(a && b, "%s", err);
+    if (!a || !b) {
+        ir_values_free(a);
+        ir_values_free(b);
+        return;
+    }
+    ir_values_free_dead(a, true);
+    int freed = 0, differ = 0;
+    for (int step = 0; step < 2; step++) {
+        int rc = ir_eval(g, a, err);
+        CHECKF(rc == 0, "%s: %s", what, err);
+        rc = rc || ir_eval(g, b, err);
+        for (ir_tid t = 0; rc == 0 && t < g->ntensors; t++) {
+            const struct ir_tensor *x = &g->tensors[t];
+            const float *p = ir_values_cdata(a, t), *q = ir_values_cdata(b, t);
+            freed += x->role == IR_ROLE_ACTIVATION && !p;
+            if ((x->observed || x->carried) && q)
+                differ += !p || memcmp(p, q, sizeof(float) * (size_t)(x->rows * x->cols)) != 0;
+        }
+    }
+    CHECKF(differ == 0 && freed > 0, "%s: %d tensors differ with liveness, %d freed", what, differ, freed);
+    ir_values_free(a);
+    ir_values_free(b);
+}
+
 /* Zoo graphs at q8_0 (every op of their families: attention, mixtures, norms, gated delta, heads): the same bits. */
 static void test_zoo(void)
 {
@@ -283,6 +315,8 @@ static void test_zoo(void)
                 same_everywhere(g, what);
             if (g && k)
                 test_batched_equals_alone(g, what);
+            if (g)
+                test_liveness(g, what);
             ir_graph_free(g);
         }
     }
