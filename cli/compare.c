@@ -111,8 +111,6 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
     struct ir_values *ref_values = NULL;
     if (ref) {
         ref_values = ir_values_new_shared(ref, seed, lifted, lifted, lifted_values, err); /* weights borrowed */
-        if (ref_values)
-            ir_values_free_dead(ref_values, true); /* only observed and carried values are compared */
         if (!ref_values || ir_eval(ref, ref_values, err)) {
             ir_values_free(ref_values);
             ir_graph_free(ref);
@@ -121,8 +119,6 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
     }
     char eval_err[IR_ERR_LEN];
     struct ir_values *values = ir_values_new_shared(rewritten, seed, lifted, lifted, lifted_values, eval_err);
-    if (values)
-        ir_values_free_dead(values, true);
     struct quantized q = {false, true, {0}, 0};
     if (values && shim_quantized_eval(rewritten, values, words, &q.within, &q.excess, &q.compared, eval_err)) {
         ir_values_free(values);
