@@ -95,6 +95,10 @@ struct ir_graph *cli_load(const char *arg, const struct cli_lift *l);
 int cli_write(const char *path, const char *data, size_t len);
 /* Parse a count: a decimal integer in 1..INT32_MAX (nothing after it). 0, or 1 when s is not one. */
 int cli_parse_count(const char *s, int32_t *out);
+/* The evaluator's thread count (ir_eval_set_threads): --threads N (the long option CLI_THREADS_OPTION, code 'T')
+ * when given, else $FUSECHECK_THREADS when set, else 1; N in 1..64. 0, or CLI_USAGE said as cmd's error. */
+#define CLI_THREADS_OPTION {"threads", required_argument, NULL, 'T'}
+int cli_threads(const char *cmd, const char *arg);
 /* Parse a seed: a decimal integer in 0..2^64-1 (no sign, nothing after it). 0, or 1 when s is not one. */
 int cli_parse_seed(const char *s, uint64_t *out);
 
@@ -361,6 +365,10 @@ const char *cli_llama_version(void);
  * outside the vocabulary (refused before any decode), a build without llama.cpp. */
 int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bool step_by_step,
                      struct cli_llama_run *out, char err[IR_ERR_LEN]);
+/* Like cli_llama_logits of one batch, only the last token asking for its logits (as llama.cpp runs a prompt):
+ * *out holds that one row (n 1). */
+int cli_llama_last_logits(const char *gguf_path, const int32_t *tokens, int32_t n, struct cli_llama_run *out,
+                          char err[IR_ERR_LEN]);
 /* Free a run's logits and zero it (a zeroed run may be freed). */
 void cli_llama_run_free(struct cli_llama_run *run);
 

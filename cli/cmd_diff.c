@@ -27,6 +27,7 @@ static int diff_option(struct diff_args *a, int c, const char *arg, const struct
     case 's': a->shim = arg; return 0;
     case 'h': return cli_holds_add(&a->holds, arg) ? CLI_USAGE : 0;
     case 'R': rules_seed_mode(true); return 0;
+    case 'T': return cli_threads("diff", arg);
     case CLI_OPT_EXPECT_SAME: a->expect_same = true; return 0;
     case 'S':
         if (cli_parse_seed(arg, &a->seed))
@@ -45,10 +46,12 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a)
     static const struct option opts[] = {
         CLI_LIFT_OPTIONS, {"shim", required_argument, NULL, 's'}, {"hold", required_argument, NULL, 'h'},
         {"seed", required_argument, NULL, 'S'}, CLI_SEED_RULES_OPTION, CLI_EMPTY_OPTION, CLI_OPTIMIZER_OPTIONS,
-        CLI_EXPECT_SAME_OPTION, {0, 0, 0, 0}};
+        CLI_EXPECT_SAME_OPTION, CLI_THREADS_OPTION, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->lift = cli_lift_defaults();
     a->seed = 1;
+    if (cli_threads("diff", NULL))
+        return CLI_USAGE;
     optind = 1;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
@@ -115,6 +118,8 @@ static int compare_rewritten(const struct ir_graph *g, const struct rules_optimi
 {
     char err[IR_ERR_LEN];
     struct ir_values *a = ir_values_new(g, seed, err);
+    if (a)
+        ir_values_free_dead(a, true); /* only observed and carried values are compared */
     if (!a || ir_eval(g, a, err)) {
         fprintf(stderr, "fusecheck: diff: the lifted graph does not evaluate: %s\n", err);
         ir_values_free(a);

@@ -167,6 +167,7 @@ struct eval_args {
     int32_t top;
     bool top_set;
     bool q8_activations;
+    bool last; /* --last: a prefill's head over its last row alone, as llama.cpp computes a prompt */
 };
 
 /* Apply one of eval's own options; 0, or CLI_USAGE with the message printed. */
@@ -226,13 +227,14 @@ static int eval_once(const struct ir_graph *g, uint64_t seed)
 }
 
 /* Print each position's token and the top k of its logits, then the digest of them all. */
-static void print_run(const struct cli_logits *r, const int32_t *tokens, int k)
+static void print_run(const struct cli_logits *r, const int32_t *tokens, int32_t ntokens, int k)
 {
     int32_t ids[100];
     for (int32_t i = 0; i < r->n; i++) {
         const float *row = r->v + (size_t)i * (size_t)r->vocab;
+        int32_t at = ntokens - r->n + i; /* the rows are the last r->n positions' */
         cli_logits_top(row, r->vocab, k, ids);
-        printf("position %d token %d top", i, tokens[i]);
+        printf("position %d token %d top", at, tokens[at]);
         for (int j = 0; j < k && ids[j] >= 0; j++)
             printf(" %d:%.9g", ids[j], (double)row[ids[j]]);
         printf("\n");
@@ -251,7 +253,7 @@ static int eval_tokens(const struct ir_graph *g, const struct eval_args *a, bool
         fprintf(stderr, "fusecheck: eval: %s\n", err);
         return strstr(err, "outside the vocabulary") ? CLI_USAGE : CLI_FAILED;
     }
-    print_run(&r, a->tokens, a->top);
+    print_run(&r, a->tokens, a->ntokens, a->top);
     int rc = a->logits && cli_logits_write(a->logits, &r) ? CLI_USAGE : CLI_OK; /* unwritten: no check failed */
     cli_logits_free(&r);
     return rc;
@@ -261,13 +263,15 @@ static int eval_tokens(const struct ir_graph *g, const struct eval_args *a, bool
 static int eval_run_options(const struct eval_args *a, struct cli_lift *l)
 {
     if (!a->tokens)
-        return a->logits || a->q8_activations ? cli_usage_error("eval", "--logits and --activations need --tokens") : 0;
+        return a->logits || a->q8_activations || a->last
+                   ? cli_usage_error("eval", "--logits, --activations and --last need --tokens")
+                   : 0;
     if (l->options.mode.kind == MODELS_BATCH)
         return cli_usage_error("eval", "--tokens runs a decode step a token or one prefill chunk, not a batch");
     if (l->options.mode.kind == MODELS_PREFILL && l->options.mode.n != a->ntokens)
         return cli_usage_error("eval", "--mode prefill:%d takes %d tokens, --tokens gives %d", l->options.mode.n,
                                l->options.mode.n, a->ntokens);
-    l->options.every_row_logits = l->options.mode.kind == MODELS_PREFILL;
+    l->options.every_row_logits = l->options.mode.kind == MODELS_PREFILL && !a->last;
     return 0;
 }
 
@@ -279,14 +283,24 @@ int cli_cmd_eval(int argc, char **argv)
                                          {"logits", required_argument, NULL, 'o'},
                                          {"top", required_argument, NULL, 'k'},
                                          {"activations", required_argument, NULL, 'a'},
+                                         CLI_THREADS_OPTION,
+                                         {"last", no_argument, NULL, 'L'},
                                          CLI_EMPTY_OPTION,
                                          {0, 0, 0, 0}};
     struct cli_lift l = cli_lift_defaults();
     struct eval_args a = {.seed = 1, .top = 5};
-    int rc = CLI_OK;
+    int rc = cli_threads("eval", NULL);
     optind = 1;
     opterr = 0;
     for (int c; rc == CLI_OK && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'T') {
+            rc = cli_threads("eval", optarg);
+            continue;
+        }
+        if (c == 'L') {
+            a.last = true;
+            continue;
+        }
         if (strchr("stoka", c)) {
             rc = eval_option(&a, c, optarg);
             continue;

@@ -103,6 +103,17 @@ int cli_lift_code(struct cli_lift *l, int code, const char *arg)
     return -1;
 }
 
+int cli_threads(const char *cmd, const char *arg)
+{
+    const char *from = arg ? "--threads" : "FUSECHECK_THREADS";
+    const char *s = arg ? arg : getenv("FUSECHECK_THREADS");
+    int32_t n = 1;
+    if (s && (cli_parse_count(s, &n) || n > 64))
+        return cli_usage_error(cmd, "%s expects a thread count in 1..64, got '%s'", from, s);
+    ir_eval_set_threads(n);
+    return 0;
+}
+
 int64_t cli_lift_ctx(const struct cli_lift *l, const struct models_config *c)
 {
     return l->options.ctx ? l->options.ctx : c->ctx;

@@ -110,7 +110,7 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
         return -1;
     struct ir_values *ref_values = NULL;
     if (ref) {
-        ref_values = ir_values_new_like(ref, seed, lifted, err);
+        ref_values = ir_values_new_shared(ref, seed, lifted, lifted, lifted_values, err); /* weights borrowed */
         if (!ref_values || ir_eval(ref, ref_values, err)) {
             ir_values_free(ref_values);
             ir_graph_free(ref);
@@ -118,7 +118,7 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
         }
     }
     char eval_err[IR_ERR_LEN];
-    struct ir_values *values = ir_values_new_like(rewritten, seed, lifted, eval_err);
+    struct ir_values *values = ir_values_new_shared(rewritten, seed, lifted, lifted, lifted_values, eval_err);
     struct quantized q = {false, true, {0}, 0};
     if (values && shim_quantized_eval(rewritten, values, words, &q.within, &q.excess, &q.compared, eval_err)) {
         ir_values_free(values);

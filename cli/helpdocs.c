@@ -29,7 +29,7 @@ static const struct cli_command commands[] = {
      cli_cmd_crosscheck},
     {"eval", "evaluate a graph; print each observed and carried tensor's digest",
      "fusecheck eval FILE|MODEL [--mode M] [--layers N|all] [--ctx N] [--weights F] [--allow-empty] [--seed N] [--tokens T1,T2,... "
-     "[--logits OUT.f32|OUT.npy] [--top K] [--activations f32|q8_0]]", cli_cmd_eval},
+     "[--logits OUT.f32|OUT.npy] [--top K] [--activations f32|q8_0] [--last]] [--threads N]", cli_cmd_eval},
     {"rules", "list every step of the optimizer in order, with the classes it builds",
      "fusecheck rules [--guards] [--shim NAME]", cli_cmd_rules},
     {"shims", "list the shims", "fusecheck shims", cli_cmd_shims},
@@ -41,7 +41,7 @@ static const struct cli_command commands[] = {
      cli_cmd_optimize},
     {"diff", "evaluate the lifted and the rewritten graph and compare them bit for bit",
      "fusecheck diff FILE|MODEL [--mode M] [--layers N|all] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--seed N] "
-     "[--seed-rules] [--allow-empty] [--optimizer CMD [--optimizer-timeout-ms N] [--expect-same]]",
+     "[--seed-rules] [--allow-empty] [--optimizer CMD [--optimizer-timeout-ms N] [--expect-same]] [--threads N]",
      cli_cmd_diff},
     {"dot", "an optimization as a Graphviz picture: fused ops as clusters by rule, refusals as dashed notes",
      "fusecheck dot FILE|MODEL [--mode M] [--layers N|all] [--ctx N] [--weights F] --shim NAME [--hold R1,R2] [--svg] "

@@ -212,9 +212,10 @@ static int check_tokens(const char *path, const int32_t *tokens, int32_t n, int6
 }
 
 /* Decode tokens[at..at+count-1] at their positions as one batch of sequence 0, each asking for its logits, and copy
- * the rows into logits (row at+i for token at+i). 0, or -1 with err. */
+ * the rows into logits (row at+i for token at+i); with last_only, only the batch's last token asks, its row copied
+ * into logits' first row. 0, or -1 with err. */
 static int decode_rows(struct llama_context *ctx, struct llama_batch *b, const char *path, const int32_t *tokens,
-                       int32_t at, int32_t count, int64_t vocab, float *logits, char err[IR_ERR_LEN])
+                       int32_t at, int32_t count, bool last_only, int64_t vocab, float *logits, char err[IR_ERR_LEN])
 {
     b->n_tokens = count;
     for (int32_t i = 0; i < count; i++) {
@@ -222,7 +223,7 @@ static int decode_rows(struct llama_context *ctx, struct llama_batch *b, const c
         b->pos[i] = at + i;
         b->n_seq_id[i] = 1;
         b->seq_id[i][0] = 0;
-        b->logits[i] = 1;
+        b->logits[i] = !last_only || i == count - 1;
     }
     log_reset();
     int32_t rc = llama_decode(ctx, *b);
@@ -232,26 +233,26 @@ static int decode_rows(struct llama_context *ctx, struct llama_batch *b, const c
         log_error(err, path, why);
         return -1;
     }
-    for (int32_t i = 0; i < count; i++) {
+    for (int32_t i = last_only ? count - 1 : 0; i < count; i++) {
         const float *row = llama_get_logits_ith(ctx, i);
         if (!row) {
             log_error(err, path, "no logits for a token that asked for them");
             return -1;
         }
-        memcpy(logits + (size_t)(at + i) * (size_t)vocab, row, (size_t)vocab * sizeof *row);
+        memcpy(logits + (size_t)(last_only ? 0 : at + i) * (size_t)vocab, row, (size_t)vocab * sizeof *row);
     }
     return 0;
 }
 
 /* Run the n tokens through ctx into logits (n × vocab): one decode a token, or one of them all. 0, or -1 with err. */
 static int decode_all(struct llama_context *ctx, const char *path, const int32_t *tokens, int32_t n,
-                      bool step_by_step, int64_t vocab, float *logits, char err[IR_ERR_LEN])
+                      bool step_by_step, bool last_only, int64_t vocab, float *logits, char err[IR_ERR_LEN])
 {
     int32_t per = step_by_step ? 1 : n;
     struct llama_batch b = llama_batch_init(per, 0, 1);
     int rc = 0;
     for (int32_t at = 0; at < n && rc == 0; at += per)
-        rc = decode_rows(ctx, &b, path, tokens, at, per, vocab, logits, err);
+        rc = decode_rows(ctx, &b, path, tokens, at, per, last_only, vocab, logits, err);
     llama_batch_free(b);
     return rc;
 }
@@ -269,8 +270,8 @@ const char *cli_llama_version(void)
 /* Whether fusecheck was built with llama.cpp: yes. */
 bool cli_llama_available(void) { return true; }
 
-/* Run the tokens through the GGUF file's model in llama.cpp (cli.h says how). */
-int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bool step_by_step,
+/* Run the tokens through the model (step by step, or one batch with every row's logits or the last row's alone). */
+static int llama_run(const char *gguf_path, const int32_t *tokens, int32_t n, bool step_by_step, bool last_only,
                      struct cli_llama_run *out, char err[IR_ERR_LEN])
 {
     if (out)
@@ -305,10 +306,10 @@ int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bo
         log_error(err, gguf_path, "the context was not made");
         goto done;
     }
-    if (decode_all(ctx, gguf_path, tokens, n, step_by_step, vocab, logits, err) != 0)
+    if (decode_all(ctx, gguf_path, tokens, n, step_by_step, last_only, vocab, logits, err) != 0)
         goto done;
     out->vocab = vocab;
-    out->n = n;
+    out->n = last_only ? 1 : n;
     out->logits = logits;
     logits = NULL;
     rc = 0;
@@ -318,6 +319,20 @@ done:
         llama_free(ctx);
     llama_model_free(model);
     return rc;
+}
+
+/* Run the tokens through the GGUF file's model in llama.cpp (cli.h says how). */
+int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bool step_by_step,
+                     struct cli_llama_run *out, char err[IR_ERR_LEN])
+{
+    return llama_run(gguf_path, tokens, n, step_by_step, false, out, err);
+}
+
+/* The tokens as one batch, the last row's logits alone (cli.h says how). */
+int cli_llama_last_logits(const char *gguf_path, const int32_t *tokens, int32_t n, struct cli_llama_run *out,
+                          char err[IR_ERR_LEN])
+{
+    return llama_run(gguf_path, tokens, n, false, true, out, err);
 }
 
 #else /* built without llama.cpp */
@@ -342,6 +357,13 @@ int cli_llama_logits(const char *gguf_path, const int32_t *tokens, int32_t n, bo
              "or ON), or configure with -DFUSECHECK_LLAMACPP=/path/to/llama.cpp",
              gguf_path);
     return -1;
+}
+
+/* Refuse, as cli_llama_logits does. */
+int cli_llama_last_logits(const char *gguf_path, const int32_t *tokens, int32_t n, struct cli_llama_run *out,
+                          char err[IR_ERR_LEN])
+{
+    return cli_llama_logits(gguf_path, tokens, n, false, out, err);
 }
 
 #endif

@@ -129,17 +129,18 @@ static int run_steps(const struct ir_graph *g, struct ir_values *v, ir_tid tok, 
     return 0;
 }
 
-/* The prefill run: the whole sequence as one chunk at position 0, every row's logits. */
+/* The prefill run: the whole sequence (n tokens) as one chunk at position 0, every row's logits (or the last
+ * row's, when the chunk's head takes only that one). */
 static int run_chunk(const struct ir_graph *g, struct ir_values *v, ir_tid tok, ir_tid pos, ir_tid logits,
-                     const int32_t *tokens, struct cli_logits *out, char err[IR_ERR_LEN])
+                     const int32_t *tokens, int32_t n, struct cli_logits *out, char err[IR_ERR_LEN])
 {
     const struct ir_tensor *t = &g->tensors[tok], *l = &g->tensors[logits];
-    if (t->rows * t->cols != out->n || l->rows != out->n) {
+    if (t->rows * t->cols != n || l->rows != out->n) {
         snprintf(err, IR_ERR_LEN, "the chunk takes %lld tokens and gives %lld rows of logits, not the %d given",
-                 (long long)(t->rows * t->cols), (long long)l->rows, out->n);
+                 (long long)(t->rows * t->cols), (long long)l->rows, n);
         return -1;
     }
-    for (int32_t i = 0; i < out->n; i++)
+    for (int32_t i = 0; i < n; i++)
         ir_values_data(v, tok)[i] = (float)tokens[i];
     ir_values_data(v, pos)[0] = 0.0f;
     if (ir_eval(g, v, err) != 0)
@@ -156,7 +157,7 @@ int cli_eval_tokens(const struct ir_graph *g, uint64_t seed, bool prefill, bool 
     if (run_tensors(g, prefill, &tok, &pos, &logits, err) || check_tokens(g, logits, tokens, n, err))
         return -1;
     out->vocab = g->tensors[logits].cols;
-    out->n = n;
+    out->n = prefill && g->tensors[logits].rows == 1 ? 1 : n; /* a head over the last row alone: its logits */
     out->v = malloc(sizeof(float) * (size_t)n * (size_t)out->vocab);
     struct ir_values *v = out->v ? ir_values_new(g, seed, err) : NULL;
     if (!out->v)
@@ -164,8 +165,9 @@ int cli_eval_tokens(const struct ir_graph *g, uint64_t seed, bool prefill, bool 
     int rc = -1;
     if (v) {
         ir_values_quantize_activations(v, q8_activations);
+        ir_values_free_dead(v, true); /* only the logits and the caches are read after a step */
         zero_state(g, v);
-        rc = prefill ? run_chunk(g, v, tok, pos, logits, tokens, out, err)
+        rc = prefill ? run_chunk(g, v, tok, pos, logits, tokens, n, out, err)
                      : run_steps(g, v, tok, pos, logits, tokens, out, err);
     }
     ir_values_free(v);

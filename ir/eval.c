@@ -6,7 +6,7 @@
  * and then placed where its destination says. Every sum is a plain sequential loop in increasing index order, and no
  * product is fused into an addition, so the same graph gives the same bytes on every run, compiler and level.
  * docs/semantics.md states each op's meaning; this file follows it. */
-#include "ir.h"
+#include "eval_values.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -45,30 +45,6 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* ── Values ──────────────────────────────────────────────────────────────────────────────────────────────── */
-
-/* A constant kept as checkpoint rows: `srows` stored rows of `slen` values each, `row_bytes` bytes a row. */
-struct ckpt {
-    enum ir_format format;
-    bool transposed;
-    int64_t srows, slen, row_bytes;
-    unsigned char *bytes;
-    bool borrowed; /* bytes lie in a mapped GGUF file: read, never written or freed */
-};
-
-/* One tensor's values: plain f32 values, or (f == NULL) a checkpoint constant's quantized rows. */
-struct tval {
-    float *f;
-    int64_t len;
-    int64_t rows, cols;
-    struct ckpt q;
-};
-
-struct ir_values {
-    int32_t n;
-    struct tval *t;
-    size_t bytes;
-    bool q8_activations; /* products by q8_0/q4_0 rows take q8_0 activations (ir_values_quantize_activations) */
-};
 
 /* Whether tensor t of g is kept as checkpoint rows. */
 static bool is_ckpt(const struct ir_tensor *t)
@@ -123,12 +99,18 @@ void ir_values_quantize_activations(struct ir_values *v, bool on)
     v->q8_activations = on;
 }
 
+void ir_values_free_dead(struct ir_values *v, bool on)
+{
+    v->free_dead = on;
+}
+
 void ir_values_free(struct ir_values *v)
 {
     if (!v)
         return;
     for (int32_t i = 0; i < v->n; i++) {
-        free(v->t[i].f);
+        if (!v->t[i].f_borrowed)
+            free(v->t[i].f);
         if (!v->t[i].q.borrowed)
             free(v->t[i].q.bytes);
     }
@@ -624,13 +606,12 @@ static ir_tid constant_twin(const struct ir_tensor *t, const struct ir_graph *do
     return alike ? d : IR_NONE;
 }
 
-/* Copy a twin constant's values (allocated alike by alloc_tensor) from `from` into tv. */
-static void copy_values(struct tval *tv, const struct tval *from)
+/* Borrow a twin constant's storage (the same shape and format) from `from`: read where it lies, never freed here. */
+static void borrow_values(struct tval *tv, const struct tval *from)
 {
-    if (tv->f)
-        memcpy(tv->f, from->f, sizeof(float) * (size_t)tv->len);
-    else
-        memcpy(tv->q.bytes, from->q.bytes, (size_t)mulc(tv->q.srows, tv->q.row_bytes));
+    *tv = *from;
+    tv->f_borrowed = from->f != NULL;
+    tv->q.borrowed = from->f == NULL;
 }
 
 /* The GGUF file whose tensors give constants their values (ir_values_use_gguf), or NULL. */
@@ -732,11 +713,9 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
             v->bytes += (size_t)tensor_bytes(t);
             continue;
         }
-        rc = alloc_tensor(tv, t);
         ir_tid twin = donor ? constant_twin(t, donor_g) : IR_NONE;
-        if (rc == 0 && twin != IR_NONE)
-            copy_values(tv, &donor->t[twin]);
-        else if (rc == 0 && (rc = rotary_frequencies(&f)) == 0)
+        rc = twin != IR_NONE ? (borrow_values(tv, &donor->t[twin]), 0) : alloc_tensor(tv, t);
+        if (rc == 0 && twin == IR_NONE && (rc = rotary_frequencies(&f)) == 0)
             rc = tv->f ? (fill_plain(tv, &f, rng), 0) : fill_ckpt(tv, &f, rng);
         free(f.freq);
         if (rc != 0) {
@@ -770,6 +749,7 @@ struct ev {
     float *scratch[EV_SCRATCH];
     int nscratch;
     int64_t scratch_bytes, scratch_cap;
+    bool *done; /* top-level ops already computed with an earlier one (mixtures batched per expert), or NULL */
 };
 
 /* The handle a leaf hook gets: the evaluation context of the leaf being computed. */
@@ -854,16 +834,6 @@ static ir_tid operand(struct ev *e, int i)
     return t;
 }
 
-/* Dequantize a stored row's values [from, from+n) of checkpoint q: the returned pointer holds them (buf holds room
- * for the row's slen values). */
-static const float *ck_slice(const struct ckpt *q, int64_t s, int64_t from, int64_t n, float *buf)
-{
-    int64_t blk = ir_format_block_values(q->format), bb = ir_format_block_bytes(q->format);
-    int64_t b0 = from / blk, b1 = (from + n + blk - 1) / blk;
-    ir_ggml_dequantize(q->format, q->bytes + s * q->row_bytes + b0 * bb, (b1 - b0) * blk, buf);
-    return buf + (from - b0 * blk);
-}
-
 /* A checkpoint tensor's values in logical row-major order, dequantized into scratch; NULL with err. */
 static const float *dequant_all(struct ev *e, ir_tid t)
 {
@@ -874,7 +844,7 @@ static const float *dequant_all(struct ev *e, ir_tid t)
     if (!row)
         return NULL;
     for (int64_t s = 0; s < q->srows; s++) {
-        const float *r = ck_slice(q, s, 0, q->slen, row);
+        const float *r = ir_eval_ck_slice(q, s, 0, q->slen, row);
         for (int64_t j = 0; j < q->slen; j++)
             all[q->transposed ? j * tv->cols + s : s * tv->cols + j] = r[j];
     }
@@ -1060,15 +1030,6 @@ static float q127(float x)
 
 /* ── Weights: a matrix read a row, or a run of blocks, at a time ─────────────────────────────────────────── */
 
-/* A rows × cols matrix operand: plain row-major values, or a checkpoint constant's quantized rows. */
-struct wts {
-    const float *plain;
-    const struct ckpt *q;
-    int64_t rows, cols;
-    float *buf;  /* a stored row's room, for a checkpoint */
-    float *acts; /* room for one row of q8_0 activation blocks, when products take them (else NULL) */
-};
-
 /* Whether products by checkpoint q take q8_0 activations in values v: q8_0 or q4_0 rows, a stored row an output. */
 static bool takes_q8_activations(const struct ir_values *v, const struct ckpt *q)
 {
@@ -1099,76 +1060,6 @@ static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *
     return w->buf && (w->acts || !takes_q8_activations(e->v, w->q)) ? 0 : -1;
 }
 
-/* wts_matmul's product as llama.cpp's CPU backend computes it: each row of x quantized to q8_0 blocks, each output
- * its stored row's block sums. Whether it applied (the contracted run whole blocks of the stored rows). */
-static bool wts_matmul_q8(const struct wts *w, int64_t r0, int64_t kdim, int64_t c0, int64_t nc, const float *x,
-                          int64_t m, int64_t xs, float *y, int64_t ys)
-{
-    if (!w->acts || r0 % 32 != 0 || kdim % 32 != 0)
-        return false;
-    const struct ckpt *q = w->q;
-    int64_t block_bytes = ir_format_block_bytes(q->format);
-    for (int64_t i = 0; i < m; i++) {
-        ir_ggml_q8_activations(x + i * xs, kdim, w->acts);
-        for (int64_t j = 0; j < nc; j++) {
-            const unsigned char *row = q->bytes + (c0 + j) * q->row_bytes + r0 / 32 * block_bytes;
-            ir_ggml_dot_q8_activations(q->format, row, w->acts, kdim, &y[i * ys + j]);
-        }
-    }
-    return true;
-}
-
-/* Logical row r of a matrix into dst (cols values). */
-static void wts_row(const struct wts *w, int64_t r, float *dst)
-{
-    if (w->plain) {
-        memcpy(dst, w->plain + r * w->cols, sizeof(float) * (size_t)w->cols);
-    } else if (!w->q->transposed) {
-        memcpy(dst, ck_slice(w->q, r, 0, w->cols, w->buf), sizeof(float) * (size_t)w->cols);
-    } else {
-        for (int64_t c = 0; c < w->cols; c++)
-            dst[c] = ck_slice(w->q, c, r, 1, w->buf)[0];
-    }
-}
-
-/* y[i·ys + j] = Σ_{t<kdim} x[i·xs + t] · W[r0 + t][c0 + j] for i < m, j < nc, each sum from 0 in increasing t. */
-static void wts_matmul(const struct wts *w, int64_t r0, int64_t kdim, int64_t c0, int64_t nc, const float *x,
-                       int64_t m, int64_t xs, float *y, int64_t ys)
-{
-    if (m == 0 || nc == 0)
-        return; /* an empty result: no loop over kdim, however long */
-    if (wts_matmul_q8(w, r0, kdim, c0, nc, x, m, xs, y, ys))
-        return;
-    if (w->q && w->q->transposed) {
-        for (int64_t j = 0; j < nc; j++) {
-            const float *col = ck_slice(w->q, c0 + j, r0, kdim, w->buf);
-            for (int64_t i = 0; i < m; i++) {
-                float acc = 0.0f;
-                for (int64_t t = 0; t < kdim; t++) {
-                    float p = x[i * xs + t] * col[t];
-                    acc += p;
-                }
-                y[i * ys + j] = acc;
-            }
-        }
-        return;
-    }
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < nc; j++)
-            y[i * ys + j] = 0.0f;
-    for (int64_t t = 0; t < kdim; t++) {
-        const float *row = w->plain ? w->plain + (r0 + t) * w->cols + c0 : ck_slice(w->q, r0 + t, c0, nc, w->buf);
-        for (int64_t i = 0; i < m; i++) {
-            float xv = x[i * xs + t];
-            float *yr = y + i * ys;
-            for (int64_t j = 0; j < nc; j++) {
-                float p = xv * row[j];
-                yr[j] += p;
-            }
-        }
-    }
-}
-
 /* ── Primitive ops ───────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Whether every size is non-negative; else -1 with err. */
@@ -1193,7 +1084,7 @@ static int ev_matmul(struct ev *e)
     float *y = result(e, mulc(s->m, s->n));
     if (!y)
         return -1;
-    wts_matmul(&w, 0, s->k, 0, s->n, x, s->m, s->k, y, s->n);
+    ir_eval_wts_matmul(&w, 0, s->k, 0, s->n, x, s->m, s->k, y, s->n);
     return 0;
 }
 
@@ -1365,7 +1256,7 @@ static int ev_row_gather(struct ev *e)
     float *y = result(e, s->cols);
     if (!y)
         return -1;
-    wts_row(&w, r, y);
+    ir_eval_wts_row(&w, r, y);
     return 0;
 }
 
@@ -1386,7 +1277,7 @@ static int ev_rows_gather(struct ev *e)
         int64_t r = 0;
         if (index_of(e, idx[c], 0, s->rows - 1, "row", &r))
             return -1;
-        wts_row(&w, r, y + c * s->cols);
+        ir_eval_wts_row(&w, r, y + c * s->cols);
     }
     return 0;
 }
@@ -1754,20 +1645,20 @@ static int ev_moe(struct ev *e)
         free(ix);
         return fail(e, "out of memory");
     }
-    wts_matmul(&a.R, 0, s->d, 0, s->experts, a.x, 1, s->d, prob, s->experts);
+    ir_eval_wts_matmul(&a.R, 0, s->d, 0, s->experts, a.x, 1, s->d, prob, s->experts);
     add_bias(prob, a.rb, s->experts);
     moe_route(s, prob, a.corr, &room, ix, w);
     for (int64_t i = 0; i < s->d; i++)
         y[i] = 0.0f;
     for (int64_t r = 0; r < s->k; r++) {
         int64_t ex = ix[r];
-        wts_matmul(&a.G, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, gate, s->dff);
-        wts_matmul(&a.U, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, up, s->dff);
+        ir_eval_wts_matmul(&a.G, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, gate, s->dff);
+        ir_eval_wts_matmul(&a.U, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, up, s->dff);
         add_bias(gate, a.gb ? a.gb + ex * s->dff : NULL, s->dff);
         add_bias(up, a.ub ? a.ub + ex * s->dff : NULL, s->dff);
         for (int64_t j = 0; j < s->dff; j++)
             gate[j] = moe_act(s, gate[j], up[j]);
-        wts_matmul(&a.D, 0, s->dff, ex * s->d, s->d, gate, 1, s->dff, down, s->d);
+        ir_eval_wts_matmul(&a.D, 0, s->dff, ex * s->d, s->d, gate, 1, s->dff, down, s->d);
         add_bias(down, a.db ? a.db + ex * s->d : NULL, s->d);
         for (int64_t i = 0; i < s->d; i++) {
             float t = w[r] * down[i];
@@ -1978,7 +1869,7 @@ static int ev_head_matmul(struct ev *e)
     if (!y || mulc(s->m, yb) == 0)
         return y ? 0 : -1;
     for (int64_t h = 0; h < s->heads; h++)
-        wts_matmul(&w, h * s->a, s->a, 0, s->b, x + h * s->a, s->m, xa, y + h * s->b, yb);
+        ir_eval_wts_matmul(&w, h * s->a, s->a, 0, s->b, x + h * s->a, s->m, xa, y + h * s->b, yb);
     return 0;
 }
 
@@ -2103,6 +1994,301 @@ static int (*const prim_fns[IR_KIND_COUNT])(struct ev *) = {
     ROW(SOFTCAP, ev_softcap)
 #undef ROW
 };
+
+/* ── Mixtures batched per expert ──────────────────────────────────────────────────────────────────────────── */
+
+/* A prefill's mixture is one moe op a row, each row gathered from the normed rows before it and set into the
+ * layer's table after. Those ops are evaluated together when they reach the first: every row routed, then each
+ * expert's rows multiplied at once (a product of several rows keeps each output's sum, so each row's values are the
+ * ones its own op computes), each row's result summed in its own rank order. A run is batched only where doing so
+ * early changes nothing another op of the run reads or writes; elsewhere each op runs alone. */
+
+#define MOE_BATCH_MAX 4096
+
+static int place(struct ev *e);
+static int eval_op(struct ev *e, const struct ir_op *op, int depth);
+
+/* Whether op is primitive op of kind k. */
+static bool is_kind(const struct ir_op *op, enum ir_kind k)
+{
+    return op->sym == IR_SYM_PRIM && op->spec.kind == k;
+}
+
+/* Whether op writes tensor t: its result, its destination, or (set_row) the table it updates. */
+static bool op_writes(const struct ir_op *op, ir_tid t)
+{
+    return op->out == t || op->dst.buf == t || (is_kind(op, IR_KIND_SET_ROW) && op->nins > 0 && op->ins[0] == t);
+}
+
+/* Whether op reads tensor t. */
+static bool op_reads(const struct ir_op *op, ir_tid t)
+{
+    for (int32_t k = 0; k < op->nins; k++)
+        if (op->ins[k] == t)
+            return true;
+    return false;
+}
+
+/* Whether two optional reals are alike. */
+static bool optf_same(struct ir_optf a, struct ir_optf b) { return a.has == b.has && (!a.has || a.v == b.v); }
+
+/* Whether two mixtures' specs are alike. */
+static bool moe_spec_same(const struct ir_moe *a, const struct ir_moe *b)
+{
+    return a->d == b->d && a->k == b->k && a->dff == b->dff && a->experts == b->experts && a->act == b->act &&
+           a->bias == b->bias && a->topk_softmax == b->topk_softmax && a->sigmoid == b->sigmoid &&
+           a->no_renorm == b->no_renorm && a->correction == b->correction && a->groups == b->groups &&
+           a->topk_groups == b->topk_groups && optf_same(a->scale, b->scale) && optf_same(a->alpha, b->alpha) &&
+           optf_same(a->limit, b->limit);
+}
+
+/* Whether op b is the mixture a on another row: a moe of a's spec reading a's weights, every operand read whole. */
+static bool same_mixture(const struct ir_op *a, const struct ir_op *b)
+{
+    if (!is_kind(b, IR_KIND_MOE) || b->nins != a->nins || !b->access || !moe_spec_same(&a->spec.u.moe, &b->spec.u.moe))
+        return false;
+    for (int32_t k = 0; k < b->nins; k++)
+        if (b->access[k].strided || (k > 0 && b->ins[k] != a->ins[k]))
+            return false;
+    return true;
+}
+
+/* Whether no op of ops[from, to) writes t. */
+static bool unwritten(const struct ir_op *ops, int32_t from, int32_t to, ir_tid t)
+{
+    for (int32_t p = from; p < to; p++)
+        if (op_writes(&ops[p], t))
+            return false;
+    return true;
+}
+
+/* The gather in ops(i, j) that computes mixture j's row, when j can be computed at i: its row gathered from values
+ * no op of ops[i, j) writes, that row written by nothing else there nor read by ops[i], its weights written by
+ * nothing there, and its result neither read nor written there. -1 when it cannot. */
+static int32_t moe_early_gather(const struct ir_op *ops, int32_t i, int32_t j)
+{
+    ir_tid x = ops[j].ins[0];
+    int32_t g = -1;
+    if (op_reads(&ops[i], x))
+        return -1;
+    for (int32_t p = i + 1; p < j; p++) {
+        const struct ir_op *op = &ops[p];
+        if (op_reads(op, ops[j].out) || op_reads(op, ops[j].dst.buf) || op_writes(op, ops[j].out) ||
+            op_writes(op, ops[j].dst.buf))
+            return -1;
+        if (op_writes(op, x)) {
+            if (g != -1 || !is_kind(op, IR_KIND_ROW_GATHER) || op->out != x || op->dst.buf != x)
+                return -1;
+            g = p;
+        }
+        for (int32_t k = 1; k < ops[j].nins; k++)
+            if (op_writes(op, ops[j].ins[k]))
+                return -1;
+    }
+    if (g < 0)
+        return -1;
+    for (int32_t k = 0; k < ops[g].nins; k++)
+        if (!unwritten(ops, i, g, ops[g].ins[k]))
+            return -1;
+    return g;
+}
+
+/* The mixtures computed with ops[i] (into at[], their gathers into gat[]): the moe ops after it of the same mixture,
+ * up to the first op that is no row gather, set_row or such a mixture, each while it can be computed at i. Their
+ * count (ops[i] first). */
+static int32_t moe_batch_of(const struct ir_op *ops, int32_t n, int32_t i, int32_t *at, int32_t *gat)
+{
+    int32_t nb = 1;
+    at[0] = i;
+    gat[0] = -1;
+    for (int32_t j = i + 1; j < n && nb < MOE_BATCH_MAX; j++) {
+        if (is_kind(&ops[j], IR_KIND_ROW_GATHER) || is_kind(&ops[j], IR_KIND_SET_ROW))
+            continue;
+        if (!same_mixture(&ops[i], &ops[j]) || (gat[nb] = moe_early_gather(ops, i, j)) < 0)
+            break;
+        at[nb++] = j;
+    }
+    return nb;
+}
+
+/* A batch's room: rows × d inputs, the router's rows × experts, each row's k choices and weights, each row's k
+ * expert outputs (d each), and an expert's rows' inputs, gates, ups and downs. */
+struct moe_batch_room {
+    float *x, *prob, *w, *outs, *xe, *gate, *up, *down;
+    int64_t *ix, *rows_of;
+};
+
+/* Free a batch's room. */
+static void moe_batch_free(struct moe_batch_room *b)
+{
+    free(b->x);
+    free(b->prob);
+    free(b->w);
+    free(b->outs);
+    free(b->xe);
+    free(b->gate);
+    free(b->up);
+    free(b->down);
+    free(b->ix);
+    free(b->rows_of);
+}
+
+/* Allocate a batch's room for nb rows; whether it was. */
+static bool moe_batch_alloc(const struct ir_moe *s, int64_t nb, struct moe_batch_room *b)
+{
+    size_t r = (size_t)nb, k = (size_t)max64(s->k, 1), d = (size_t)s->d, f = (size_t)s->dff;
+    memset(b, 0, sizeof *b);
+    b->x = malloc(sizeof(float) * r * d + 1);
+    b->prob = malloc(sizeof(float) * r * (size_t)s->experts + 1);
+    b->w = malloc(sizeof(float) * r * k);
+    b->outs = malloc(sizeof(float) * r * k * d + 1);
+    b->xe = malloc(sizeof(float) * r * d + 1);
+    b->gate = malloc(sizeof(float) * r * f + 1);
+    b->up = malloc(sizeof(float) * r * f + 1);
+    b->down = malloc(sizeof(float) * r * d + 1);
+    b->ix = malloc(sizeof(int64_t) * r * k);
+    b->rows_of = malloc(sizeof(int64_t) * r * k);
+    return b->x && b->prob && b->w && b->outs && b->xe && b->gate && b->up && b->down && b->ix && b->rows_of;
+}
+
+/* Expert ex's rows of the batch (the (row, rank) pairs b->rows_of lists, cnt of them) through its gate, up and down,
+ * each row's output into its slot of b->outs. */
+static void moe_expert_rows(const struct ir_moe *s, const struct moe_args *a, struct moe_batch_room *b, int64_t ex,
+                            int64_t cnt)
+{
+    for (int64_t c = 0; c < cnt; c++)
+        memcpy(b->xe + c * s->d, b->x + b->rows_of[c] / max64(s->k, 1) * s->d, sizeof(float) * (size_t)s->d);
+    ir_eval_wts_matmul(&a->G, 0, s->d, ex * s->dff, s->dff, b->xe, cnt, s->d, b->gate, s->dff);
+    ir_eval_wts_matmul(&a->U, 0, s->d, ex * s->dff, s->dff, b->xe, cnt, s->d, b->up, s->dff);
+    for (int64_t c = 0; c < cnt; c++) {
+        float *gate = b->gate + c * s->dff, *up = b->up + c * s->dff;
+        add_bias(gate, a->gb ? a->gb + ex * s->dff : NULL, s->dff);
+        add_bias(up, a->ub ? a->ub + ex * s->dff : NULL, s->dff);
+        for (int64_t j = 0; j < s->dff; j++)
+            gate[j] = moe_act(s, gate[j], up[j]);
+    }
+    ir_eval_wts_matmul(&a->D, 0, s->dff, ex * s->d, s->d, b->gate, cnt, s->dff, b->down, s->d);
+    for (int64_t c = 0; c < cnt; c++) {
+        add_bias(b->down + c * s->d, a->db ? a->db + ex * s->d : NULL, s->d);
+        memcpy(b->outs + b->rows_of[c] * s->d, b->down + c * s->d, sizeof(float) * (size_t)s->d);
+    }
+}
+
+/* Route every row of the batch, then run each expert over its rows. 0, or -1 with err. */
+static int moe_batch_experts(struct ev *e, const struct ir_moe *s, const struct moe_args *a, int64_t nb,
+                             struct moe_batch_room *b)
+{
+    struct moe_route_room room;
+    int64_t k = s->k;
+    if (!moe_room_alloc(s, &room)) {
+        moe_room_free(&room);
+        return fail(e, "out of memory");
+    }
+    ir_eval_wts_matmul(&a->R, 0, s->d, 0, s->experts, b->x, nb, s->d, b->prob, s->experts);
+    for (int64_t r = 0; r < nb; r++) {
+        add_bias(b->prob + r * s->experts, a->rb, s->experts);
+        moe_route(s, b->prob + r * s->experts, a->corr, &room, b->ix + r * k, b->w + r * k);
+    }
+    moe_room_free(&room);
+    for (int64_t ex = 0; ex < s->experts; ex++) {
+        int64_t cnt = 0;
+        for (int64_t slot = 0; slot < nb * k; slot++)
+            if (b->ix[slot] == ex)
+                b->rows_of[cnt++] = slot; /* row slot / k, its rank slot % k */
+        if (cnt)
+            moe_expert_rows(s, a, b, ex, cnt);
+    }
+    return 0;
+}
+
+/* Each batched op's result: Σ over its row's ranks in order of weight × output, then placed. 0, or -1 with err. */
+static int moe_batch_results(struct ev *e, const struct ir_op *ops, const int32_t *at, int64_t nb,
+                             const struct moe_batch_room *b)
+{
+    const struct ir_moe *s = &ops[at[0]].spec.u.moe;
+    for (int64_t r = 0; r < nb; r++) {
+        e->op = &ops[at[r]];
+        e->top = at[r];
+        float *y = result(e, s->d);
+        if (!y)
+            return -1;
+        for (int64_t i = 0; i < s->d; i++)
+            y[i] = 0.0f;
+        for (int64_t q = 0; q < s->k; q++) {
+            const float *o = b->outs + (r * s->k + q) * s->d;
+            for (int64_t i = 0; i < s->d; i++) {
+                float t = b->w[r * s->k + q] * o[i];
+                y[i] += t;
+            }
+        }
+        if (place(e))
+            return -1;
+    }
+    return 0;
+}
+
+/* Evaluate the batch: ops[at[0]] and the mixtures after it whose gathers (gat) run first. 0, or -1 with err. */
+static int moe_batch_run(struct ev *e, const struct ir_op *ops, const int32_t *at, const int32_t *gat, int64_t nb)
+{
+    int32_t top = e->top;
+    for (int64_t r = 1; r < nb; r++) {
+        e->top = gat[r];
+        int rc = eval_op(e, &ops[gat[r]], 0);
+        if (rc)
+            return rc;
+    }
+    e->top = top;
+    e->op = &ops[at[0]];
+    const struct ir_moe *s = &e->op->spec.u.moe;
+    struct moe_args a;
+    struct moe_batch_room b;
+    if (moe_args_get(e, s, &a))
+        return -1;
+    int rc = moe_batch_alloc(s, nb, &b) ? 0 : fail(e, "out of memory for a batch of %lld rows", (long long)nb);
+    for (int64_t r = 0; rc == 0 && r < nb; r++) {
+        e->op = &ops[at[r]];
+        const float *x = arg(e, 0, s->d);
+        if (!x)
+            rc = -1;
+        else
+            memcpy(b.x + r * s->d, x, sizeof(float) * (size_t)s->d);
+    }
+    e->op = &ops[at[0]];
+    if (rc == 0)
+        rc = moe_batch_experts(e, s, &a, nb, &b);
+    if (rc == 0)
+        rc = moe_batch_results(e, ops, at, nb, &b);
+    moe_batch_free(&b);
+    scratch_free(e);
+    for (int64_t r = 1; rc == 0 && r < nb; r++)
+        e->done[at[r]] = true;
+    return rc;
+}
+
+/* Evaluate top-level op i with the mixtures after it that can be batched with it; 1 when it is no such op (or
+ * batching it would change nothing), else 0 or -1 with err. */
+static int moe_batched(struct ev *e, const struct ir_op *ops, int32_t n, int32_t i)
+{
+    const struct ir_op *op = &ops[i];
+    if (e->hooks || !is_kind(op, IR_KIND_MOE) || !same_mixture(op, op) || !moe_routing_ok(&op->spec.u.moe))
+        return 1;
+    const struct ir_moe *s = &op->spec.u.moe;
+    if (s->experts < 1 || s->k > s->experts || s->k < 0 || (int)s->act < 0 || s->act >= IR_MOE_COUNT ||
+        sizes_ok(e, (const int64_t[]){s->d, s->k, s->dff, s->experts}, 4))
+        return 1; /* its own evaluation says why */
+    int32_t *at = malloc(sizeof(int32_t) * 2 * MOE_BATCH_MAX);
+    if (!at)
+        return 1;
+    int32_t nb = moe_batch_of(ops, n, i, at, at + MOE_BATCH_MAX);
+    if (nb < 2 || (!e->done && !(e->done = calloc((size_t)n, sizeof *e->done)))) {
+        free(at);
+        return 1;
+    }
+    e->op = op;
+    int rc = moe_batch_run(e, ops, at, at + MOE_BATCH_MAX, nb);
+    free(at);
+    return rc;
+}
 
 /* ── Views, quantization, placement, fused ops ───────────────────────────────────────────────────────────── */
 
@@ -2328,6 +2514,90 @@ static int eval_op(struct ev *e, const struct ir_op *op, int depth)
     return rc;
 }
 
+/* ── Liveness: an activation freed after its last reader ─────────────────────────────────────────────────── */
+
+/* Note top-level op i as a user of every tensor op (and its parts) names. */
+static void note_uses(const struct ir_graph *g, const struct ir_op *op, int32_t i, int32_t *last, int depth)
+{
+    const ir_tid named[3] = {op->out, op->dst.buf, op->dst.row == IR_ROWSEL_PARAM ? op->dst.row_param : IR_NONE};
+    for (int k = 0; k < 3; k++)
+        if (named[k] >= 0 && named[k] < g->ntensors)
+            last[named[k]] = i;
+    for (int32_t k = 0; k < op->nins; k++)
+        if (op->ins && op->ins[k] >= 0 && op->ins[k] < g->ntensors)
+            last[op->ins[k]] = i;
+    for (int32_t p = 0; depth < IR_MAX_DEPTH && op->sym == IR_SYM_FUSED && p < op->nparts; p++)
+        note_uses(g, &op->parts[p], i, last, depth + 1);
+}
+
+/* The tensors each top-level op of ops names last: first[i] the first of op i's, next[t] the one after t (-1 ends
+ * a list). */
+struct last_uses {
+    int32_t *first, *next;
+};
+
+/* Each tensor's last user among ops; whether memory held it (else nothing is freed). */
+static bool last_uses_of(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct last_uses *u)
+{
+    int32_t *last = malloc(sizeof(int32_t) * (size_t)max64(g->ntensors, 1));
+    u->first = malloc(sizeof(int32_t) * (size_t)max64(n, 1));
+    u->next = malloc(sizeof(int32_t) * (size_t)max64(g->ntensors, 1));
+    if (!last || !u->first || !u->next) {
+        free(last);
+        free(u->first);
+        free(u->next);
+        return false;
+    }
+    for (int32_t t = 0; t < g->ntensors; t++)
+        last[t] = -1;
+    for (int32_t i = 0; i < n; i++) {
+        u->first[i] = -1;
+        note_uses(g, &ops[i], i, last, 0);
+    }
+    for (int32_t t = g->ntensors - 1; t >= 0; t--) {
+        u->next[t] = last[t] >= 0 ? u->first[last[t]] : -1;
+        if (last[t] >= 0)
+            u->first[last[t]] = t;
+    }
+    free(last);
+    return true;
+}
+
+/* Whether tensor t's values may be freed once read for the last time: an activation the host neither reads after
+ * the step (observed) nor keeps (carried), held in its own plain storage. */
+static bool droppable(const struct ir_graph *g, const struct ir_values *v, ir_tid t)
+{
+    const struct ir_tensor *x = &g->tensors[t];
+    return x->role == IR_ROLE_ACTIVATION && !x->observed && !x->carried && v->t[t].f && !v->t[t].f_borrowed;
+}
+
+/* Free every droppable tensor whose last user is op i. */
+static void free_after(const struct ir_graph *g, struct ir_values *v, const struct last_uses *u, int32_t i)
+{
+    for (int32_t t = u->first[i]; t >= 0; t = u->next[t])
+        if (droppable(g, v, t)) {
+            free(v->t[t].f);
+            v->t[t].f = NULL;
+            v->t[t].dead = true;
+        }
+}
+
+/* Give every activation a previous evaluation freed its storage again (zeroed, as ir_values_new leaves it); 0, or
+ * -1 with err. */
+static int revive(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])
+{
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        if (!v->t[t].dead)
+            continue;
+        if (!(v->t[t].f = calloc((size_t)max64(v->t[t].len, 1), sizeof(float)))) {
+            snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", g->tensors[t].name);
+            return -1;
+        }
+        v->t[t].dead = false;
+    }
+    return 0;
+}
+
 int ir_eval_ops(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct ir_values *v,
                 char err[IR_ERR_LEN])
 {
@@ -2349,14 +2619,26 @@ int ir_eval_ops_hooked(const struct ir_graph *g, const struct ir_op *ops, int32_
     e.hooks = hooks;
     /* Working buffers stay within a few times the graph's own values (a quantized table dequantized whole). */
     e.scratch_cap = min64(IR_EVAL_MAX_BYTES, addc(mulc((int64_t)v->bytes, 8), EV_SCRATCH_SLACK));
-    for (int32_t i = 0; i < n; i++) {
+    if (revive(g, v, err))
+        return -1;
+    struct last_uses u = {NULL, NULL};
+    bool live = v->free_dead && last_uses_of(g, ops, n, &u); /* without memory for it, nothing is freed */
+    int rc = 0;
+    for (int32_t i = 0; i < n && rc == 0; i++) {
         e.top = i;
-        if (eval_op(&e, &ops[i], 0)) {
-            scratch_free(&e);
-            return -1;
+        if (!e.done || !e.done[i]) { /* else computed with an earlier op */
+            rc = moe_batched(&e, ops, n, i);
+            if (rc == 1)
+                rc = eval_op(&e, &ops[i], 0);
         }
+        if (live && rc == 0)
+            free_after(g, v, &u, i);
     }
-    return 0;
+    scratch_free(&e);
+    free(e.done);
+    free(u.first);
+    free(u.next);
+    return rc ? -1 : 0;
 }
 
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])

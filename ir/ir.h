@@ -959,8 +959,9 @@ struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char er
 struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
                                      char err[IR_ERR_LEN]);
 /* ir_values_new_like(g, seed, like), each constant that `donor_g` holds alike (its name, element, shape, role and
- * storage) copied from `donor` instead of generated again: donor must be ir_values_new_like(donor_g, seed, like)'s,
- * evaluated or not (an evaluation never writes a constant). The same values, without filling the weights twice. */
+ * storage) borrowed from `donor` (read where it lies, neither copied nor generated again): donor must be
+ * ir_values_new_like(donor_g, seed, like)'s, evaluated or not (an evaluation never writes a constant), and must
+ * outlive the new values. The same values, without filling or holding the weights twice. */
 struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
                                        const struct ir_graph *donor_g, const struct ir_values *donor,
                                        char err[IR_ERR_LEN]);
@@ -970,6 +971,11 @@ void ir_values_free(struct ir_values *v);
  * (ir_ggml_q8_activations), as llama.cpp's CPU backend computes such a product; off (the default): the exact f32
  * product of the activations and the dequantized weights. For holding the evaluator to llama.cpp (crosscheck). */
 void ir_values_quantize_activations(struct ir_values *v, bool on);
+/* on: from now on each evaluation over v frees an activation the host neither observes nor carries once the last op
+ * naming it has run (the next evaluation gives it zeroed storage again), so the memory an evaluation holds is the
+ * constants, state and observed values plus the activations still to be read; such an activation's values are then
+ * gone (ir_values_cdata NULL). off (the default): every value stays. The bits computed are the same either way. */
+void ir_values_free_dead(struct ir_values *v, bool on);
 /* From now on (f NULL: no longer), every constant f holds by name takes its values from f instead of the seed: a
  * checkpoint's rows read where they lie in f's mapping (no copy), a plain tensor's decoded. f must outlive every
  * values instance made meanwhile; a file tensor of another count or format fails ir_values_new*. */
@@ -979,6 +985,11 @@ void ir_values_use_gguf(const struct ir_gguf *f);
  * nothing. 0, or -1 (nothing planted) for a name that is no evaluator fault. */
 #define IR_EVAL_PLANTS "rope_base"
 int ir_eval_plant(const char *name);
+/* From now on evaluations run their matrix products on up to n threads (1: the calling thread alone; clamped to
+ * 1..64). Each output's sum stays in one thread in its documented order, so the bits do not depend on n. */
+void ir_eval_set_threads(int n);
+/* The thread count ir_eval_set_threads set (1 by default). */
+int ir_eval_threads(void);
 /* Run g's ops in order over v. 0 on success, else err. */
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);
 /* Run `n` ops (their tensors are g's) over v. */

@@ -39,6 +39,20 @@ if grep -q '^logits 2x' "$tmp/b" && cmp -s "$tmp/a" "$tmp/b"; then ok; else bad 
 expect 2 "--activations bad" -- "$fc" eval tiny-llama --tokens 1 --activations q4_0
 expect 2 "--activations alone" -- "$fc" eval tiny-llama --activations q8_0
 
+# --last: a prefill's head over its last row alone (as llama.cpp runs a prompt): that position's line, the same
+# logits as the full chunk's last row; --threads N changes no bit; a bad count is exit 2.
+"$fc" eval tiny-qwen3-moe --tokens "$toks" --mode prefill:8 > "$tmp/all" 2>&1
+expect 0 "eval --last" -- "$fc" eval tiny-qwen3-moe --tokens "$toks" --mode prefill:8 --last
+if grep -q '^logits 1x' "$tmp/out" && [ "$(head -1 "$tmp/out")" = "$(grep '^position 7 ' "$tmp/all")" ]; then ok
+else bad "--last is not the chunk's last row"; fi
+expect 0 "eval --threads 3" -- "$fc" eval tiny-qwen3-moe --tokens "$toks" --mode prefill:8 --threads 3
+if cmp -s "$tmp/out" "$tmp/all"; then ok; else bad "--threads 3 changed the logits"; fi
+FUSECHECK_THREADS=2 "$fc" eval tiny-qwen3-moe --tokens "$toks" --mode prefill:8 > "$tmp/t2" 2>&1
+if cmp -s "$tmp/t2" "$tmp/all"; then ok; else bad "FUSECHECK_THREADS=2 changed the logits"; fi
+expect 2 "--threads 0" -- "$fc" eval tiny-llama --threads 0
+contains "$tmp/err" "--threads expects a thread count in 1..64, got '0'" "says why"
+expect 2 "--last alone" -- "$fc" eval tiny-llama --last
+
 # Bad input: exit 2, nothing written.
 expect 2 "token outside the vocabulary" -- "$fc" eval tiny-llama --tokens 1,512 --logits "$tmp/bad.f32"
 contains "$tmp/err" "token 512 (position 1) is outside the vocabulary of 512" "names the token"

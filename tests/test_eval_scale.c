@@ -1,0 +1,331 @@
+/* tests/test_eval_scale.c — the evaluator's fast paths keep its bits: every product path (scalar, portable vector
+ * code, AVX2, AVX-512, those this CPU runs) and every thread count gives the scalar single-thread values bit for bit,
+ * on odd sizes (tails of a vector, of a panel, of a q8_0 block) and on zoo graphs of every kind of op; a prefill's
+ * mixtures batched per expert give each op's own bits and the dense formula's (unchosen experts weighed 0); freeing
+ * each activation after its last reader changes no observed or carried bit, step after step. */
+#include "ir/eval_values.h"
+#include "models/models.h"
+#include "check.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The dense formula here keeps each product and sum separately rounded, as the evaluator does. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+/* The paths in the order they are tried; each is held to the first. */
+static const enum ir_eval_path paths[] = {IR_EVAL_PATH_SCALAR, IR_EVAL_PATH_PORTABLE, IR_EVAL_PATH_AVX2,
+                                          IR_EVAL_PATH_AVX512};
+static const int thread_counts[] = {1, 2, 3, 5};
+
+/* Every plain tensor's values of g after one evaluation from seed 1 (its f32 values concatenated, malloc'd; *n
+ * their count), or NULL when it fails. */
+static float *evaluate(const struct ir_graph *g, int64_t *n)
+{
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, 1, err);
+    CHECKF(v != NULL, "%s", err);
+    int rc = v ? ir_eval(g, v, err) : -1;
+    CHECKF(rc == 0, "%s", err);
+    int64_t total = 0;
+    for (ir_tid t = 0; rc == 0 && t < g->ntensors; t++)
+        total += ir_values_cdata(v, t) ? g->tensors[t].rows * g->tensors[t].cols : 0;
+    float *all = rc == 0 ? malloc(sizeof(float) * (size_t)(total + 1)) : NULL;
+    int64_t at = 0;
+    for (ir_tid t = 0; all && t < g->ntensors; t++) {
+        const float *d = ir_values_cdata(v, t);
+        int64_t len = d ? g->tensors[t].rows * g->tensors[t].cols : 0;
+        if (len)
+            memcpy(all + at, d, sizeof(float) * (size_t)len);
+        at += len;
+    }
+    ir_values_free(v);
+    *n = at;
+    return all;
+}
+
+/* Whether g evaluates to the same bits under every path and thread count as under the scalar path alone; what
+ * names it in a failure. */
+static void same_everywhere(const struct ir_graph *g, const char *what)
+{
+    ir_eval_use_path(IR_EVAL_PATH_SCALAR);
+    ir_eval_set_threads(1);
+    int64_t n = 0, m = 0;
+    float *want = evaluate(g, &n);
+    bool nonzero = false;
+    for (int64_t i = 0; want && i < n && !nonzero; i++)
+        nonzero = want[i] != 0.0f;
+    CHECKF(nonzero, "%s: the reference values are all zero", what);
+    for (size_t p = 1; want && p < sizeof paths / sizeof paths[0]; p++) {
+        if (ir_eval_use_path(paths[p]) != paths[p])
+            continue; /* this CPU does not run it */
+        for (size_t k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
+            ir_eval_set_threads(thread_counts[k]);
+            float *got = evaluate(g, &m);
+            CHECKF(got && m == n && memcmp(got, want, sizeof(float) * (size_t)n) == 0,
+                   "%s: path %d, %d threads: other bits than the scalar path's", what, (int)paths[p],
+                   thread_counts[k]);
+            free(got);
+        }
+    }
+    free(want);
+    ir_eval_use_path(IR_EVAL_PATH_AUTO);
+    ir_eval_set_threads(1);
+}
+
+/* An f32 tensor of g. */
+static ir_tid F(struct ir_graph *g, const char *name, int64_t rows, int64_t cols, enum ir_role role)
+{
+    ir_tid t = ir_tensor_add(g, name, IR_ELEM_F32, rows, cols, role);
+    CHECKF(t != IR_NONE, "tensor %s", name);
+    return t;
+}
+
+/* Push y = x · w (m × k times k × n) onto g: w plain, or q8_0 checkpoint rows (transposed: a stored row an output). */
+static void push_matmul(struct ir_graph *g, const char *tag, int64_t m, int64_t k, int64_t n, bool q8,
+                        bool transposed)
+{
+    char xn[32], wn[32], yn[32];
+    snprintf(xn, sizeof xn, "x_%s", tag);
+    snprintf(wn, sizeof wn, "w_%s", tag);
+    snprintf(yn, sizeof yn, "y_%s", tag);
+    ir_tid x = F(g, xn, m, k, IR_ROLE_INPUT), w = F(g, wn, k, n, IR_ROLE_CONSTANT);
+    ir_tid y = F(g, yn, m, n, IR_ROLE_ACTIVATION);
+    g->tensors[w].checkpoint = q8;
+    g->tensors[w].format = q8 ? IR_FMT_Q8_0 : IR_FMT_F32;
+    g->tensors[w].transposed = transposed;
+    g->tensors[y].observed = true;
+    struct ir_op op = ir_op_prim(IR_KIND_MATMUL, (ir_tid[]){x, w}, 2, y);
+    op.spec.u.matmul = (struct ir_matmul){m, k, n};
+    ir_graph_push(g, op);
+}
+
+/* Products of odd sizes: a vector's tail (n not a multiple of 16), a panel's (of 64), rows not a multiple of a
+ * tile's, q8_0 rows stored either way, and products large enough to be split among threads. */
+static void test_odd_products(void)
+{
+    struct ir_graph *g = ir_graph_new();
+    push_matmul(g, "plain_small", 5, 37, 83, false, false);
+    push_matmul(g, "plain_one", 1, 19, 17, false, false);
+    push_matmul(g, "plain_wide", 9, 257, 700, false, false);
+    push_matmul(g, "q8_cols", 3, 96, 70, true, true);
+    push_matmul(g, "q8_rows", 7, 64, 96, true, false);
+    push_matmul(g, "q8_big", 4, 512, 601, true, true);
+    push_matmul(g, "q8_one", 1, 1024, 1100, true, true);
+    same_everywhere(g, "odd products");
+    ir_graph_free(g);
+}
+
+/* g's values evaluated one op at a time (a call an op: no mixture batched with another) and all at once (the rows'
+ * mixtures batched per expert): the same bits. */
+static void test_batched_equals_alone(const struct ir_graph *g, const char *what)
+{
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *a = ir_values_new(g, 1, err), *b = ir_values_new(g, 1, err);
+    CHECKF(a && b, "%s", err);
+    int rc = a && b ? ir_eval(g, a, err) : -1;
+    for (int32_t i = 0; rc == 0 && i < g->nops; i++)
+        rc = ir_eval_ops(g, &g->ops[i], 1, b, err);
+    CHECKF(rc == 0, "%s: %s", what, err);
+    bool same = rc == 0;
+    for (ir_tid t = 0; same && t < g->ntensors; t++) {
+        const float *x = ir_values_cdata(a, t), *y = ir_values_cdata(b, t);
+        same = !x || memcmp(x, y, sizeof(float) * (size_t)(g->tensors[t].rows * g->tensors[t].cols)) == 0;
+    }
+    CHECKF(same, "%s: batched mixtures give other bits than one op at a time", what);
+    ir_values_free(a);
+    ir_values_free(b);
+}
+
+/* The mixture of a prefill: each of `rows` rows gathered from x, mixed (softmax renormalised top-k SwiGLU experts),
+ * set into the table; returns the table's id. */
+static ir_tid push_mixture_rows(struct ir_graph *g, int64_t rows, const struct ir_moe *s, ir_tid *x, ir_tid *w)
+{
+    *x = F(g, "x", rows, s->d, IR_ROLE_INPUT);
+    w[0] = F(g, "router", s->d, s->experts, IR_ROLE_CONSTANT);
+    w[1] = F(g, "gate", s->d, s->experts * s->dff, IR_ROLE_CONSTANT);
+    w[2] = F(g, "up", s->d, s->experts * s->dff, IR_ROLE_CONSTANT);
+    w[3] = F(g, "down", s->dff, s->experts * s->d, IR_ROLE_CONSTANT);
+    ir_tid table = F(g, "table", rows, s->d, IR_ROLE_STATE);
+    g->tensors[table].observed = true;
+    for (int64_t r = 0; r < rows; r++) {
+        char xn[32], mn[32];
+        snprintf(xn, sizeof xn, "x_%lld", (long long)r);
+        snprintf(mn, sizeof mn, "moe_%lld", (long long)r);
+        ir_tid xr = F(g, xn, 1, s->d, IR_ROLE_ACTIVATION), m = F(g, mn, 1, s->d, IR_ROLE_ACTIVATION);
+        struct ir_op op = ir_op_prim(IR_KIND_ROW_GATHER, (ir_tid[]){*x}, 1, xr);
+        op.spec.u.row_gather = (struct ir_row_gather){rows, s->d, {IR_RIDX_LITERAL, r + 1}};
+        ir_graph_push(g, op);
+        op = ir_op_prim(IR_KIND_MOE, (ir_tid[]){xr, w[0], w[1], w[2], w[3]}, 5, m);
+        op.spec.u.moe = *s;
+        ir_graph_push(g, op);
+        op = ir_op_prim(IR_KIND_SET_ROW, (ir_tid[]){table, m}, 2, table);
+        op.spec.u.set_row = (struct ir_set_row){rows, s->d, 1, {IR_RIDX_LITERAL, r + 1}};
+        ir_graph_push(g, op);
+    }
+    return table;
+}
+
+/* Σ_{t<k} a[t·as] · b[t·bs], from 0 in increasing t. */
+static float dot(const float *a, int64_t as, const float *b, int64_t bs, int64_t k)
+{
+    float acc = 0.0f;
+    for (int64_t t = 0; t < k; t++) {
+        float p = a[t * as] * b[t * bs];
+        acc += p;
+    }
+    return acc;
+}
+
+/* The dense formula of one row: every expert's output, weighted 0 unless chosen, added in rank order (the k chosen
+ * first, then the rest), the routing as docs/semantics.md states it (softmax, the k best, renormalised). */
+static void dense_row(const struct ir_moe *s, const float *x, const float *R, const float *G, const float *U,
+                      const float *D, float *y)
+{
+    float lg[16], w[16], h[64];
+    int64_t order[16];
+    float m = -INFINITY, sum = 0.0f;
+    for (int64_t e = 0; e < s->experts; e++) {
+        lg[e] = dot(x, 1, R + e, s->experts, s->d);
+        m = lg[e] > m ? lg[e] : m;
+    }
+    for (int64_t e = 0; e < s->experts; e++) {
+        lg[e] = expf(lg[e] - m);
+        sum += lg[e];
+    }
+    for (int64_t e = 0; e < s->experts; e++) {
+        lg[e] = lg[e] / sum;
+        order[e] = e;
+    }
+    for (int64_t a = 0; a < s->experts; a++) /* rank order: larger first, ties to the lower index */
+        for (int64_t b = a + 1; b < s->experts; b++)
+            if (lg[order[b]] > lg[order[a]]) {
+                int64_t t = order[a];
+                order[a] = order[b];
+                order[b] = t;
+            }
+    float wsum = 0.0f;
+    for (int64_t r = 0; r < s->k; r++)
+        wsum += lg[order[r]];
+    for (int64_t r = 0; r < s->experts; r++)
+        w[r] = r < s->k ? lg[order[r]] / wsum : 0.0f;
+    for (int64_t i = 0; i < s->d; i++)
+        y[i] = 0.0f;
+    for (int64_t r = 0; r < s->experts; r++) {
+        int64_t e = order[r];
+        for (int64_t j = 0; j < s->dff; j++) {
+            float g = dot(x, 1, G + e * s->dff + j, s->experts * s->dff, s->d);
+            float u = dot(x, 1, U + e * s->dff + j, s->experts * s->dff, s->d);
+            float sg = 1.0f + expf(-g);
+            h[j] = g * (1.0f / sg) * u;
+        }
+        for (int64_t i = 0; i < s->d; i++) {
+            float o = dot(h, 1, D + e * s->d + i, s->experts * s->d, s->dff);
+            float t = w[r] * o;
+            y[i] += t;
+        }
+    }
+}
+
+/* A prefill's mixtures, batched per expert, give each row the bits of the dense formula, where every expert is
+ * evaluated and an unchosen one weighs 0; and the same bits as each op alone. */
+static void test_sparse_equals_dense(void)
+{
+    const struct ir_moe s = {.d = 40, .k = 2, .dff = 24, .experts = 6, .act = IR_MOE_SWIGLU};
+    const int64_t rows = 7;
+    struct ir_graph *g = ir_graph_new();
+    ir_tid x, w[4];
+    ir_tid table = push_mixture_rows(g, rows, &s, &x, w);
+    test_batched_equals_alone(g, "mixture rows");
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *v = ir_values_new(g, 1, err);
+    int rc = v ? ir_eval(g, v, err) : -1;
+    CHECKF(rc == 0, "%s", err);
+    if (rc == 0) {
+        const float *X = ir_values_cdata(v, x), *T = ir_values_cdata(v, table);
+        int differ = 0, nonzero = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            float y[40];
+            dense_row(&s, X + r * s.d, ir_values_cdata(v, w[0]), ir_values_cdata(v, w[1]), ir_values_cdata(v, w[2]),
+                      ir_values_cdata(v, w[3]), y);
+            differ += memcmp(y, T + r * s.d, sizeof y) != 0;
+            for (int64_t i = 0; i < s.d; i++)
+                nonzero += y[i] != 0.0f;
+        }
+        CHECKF(differ == 0 && nonzero > 0, "%d of %lld rows differ from the dense formula", differ, (long long)rows);
+    }
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
+/* g evaluated twice over the same values (a step, then the next) with each activation freed after its last reader,
+ * and twice keeping every value: the same observed and carried bits after each step. */
+static void test_liveness(const struct ir_graph *g, const char *what)
+{
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *a = ir_values_new(g, 1, err), *b = ir_values_new(g, 1, err);
+    CHECKF(a && b, "%s", err);
+    if (!a || !b) {
+        ir_values_free(a);
+        ir_values_free(b);
+        return;
+    }
+    ir_values_free_dead(a, true);
+    int freed = 0, differ = 0;
+    for (int step = 0; step < 2; step++) {
+        int rc = ir_eval(g, a, err);
+        CHECKF(rc == 0, "%s: %s", what, err);
+        rc = rc || ir_eval(g, b, err);
+        for (ir_tid t = 0; rc == 0 && t < g->ntensors; t++) {
+            const struct ir_tensor *x = &g->tensors[t];
+            const float *p = ir_values_cdata(a, t), *q = ir_values_cdata(b, t);
+            freed += x->role == IR_ROLE_ACTIVATION && !p;
+            if ((x->observed || x->carried) && q)
+                differ += !p || memcmp(p, q, sizeof(float) * (size_t)(x->rows * x->cols)) != 0;
+        }
+    }
+    CHECKF(differ == 0 && freed > 0, "%s: %d tensors differ with liveness, %d freed", what, differ, freed);
+    ir_values_free(a);
+    ir_values_free(b);
+}
+
+/* Zoo graphs at q8_0 (every op of their families: attention, mixtures, norms, gated delta, heads): the same bits. */
+static void test_zoo(void)
+{
+    static const char *const names[] = {"tiny-llama",   "tiny-qwen3-moe", "tiny-gemma2", "tiny-qwen3-next",
+                                        "tiny-deepseek", "tiny-gpt-oss",   "tiny-olmo2"};
+    static const struct models_mode modes[] = {{MODELS_DECODE, 1}, {MODELS_PREFILL, 5}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const struct models_config *c = models_find(names[i]);
+        CHECKF(c != NULL, "no zoo model %s", names[i]);
+        for (size_t k = 0; c && k < sizeof modes / sizeof modes[0]; k++) {
+            struct models_options o = models_default_options();
+            o.mode = modes[k];
+            char err[IR_ERR_LEN] = "", what[96];
+            struct ir_graph *g = models_lift(c, &o, err);
+            CHECKF(g != NULL, "%s: %s", names[i], err);
+            snprintf(what, sizeof what, "%s %s", names[i], k ? "prefill:5" : "decode");
+            if (g)
+                same_everywhere(g, what);
+            if (g && k)
+                test_batched_equals_alone(g, what);
+            if (g)
+                test_liveness(g, what);
+            ir_graph_free(g);
+        }
+    }
+}
+
+int main(void)
+{
+    test_odd_products();
+    test_sparse_equals_dense();
+    test_zoo();
+    return check_done("test_eval_scale");
+}
