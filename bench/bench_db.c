@@ -13,6 +13,7 @@
  *
  * Usage: bench_db [NIGHTS] (default 365). BENCH_DB_SHIMS=N reports each night under N shims only (a quick look);
  * BENCH_DB_KEEP=1 keeps the file and prints its path. */
+#include "bench/bench.h"
 #include "db/db.h"
 
 #include <sqlite3.h>
@@ -33,17 +34,10 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Ascending doubles, for qsort. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median of n figures (sorted in place). */
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    qsort(v, (size_t)n, sizeof v[0], bench_cmp_double);
     return v[n / 2];
 }
 

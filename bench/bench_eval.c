@@ -7,6 +7,7 @@
  *
  * usage: bench_eval [FUSECHECK [DIR]] — the fusecheck binary (by default the one beside this program) and the folder
  * the GGUF files are exported into once (by default $BENCH_EVAL_DIR, else /tmp/fusecheck-bench-eval). */
+#include "bench/bench.h"
 #include "cli/cli.h"
 
 #include <errno.h>
@@ -48,21 +49,6 @@ static double now_s(void)
 
 /* Seconds in a timeval. */
 static double tv_s(struct timeval t) { return (double)t.tv_sec + (double)t.tv_usec * 1e-6; }
-
-/* Ascending doubles, for qsort. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* A positive count from the environment variable `name`, else `fallback`. */
-static int env_count(const char *name, int fallback)
-{
-    const char *s = getenv(name);
-    int v = s ? atoi(s) : 0;
-    return v > 0 ? v : fallback;
-}
 
 /* Wait for child pid (the only child running); its cost since t0, or wall < 0 when it failed. */
 static struct cost reap(pid_t pid, double t0)
@@ -128,8 +114,8 @@ static struct cost median_cost(const char *binary, const char *path, const struc
         walls[i] = c.wall;
         cpus[i] = c.cpu;
     }
-    qsort(walls, (size_t)rounds, sizeof walls[0], cmp_double);
-    qsort(cpus, (size_t)rounds, sizeof cpus[0], cmp_double);
+    qsort(walls, (size_t)rounds, sizeof walls[0], bench_cmp_double);
+    qsort(cpus, (size_t)rounds, sizeof cpus[0], bench_cmp_double);
     return (struct cost){walls[rounds / 2], cpus[rounds / 2]};
 }
 
@@ -170,7 +156,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_eval: cannot make %s\n", dir);
         return 2;
     }
-    int rounds = env_count("BENCH_EVAL_ROUNDS", 3);
+    int rounds = bench_env_count("BENCH_EVAL_ROUNDS", 3);
     rounds = rounds > 15 ? 15 : rounds;
     bool llama = cli_llama_available();
     printf("evaluator vs %s, %d rounds, medians; CPU = user + system seconds\n", cli_llama_version(), rounds);

@@ -5,6 +5,7 @@
  * parse, optimize and print, and the client's parse of the answer's graph and report.
  *
  * usage: bench_external [FUSECHECK] — the fusecheck binary, by default the one beside this program. */
+#include "bench/bench.h"
 #include "models/models.h"
 #include "rules/rules.h"
 
@@ -19,21 +20,6 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* Ascending doubles, for qsort. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* A positive count from the environment variable `name`, else `fallback`. */
-static int env_count(const char *name, int fallback)
-{
-    const char *s = getenv(name);
-    int v = s ? atoi(s) : 0;
-    return v > 0 ? v : fallback;
 }
 
 /* One round of n requests, through x when not NULL, else in process under shim; requests a second, or -1. */
@@ -66,7 +52,7 @@ static double median_rate(struct rules_external *x, const struct ir_graph *g, co
     for (int i = 0; i < rounds; i++)
         if ((r[i] = round_rate(x, g, shim_name, shim, n)) < 0)
             exit(1);
-    qsort(r, (size_t)rounds, sizeof *r, cmp_double);
+    qsort(r, (size_t)rounds, sizeof *r, bench_cmp_double);
     double m = r[rounds / 2];
     free(r);
     return m;
@@ -85,7 +71,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_external: a path with a quote\n");
         return 2;
     }
-    int rounds = env_count("BENCH_EXT_ROUNDS", 7), n = env_count("BENCH_EXT_REQUESTS", 200);
+    int rounds = bench_env_count("BENCH_EXT_ROUNDS", 7), n = bench_env_count("BENCH_EXT_REQUESTS", 200);
     struct models_options mo = models_default_options();
     struct ir_graph *g = models_lift(models_find("tiny-llama"), &mo, err);
     if (!g) {

@@ -6,6 +6,7 @@
  * around the step's graph, or its launches one by one), the bytes they move, GB/s and the fraction of the chip's
  * bandwidth (the chip table's), with the host's wall time a step and what went up and came back; without one, a line
  * saying why they were skipped. */
+#include "bench/bench.h"
 #include "kernels/kernels.h"
 #include "models/models.h"
 #include "rules/rules.h"
@@ -16,17 +17,10 @@
 #include <string.h>
 #include <time.h>
 
-/* Ascending order of doubles, for qsort. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median of n samples (sorted in place). */
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

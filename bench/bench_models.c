@@ -1,5 +1,6 @@
 /* bench/bench_models.c — figures for the model zoo: lifting and validating a large model's decode step, evaluating a
  * tiny model's, and one real-sized step with quantized weights (its time and peak memory beside the weights' size). */
+#include "bench/bench.h"
 #include "models/models.h"
 
 #include <stdio.h>
@@ -16,17 +17,10 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Ascending order of doubles, for qsort. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median of n samples (sorted in place). */
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

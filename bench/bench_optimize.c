@@ -13,6 +13,7 @@
  * use: on a shared machine it is the one other work does not inflate. BENCH_OPT_FAMILIES (comma-separated models)
  * and BENCH_OPT_MAX (the largest prefill) narrow the table; BENCH_OPT_SHIM picks the shim (default reference). */
 #define _GNU_SOURCE
+#include "bench/bench.h"
 #include "models/models.h"
 #include "oracle/oracle.h"
 #include "rules/rules.h"
@@ -33,13 +34,6 @@ static double clock_s(clockid_t id)
     struct timespec ts;
     clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Ascending doubles, for qsort. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* The lifted graph of `model` in `mode`, cut to `layers` layers (0: all); exits on a bad configuration. */
@@ -76,7 +70,7 @@ static double median_ms(const char *model, const char *mode, int32_t layers, con
         rules_optimized_free(&out);
     }
     *ops = g->nops;
-    qsort(t, (size_t)rounds, sizeof *t, cmp_double);
+    qsort(t, (size_t)rounds, sizeof *t, bench_cmp_double);
     double m = t[rounds / 2];
     fastest = t[0];
     free(t);
@@ -197,9 +191,9 @@ static struct figures median_run(enum job job, const char *model, const char *mo
         wall[k] = r.wall;
         rss[k] = r.rss;
     }
-    qsort(cpu, (size_t)rounds, sizeof cpu[0], cmp_double);
-    qsort(wall, (size_t)rounds, sizeof wall[0], cmp_double);
-    qsort(rss, (size_t)rounds, sizeof rss[0], cmp_double);
+    qsort(cpu, (size_t)rounds, sizeof cpu[0], bench_cmp_double);
+    qsort(wall, (size_t)rounds, sizeof wall[0], bench_cmp_double);
+    qsort(rss, (size_t)rounds, sizeof rss[0], bench_cmp_double);
     f.cpu = cpu[rounds / 2];
     f.wall = wall[rounds / 2];
     f.rss = rss[rounds / 2];

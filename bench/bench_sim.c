@@ -2,6 +2,7 @@
  * to end on the host lane and on the simulated device (`--device sim`: kernels.cu and device.cu on the CPU, every
  * block's threads as fibers) under 3 schedules (every launch run thrice, device memory saved, restored and compared)
  * and under 1; the median of 5 runs of each, in seconds, and the ratios to the host lane. */
+#include "bench/bench.h"
 #include "kernels/kernels.h"
 #include "models/models.h"
 #include "rules/rules.h"
@@ -9,13 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Ascending order of doubles, for qsort. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The median over `runs` of one decode step's time on D (NULL: the host lane); -1 when a run fails. */
 static double step_seconds(const struct ir_graph *rw, const struct ir_graph *ref, const struct ir_graph *g,
@@ -35,7 +29,7 @@ static double step_seconds(const struct ir_graph *rw, const struct ir_graph *ref
             return -1;
         }
     }
-    qsort(t, (size_t)runs, sizeof *t, cmp_double);
+    qsort(t, (size_t)runs, sizeof *t, bench_cmp_double);
     return t[runs / 2];
 }
 
