@@ -523,21 +523,41 @@ static float fill_one(const struct filler *f, uint64_t *rng, int64_t e)
     return 0.0f;
 }
 
-/* Fill a plain tensor's values in order. */
-static void fill_plain(struct tval *tv, const struct filler *f, uint64_t rng)
+/* What seeding and evaluating ask before each unit of work (ir_eval_set_stop), or NULL. */
+static bool (*stop_asked)(void);
+
+void ir_eval_set_stop(bool (*stop)(void)) { stop_asked = stop; }
+
+/* Whether the caller asked the work to stop. */
+static bool stop_now(void) { return stop_asked && stop_asked(); }
+
+/* Values seeded between two questions whether to stop: a few milliseconds' work. */
+#define FILL_POLL ((int64_t)1 << 16)
+
+/* Fill a plain tensor's values in order. 0, or 1 when asked to stop first. */
+static int fill_plain(struct tval *tv, const struct filler *f, uint64_t rng)
 {
-    for (int64_t e = 0; e < tv->len; e++)
+    for (int64_t e = 0; e < tv->len; e++) {
+        if (e % FILL_POLL == 0 && stop_now())
+            return 1;
         tv->f[e] = fill_one(f, &rng, e);
+    }
+    return 0;
 }
 
-/* Fill a checkpoint tensor: each stored row drawn in order, then quantized into its bytes. 0, or -1 on failure. */
+/* Fill a checkpoint tensor: each stored row drawn in order, then quantized into its bytes. 0, -1 on failure, or 1
+ * when asked to stop first. */
 static int fill_ckpt(struct tval *tv, const struct filler *f, uint64_t rng)
 {
     struct ckpt *q = &tv->q;
     float *row = malloc(sizeof(float) * (size_t)max64(q->slen, 1));
     if (!row)
         return -1;
-    for (int64_t s = 0; s < q->srows; s++) {
+    for (int64_t s = 0, since = 0; s < q->srows; s++, since += q->slen) {
+        if (since >= FILL_POLL && (since = 0, stop_now())) {
+            free(row);
+            return 1;
+        }
         for (int64_t j = 0; j < q->slen; j++)
             row[j] = fill_one(f, &rng, q->transposed ? j * tv->cols + s : s * tv->cols + j);
         if (ir_ggml_quantize(q->format, row, q->slen, q->bytes + s * q->row_bytes) != 0) {
@@ -716,10 +736,13 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
         ir_tid twin = donor ? constant_twin(t, donor_g) : IR_NONE;
         rc = twin != IR_NONE ? (borrow_values(tv, &donor->t[twin]), 0) : alloc_tensor(tv, t);
         if (rc == 0 && twin == IR_NONE && (rc = rotary_frequencies(&f)) == 0)
-            rc = tv->f ? (fill_plain(tv, &f, rng), 0) : fill_ckpt(tv, &f, rng);
+            rc = tv->f ? fill_plain(tv, &f, rng) : fill_ckpt(tv, &f, rng);
         free(f.freq);
         if (rc != 0) {
-            snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);
+            if (rc > 0)
+                snprintf(err, IR_ERR_LEN, IR_EVAL_STOPPED " while seeding tensor %s", t->name);
+            else
+                snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);
             free(uses);
             ir_values_free(v);
             return NULL;
@@ -2626,6 +2649,11 @@ int ir_eval_ops_hooked(const struct ir_graph *g, const struct ir_op *ops, int32_
     int rc = 0;
     for (int32_t i = 0; i < n && rc == 0; i++) {
         e.top = i;
+        if (stop_now()) {
+            snprintf(err, IR_ERR_LEN, IR_EVAL_STOPPED " before op %d of %d", (int)i, (int)n);
+            rc = -1;
+            break;
+        }
         if (!e.done || !e.done[i]) { /* else computed with an earlier op */
             rc = moe_batched(&e, ops, n, i);
             if (rc == 1)
