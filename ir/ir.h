@@ -931,7 +931,8 @@ int ir_gguf_add_tensor(struct ir_gguf_writer *w, const char *name, uint32_t ndim
 /* Write n bytes whole at fd's position, retrying short and interrupted writes; 0, or -1 with errno set. */
 int ir_write_all(int fd, const void *bytes, uint64_t n);
 /* Replace the file at path whole: body writes a new file beside it (its fd), given mode's permissions (mode < 0:
- * 0666 less the umask), synced and renamed over path; removed when anything fails. 0, or -1 with errno set. */
+ * 0666 less the umask), synced and renamed over path; removed when anything fails, and removed by SIGINT, SIGTERM or
+ * SIGHUP left to their default action, before they end the process. 0, or -1 with errno set. */
 int ir_replace_file(const char *path, int mode, int (*body)(int fd, void *ctx), void *ctx);
 /* Write the file whole or not at all (a temp file beside path, renamed over it; a regular file's permissions kept).
  * 0, or -1 with err. */

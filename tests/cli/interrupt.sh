@@ -79,6 +79,22 @@ interrupt "check --eval-real while seeding" TERM "until:$seeding" "$tmp/real.db"
 [ "$(sqlite3 "$tmp/real.db" "SELECT count(*) FROM failures")" = 0 ] && ok || bad "check --eval-real stopped: failures logged"
 grep -q "stopped on request" "$tmp/err" "$tmp/out" && bad "check --eval-real stopped: the stop reported as a failure" || ok
 
+# a command writing a file at -o (export: a 1.5 GB GGUF file), signalled while it writes it: the file at -o stays as
+# it was and no temporary file is left beside it
+mkdir -p "$tmp/exp"
+echo earlier > "$tmp/exp/m.gguf"
+"$fc" export llama3-8b --layers 2 -o "$tmp/exp/m.gguf" >/dev/null 2>&1 &
+pid=$!
+until ls "$tmp/exp" | grep -q '\.tmp\.' || ! kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+kill -TERM "$pid" 2>/dev/null
+wait "$pid"; got=$?
+if [ "$got" -eq 143 ]; then
+  [ "$(cat "$tmp/exp/m.gguf")" = earlier ] && ok || bad "export stopped while writing: the file at -o changed"
+  [ "$(ls "$tmp/exp")" = m.gguf ] && ok || bad "export stopped while writing: left $(ls "$tmp/exp" | tr '\n' ' ')"
+else
+  echo "note: export ended before its signal (exit $got): the stopped write not checked"
+fi
+
 # a second signal ends it at once: the run stays incomplete (or interrupted, if the first was acted on in time)
 "$fc" check --db "$tmp/twice.db" --no-progress >/dev/null 2>&1 &
 pid=$!
