@@ -1072,7 +1072,13 @@ static int db_merge_cmd(int argc, char **argv)
         return cli_usage_error("db", "merge takes one of --append and --force");
     char err[DB_ERR_LEN];
     struct db_merge_result res;
+    cli_interrupt_catch(); /* a signal stops the merge: its temporary files removed, the output as it was */
+    db_merge_set_stop(cli_stop_requested);
     if (db_merge((const char *const *)argv + optind, argc - optind, out, mode, &res, err)) {
+        if (cli_interrupted()) {
+            cli_interrupt_say("db merge", NULL, 0);
+            return cli_interrupt_exit();
+        }
         fprintf(stderr, "fusecheck: db merge: %s\n", err);
         return CLI_USAGE;
     }

@@ -1650,6 +1650,21 @@ static void name_output(char err[DB_ERR_LEN], const char *tmp, const char *out)
     snprintf(err, DB_ERR_LEN, "%s", named);
 }
 
+/* What a merge asks before each input and during its statements (db_merge_set_stop), or NULL. */
+static bool (*merge_stop)(void);
+
+void db_merge_set_stop(bool (*stop)(void)) { merge_stop = stop; }
+
+/* Whether the merge was asked to stop. */
+static bool merge_stopped(void) { return merge_stop && merge_stop(); }
+
+/* SQLite's progress handler on the merge's connection: nonzero interrupts the statement running. */
+static int merge_progress(void *unused)
+{
+    (void)unused;
+    return merge_stopped();
+}
+
 int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_merge_mode mode,
              struct db_merge_result *result, char err[DB_ERR_LEN])
 {
@@ -1667,10 +1682,16 @@ int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_me
     struct db *db = NULL;
     int rc = mode == DB_MERGE_APPEND && exists ? copy_forward(out, tmp, err) : 0;
     rc = rc || db_open(tmp, &db, err);
+    if (!rc)
+        sqlite3_progress_handler(db->conn, 4096, merge_progress, NULL);
     for (int i = 0; !rc && i < ninputs; i++)
-        rc = merge_one(db, inputs[i], &res, err);
+        rc = merge_stopped() || merge_one(db, inputs[i], &res, err);
     if (!rc)
         rc = exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", "finishing the merge", err);
+    if (merge_stopped()) { /* whatever it was doing, it stops here: nothing of the merge is kept */
+        snprintf(err, DB_ERR_LEN, DB_STOPPED);
+        rc = 1;
+    }
     if (db)
         db_close(db);
     if (!rc) {

@@ -270,6 +270,11 @@ struct db_merge_result {
  * file and id it came from) is skipped. `out` existing is refused under NEW; anything at `out` but a regular file is
  * refused always, and so is another program's database (FORCE replaces only a results file, or a file that is no
  * database). 0, or 1 with err. */
+/* From now on db_merge asks stop before each input and every few thousand steps of its statements: once it answers
+ * true, the merge fails with err DB_STOPPED, its temporary files removed, its output as it was. NULL (the default):
+ * never asked. */
+#define DB_STOPPED "stopped on request"
+void db_merge_set_stop(bool (*stop)(void));
 int db_merge(const char *const *inputs, int ninputs, const char *out, enum db_merge_mode mode,
              struct db_merge_result *result, char err[DB_ERR_LEN]);
 

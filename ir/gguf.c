@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -778,21 +777,6 @@ int ir_gguf_add_tensor(struct ir_gguf_writer *w, const char *name, uint32_t ndim
     return 0;
 }
 
-int ir_write_all(int fd, const void *bytes, uint64_t n)
-{
-    const char *s = bytes;
-    while (n > 0) {
-        ssize_t k = write(fd, s, n > (1u << 30) ? (1u << 30) : (size_t)n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        s += k;
-        n -= (uint64_t)k;
-    }
-    return 0;
-}
-
 /* The header, keys, tensor infos and padding: everything before the data section. */
 static void header_bytes(const struct ir_gguf_writer *w, struct ir_text *b)
 {
@@ -829,100 +813,6 @@ static int write_body(const struct ir_gguf_writer *w, int fd)
         rc = lseek(fd, (off_t)(base + t->offset), SEEK_SET) < 0 || ir_write_all(fd, t->data, t->bytes) ? -1 : 0;
     }
     return rc == 0 && ftruncate(fd, (off_t)(base + w->data_size)) == 0 ? 0 : -1;
-}
-
-/* The temporary file ir_replace_file is writing while a signal would end the process: that signal removes it first
- * (a write stopped half-way leaves nothing, as a write that failed), then ends the process as it would have. */
-static char replacing[4096];
-static const int ending_signals[] = {SIGINT, SIGTERM, SIGHUP};
-enum { ENDING_SIGNALS = sizeof ending_signals / sizeof ending_signals[0] };
-static struct sigaction ending_before[ENDING_SIGNALS];
-static bool ending_taken[ENDING_SIGNALS];
-
-/* Remove the temporary file, then die of sig (unlink and sigaction are safe in a handler). */
-static void remove_and_end(int sig)
-{
-    if (replacing[0])
-        unlink(replacing);
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-    raise(sig); /* delivered once the handler returns */
-}
-
-/* Block the ending signals (their old mask into old): what is done meanwhile no signal splits. */
-static void block_ending(sigset_t *old)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    for (int i = 0; i < ENDING_SIGNALS; i++)
-        sigaddset(&set, ending_signals[i]);
-    sigprocmask(SIG_BLOCK, &set, old);
-}
-
-/* While tmp is written, each ending signal left to its default action removes tmp before it ends the process (one
- * a command catches itself, or ignores, stays its own: that command finishes the write whole, then stops). */
-static void guard_temporary(const char *tmp)
-{
-    if (strlen(tmp) >= sizeof replacing)
-        return;
-    strcpy(replacing, tmp);
-    struct sigaction act;
-    memset(&act, 0, sizeof act);
-    act.sa_handler = remove_and_end;
-    sigemptyset(&act.sa_mask);
-    for (int i = 0; i < ENDING_SIGNALS; i++) {
-        ending_taken[i] = sigaction(ending_signals[i], NULL, &ending_before[i]) == 0 &&
-                          !(ending_before[i].sa_flags & SA_SIGINFO) && ending_before[i].sa_handler == SIG_DFL &&
-                          sigaction(ending_signals[i], &act, NULL) == 0;
-    }
-}
-
-/* The ending signals' actions as they were before guard_temporary. */
-static void unguard_temporary(void)
-{
-    for (int i = 0; i < ENDING_SIGNALS; i++)
-        if (ending_taken[i])
-            sigaction(ending_signals[i], &ending_before[i], NULL);
-    memset(ending_taken, 0, sizeof ending_taken);
-    replacing[0] = '\0';
-}
-
-int ir_replace_file(const char *path, int mode, int (*body)(int fd, void *ctx), void *ctx)
-{
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        abort();
-    snprintf(tmp, n, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
-    sigset_t mask_before;
-    block_ending(&mask_before); /* the file made and its guard set with no signal between */
-    int fd = mkstemp(tmp);
-    if (fd >= 0)
-        guard_temporary(tmp);
-    sigprocmask(SIG_SETMASK, &mask_before, NULL);
-    if (fd < 0) {
-        free(tmp);
-        return -1;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    int rc = fchmod(fd, mode >= 0 ? (mode_t)mode : 0666 & ~mask) || body(fd, ctx) || fsync(fd) ? -1 : 0;
-    int e = errno;
-    if (close(fd) != 0 && rc == 0)
-        rc = -1, e = errno;
-    block_ending(&mask_before); /* renamed or removed, then unguarded, with no signal between */
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1, e = errno;
-    if (rc != 0)
-        unlink(tmp);
-    unguard_temporary();
-    sigprocmask(SIG_SETMASK, &mask_before, NULL);
-    free(tmp);
-    errno = e;
-    return rc;
 }
 
 /* write_body as ir_replace_file's body. */

@@ -133,6 +133,24 @@ contains "$tmp/out" "partial comparison: accepted (--allow-partial)" "--allow-pa
 [ "$(sqlite3 "$tmp/d.db" "SELECT count(*) FROM run_pair_gaps WHERE run_before = 1 AND run_after = $last AND what = 'graph'")" -gt 0 ] &&
   ok || bad "run_pair_gaps lists the graphs the later run lacks"
 
+# db merge of many files, signalled while it merges: exit 143, no output made, no temporary file left, the inputs
+# as they were
+mkdir -p "$tmp/mg"
+for i in $(seq 1 40); do cp "$tmp/d.db" "$tmp/mg/in$i.db"; done
+sum_before=$(cat "$tmp"/mg/in*.db | md5sum)
+"$fc" db merge "$tmp"/mg/in*.db -o "$tmp/mg/out.db" >/dev/null 2>"$tmp/err" &
+pid=$!
+until ls "$tmp/mg" | grep -q '\.merge\.' || ! kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+kill -TERM "$pid" 2>/dev/null
+wait "$pid"; got=$?
+if [ "$got" -eq 143 ]; then
+  ls "$tmp/mg" | grep -qv '^in[0-9]*\.db$' && bad "db merge stopped: left $(ls "$tmp/mg" | grep -v '^in[0-9]*\.db$' | tr '\n' ' ')" || ok
+  [ "$(cat "$tmp"/mg/in*.db | md5sum)" = "$sum_before" ] && ok || bad "db merge stopped: an input changed"
+  grep -q "db merge: interrupted (SIGTERM)" "$tmp/err" && ok || bad "db merge stopped: no word on stderr"
+else
+  echo "note: db merge ended before its signal (exit $got): the stopped merge not checked"
+fi
+
 # prove --mutants: SIGINT early and mid-run, SIGTERM; the obligations logged are whole rows
 interrupt "prove --mutants INT" INT 0.2 "$tmp/p1.db" -- "$fc" prove --mutants --db "$tmp/p1.db"
 interrupt "prove --mutants INT mid-run" INT 2 "$tmp/p2.db" -- "$fc" prove --mutants --db "$tmp/p2.db"
