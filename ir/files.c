@@ -29,19 +29,18 @@ int ir_write_all(int fd, const void *bytes, uint64_t n)
 
 /* ── Temporary files a signal removes ────────────────────────────────────────────────────────────────────── */
 
-/* The temporary files being written (empty strings: none), removed by an ending signal before it ends the process. */
-static char guarded[IR_GUARD_FILES][4096];
+/* The temporary file being written (empty: none), removed by an ending signal before it ends the process. */
+static char guarded[4096];
 static const int ending_signals[] = {SIGINT, SIGTERM, SIGHUP};
 enum { ENDING_SIGNALS = sizeof ending_signals / sizeof ending_signals[0] };
 static struct sigaction ending_before[ENDING_SIGNALS];
 static bool ending_taken[ENDING_SIGNALS];
 
-/* Remove the guarded files, then die of sig (unlink and sigaction are safe in a handler). */
+/* Remove the guarded file, then die of sig (unlink and sigaction are safe in a handler). */
 static void remove_and_end(int sig)
 {
-    for (int i = 0; i < IR_GUARD_FILES; i++)
-        if (guarded[i][0])
-            unlink(guarded[i]);
+    if (guarded[0])
+        unlink(guarded);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -60,17 +59,15 @@ static void block_ending(sigset_t *old)
     sigprocmask(SIG_BLOCK, &set, old);
 }
 
-void ir_guard_files(const char *const *paths, int n)
+/* Until unguard_file, SIGINT, SIGTERM and SIGHUP, where left to their default action, remove the file at path before
+ * they end the process: a write stopped half-way leaves nothing of itself. A signal a command catches, or ignores,
+ * stays its own (that command finishes its write whole, then stops). Called with the ending signals blocked. */
+static void guard_file(const char *path)
 {
-    sigset_t before;
-    block_ending(&before);
-    for (int i = 0; i < IR_GUARD_FILES; i++) {
-        size_t len = i < n && paths[i] ? strlen(paths[i]) : 0;
-        if (len < sizeof guarded[i])
-            memcpy(guarded[i], i < n && paths[i] ? paths[i] : "", len + 1);
-        else
-            guarded[i][0] = '\0'; /* a path too long to keep is not guarded */
-    }
+    size_t len = strlen(path);
+    if (len >= sizeof guarded)
+        return; /* a path too long to keep is not guarded */
+    memcpy(guarded, path, len + 1);
     struct sigaction act;
     memset(&act, 0, sizeof act);
     act.sa_handler = remove_and_end;
@@ -79,20 +76,16 @@ void ir_guard_files(const char *const *paths, int n)
         ending_taken[i] = sigaction(ending_signals[i], NULL, &ending_before[i]) == 0 &&
                           !(ending_before[i].sa_flags & SA_SIGINFO) && ending_before[i].sa_handler == SIG_DFL &&
                           sigaction(ending_signals[i], &act, NULL) == 0;
-    sigprocmask(SIG_SETMASK, &before, NULL);
 }
 
-void ir_unguard_files(void)
+/* The ending signals' actions as they were before guard_file, and nothing guarded. Called with them blocked. */
+static void unguard_file(void)
 {
-    sigset_t before;
-    block_ending(&before);
     for (int i = 0; i < ENDING_SIGNALS; i++)
         if (ending_taken[i])
             sigaction(ending_signals[i], &ending_before[i], NULL);
     memset(ending_taken, 0, sizeof ending_taken);
-    for (int i = 0; i < IR_GUARD_FILES; i++)
-        guarded[i][0] = '\0';
-    sigprocmask(SIG_SETMASK, &before, NULL);
+    guarded[0] = '\0';
 }
 
 /* ── Replacing a file ────────────────────────────────────────────────────────────────────────────────────── */
@@ -108,7 +101,7 @@ int ir_replace_file(const char *path, int mode, int (*body)(int fd, void *ctx), 
     block_ending(&mask_before); /* the file made and guarded with no signal between */
     int fd = mkstemp(tmp);
     if (fd >= 0)
-        ir_guard_files((const char *const *)&tmp, 1);
+        guard_file(tmp);
     sigprocmask(SIG_SETMASK, &mask_before, NULL);
     if (fd < 0) {
         free(tmp);
@@ -125,7 +118,7 @@ int ir_replace_file(const char *path, int mode, int (*body)(int fd, void *ctx), 
         rc = -1, e = errno;
     if (rc != 0)
         unlink(tmp);
-    ir_unguard_files();
+    unguard_file();
     sigprocmask(SIG_SETMASK, &mask_before, NULL);
     free(tmp);
     errno = e;

@@ -930,13 +930,6 @@ int ir_gguf_add_tensor(struct ir_gguf_writer *w, const char *name, uint32_t ndim
                        enum ir_format f, const void *data, char err[IR_ERR_LEN]);
 /* Write n bytes whole at fd's position, retrying short and interrupted writes; 0, or -1 with errno set. */
 int ir_write_all(int fd, const void *bytes, uint64_t n);
-/* The most temporary files ir_guard_files keeps. */
-#define IR_GUARD_FILES 4
-/* Until ir_unguard_files, SIGINT, SIGTERM and SIGHUP, where left to their default action, remove the n (at most
- * IR_GUARD_FILES) files at paths before they end the process: a write stopped half-way leaves nothing of itself. A
- * signal a command catches, or ignores, stays its own (that command finishes its write whole, then stops). */
-void ir_guard_files(const char *const *paths, int n);
-void ir_unguard_files(void);
 /* Replace the file at path whole: body writes a new file beside it (its fd), given mode's permissions (mode < 0:
  * 0666 less the umask), synced and renamed over path; removed when anything fails, and removed by SIGINT, SIGTERM or
  * SIGHUP left to their default action, before they end the process. 0, or -1 with errno set. */
