@@ -16,8 +16,9 @@ run_begun() { [ -s "$1" ] && [ "$(status_of "$1")" = incomplete ]; }
 # Whether a results file passes SQLite's integrity check (a file never made passes too: nothing was written).
 sound() { [ ! -s "$1" ] || [ "$(sqlite3 "$1" 'PRAGMA integrity_check')" = ok ]; }
 
-# interrupt NAME SIG DELAY DB -- COMMAND...: run it in the background, send SIG after DELAY seconds (or, with DELAY
-# "until:CONDITION", once the shell condition holds, so a loaded machine cannot signal it before the point meant), wait. Checks:
+# interrupt NAME SIG DELAY DB -- COMMAND...: run it in the background, send SIG DELAY seconds after its run is in DB
+# (or, with DELAY "until:CONDITION", once the shell condition holds, so a loaded machine cannot signal it before the
+# point meant), wait. Checks:
 # the stop took under 20 s; exit 128+SIG with the run interrupted, or (the command done before the signal) exit 0
 # with the run complete; the file sound. With DB "-" only the exit code is checked.
 interrupt() {
@@ -26,6 +27,9 @@ interrupt() {
   code=$(($(kill -l "$sig") + 128))
   "$@" >"$tmp/out" 2>"$tmp/err" &
   local pid=$!
+  # a fixed delay counts from the moment the run is in results.db, so a loaded machine cannot signal it before its
+  # handler is installed
+  [[ $delay == until:* ]] || [ "$db" = - ] || delay="until:run_begun $db && sleep $delay"
   if [[ $delay == until:* ]]; then
     local waited=0
     until eval "${delay#until:}" || [ "$waited" -ge 1200 ] || ! kill -0 "$pid" 2>/dev/null; do
@@ -151,8 +155,9 @@ else
   echo "note: db merge ended before its signal (exit $got): the stopped merge not checked"
 fi
 
-# prove --mutants: SIGINT early and mid-run, SIGTERM; the obligations logged are whole rows
-interrupt "prove --mutants INT" INT 0.2 "$tmp/p1.db" -- "$fc" prove --mutants --db "$tmp/p1.db"
+# prove --mutants: SIGINT early (as soon as its run is in results.db: a fixed delay that short may come before the
+# handler is installed on a loaded machine) and mid-run, SIGTERM; the obligations logged are whole rows
+interrupt "prove --mutants INT early" INT "until:run_begun $tmp/p1.db" "$tmp/p1.db" -- "$fc" prove --mutants --db "$tmp/p1.db"
 interrupt "prove --mutants INT mid-run" INT 2 "$tmp/p2.db" -- "$fc" prove --mutants --db "$tmp/p2.db"
 interrupt "prove --mutants TERM" TERM 1 "$tmp/p3.db" -- "$fc" prove --mutants --db "$tmp/p3.db"
 interrupt "prove without --db" INT 1 - -- "$fc" prove --mutants
@@ -160,7 +165,7 @@ interrupt "prove without --db" INT 1 - -- "$fc" prove --mutants
 # tolerance over many steps, stopped between steps
 interrupt "tolerance TERM" TERM 1 "$tmp/t.db" -- "$fc" tolerance tiny-qwen3 --shim cuda-lane:h200:int8 --steps 200 \
   --ctx 4096 --db "$tmp/t.db"
-interrupt "tolerance INT early" INT 0.1 "$tmp/t2.db" -- "$fc" tolerance tiny-qwen3 --shim cuda-lane:h200:int8 \
+interrupt "tolerance INT early" INT "until:run_begun $tmp/t2.db" "$tmp/t2.db" -- "$fc" tolerance tiny-qwen3 --shim cuda-lane:h200:int8 \
   --steps 200 --ctx 4096 --db "$tmp/t2.db"
 
 # crosscheck (where fusecheck was built with llama.cpp)
