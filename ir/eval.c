@@ -9,6 +9,7 @@
 #include "eval_values.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,8 @@ void ir_values_free_dead(struct ir_values *v, bool on)
     v->free_dead = on;
 }
 
+static void lazy_free(struct ir_eval_lazy *z);
+
 void ir_values_free(struct ir_values *v)
 {
     if (!v)
@@ -111,8 +114,10 @@ void ir_values_free(struct ir_values *v)
     for (int32_t i = 0; i < v->n; i++) {
         if (!v->t[i].f_borrowed)
             free(v->t[i].f);
-        if (!v->t[i].q.borrowed)
+        if (!v->t[i].q.borrowed) {
             free(v->t[i].q.bytes);
+            lazy_free(v->t[i].q.lazy);
+        }
     }
     free(v->t);
     free(v);
@@ -144,25 +149,35 @@ static uint64_t fnv1a64(const char *s)
     return h;
 }
 
-/* The next value of a splitmix64 stream. */
-static uint64_t splitmix(uint64_t *s)
+/* The splitmix64 stream's increment. The state after p draws is the seed plus p increments, so any draw can be
+ * computed from its position alone (the stream is counter-based): a tensor's rows can be drawn in any order, on any
+ * thread, with the same bits. */
+#define SPLITMIX_GAMMA 0x9E3779B97F4A7C15ull
+
+/* splitmix64's output for state z (taken after its increment). */
+static uint64_t mix64(uint64_t z)
 {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
 
-/* A uniform float in [0, 1) with 24 random bits. */
-static float unit01(uint64_t *s)
+/* The state just before draw p of the stream seeded rng (draw p is mix64 of one increment more). */
+static uint64_t state_at(uint64_t rng, int64_t p)
 {
-    return (float)(splitmix(s) >> 40) * (1.0f / 16777216.0f);
+    return rng + (uint64_t)p * SPLITMIX_GAMMA;
 }
 
-/* A uniform float in [-1, 1). */
-static float unit11(uint64_t *s)
+/* A uniform float in [0, 1) with 24 random bits, from one draw. */
+static float unit01_of(uint64_t z)
 {
-    return unit01(s) * 2.0f - 1.0f;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
+/* A uniform float in [-1, 1), from one draw. */
+static float unit11_of(uint64_t z)
+{
+    return unit01_of(z) * 2.0f - 1.0f;
 }
 
 /* How a tensor's uses ask it to be filled; a larger kind wins over a smaller one. */
@@ -177,6 +192,7 @@ struct tuse {
     const struct ir_rope *rope; /* the rope whose tables a rotary table holds (USE_ROPE_COS, USE_ROPE_SIN) */
     bool index, position;
     int64_t lo, hi;
+    bool gathered, read_else; /* read as a row gather's table; read by any other op or operand */
 };
 
 /* The uses of every tensor of a graph being scanned. */
@@ -386,12 +402,28 @@ static void use_dst(struct scan *s, const struct ir_op *op)
     note_index_t(s, d->row_param, 0, room < 0 ? -1 : room / d->row_cols, false);
 }
 
+/* Record how a leaf op reads each operand: as a row gather's table, or otherwise. */
+static void note_reads(struct scan *s, const struct ir_op *op)
+{
+    bool gather = op->sym == IR_SYM_PRIM &&
+                  (op->spec.kind == IR_KIND_ROW_GATHER || op->spec.kind == IR_KIND_ROWS_GATHER);
+    for (int i = 0; i < op->nins; i++) {
+        ir_tid t = in_at(s, op, i);
+        if (t != IR_NONE && gather && i == 0)
+            s->u[t].gathered = true;
+        else if (t != IR_NONE)
+            s->u[t].read_else = true;
+    }
+}
+
 /* Record the uses of op, of every part within it, and of every destination on the way. */
 static void scan_op(struct scan *s, const struct ir_op *op, int depth)
 {
     if (depth > IR_MAX_DEPTH)
         return;
     use_dst(s, op);
+    if (op->sym != IR_SYM_FUSED)
+        note_reads(s, op);
     if (op->sym == IR_SYM_FUSED) {
         for (int32_t i = 0; i < op->nparts; i++)
             scan_op(s, &op->parts[i], depth + 1);
@@ -504,48 +536,220 @@ static float rotary_value(const struct filler *f, int64_t e, bool cosine)
     return (float)(f->magnitude * (cosine ? cos(angle) : sin(angle)));
 }
 
-/* The next value of a tensor filled as f, for its logical value index e. */
-static float fill_one(const struct filler *f, uint64_t *rng, int64_t e)
+/* A run of n values of a tensor filled as f: value j is draw p0 + j of the stream seeded rng (a kind that draws takes
+ * one draw a value), at logical index e0 + j·estep (which only the rotary tables read). One loop a kind. */
+struct span {
+    const struct filler *f;
+    uint64_t rng;
+    int64_t p0, n, e0, estep;
+    float *out;
+};
+
+/* FILL_ZERO: zeros. */
+static void span_zero(const struct span *s)
 {
-    switch (f->kind) {
-    case FILL_ZERO: return 0.0f;
-    case FILL_UNIFORM: return unit11(rng) * f->a;
-    case FILL_NEAR: return f->a + 0.1f * unit11(rng);
-    case FILL_COS: return rotary_value(f, e, true);
-    case FILL_SIN: return rotary_value(f, e, false);
-    case FILL_ALOG: return logf(1.0f + 15.0f * unit01(rng));
-    case FILL_DT_BIAS: {
-        double dt = exp(log(0.001) + (double)unit01(rng) * (log(0.1) - log(0.001)));
-        return (float)(dt + log(-expm1(-dt))); /* softplus⁻¹(dt), dt in [0.001, 0.1) */
-    }
-    case FILL_INT: return (float)(f->lo + (int64_t)(splitmix(rng) % (uint64_t)(f->hi - f->lo + 1)));
-    }
-    return 0.0f;
+    memset(s->out, 0, sizeof(float) * (size_t)s->n);
 }
 
-/* Fill a plain tensor's values in order. */
-static void fill_plain(struct tval *tv, const struct filler *f, uint64_t rng)
+/* FILL_UNIFORM: uniform in [-a, a). */
+static void span_uniform(const struct span *s)
 {
-    for (int64_t e = 0; e < tv->len; e++)
-        tv->f[e] = fill_one(f, &rng, e);
+    uint64_t z = state_at(s->rng, s->p0);
+    for (int64_t j = 0; j < s->n; j++)
+        s->out[j] = unit11_of(mix64(z += SPLITMIX_GAMMA)) * s->f->a;
 }
 
-/* Fill a checkpoint tensor: each stored row drawn in order, then quantized into its bytes. 0, or -1 on failure. */
-static int fill_ckpt(struct tval *tv, const struct filler *f, uint64_t rng)
+/* FILL_NEAR: within 0.1 of a. */
+static void span_near(const struct span *s)
 {
-    struct ckpt *q = &tv->q;
-    float *row = malloc(sizeof(float) * (size_t)max64(q->slen, 1));
-    if (!row)
-        return -1;
-    for (int64_t s = 0; s < q->srows; s++) {
-        for (int64_t j = 0; j < q->slen; j++)
-            row[j] = fill_one(f, &rng, q->transposed ? j * tv->cols + s : s * tv->cols + j);
-        if (ir_ggml_quantize(q->format, row, q->slen, q->bytes + s * q->row_bytes) != 0) {
-            free(row);
+    uint64_t z = state_at(s->rng, s->p0);
+    for (int64_t j = 0; j < s->n; j++)
+        s->out[j] = s->f->a + 0.1f * unit11_of(mix64(z += SPLITMIX_GAMMA));
+}
+
+/* FILL_COS: a rotary table's cosines. */
+static void span_cos(const struct span *s)
+{
+    for (int64_t j = 0; j < s->n; j++)
+        s->out[j] = rotary_value(s->f, s->e0 + j * s->estep, true);
+}
+
+/* FILL_SIN: a rotary table's sines. */
+static void span_sin(const struct span *s)
+{
+    for (int64_t j = 0; j < s->n; j++)
+        s->out[j] = rotary_value(s->f, s->e0 + j * s->estep, false);
+}
+
+/* FILL_ALOG: log(1 + 15u), u uniform in [0, 1). */
+static void span_alog(const struct span *s)
+{
+    uint64_t z = state_at(s->rng, s->p0);
+    for (int64_t j = 0; j < s->n; j++)
+        s->out[j] = logf(1.0f + 15.0f * unit01_of(mix64(z += SPLITMIX_GAMMA)));
+}
+
+/* FILL_DT_BIAS: softplus⁻¹(dt), dt log-uniform in [0.001, 0.1). */
+static void span_dt_bias(const struct span *s)
+{
+    uint64_t z = state_at(s->rng, s->p0);
+    for (int64_t j = 0; j < s->n; j++) {
+        double dt = exp(log(0.001) + (double)unit01_of(mix64(z += SPLITMIX_GAMMA)) * (log(0.1) - log(0.001)));
+        s->out[j] = (float)(dt + log(-expm1(-dt)));
+    }
+}
+
+/* FILL_INT: integers uniform in [lo, hi]. */
+static void span_int(const struct span *s)
+{
+    uint64_t z = state_at(s->rng, s->p0), range = (uint64_t)(s->f->hi - s->f->lo + 1);
+    for (int64_t j = 0; j < s->n; j++)
+        s->out[j] = (float)(s->f->lo + (int64_t)(mix64(z += SPLITMIX_GAMMA) % range));
+}
+
+/* Each fill kind's loop. */
+static void (*const span_fns[])(const struct span *) = {
+    [FILL_ZERO] = span_zero, [FILL_UNIFORM] = span_uniform, [FILL_NEAR] = span_near,
+    [FILL_COS] = span_cos,   [FILL_SIN] = span_sin,         [FILL_ALOG] = span_alog,
+    [FILL_DT_BIAS] = span_dt_bias, [FILL_INT] = span_int,
+};
+
+/* Fill values [from, from + n) of a plain tensor. */
+static void fill_plain_run(const struct tval *tv, const struct filler *f, uint64_t rng, int64_t from, int64_t n)
+{
+    if (f->kind != FILL_ZERO) /* the storage is zeroed already: its pages stay untouched */
+        span_fns[f->kind](&(struct span){f, rng, from, n, from, 1, tv->f + from});
+}
+
+/* Fill stored rows [s0, s1) of a checkpoint tensor, each drawn then quantized into its bytes, using row (slen floats
+ * of room). 0, or -1 when a row does not quantize. */
+static int fill_ckpt_rows(const struct ckpt *q, int64_t cols, const struct filler *f, uint64_t rng, int64_t s0,
+                          int64_t s1, float *row)
+{
+    for (int64_t s = s0; s < s1; s++) {
+        int64_t e0 = q->transposed ? s : s * cols, estep = q->transposed ? cols : 1;
+        span_fns[f->kind](&(struct span){f, rng, s * q->slen, q->slen, e0, estep, row});
+        if (ir_ggml_quantize(q->format, row, q->slen, q->bytes + s * q->row_bytes) != 0)
             return -1;
-        }
     }
+    return 0;
+}
+
+/* One thread's share of a tensor's filling: units [u0, u1) (stored rows of a checkpoint, values of a plain one). */
+struct fill_share {
+    const struct tval *tv;
+    const struct filler *f;
+    uint64_t rng;
+    int64_t u0, u1;
+    int rc;
+};
+
+/* Fill one share; its rc 0, or -1 on failure. */
+static void *fill_share_run(void *arg)
+{
+    struct fill_share *sh = arg;
+    if (sh->tv->f) {
+        fill_plain_run(sh->tv, sh->f, sh->rng, sh->u0, sh->u1 - sh->u0);
+        sh->rc = 0;
+        return NULL;
+    }
+    float *row = malloc(sizeof(float) * (size_t)max64(sh->tv->q.slen, 1));
+    sh->rc = row ? fill_ckpt_rows(&sh->tv->q, sh->tv->cols, sh->f, sh->rng, sh->u0, sh->u1, row) : -1;
     free(row);
+    return NULL;
+}
+
+#define FILL_MAX_THREADS 64
+#define FILL_THREAD_VALUES ((int64_t)1 << 18) /* a tensor under this many values is filled by one thread */
+
+/* Fill a tensor's values (stored rows drawn and quantized for a checkpoint), split by units among up to
+ * ir_eval_threads() threads: every value depends on its position alone, so the bits do not depend on the count.
+ * 0, or -1 on failure. */
+static int fill_tensor(const struct tval *tv, const struct filler *f, uint64_t rng)
+{
+    int64_t units = tv->f ? tv->len : tv->q.srows;
+    int n = tv->len < FILL_THREAD_VALUES ? 1 : ir_eval_threads();
+    n = n > FILL_MAX_THREADS ? FILL_MAX_THREADS : (int64_t)n > units ? (int)max64(units, 1) : n;
+    struct fill_share sh[FILL_MAX_THREADS];
+    pthread_t tids[FILL_MAX_THREADS];
+    bool started[FILL_MAX_THREADS] = {false};
+    for (int k = 0; k < n; k++)
+        sh[k] = (struct fill_share){tv, f, rng, units * k / n, units * (k + 1) / n, 0};
+    for (int k = 1; k < n; k++)
+        started[k] = pthread_create(&tids[k], NULL, fill_share_run, &sh[k]) == 0;
+    fill_share_run(&sh[0]);
+    int rc = sh[0].rc;
+    for (int k = 1; k < n; k++) {
+        if (started[k])
+            pthread_join(tids[k], NULL);
+        else
+            fill_share_run(&sh[k]); /* no thread: the calling one fills its share */
+        rc |= sh[k].rc;
+    }
+    return rc ? -1 : 0;
+}
+
+/* A checkpoint table seeded lazily: its filling and stream, its logical width, which stored rows are drawn, how
+ * many are not, and a row's room. Its values owner frees it; a borrowing instance draws into the same rows. */
+struct ir_eval_lazy {
+    struct filler f;
+    uint64_t rng;
+    int64_t cols, left;
+    unsigned char *drawn;
+    float *row;
+};
+
+int ir_eval_lazy_rows(const struct ckpt *q, int64_t s0, int64_t n)
+{
+    struct ir_eval_lazy *z = q->lazy;
+    for (int64_t s = max64(s0, 0); z && z->left > 0 && s < s0 + n && s < q->srows; s++) {
+        if (z->drawn[s])
+            continue;
+        if (fill_ckpt_rows(q, z->cols, &z->f, z->rng, s, s + 1, z->row))
+            return -1;
+        z->drawn[s] = 1;
+        z->left--;
+    }
+    return 0;
+}
+
+int ir_eval_lazy_all(const struct ckpt *q)
+{
+    return ir_eval_lazy_rows(q, 0, q->srows);
+}
+
+/* Free a lazy table's bookkeeping. */
+static void lazy_free(struct ir_eval_lazy *z)
+{
+    if (z) {
+        free(z->drawn);
+        free(z->row);
+        free(z);
+    }
+}
+
+/* Whether a tensor filled as f with uses u is seeded lazily: a checkpoint of untransposed rows (a logical row is a
+ * stored row), read only as a row gather's table, its values drawn from the stream alone. */
+static bool seeds_lazily(const struct ir_tensor *t, const struct tuse *u, const struct filler *f)
+{
+    return is_ckpt(t) && !t->transposed && u->gathered && !u->read_else &&
+           (f->kind == FILL_UNIFORM || f->kind == FILL_NEAR || f->kind == FILL_INT);
+}
+
+/* Make tv (allocated, zeroed) a lazily seeded table filled as f from stream rng; 0, or -1 when memory is short. */
+static int lazy_start(struct tval *tv, const struct filler *f, uint64_t rng)
+{
+    struct ir_eval_lazy *z = calloc(1, sizeof *z);
+    if (z) {
+        *z = (struct ir_eval_lazy){*f, rng, tv->cols, tv->q.srows, NULL, NULL};
+        z->drawn = calloc((size_t)max64(tv->q.srows, 1), 1);
+        z->row = malloc(sizeof(float) * (size_t)max64(tv->q.slen, 1));
+    }
+    if (!z || !z->drawn || !z->row) {
+        lazy_free(z);
+        return -1;
+    }
+    tv->q.lazy = z;
     return 0;
 }
 
@@ -663,7 +867,8 @@ static void share_tied(const struct ir_graph *g, struct ir_values *v)
         struct tval *tv = &v->t[i];
         const struct tval *from = &v->t[e];
         if (!g->tensors[i].tied || tv->q.borrowed || !tv->q.bytes || !from->q.bytes ||
-            mulc(tv->q.srows, tv->q.row_bytes) != mulc(from->q.srows, from->q.row_bytes))
+            mulc(tv->q.srows, tv->q.row_bytes) != mulc(from->q.srows, from->q.row_bytes) ||
+            ir_eval_lazy_all(&from->q))
             continue;
         memcpy(tv->q.bytes, from->q.bytes, (size_t)mulc(tv->q.srows, tv->q.row_bytes));
     }
@@ -716,7 +921,8 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
         ir_tid twin = donor ? constant_twin(t, donor_g) : IR_NONE;
         rc = twin != IR_NONE ? (borrow_values(tv, &donor->t[twin]), 0) : alloc_tensor(tv, t);
         if (rc == 0 && twin == IR_NONE && (rc = rotary_frequencies(&f)) == 0)
-            rc = tv->f ? (fill_plain(tv, &f, rng), 0) : fill_ckpt(tv, &f, rng);
+            rc = seeds_lazily(t, at == IR_NONE ? &unused : &uses[at], &f) ? lazy_start(tv, &f, rng)
+                                                                          : fill_tensor(tv, &f, rng);
         free(f.freq);
         if (rc != 0) {
             snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);
@@ -839,6 +1045,10 @@ static const float *dequant_all(struct ev *e, ir_tid t)
 {
     struct tval *tv = &e->v->t[t];
     const struct ckpt *q = &tv->q;
+    if (ir_eval_lazy_all(q)) {
+        fail(e, "tensor %s: its rows do not quantize", tname(e, t));
+        return NULL;
+    }
     float *all = scratch(e, tv->len);
     float *row = all ? scratch(e, q->slen) : NULL;
     if (!row)
@@ -1036,8 +1246,9 @@ static bool takes_q8_activations(const struct ir_values *v, const struct ckpt *q
     return v->q8_activations && q->transposed && (q->format == IR_FMT_Q8_0 || q->format == IR_FMT_Q4_0);
 }
 
-/* Operand i as a rows × cols matrix; 0, or -1 with err. */
-static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *w)
+/* Operand i as a rows × cols matrix, a lazily seeded table drawn whole unless the op reads it by rows (and draws
+ * the rows it reads: ir_eval_lazy_rows); 0, or -1 with err. */
+static int wts_take(struct ev *e, int i, int64_t rows, int64_t cols, bool by_rows, struct wts *w)
 {
     memset(w, 0, sizeof *w);
     w->rows = rows;
@@ -1054,10 +1265,27 @@ static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *
         return fail(e, "operand %d (%s) is %lld x %lld, the op reads it as %lld x %lld", i, tname(e, t),
                     (long long)tv->rows, (long long)tv->cols, (long long)rows, (long long)cols);
     w->q = &tv->q;
+    if (!by_rows && ir_eval_lazy_all(w->q))
+        return fail(e, "operand %d (%s): its rows do not quantize", i, tname(e, t));
     w->buf = scratch(e, tv->q.slen);
     if (w->buf && takes_q8_activations(e->v, w->q))
         w->acts = scratch(e, mulc(rows / 32 + 1, IR_GGML_Q8_ACT_FLOATS));
     return w->buf && (w->acts || !takes_q8_activations(e->v, w->q)) ? 0 : -1;
+}
+
+/* Operand i as a rows × cols matrix read whole; 0, or -1 with err. */
+static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *w)
+{
+    return wts_take(e, i, rows, cols, false, w);
+}
+
+/* Logical row r of a matrix taken by rows (wts_take) into dst, its row drawn first when lazily seeded; 0, or -1. */
+static int gather_row(struct ev *e, const struct wts *w, int64_t r, float *dst)
+{
+    if (w->q && ir_eval_lazy_rows(w->q, r, 1))
+        return fail(e, "the table's row %lld does not quantize", (long long)r);
+    ir_eval_wts_row(w, r, dst);
+    return 0;
 }
 
 /* ── Primitive ops ───────────────────────────────────────────────────────────────────────────────────────── */
@@ -1251,13 +1479,10 @@ static int ev_row_gather(struct ev *e)
         return -1;
     struct wts w;
     int64_t r = 0;
-    if (wts_get(e, 0, s->rows, s->cols, &w) || row_index(e, &s->index, 1, s->rows - 1, "row", &r))
+    if (wts_take(e, 0, s->rows, s->cols, true, &w) || row_index(e, &s->index, 1, s->rows - 1, "row", &r))
         return -1;
     float *y = result(e, s->cols);
-    if (!y)
-        return -1;
-    ir_eval_wts_row(&w, r, y);
-    return 0;
+    return y ? gather_row(e, &w, r, y) : -1;
 }
 
 /* rows_gather: y[c·cols..] = the table's row idx[c] (0-based), c < count. */
@@ -1267,7 +1492,7 @@ static int ev_rows_gather(struct ev *e)
     if (sizes_ok(e, (const int64_t[]){s->rows, s->cols, s->count}, 3))
         return -1;
     struct wts w;
-    if (wts_get(e, 0, s->rows, s->cols, &w))
+    if (wts_take(e, 0, s->rows, s->cols, true, &w))
         return -1;
     const float *idx = arg(e, 1, s->count);
     float *y = idx ? result(e, mulc(s->count, s->cols)) : NULL;
@@ -1275,9 +1500,8 @@ static int ev_rows_gather(struct ev *e)
         return -1;
     for (int64_t c = 0; c < s->count; c++) {
         int64_t r = 0;
-        if (index_of(e, idx[c], 0, s->rows - 1, "row", &r))
+        if (index_of(e, idx[c], 0, s->rows - 1, "row", &r) || gather_row(e, &w, r, y + c * s->cols))
             return -1;
-        ir_eval_wts_row(&w, r, y + c * s->cols);
     }
     return 0;
 }
@@ -2007,6 +2231,7 @@ static int (*const prim_fns[IR_KIND_COUNT])(struct ev *) = {
 
 static int place(struct ev *e);
 static int eval_op(struct ev *e, const struct ir_op *op, int depth);
+static int check_scope(struct ev *e, const struct ir_op *op);
 
 /* Whether op is primitive op of kind k. */
 static bool is_kind(const struct ir_op *op, enum ir_kind k)
@@ -2062,9 +2287,10 @@ static bool unwritten(const struct ir_op *ops, int32_t from, int32_t to, ir_tid 
     return true;
 }
 
-/* The gather in ops(i, j) that computes mixture j's row, when j can be computed at i: its row gathered from values
- * no op of ops[i, j) writes, that row written by nothing else there nor read by ops[i], its weights written by
- * nothing there, and its result neither read nor written there. -1 when it cannot. */
+/* The gather (a row gather or a view) in ops(i, j) that computes mixture j's row, when j can be computed at i: its
+ * row gathered from values no op of ops[i, j) writes, that row written by nothing else there nor read by ops[i], its
+ * weights written by nothing there, its result neither read nor written there, and its destination written there
+ * only by the batch's earlier mixtures (whose results are placed before j's). -1 when it cannot. */
 static int32_t moe_early_gather(const struct ir_op *ops, int32_t i, int32_t j)
 {
     ir_tid x = ops[j].ins[0];
@@ -2073,11 +2299,13 @@ static int32_t moe_early_gather(const struct ir_op *ops, int32_t i, int32_t j)
         return -1;
     for (int32_t p = i + 1; p < j; p++) {
         const struct ir_op *op = &ops[p];
+        bool member = same_mixture(&ops[i], op); /* an earlier op of the batch: its result placed before j's */
         if (op_reads(op, ops[j].out) || op_reads(op, ops[j].dst.buf) || op_writes(op, ops[j].out) ||
-            op_writes(op, ops[j].dst.buf))
+            (!member && op_writes(op, ops[j].dst.buf)))
             return -1;
         if (op_writes(op, x)) {
-            if (g != -1 || !is_kind(op, IR_KIND_ROW_GATHER) || op->out != x || op->dst.buf != x)
+            bool gather = is_kind(op, IR_KIND_ROW_GATHER) || op->sym == IR_SYM_VIEW;
+            if (g != -1 || !gather || op->out != x || op->dst.buf != x)
                 return -1;
             g = p;
         }
@@ -2102,7 +2330,7 @@ static int32_t moe_batch_of(const struct ir_op *ops, int32_t n, int32_t i, int32
     at[0] = i;
     gat[0] = -1;
     for (int32_t j = i + 1; j < n && nb < MOE_BATCH_MAX; j++) {
-        if (is_kind(&ops[j], IR_KIND_ROW_GATHER) || is_kind(&ops[j], IR_KIND_SET_ROW))
+        if (is_kind(&ops[j], IR_KIND_ROW_GATHER) || is_kind(&ops[j], IR_KIND_SET_ROW) || ops[j].sym == IR_SYM_VIEW)
             continue;
         if (!same_mixture(&ops[i], &ops[j]) || (gat[nb] = moe_early_gather(ops, i, j)) < 0)
             break;
@@ -2208,7 +2436,7 @@ static int moe_batch_results(struct ev *e, const struct ir_op *ops, const int32_
     const struct ir_moe *s = &ops[at[0]].spec.u.moe;
     for (int64_t r = 0; r < nb; r++) {
         e->op = &ops[at[r]];
-        e->top = at[r];
+        e->top = e->scope ? e->top : at[r];
         float *y = result(e, s->d);
         if (!y)
             return -1;
@@ -2231,8 +2459,11 @@ static int moe_batch_results(struct ev *e, const struct ir_op *ops, const int32_
 static int moe_batch_run(struct ev *e, const struct ir_op *ops, const int32_t *at, const int32_t *gat, int64_t nb)
 {
     int32_t top = e->top;
+    for (int64_t r = 0; r < nb; r++)
+        if (check_scope(e, &ops[at[r]]))
+            return -1;
     for (int64_t r = 1; r < nb; r++) {
-        e->top = gat[r];
+        e->top = e->scope ? top : gat[r]; /* a fused op's parts keep its index */
         int rc = eval_op(e, &ops[gat[r]], 0);
         if (rc)
             return rc;
@@ -2477,6 +2708,25 @@ static int check_scope(struct ev *e, const struct ir_op *op)
     return 0;
 }
 
+/* Run fused op's parts in order, a part's mixture batched with the mixtures after it as at the top level. 0, or -1
+ * with err. */
+static int run_parts(struct ev *e, const struct ir_op *op, int depth)
+{
+    bool *top_done = e->done; /* the top level's; the parts get their own */
+    e->done = NULL;
+    int rc = 0;
+    for (int32_t i = 0; i < op->nparts && rc == 0; i++) {
+        if (e->done && e->done[i])
+            continue; /* computed with an earlier part */
+        rc = moe_batched(e, op->parts, op->nparts, i);
+        if (rc == 1)
+            rc = eval_op(e, &op->parts[i], depth + 1);
+    }
+    free(e->done);
+    e->done = top_done;
+    return rc;
+}
+
 /* Evaluate op (its parts in order when fused) and place its result. */
 static int eval_op(struct ev *e, const struct ir_op *op, int depth)
 {
@@ -2490,11 +2740,10 @@ static int eval_op(struct ev *e, const struct ir_op *op, int depth)
             return fail(e, "a fused op without parts");
         const struct ir_op *outer = e->scope;
         e->scope = op;
-        for (int32_t i = 0; i < op->nparts; i++)
-            if (eval_op(e, &op->parts[i], depth + 1)) {
-                e->scope = outer;
-                return -1;
-            }
+        if (run_parts(e, op, depth)) {
+            e->scope = outer;
+            return -1;
+        }
         e->scope = outer;
         e->op = op;
         int rc = placed_by_part(op) ? 0 : place(e);
@@ -2699,6 +2948,8 @@ bool ir_values_checkpoint(const struct ir_values *v, ir_tid t, struct ir_ckpt_ro
     if (!v || t < 0 || t >= v->n || v->t[t].f)
         return false;
     const struct ckpt *q = &v->t[t].q;
+    if (ir_eval_lazy_all(q))
+        return false;
     *out = (struct ir_ckpt_rows){q->bytes, q->format, q->transposed, q->srows, q->slen, q->row_bytes};
     return true;
 }
@@ -2718,7 +2969,7 @@ static bool same_tensor(const struct tval *x, const struct tval *y, ir_tid ta, s
 {
     c->tensor = ta;
     if (!x->f || !y->f) {
-        bool same = !x->f && !y->f && x->q.format == y->q.format && x->q.srows == y->q.srows &&
+        bool same = !x->f && !y->f && !ir_eval_lazy_all(&x->q) && !ir_eval_lazy_all(&y->q) && x->q.format == y->q.format && x->q.srows == y->q.srows &&
                     x->q.row_bytes == y->q.row_bytes &&
                     memcmp(x->q.bytes, y->q.bytes, (size_t)(x->q.srows * x->q.row_bytes)) == 0;
         c->index = same ? 0 : -1;

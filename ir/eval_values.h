@@ -14,7 +14,8 @@ struct ckpt {
     bool transposed;
     int64_t srows, slen, row_bytes;
     unsigned char *bytes;
-    bool borrowed; /* bytes lie in a mapped GGUF file: read, never written or freed */
+    bool borrowed; /* bytes lie in a mapped GGUF file or another values instance: read, never freed here */
+    struct ir_eval_lazy *lazy; /* a table read only by row gathers: its rows drawn when first read (else NULL) */
 };
 
 /* One tensor's values: plain f32 values, or (f == NULL) a checkpoint constant's quantized rows. */
@@ -43,6 +44,13 @@ struct wts {
     float *buf;  /* a stored row's room, for a checkpoint */
     float *acts; /* room for one row of q8_0 activation blocks, when products take them (else NULL) */
 };
+
+/* Draw stored rows [s0, s0 + n) of a lazily seeded checkpoint (q->lazy) that are not drawn yet: the bytes eager
+ * seeding gives. 0 (also for a checkpoint seeded whole), or -1 when a row does not quantize. */
+int ir_eval_lazy_rows(const struct ckpt *q, int64_t s0, int64_t n);
+
+/* Draw every row of a lazily seeded checkpoint not drawn yet (ir_eval_lazy_rows over all of them). */
+int ir_eval_lazy_all(const struct ckpt *q);
 
 /* Dequantize a stored row's values [from, from+n) of checkpoint q: the returned pointer holds them (buf holds room
  * for the row's slen values). */

@@ -163,8 +163,15 @@ static float clamped(float v, int lo, int hi)
 /* The integer nearest v (ties to even), clamped to [lo, hi]; NaN counts as 0. */
 static int round_even_in(float v, int lo, int hi) { return (int)nearbyintf(clamped(v, lo, hi)); }
 
-/* The integer nearest v (ties away from zero), clamped to [lo, hi]; NaN counts as 0. */
-static int round_away_in(float v, int lo, int hi) { return (int)roundf(clamped(v, lo, hi)); }
+/* The integer nearest v (ties away from zero), clamped to [lo, hi] (|lo|, |hi| < 2^23); NaN counts as 0. roundf's
+ * integer without a call: truncation, then a step when the (exactly computed) fraction reaches one half. */
+static int round_away_in(float v, int lo, int hi)
+{
+    float c = clamped(v, lo, hi);
+    int i = (int)c;
+    float frac = c - (float)i; /* exact: c and i share sign and exponent range, |c| < 2^23 */
+    return i + (frac >= 0.5f) - (frac <= -0.5f);
+}
 
 /* v truncated toward zero, clamped to [lo, hi]; NaN counts as 0. */
 static int trunc_in(float v, int lo, int hi) { return (int)clamped(v, lo, hi); }
@@ -218,8 +225,10 @@ static void quant_Q8_0(const float *src, unsigned char *out)
 {
     float x[QK], amax = 0.0f;
     load_block(src, QK, Q8_0_LIMIT, x);
-    for (int j = 0; j < QK; j++)
-        amax = fmaxf(amax, fabsf(x[j]));
+    for (int j = 0; j < QK; j++) {
+        float a = fabsf(x[j]); /* load_block leaves no NaN: the larger, as fmaxf gives it */
+        amax = a > amax ? a : amax;
+    }
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     put_scale(out, d);
