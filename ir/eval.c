@@ -1526,59 +1526,88 @@ static int ev_set_row(struct ev *e)
     return 0;
 }
 
-/* One attention head's output for one query row: softmax over cache rows [lo, hi] (and the sink) of the scaled,
- * capped logits, then the weighted sum of value rows. lg has room for the cache's rows. */
-struct att_head {
-    const float *q, *k, *v; /* the query head; the key and value caches at this head's kv head */
-    int64_t kstride, vstride, hd, vd, lo, hi;
-    float scale, cap;
-    bool capped, sinked;
-    float sink;
+/* One attention op's operands and the room its kv heads share: the key cache of the kv head being run transposed
+ * (Kt[i][j - lo0] = K[j][kvh·hd + i], for the cache rows [lo0, lo0 + span) any query attends), and a query group's
+ * logits (group × span). */
+struct att_run {
+    const struct ir_attention *s;
+    const float *q, *k, *v, *sinks;
+    float *y, *kt, *lg, *denom;
+    int64_t p, group, lo0, span;
+    float scale;
 };
 
-/* Write one attention head's output (vd values) into out. */
-static void att_head_run(const struct att_head *a, float *lg, float *out)
+/* The cache rows query row r attends: [*lo, *hi] (empty when *lo > *hi). */
+static void att_rows(const struct att_run *a, int64_t r, int64_t *lo, int64_t *hi)
 {
-    for (int64_t t = 0; t < a->vd; t++)
-        out[t] = 0.0f;
-    if (a->lo > a->hi)
-        return; /* no cache row is attendable: the output is zeros */
-    for (int64_t j = a->lo; j <= a->hi; j++) {
-        const float *k = a->k + j * a->kstride;
-        float dot = 0.0f;
-        for (int64_t i = 0; i < a->hd; i++) {
-            float p = a->q[i] * k[i];
-            dot += p;
-        }
-        float l = dot * a->scale;
-        if (a->capped) {
-            float t = l / a->cap;
-            l = a->cap * tanhf(t);
+    int64_t at_pos = a->p + r;
+    *hi = min64(at_pos, a->s->l - 1);
+    *lo = a->s->window > 0 ? max64(0, at_pos - a->s->window + 1) : 0;
+}
+
+/* Kv head kvh's keys over the attended rows, transposed into a->kt (a plain hd × span matrix). */
+static void att_keys(const struct att_run *a, int64_t kvh)
+{
+    const struct ir_attention *s = a->s;
+    for (int64_t j = 0; j < a->span; j++) {
+        const float *kr = a->k + (a->lo0 + j) * s->kv * s->hd + kvh * s->hd;
+        for (int64_t i = 0; i < s->hd; i++)
+            a->kt[i * a->span + j] = kr[i];
+    }
+}
+
+/* Head g's n logits lg (its dots already there): scaled, capped, then each turned into exp(l − max) (the sink
+ * counted in the max); their sum (with the sink's term last), in order. */
+static float att_weights(const struct att_run *a, int64_t g, float *lg, int64_t n)
+{
+    const struct ir_attention *s = a->s;
+    for (int64_t j = 0; j < n; j++) {
+        float l = lg[j] * a->scale;
+        if (s->softcap.has) {
+            float cap = (float)s->softcap.v, t = l / cap;
+            l = cap * tanhf(t);
         }
         lg[j] = l;
     }
-    float m = lg[a->lo];
-    for (int64_t j = a->lo + 1; j <= a->hi; j++)
+    float m = lg[0], sink = a->sinks ? a->sinks[g] : 0.0f;
+    for (int64_t j = 1; j < n; j++)
         if (lg[j] > m)
             m = lg[j];
-    if (a->sinked && a->sink > m)
-        m = a->sink;
+    if (s->sinks && sink > m)
+        m = sink;
     float denom = 0.0f;
-    for (int64_t j = a->lo; j <= a->hi; j++) {
+    for (int64_t j = 0; j < n; j++) {
         lg[j] = expf(lg[j] - m);
         denom += lg[j];
     }
-    if (a->sinked)
-        denom += expf(a->sink - m);
-    for (int64_t j = a->lo; j <= a->hi; j++) {
-        const float *v = a->v + j * a->vstride;
-        for (int64_t t = 0; t < a->vd; t++) {
-            float p = lg[j] * v[t];
-            out[t] += p;
-        }
+    if (s->sinks)
+        denom += expf(sink - m);
+    return denom;
+}
+
+/* Query row r's heads of kv head kvh: each head's dots with the attended keys (Σ_i q[i]·k[i], in increasing i), its
+ * weights, and its output Σ_j w_j·v_j (in increasing j, from 0) over the sum of the weights. The dots and the
+ * weighted sums are products (ir_eval_wts_matmul): every output's sum in the scalar loop's order, its bits. */
+static void att_row(const struct att_run *a, int64_t r, int64_t kvh)
+{
+    const struct ir_attention *s = a->s;
+    int64_t lo, hi, g0 = kvh * a->group;
+    float *y = a->y + (r * s->h + g0) * s->vd;
+    att_rows(a, r, &lo, &hi);
+    if (lo > hi) {
+        memset(y, 0, sizeof(float) * (size_t)(a->group * s->vd)); /* no cache row is attendable: zeros */
+        return;
     }
-    for (int64_t t = 0; t < a->vd; t++)
-        out[t] = out[t] / denom;
+    int64_t n = hi - lo + 1;
+    struct wts kt = {a->kt, NULL, s->hd, a->span, NULL, NULL};
+    ir_eval_wts_matmul(&kt, 0, s->hd, lo - a->lo0, n, a->q + (r * s->h + g0) * s->hd, a->group, s->hd, a->lg, n);
+    for (int64_t g = 0; g < a->group; g++)
+        a->denom[g] = att_weights(a, g0 + g, a->lg + g * n, n);
+    struct wts v = {a->v, NULL, s->l, s->kv * s->vd, NULL, NULL};
+    ir_eval_wts_matmul(&v, lo, n, kvh * s->vd, s->vd, a->lg, a->group, n, y, s->vd);
+    for (int64_t g = 0; g < a->group; g++)
+        for (int64_t t = 0; t < s->vd; t++)
+            y[g * s->vd + t] = y[g * s->vd + t] / a->denom[g];
 }
 
 /* attention: each query row r at position p + r attends cache rows j ≤ p + r (and > p + r − window). */
@@ -1589,44 +1618,38 @@ static int ev_attention(struct ev *e)
         return -1;
     if (s->kv <= 0 || s->h % s->kv != 0)
         return fail(e, "h %lld is not a multiple of kv %lld", (long long)s->h, (long long)s->kv);
-    int64_t p = 0;
-    int at = s->pos.kind == IR_RIDX_NAMED ? 4 : 3;
-    const float *q = arg(e, 0, mulc(s->rows, mulc(s->h, s->hd)));
-    const float *k = q ? arg(e, 1, mulc(s->l, mulc(s->kv, s->hd))) : NULL;
-    const float *v = k ? arg(e, 2, mulc(s->l, mulc(s->kv, s->vd))) : NULL;
-    if (!v || position(e, &s->pos, 3, &p))
-        return -1;
-    const float *sinks = s->sinks ? arg(e, at, s->h) : NULL;
-    int64_t ny = mulc(s->rows, mulc(s->h, s->vd));
-    float *y = (!s->sinks || sinks) ? result(e, ny) : NULL;
-    if (y && ny == 0)
-        return 0; /* no output values: the heads and cache rows are not walked */
-    float *lg = y ? scratch(e, s->l) : NULL;
-    if (!lg)
-        return -1;
-    struct att_head a;
-    memset(&a, 0, sizeof a);
-    a.kstride = s->kv * s->hd;
-    a.vstride = s->kv * s->vd;
-    a.hd = s->hd;
-    a.vd = s->vd;
+    struct att_run a = {.s = s, .group = s->h / s->kv};
     a.scale = s->scale.has ? (float)s->scale.v : 1.0f / sqrtf((float)s->hd);
-    a.capped = s->softcap.has;
-    a.cap = (float)s->softcap.v;
-    a.sinked = s->sinks;
-    int64_t group = s->h / s->kv;
+    int at = s->pos.kind == IR_RIDX_NAMED ? 4 : 3;
+    a.q = arg(e, 0, mulc(s->rows, mulc(s->h, s->hd)));
+    a.k = a.q ? arg(e, 1, mulc(s->l, mulc(s->kv, s->hd))) : NULL;
+    a.v = a.k ? arg(e, 2, mulc(s->l, mulc(s->kv, s->vd))) : NULL;
+    if (!a.v || position(e, &s->pos, 3, &a.p))
+        return -1;
+    a.sinks = s->sinks ? arg(e, at, s->h) : NULL;
+    int64_t ny = mulc(s->rows, mulc(s->h, s->vd));
+    a.y = (!s->sinks || a.sinks) ? result(e, ny) : NULL;
+    if (!a.y)
+        return -1;
+    if (ny == 0)
+        return 0; /* no output values: the heads and cache rows are not walked */
+    int64_t lo, hi, last = -1;
+    a.lo0 = s->l;
     for (int64_t r = 0; r < s->rows; r++) {
-        int64_t at_pos = p + r;
-        a.hi = min64(at_pos, s->l - 1);
-        a.lo = s->window > 0 ? max64(0, at_pos - s->window + 1) : 0;
-        for (int64_t g = 0; g < s->h; g++) {
-            int64_t kvh = g / group;
-            a.q = q + (r * s->h + g) * s->hd;
-            a.k = k + kvh * s->hd;
-            a.v = v + kvh * s->vd;
-            a.sink = sinks ? sinks[g] : 0.0f;
-            att_head_run(&a, lg, y + (r * s->h + g) * s->vd);
-        }
+        att_rows(&a, r, &lo, &hi);
+        a.lo0 = lo <= hi ? min64(a.lo0, lo) : a.lo0;
+        last = lo <= hi ? max64(last, hi) : last;
+    }
+    a.span = last >= a.lo0 ? last - a.lo0 + 1 : 0;
+    a.kt = scratch(e, mulc(s->hd, a.span));
+    a.lg = a.kt ? scratch(e, mulc(a.group, a.span)) : NULL;
+    a.denom = a.lg ? scratch(e, a.group) : NULL;
+    if (!a.denom)
+        return -1;
+    for (int64_t kvh = 0; kvh < s->kv; kvh++) {
+        att_keys(&a, kvh);
+        for (int64_t r = 0; r < s->rows; r++)
+            att_row(&a, r, kvh);
     }
     return 0;
 }
