@@ -163,16 +163,6 @@ static float clamped(float v, int lo, int hi)
 /* The integer nearest v (ties to even), clamped to [lo, hi]; NaN counts as 0. */
 static int round_even_in(float v, int lo, int hi) { return (int)nearbyintf(clamped(v, lo, hi)); }
 
-/* The integer nearest v (ties away from zero), clamped to [lo, hi] (|lo|, |hi| < 2^23); NaN counts as 0. roundf's
- * integer without a call: truncation, then a step when the (exactly computed) fraction reaches one half. */
-static int round_away_in(float v, int lo, int hi)
-{
-    float c = clamped(v, lo, hi);
-    int i = (int)c;
-    float frac = c - (float)i; /* exact: c and i share sign and exponent range, |c| < 2^23 */
-    return i + (frac >= 0.5f) - (frac <= -0.5f);
-}
-
 /* v truncated toward zero, clamped to [lo, hi]; NaN counts as 0. */
 static int trunc_in(float v, int lo, int hi) { return (int)clamped(v, lo, hi); }
 
@@ -220,20 +210,36 @@ static void dequant_BF16(const unsigned char *in, float *y) { y[0] = ir_bf16_to_
 
 #define Q8_0_LIMIT (127.0f * F16_MAX)
 
+/* The q8_0 code of v (x/d): NaN as 0, clamped to ±127, rounded half away from zero — round_away_in's integer as
+ * one branch-free expression, so the block's loop is vectorised. */
+static inline int q8_code(float v)
+{
+    v = v != v ? 0.0f : v;
+    v = v <= -127.0f ? -127.0f : v;
+    v = v >= 127.0f ? 127.0f : v;
+    int i = (int)v;
+    float frac = v - (float)i; /* exact: |v| <= 127 */
+    return i + (frac >= 0.5f) - (frac <= -0.5f);
+}
+
 /* 32 values as d = max|x|/127 and round(x/d), rounding half away from zero. */
 static void quant_Q8_0(const float *src, unsigned char *out)
 {
     float x[QK], amax = 0.0f;
-    load_block(src, QK, Q8_0_LIMIT, x);
+    for (int j = 0; j < QK; j++) { /* load_block's values: NaN read as 0, magnitudes clipped */
+        float v = src[j] != src[j] ? 0.0f : src[j];
+        v = v > Q8_0_LIMIT ? Q8_0_LIMIT : v;
+        x[j] = v < -Q8_0_LIMIT ? -Q8_0_LIMIT : v;
+    }
     for (int j = 0; j < QK; j++) {
-        float a = fabsf(x[j]); /* load_block leaves no NaN: the larger, as fmaxf gives it */
+        float a = fabsf(x[j]); /* no NaN left: the larger, as fmaxf gives it */
         amax = a > amax ? a : amax;
     }
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     put_scale(out, d);
     for (int j = 0; j < QK; j++)
-        out[2 + j] = (unsigned char)round_away_in(x[j] * id, -127, 127);
+        out[2 + j] = (unsigned char)q8_code(x[j] * id);
 }
 
 /* y = q * d. */
