@@ -564,6 +564,11 @@ static int check_all(struct db *db, int64_t run, struct check_args *a, struct sh
             bool evaluate = models[m]->tiny || a->eval_real;
             char why[IR_ERR_LEN];
             if (lift_one(db, models[m], a->modes[k], a, evaluate, &l, t, why)) {
+                if (cli_interrupted()) { /* the evaluation stopped on the signal: no failure of the graph's */
+                    ir_values_free(l.values);
+                    ir_graph_free(l.g);
+                    break;
+                }
                 fprintf(stderr, "%s%s %s: %s\n", a->progress ? "\n" : "", models[m]->name, a->modes[k], why);
                 log_failure(db, run, models[m]->name, a->modes[k], NULL, "lift", why);
                 t->failures++;
@@ -575,7 +580,7 @@ static int check_all(struct db *db, int64_t run, struct check_args *a, struct sh
             for (int s = 0; s < a->nshims && !cli_interrupted(); s++) {
                 bool mismatch = false;
                 show_progress(&p, (long)done * a->nshims + s, models[m]->name, a->modes[k], shims[s]->name);
-                if (check_one(db, run, &l, shims[s], shim_ids[s], a, t, &mismatch, why)) {
+                if (check_one(db, run, &l, shims[s], shim_ids[s], a, t, &mismatch, why) && !cli_interrupted()) {
                     fprintf(stderr, "%s%s %s under %s: %s\n", a->progress ? "\n" : "", models[m]->name,
                             a->modes[k], shims[s]->name, why);
                     log_failure(db, run, models[m]->name, a->modes[k], shims[s]->name, "optimize", why);

@@ -478,6 +478,11 @@ static int check_one(const struct cross_args *a, const char *path, const struct 
                  (long long)fl.vocab);
         rc = CLI_FAILED;
     }
+    if (rc != CLI_OK && cli_interrupted()) { /* a side stopped on the signal: no check made, none off */
+        cli_logits_free(&fl);
+        cli_llama_run_free(&ll);
+        return CLI_OK;
+    }
     cli_sha256_hex(f->bytes, f->size, res.sha);
     if (rc == CLI_OK && compare_runs(&fl, &ll, res.rounded, &res) != 0) {
         snprintf(err, sizeof err, "out of memory");
@@ -575,7 +580,8 @@ static int check_model(const struct cross_args *a, const char *arg, const char *
             snprintf(path, sizeof path, "%s", a->keep);
         step(log, c->name, ir_format_name(w), "export");
         if (export_model(c, a, w, path, err)) {
-            fprintf(stderr, "fusecheck: crosscheck: %s: %s\n", arg, err);
+            if (!cli_interrupted()) /* stopped on the signal: said once, at the end */
+                fprintf(stderr, "fusecheck: crosscheck: %s: %s\n", arg, err);
             rc = CLI_USAGE;
             break;
         }

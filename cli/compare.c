@@ -124,6 +124,12 @@ int cli_compare_rewritten(const struct ir_graph *lifted, const struct ir_values 
         ir_values_free(values);
         values = NULL;
     }
+    if (!values && strncmp(eval_err, IR_EVAL_STOPPED, strlen(IR_EVAL_STOPPED)) == 0) {
+        snprintf(err, IR_ERR_LEN, "%s", eval_err); /* asked to stop: no comparison made, none failed */
+        ir_values_free(ref_values);
+        ir_graph_free(ref);
+        return -1;
+    }
     q.evaluated = values != NULL;
     compare_values(ref ? ref : lifted, ref ? ref_values : lifted_values, rewritten, values, eval_err, out);
     if (words)

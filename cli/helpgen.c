@@ -171,10 +171,24 @@ static void word_list(FILE *out, char words[][64], int n)
         fprintf(out, "%s%s", i ? " " : "", words[i]);
 }
 
+/* The arms of a shell `case` over the command word, one a command, setting its options and subcommands as lists
+ * between `open` and `close` (bash: quotes; zsh: an array's parentheses). */
+static void case_arms(FILE *out, const char *open, const char *close)
+{
+    char words[MAX_WORDS][64];
+    for (size_t i = 0; i < cli_command_count(); i++) {
+        const struct cli_command *c = cli_command_at(i);
+        fprintf(out, "        %s) opts=%s", c->name, open);
+        word_list(out, words, command_options(c, words));
+        fprintf(out, "%s subs=%s", close, open);
+        word_list(out, words, command_subcommands(c, words));
+        fprintf(out, "%s ;;\n", close);
+    }
+}
+
 /* The bash script: complete -F over the commands, then each command's subcommands and options. */
 static void completion_bash(FILE *out)
 {
-    char words[MAX_WORDS][64];
     fputs("# bash completion for fusecheck, made by `fusecheck help --completion bash` from its help texts\n"
           "_fusecheck() {\n"
           "    local cur=${COMP_WORDS[COMP_CWORD]} opts=\"\" subs=\"\"\n"
@@ -184,14 +198,7 @@ static void completion_bash(FILE *out)
     for (size_t i = 0; i < cli_command_count(); i++)
         fprintf(out, "%s%s", i ? " " : "", cli_command_at(i)->name);
     fputs("\" -- \"$cur\"))\n        return\n    fi\n    case ${COMP_WORDS[1]} in\n", out);
-    for (size_t i = 0; i < cli_command_count(); i++) {
-        const struct cli_command *c = cli_command_at(i);
-        fprintf(out, "        %s) opts=\"", c->name);
-        word_list(out, words, command_options(c, words));
-        fputs("\" subs=\"", out);
-        word_list(out, words, command_subcommands(c, words));
-        fputs("\" ;;\n", out);
-    }
+    case_arms(out, "\"", "\"");
     fputs("    esac\n"
           "    if [[ $cur == -* ]]; then\n"
           "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
@@ -220,7 +227,6 @@ static void zsh_described(FILE *out, const char *s)
 /* The zsh script (#compdef): the commands with their summaries, then each command's subcommands and options. */
 static void completion_zsh(FILE *out)
 {
-    char words[MAX_WORDS][64];
     fputs("#compdef fusecheck\n"
           "# zsh completion for fusecheck, made by `fusecheck help --completion zsh` from its help texts\n"
           "_fusecheck() {\n"
@@ -242,14 +248,7 @@ static void completion_zsh(FILE *out)
           "    fi\n"
           "    case $words[2] in\n",
           out);
-    for (size_t i = 0; i < cli_command_count(); i++) {
-        const struct cli_command *c = cli_command_at(i);
-        fprintf(out, "        %s) opts=(", c->name);
-        word_list(out, words, command_options(c, words));
-        fputs(") subs=(", out);
-        word_list(out, words, command_subcommands(c, words));
-        fputs(") ;;\n", out);
-    }
+    case_arms(out, "(", ")");
     fputs("    esac\n"
           "    if [[ $PREFIX == -* ]]; then\n"
           "        compadd -a opts\n"

@@ -44,6 +44,7 @@ void cli_interrupt_catch(void)
         if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
             sigaction(signals[i], &sa, NULL);
     }
+    ir_eval_set_stop(cli_stop_requested); /* seeding and evaluating a real-size graph stop within a moment too */
 }
 
 int cli_interrupted(void) { return (int)caught; }

@@ -24,7 +24,7 @@
 static const struct cli_report_table change_summary = {
     "change-summary",
     "SELECT rule, " CHANGE_WORDS ", count(*), count(DISTINCT graph || ' ' || coalesce(mode, '')), count(DISTINCT shim),"
-    " 'changed' FROM decision_changes WHERE run_before = ?2 AND run_after = ?1"
+    " 'changed' FROM changes_cache WHERE run_before = ?2 AND run_after = ?1"
     " GROUP BY rule, outcome_before, outcome_after ORDER BY count(*) DESC, rule, 2",
     {"rule", "change", "decisions", "graphs", "shims", NULL},
     "no decision changed.",
@@ -33,13 +33,13 @@ static const struct cli_report_table change_summary = {
 
 /* Each graph (name and mode) with the rules whose decisions moved on it, and how, each once, in order. */
 static const char graph_changes_sql[] =
-    "SELECT DISTINCT graph || ' ' || coalesce(mode, '') AS g, " CHANGE_WORDS " AS words, rule FROM decision_changes"
+    "SELECT DISTINCT graph || ' ' || coalesce(mode, '') AS g, " CHANGE_WORDS " AS words, rule FROM changes_cache"
     " WHERE run_before = ?2 AND run_after = ?1 ORDER BY g, words NOT LIKE 'stopped%', words, rule";
 
 /* Each decision made differently, or made by one run only, on a graph and shim both runs reported on: every row. */
 static const char decision_rows_sql[] =
     "SELECT graph, coalesce(mode, ''), shim, rule, class, covers, coalesce(outcome_before, '(none)'),"
-    " coalesce(outcome_after, '(none)') FROM decision_changes WHERE run_before = ?2 AND run_after = ?1"
+    " coalesce(outcome_after, '(none)') FROM changes_cache WHERE run_before = ?2 AND run_after = ?1"
     " ORDER BY graph, mode, shim, rule, covers, outcome_before, outcome_after";
 
 /* The raw rows a page (a <details> block) holds, and the most rows the page shows. */
@@ -346,7 +346,7 @@ void cli_report_changes(struct cli_report *r, const struct cli_report_run *run)
         return;
     }
     int64_t changes = cli_report_number(r,
-                                        "SELECT count(*) FROM decision_changes WHERE run_before = ?2"
+                                        "SELECT count(*) FROM changes_cache WHERE run_before = ?2"
                                         " AND run_after = ?1",
                                         run);
     cli_page_putf(&r->page, "<h4>Decision changes by rule (%lld in all)</h4>\n", (long long)changes);

@@ -75,11 +75,14 @@ void cli_page_escf(struct cli_page *p, const char *fmt, ...)
     cli_page_esc(p, buf);
 }
 
-/* Run a read query with the given parameters, each row to fn; the first error is kept. */
+/* Run a read query with the given parameters, each row to fn; the first error is kept. A query of the decision
+ * changes (changes_cache) has them computed for its pair (?1, ?2) first, once a page. */
 void cli_report_query(struct cli_report *r, const char *sql, const int64_t *params, int n, db_row_fn fn, void *ctx)
 {
     char err[DB_ERR_LEN];
-    if (!r->failed && db_select(r->db, sql, params, n, fn, ctx, err)) {
+    bool changes = n >= 2 && strstr(sql, "changes_cache") != NULL;
+    if (!r->failed && ((changes && db_changes_cache(r->db, params[0], params[1], err)) ||
+                       db_select(r->db, sql, params, n, fn, ctx, err))) {
         r->failed = 1;
         snprintf(r->err, sizeof r->err, "%s", err);
     }

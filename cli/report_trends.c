@@ -19,7 +19,7 @@ struct figure {
 static const struct figure figures[] = {
     {"check", "decisions fired",
      "SELECT sum(ds.fired) FROM reports rep JOIN decision_sets ds ON ds.id = rep.set_id WHERE rep.run_id = ?1", false},
-    {"check", "decision changes", "SELECT count(*) FROM decision_changes WHERE run_before = ?2 AND run_after = ?1",
+    {"check", "decision changes", "SELECT count(*) FROM changes_cache WHERE run_before = ?2 AND run_after = ?1",
      true},
     {"prove", "obligations proved",
      "SELECT sum(verdict = 'proved') FROM proofs WHERE run_id = ?1 AND solver = 'z3'"

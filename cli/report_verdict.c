@@ -33,7 +33,7 @@ static const struct verdict_line lines[] = {
      "SELECT coalesce(sum(pass = 0), 0), count(*), coalesce(sum(pass = 0), 0) FROM tolerances WHERE run_id = ?1",
      "%lld tolerance rows outside their bound, of %lld", false, "tolerance", "tolerance"},
     {"check", "SELECT count(*) FROM reports WHERE run_id = ?1",
-     "SELECT count(*), count(DISTINCT rule), count(*) FROM decision_changes WHERE run_before = ?2 AND run_after = ?1",
+     "SELECT count(*), count(DISTINCT rule), count(*) FROM changes_cache WHERE run_before = ?2 AND run_after = ?1",
      "%lld decision changes in %lld rules", true, "change-summary", "changes"},
     {"prove", "SELECT count(*) FROM proofs WHERE run_id = ?1",
      "SELECT coalesce(sum(verdict = 'proved'), 0), count(*), coalesce(sum(verdict <> 'proved'), 0) FROM proofs"

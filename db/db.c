@@ -1253,6 +1253,53 @@ int db_select(struct db *db, const char *sql, const int64_t *params, int nparams
     return rc;
 }
 
+/* The cache of decision changes and the pairs it holds, made once a connection. */
+static const char changes_cache_sql[] =
+    "CREATE TEMP TABLE IF NOT EXISTS changes_cache AS SELECT * FROM decision_changes WHERE 0;"
+    "CREATE INDEX IF NOT EXISTS temp.changes_cache_pair ON changes_cache (run_after, run_before);"
+    "CREATE TEMP TABLE IF NOT EXISTS changes_cached (run_after INTEGER, run_before INTEGER,"
+    " PRIMARY KEY (run_after, run_before));";
+
+/* Run one statement over the pair (?1 after, ?2 before): SQLITE_ROW with its first column's value in *v, or
+ * SQLITE_DONE, or an error code. */
+static int pair_step(struct db *db, const char *sql, int64_t after, int64_t before, int64_t *v)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    sqlite3_bind_int64(st, 1, after);
+    sqlite3_bind_int64(st, 2, before);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && v)
+        *v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_changes_cache(struct db *db, int64_t after, int64_t before, char err[DB_ERR_LEN])
+{
+    if (exec(db, changes_cache_sql, "making the cache of decision changes", err))
+        return 1;
+    int64_t held = 0;
+    if (pair_step(db, "SELECT count(*) FROM changes_cached WHERE run_after = ?1 AND run_before = ?2", after, before,
+                  &held) != SQLITE_ROW)
+        return fail(db, "reading the cache of decision changes", err);
+    if (held)
+        return 0;
+    /* the rows and their mark together, or neither */
+    if (exec(db, "SAVEPOINT changes_cache", "caching decision changes", err))
+        return 1;
+    if (pair_step(db, "INSERT INTO changes_cache SELECT * FROM decision_changes WHERE run_after = ?1 AND run_before = ?2",
+                  after, before, NULL) != SQLITE_DONE ||
+        pair_step(db, "INSERT INTO changes_cached VALUES (?1, ?2)", after, before, NULL) != SQLITE_DONE) {
+        fail(db, "caching decision changes", err);
+        sqlite3_exec(db->conn, "ROLLBACK TO changes_cache; RELEASE changes_cache", NULL, NULL, NULL);
+        return 1;
+    }
+    return exec(db, "RELEASE changes_cache", "caching decision changes", err);
+}
+
 /* ── Merge ───────────────────────────────────────────────────────────────────────────────────────────────── */
 
 /* Copy every run of the attached file `src` (named `label` in origins) into the main file, ids remapped through

@@ -251,6 +251,13 @@ typedef void (*db_row_fn)(const char *const *cols, int n, void *ctx);
 int db_select(struct db *db, const char *sql, const int64_t *params, int nparams, db_row_fn fn, void *ctx,
               char err[DB_ERR_LEN]);
 
+/* Make sure the temporary table changes_cache (the columns of the view decision_changes, on this connection only,
+ * never in the file) holds the decision changes from run `before` to run `after`: computed from the view the first
+ * time a pair is asked for, kept for the connection's life. A reader that asks several questions of one pair's
+ * changes (the nightly page) reads them from changes_cache, always with its run_before and run_after in the WHERE.
+ * Allowed on a read-only or immutable file. 0, or 1 with err. */
+int db_changes_cache(struct db *db, int64_t after, int64_t before, char err[DB_ERR_LEN]);
+
 /* How db_merge treats an output that exists: refuse it, replace it, or add the inputs to what it holds. */
 enum db_merge_mode { DB_MERGE_NEW, DB_MERGE_FORCE, DB_MERGE_APPEND };
 /* What a merge did: runs copied, and runs skipped because the output held them already (the same origin). */

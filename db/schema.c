@@ -245,6 +245,68 @@ static const char migration_2[] =
 static const char migration_3[] =
     MIGRATION_3_CODE_MUTANTS MIGRATION_3_DIFF_KINDS MIGRATION_3_REWRITTEN MIGRATION_3_FAILURES;
 
+/* The steps from a source of run pairs (PAIRS, with columns run_before and run_after) to the decision changes of
+ * each pair, each a view named by the caller: REPORT_PAIRS, the reports two runs made of the same graph (its content
+ * too) and shim whose decision sets differ; BUCKETS, the buckets whose sums differ between such a pair's sets;
+ * RULE_PAIRS, the rules whose summaries differ in them; CHANGES, the decisions whose line hash the other set lacks.
+ * decision_changes (version 4, over every pair of runs) and latest_check_changes (version 9, over the latest check
+ * pair alone, so that no view is read per row of another) are both made by it, word for word alike. */
+#define CHANGE_VIEWS(PAIRS, REPORT_PAIRS, BUCKETS, RULE_PAIRS, CHANGES) \
+    /* The reports two runs made of the same graph (its content too) and shim whose decision sets differ: the only \
+     * ones whose decisions can. */ \
+    "CREATE VIEW " REPORT_PAIRS " AS" \
+    "  SELECT p.run_before, p.run_after, x.graph_id, x.shim_id, x.set_id AS set_before, y.set_id AS set_after" \
+    "  FROM " PAIRS " p CROSS JOIN reports x ON x.run_id = p.run_before" \
+    "  CROSS JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
+    "  WHERE x.set_id <> y.set_id;" \
+    /* The buckets whose sums differ between the two sets of a changed report pair, and whether the rules in them \
+     * differ too (their names' sums). */ \
+    "CREATE VIEW " BUCKETS " AS" \
+    "  SELECT c.*, b.n AS bucket," \
+    "         substr(sx.buckets, 8 * b.n + 129, 8) IS NOT substr(sy.buckets, 8 * b.n + 129, 8) AS rules_differ" \
+    "  FROM " REPORT_PAIRS " c" \
+    "  CROSS JOIN decision_sets sx ON sx.id = c.set_before CROSS JOIN decision_sets sy ON sy.id = c.set_after" \
+    "  CROSS JOIN rule_buckets b ON substr(sx.buckets, 8 * b.n + 1, 8) IS NOT substr(sy.buckets, 8 * b.n + 1, 8);" \
+    /* The rules whose decisions differ between the two sets of a changed report pair (their summaries differ, or \
+     * one set has none of the rule's decisions): the only places a decision can have changed. */ \
+    "CREATE VIEW " RULE_PAIRS " AS" \
+    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, x.rule," \
+    "         x.keys AS keys_before, y.keys AS keys_after" \
+    "  FROM " BUCKETS " c CROSS JOIN set_rules x ON x.set_id = c.set_before AND x.bucket = c.bucket" \
+    "  LEFT JOIN set_rules y ON y.set_id = c.set_after AND y.bucket = c.bucket AND y.rule = x.rule" \
+    "  WHERE y.hash IS NOT x.hash OR y.decisions IS NOT x.decisions" \
+    "  UNION ALL" \
+    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, y.rule, NULL, y.keys" \
+    "  FROM " BUCKETS " c CROSS JOIN set_rules y ON c.rules_differ AND y.set_id = c.set_after" \
+    "       AND y.bucket = c.bucket" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_rules x WHERE x.set_id = c.set_before AND x.bucket = c.bucket" \
+    "                    AND x.rule = y.rule);" \
+    /* Decision changes between two runs, over the graphs (by content) and shims both reported on. Only the rules \
+     * whose summaries differ are read, and in them only the decisions whose line hash the other set lacks: the \
+     * same hash is taken for the same decision (64-bit). */ \
+    "CREATE VIEW " CHANGES " AS" \
+    "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim, x.rule, x.class, x.covers," \
+    "         x.outcome || CASE WHEN x.reason IS NULL THEN '' ELSE ': ' || x.reason END AS outcome_before," \
+    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END AS outcome_after" \
+    "  FROM " RULE_PAIRS " c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
+    "  CROSS JOIN set_decisions x ON x.set_id = c.set_before AND x.rule = c.rule" \
+    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z" \
+    "                       WHERE z.set_id = c.set_after AND z.rule = c.rule AND z.line = x.line)" \
+    "  LEFT JOIN set_decisions y ON y.set_id = c.set_after AND y.rule = c.rule" \
+    "       AND y.class = x.class AND y.covers = x.covers" \
+    "  WHERE y.outcome IS NULL OR y.outcome <> x.outcome OR y.reason IS NOT x.reason" \
+    "  UNION ALL" \
+    "  SELECT c.run_before, c.run_after, g.name, g.mode, s.name, y.rule, y.class, y.covers, NULL," \
+    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END" \
+    "  FROM " RULE_PAIRS " c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
+    "  CROSS JOIN set_decisions y ON c.keys_before IS NOT c.keys_after" \
+    "       AND y.set_id = c.set_after AND y.rule = c.rule" \
+    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z" \
+    "                    WHERE z.set_id = c.set_before AND z.rule = c.rule AND z.line = y.line)" \
+    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x" \
+    "                    WHERE x.set_id = c.set_before AND x.rule = c.rule AND x.class = y.class" \
+    "                    AND x.covers = y.covers);"
+
 /* Version 3 → 4, its decisions part: a report's decisions are stored once per distinct content. A decision set is
  * named by its report's digest (the sha256 of its decision lines), so a report identical to one already stored adds
  * a `reports` row and nothing else. Every existing report's set is the decisions of the first report with its digest;
@@ -339,60 +401,7 @@ static const char migration_3[] =
     "  SELECT r.* FROM report_rows r" \
     "  WHERE r.report = (SELECT max(x.report) FROM report_rows x" \
     "                    WHERE x.graph = r.graph AND x.mode IS r.mode AND x.shim = r.shim);" \
-    /* The reports two runs made of the same graph (its content too) and shim whose decision sets differ: the only \
-     * ones whose decisions can. */ \
-    "CREATE VIEW changed_report_pairs AS" \
-    "  SELECT p.run_before, p.run_after, x.graph_id, x.shim_id, x.set_id AS set_before, y.set_id AS set_after" \
-    "  FROM run_pairs p CROSS JOIN reports x ON x.run_id = p.run_before" \
-    "  CROSS JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
-    "  WHERE x.set_id <> y.set_id;" \
-    /* The rules whose decisions differ between the two sets of a changed report pair (their summaries differ, or \
-     * one set has none of the rule's decisions): the only places a decision can have changed. */ \
-    /* The buckets whose sums differ between the two sets of a changed report pair, and whether the rules in them \
-     * differ too (their names' sums). */ \
-    "CREATE VIEW changed_buckets AS" \
-    "  SELECT c.*, b.n AS bucket," \
-    "         substr(sx.buckets, 8 * b.n + 129, 8) IS NOT substr(sy.buckets, 8 * b.n + 129, 8) AS rules_differ" \
-    "  FROM changed_report_pairs c" \
-    "  CROSS JOIN decision_sets sx ON sx.id = c.set_before CROSS JOIN decision_sets sy ON sy.id = c.set_after" \
-    "  CROSS JOIN rule_buckets b ON substr(sx.buckets, 8 * b.n + 1, 8) IS NOT substr(sy.buckets, 8 * b.n + 1, 8);" \
-    "CREATE VIEW changed_rule_pairs AS" \
-    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, x.rule," \
-    "         x.keys AS keys_before, y.keys AS keys_after" \
-    "  FROM changed_buckets c CROSS JOIN set_rules x ON x.set_id = c.set_before AND x.bucket = c.bucket" \
-    "  LEFT JOIN set_rules y ON y.set_id = c.set_after AND y.bucket = c.bucket AND y.rule = x.rule" \
-    "  WHERE y.hash IS NOT x.hash OR y.decisions IS NOT x.decisions" \
-    "  UNION ALL" \
-    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, y.rule, NULL, y.keys" \
-    "  FROM changed_buckets c CROSS JOIN set_rules y ON c.rules_differ AND y.set_id = c.set_after" \
-    "       AND y.bucket = c.bucket" \
-    "  WHERE NOT EXISTS (SELECT 1 FROM set_rules x WHERE x.set_id = c.set_before AND x.bucket = c.bucket" \
-    "                    AND x.rule = y.rule);" \
-    /* Decision changes between two runs, over the graphs (by content) and shims both reported on. Only the rules \
-     * whose summaries differ are read, and in them only the decisions whose line hash the other set lacks: the \
-     * same hash is taken for the same decision (64-bit). */ \
-    "CREATE VIEW decision_changes AS" \
-    "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim, x.rule, x.class, x.covers," \
-    "         x.outcome || CASE WHEN x.reason IS NULL THEN '' ELSE ': ' || x.reason END AS outcome_before," \
-    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END AS outcome_after" \
-    "  FROM changed_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
-    "  CROSS JOIN set_decisions x ON x.set_id = c.set_before AND x.rule = c.rule" \
-    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z" \
-    "                       WHERE z.set_id = c.set_after AND z.rule = c.rule AND z.line = x.line)" \
-    "  LEFT JOIN set_decisions y ON y.set_id = c.set_after AND y.rule = c.rule" \
-    "       AND y.class = x.class AND y.covers = x.covers" \
-    "  WHERE y.outcome IS NULL OR y.outcome <> x.outcome OR y.reason IS NOT x.reason" \
-    "  UNION ALL" \
-    "  SELECT c.run_before, c.run_after, g.name, g.mode, s.name, y.rule, y.class, y.covers, NULL," \
-    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END" \
-    "  FROM changed_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
-    "  CROSS JOIN set_decisions y ON c.keys_before IS NOT c.keys_after" \
-    "       AND y.set_id = c.set_after AND y.rule = c.rule" \
-    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z" \
-    "                    WHERE z.set_id = c.set_before AND z.rule = c.rule AND z.line = y.line)" \
-    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x" \
-    "                    WHERE x.set_id = c.set_before AND x.rule = c.rule AND x.class = y.class" \
-    "                    AND x.covers = y.covers);" \
+    CHANGE_VIEWS("run_pairs", "changed_report_pairs", "changed_buckets", "changed_rule_pairs", "decision_changes") \
     /* Report digests that changed between two runs, on the same graph (by content) and shim. */ \
     "CREATE VIEW digest_changes AS" \
     "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim," \
@@ -694,51 +703,8 @@ static const char migration_8[] =
  * the other set lacks), each step joined on the pair's two run ids: a view over run_pairs filtered afterwards would
  * read every pair of runs. */
 #define LATEST_CHECK_CHANGES \
-    "CREATE VIEW latest_check_report_pairs AS" \
-    "  SELECT p.run_before, p.run_after, x.graph_id, x.shim_id, x.set_id AS set_before, y.set_id AS set_after" \
-    "  FROM latest_check_pair p CROSS JOIN reports x ON x.run_id = p.run_before" \
-    "  CROSS JOIN reports y ON y.run_id = p.run_after AND y.graph_id = x.graph_id AND y.shim_id = x.shim_id" \
-    "  WHERE x.set_id <> y.set_id;" \
-    "CREATE VIEW latest_check_buckets AS" \
-    "  SELECT c.*, b.n AS bucket," \
-    "         substr(sx.buckets, 8 * b.n + 129, 8) IS NOT substr(sy.buckets, 8 * b.n + 129, 8) AS rules_differ" \
-    "  FROM latest_check_report_pairs c" \
-    "  CROSS JOIN decision_sets sx ON sx.id = c.set_before CROSS JOIN decision_sets sy ON sy.id = c.set_after" \
-    "  CROSS JOIN rule_buckets b ON substr(sx.buckets, 8 * b.n + 1, 8) IS NOT substr(sy.buckets, 8 * b.n + 1, 8);" \
-    "CREATE VIEW latest_check_rule_pairs AS" \
-    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, x.rule," \
-    "         x.keys AS keys_before, y.keys AS keys_after" \
-    "  FROM latest_check_buckets c CROSS JOIN set_rules x ON x.set_id = c.set_before AND x.bucket = c.bucket" \
-    "  LEFT JOIN set_rules y ON y.set_id = c.set_after AND y.bucket = c.bucket AND y.rule = x.rule" \
-    "  WHERE y.hash IS NOT x.hash OR y.decisions IS NOT x.decisions" \
-    "  UNION ALL" \
-    "  SELECT c.run_before, c.run_after, c.graph_id, c.shim_id, c.set_before, c.set_after, y.rule, NULL, y.keys" \
-    "  FROM latest_check_buckets c CROSS JOIN set_rules y ON c.rules_differ AND y.set_id = c.set_after" \
-    "       AND y.bucket = c.bucket" \
-    "  WHERE NOT EXISTS (SELECT 1 FROM set_rules x WHERE x.set_id = c.set_before AND x.bucket = c.bucket" \
-    "                    AND x.rule = y.rule);" \
-    "CREATE VIEW latest_check_changes AS" \
-    "  SELECT c.run_before, c.run_after, g.name AS graph, g.mode AS mode, s.name AS shim, x.rule, x.class, x.covers," \
-    "         x.outcome || CASE WHEN x.reason IS NULL THEN '' ELSE ': ' || x.reason END AS outcome_before," \
-    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END AS outcome_after" \
-    "  FROM latest_check_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
-    "  CROSS JOIN set_decisions x ON x.set_id = c.set_before AND x.rule = c.rule" \
-    "       AND NOT EXISTS (SELECT 1 FROM set_decisions z" \
-    "                       WHERE z.set_id = c.set_after AND z.rule = c.rule AND z.line = x.line)" \
-    "  LEFT JOIN set_decisions y ON y.set_id = c.set_after AND y.rule = c.rule" \
-    "       AND y.class = x.class AND y.covers = x.covers" \
-    "  WHERE y.outcome IS NULL OR y.outcome <> x.outcome OR y.reason IS NOT x.reason" \
-    "  UNION ALL" \
-    "  SELECT c.run_before, c.run_after, g.name, g.mode, s.name, y.rule, y.class, y.covers, NULL," \
-    "         y.outcome || CASE WHEN y.reason IS NULL THEN '' ELSE ': ' || y.reason END" \
-    "  FROM latest_check_rule_pairs c CROSS JOIN graphs g ON g.id = c.graph_id CROSS JOIN shims s ON s.id = c.shim_id" \
-    "  CROSS JOIN set_decisions y ON c.keys_before IS NOT c.keys_after" \
-    "       AND y.set_id = c.set_after AND y.rule = c.rule" \
-    "  WHERE NOT EXISTS (SELECT 1 FROM set_decisions z" \
-    "                    WHERE z.set_id = c.set_before AND z.rule = c.rule AND z.line = y.line)" \
-    "    AND NOT EXISTS (SELECT 1 FROM set_decisions x" \
-    "                    WHERE x.set_id = c.set_before AND x.rule = c.rule AND x.class = y.class" \
-    "                    AND x.covers = y.covers);"
+    CHANGE_VIEWS("latest_check_pair", "latest_check_report_pairs", "latest_check_buckets", "latest_check_rule_pairs", \
+                 "latest_check_changes")
 
 /* Version 8 → 9: what the later run of the latest check pair lacks of the earlier's (run_pair_gaps' rows for that
  * pair): each graph by name and mode, then each shim, each an index seek on the pair's run ids. */

@@ -551,6 +551,17 @@ static void span_zero(const struct span *s)
     memset(s->out, 0, sizeof(float) * (size_t)s->n);
 }
 
+/* What seeding and evaluating ask before each unit of work (ir_eval_set_stop), or NULL. */
+static bool (*stop_asked)(void);
+
+void ir_eval_set_stop(bool (*stop)(void)) { stop_asked = stop; }
+
+/* Whether the caller asked the work to stop. */
+static bool stop_now(void) { return stop_asked && stop_asked(); }
+
+/* Values seeded between two questions whether to stop: a few milliseconds' work. */
+#define FILL_POLL ((int64_t)1 << 16)
+
 /* FILL_UNIFORM: uniform in [-a, a). */
 static void span_uniform(const struct span *s)
 {
@@ -644,17 +655,24 @@ struct fill_share {
     int rc;
 };
 
-/* Fill one share; its rc 0, or -1 on failure. */
+/* Fill one share, asking whether to stop every FILL_POLL values or so; its rc 0, -1 on failure, or 1 when asked to
+ * stop first. */
 static void *fill_share_run(void *arg)
 {
     struct fill_share *sh = arg;
-    if (sh->tv->f) {
-        fill_plain_run(sh->tv, sh->f, sh->rng, sh->u0, sh->u1 - sh->u0);
-        sh->rc = 0;
-        return NULL;
+    const struct tval *tv = sh->tv;
+    int64_t step = tv->f ? FILL_POLL : max64(FILL_POLL / max64(tv->q.slen, 1), 1); /* units between questions */
+    float *row = tv->f ? NULL : malloc(sizeof(float) * (size_t)max64(tv->q.slen, 1));
+    sh->rc = tv->f || row ? 0 : -1;
+    for (int64_t u = sh->u0; sh->rc == 0 && u < sh->u1; u += step) {
+        int64_t end = min64(u + step, sh->u1);
+        if (stop_now())
+            sh->rc = 1;
+        else if (tv->f)
+            fill_plain_run(tv, sh->f, sh->rng, u, end - u);
+        else
+            sh->rc = fill_ckpt_rows(&tv->q, tv->cols, sh->f, sh->rng, u, end, row);
     }
-    float *row = malloc(sizeof(float) * (size_t)max64(sh->tv->q.slen, 1));
-    sh->rc = row ? fill_ckpt_rows(&sh->tv->q, sh->tv->cols, sh->f, sh->rng, sh->u0, sh->u1, row) : -1;
     free(row);
     return NULL;
 }
@@ -664,7 +682,7 @@ static void *fill_share_run(void *arg)
 
 /* Fill a tensor's values (stored rows drawn and quantized for a checkpoint), split by units among up to
  * ir_eval_threads() threads: every value depends on its position alone, so the bits do not depend on the count.
- * 0, or -1 on failure. */
+ * 0, -1 on failure, or 1 when asked to stop first. */
 static int fill_tensor(const struct tval *tv, const struct filler *f, uint64_t rng)
 {
     int64_t units = tv->f ? tv->len : tv->q.srows;
@@ -684,9 +702,9 @@ static int fill_tensor(const struct tval *tv, const struct filler *f, uint64_t r
             pthread_join(tids[k], NULL);
         else
             fill_share_run(&sh[k]); /* no thread: the calling one fills its share */
-        rc |= sh[k].rc;
+        rc = rc < 0 || sh[k].rc < 0 ? -1 : rc > 0 ? rc : sh[k].rc;
     }
-    return rc ? -1 : 0;
+    return rc;
 }
 
 /* A checkpoint table seeded lazily: its filling and stream, its logical width, which stored rows are drawn, how
@@ -925,7 +943,10 @@ struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, 
                                                                           : fill_tensor(tv, &f, rng);
         free(f.freq);
         if (rc != 0) {
-            snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);
+            if (rc > 0)
+                snprintf(err, IR_ERR_LEN, IR_EVAL_STOPPED " while seeding tensor %s", t->name);
+            else
+                snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);
             free(uses);
             ir_values_free(v);
             return NULL;
@@ -2898,6 +2919,11 @@ int ir_eval_ops_hooked(const struct ir_graph *g, const struct ir_op *ops, int32_
     int rc = 0;
     for (int32_t i = 0; i < n && rc == 0; i++) {
         e.top = i;
+        if (stop_now()) {
+            snprintf(err, IR_ERR_LEN, IR_EVAL_STOPPED " before op %d of %d", (int)i, (int)n);
+            rc = -1;
+            break;
+        }
         if (!e.done || !e.done[i]) { /* else computed with an earlier op */
             rc = moe_batched(&e, ops, n, i);
             if (rc == 1)

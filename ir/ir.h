@@ -990,6 +990,12 @@ int ir_eval_plant(const char *name);
 void ir_eval_set_threads(int n);
 /* The thread count ir_eval_set_threads set (1 by default). */
 int ir_eval_threads(void);
+/* From now on seeding values (every few rows of a tensor) and evaluating (before each op) first ask `stop`: once it
+ * answers true, ir_values_new* gives NULL and ir_eval* -1, err starting IR_EVAL_STOPPED, with nothing half-made left
+ * behind. A long command passes its signal flag here so that a real-size graph stops within a moment. NULL (the
+ * default): never asked. */
+#define IR_EVAL_STOPPED "stopped on request"
+void ir_eval_set_stop(bool (*stop)(void));
 /* Run g's ops in order over v. 0 on success, else err. */
 int ir_eval(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN]);
 /* Run `n` ops (their tensors are g's) over v. */

@@ -149,6 +149,41 @@ static void on_row(const char *const *cols, int n, void *ctx)
                  cols[i] ? cols[i] : "~");
 }
 
+/* db_changes_cache(after, before): changes_cache holds the view's rows of the pair, each once however often asked,
+ * and nothing of another pair; a read-only connection caches too, leaving the file as it was. */
+static void test_changes_cache(struct db *db, const char *path, int64_t after, int64_t before)
+{
+    char err[DB_ERR_LEN];
+    const char *count = "SELECT count(*) FROM changes_cache WHERE run_after = ?1 AND run_before = ?2";
+    const char *rows = "SELECT count(*) FROM (SELECT * FROM changes_cache WHERE run_after = ?1 AND run_before = ?2"
+                       " EXCEPT SELECT * FROM decision_changes WHERE run_after = ?1 AND run_before = ?2)";
+    int64_t params[2] = {after, before}, back[2] = {before, after};
+    char pair[160];
+    snprintf(pair, sizeof pair, "SELECT count(*) FROM decision_changes WHERE run_after = %lld AND run_before = %lld",
+             (long long)after, (long long)before);
+    long long want = sql_int(path, pair);
+    struct db *ro = NULL;
+    CHECKF(db_open_readonly(path, &ro, err) == 0, "%s", err);
+    struct db *conns[2] = {db, ro};
+    for (int c = 0; c < 2 && conns[c]; c++) {
+        long long before_bytes = sql_int(path, "PRAGMA page_count");
+        for (int k = 0; k < 3; k++)
+            CHECKF(db_changes_cache(conns[c], after, before, err) == 0, "%s", err);
+        CHECK(db_changes_cache(conns[c], before, after, err) == 0);
+        struct selected s = {0, ""};
+        CHECK(db_select(conns[c], count, params, 2, on_row, &s, err) == 0 && s.n == 1);
+        long long n = strtoll(s.last, NULL, 10);
+        CHECKF(n > 0 && n == want, "cached %lld changes of %lld", n, want);
+        s.n = 0;
+        CHECK(db_select(conns[c], rows, params, 2, on_row, &s, err) == 0 && strcmp(s.last, "0") == 0);
+        s.n = 0;
+        CHECK(db_select(conns[c], count, back, 2, on_row, &s, err) == 0 && strcmp(s.last, "0") == 0);
+        CHECK(sql_int(path, "PRAGMA page_count") == before_bytes);
+        CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'changes_cache%'") == 0);
+    }
+    db_close(ro);
+}
+
 /* db_select: numbered parameters, NULLs, and a statement that would write refused (the file unchanged). */
 static void test_select(struct db *db, const char *path, int64_t r1, int64_t r2)
 {
@@ -317,6 +352,9 @@ static void test_content(void)
     CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 5 AND run_after = 4") == 0);
     CHECK(sql_int(p, "SELECT count(*) FROM decision_changes WHERE run_before = 4 AND run_after = 5 AND "
                      "rule = 'glu_pair'") == 1);
+    /* the cache of a pair's changes holds the view's rows, once however often asked; on a read-only connection
+     * too, the file unchanged */
+    test_changes_cache(db, p, r5, r4);
     /* each set's per-rule summaries count its decisions and firings */
     CHECK(sql_int(p, "SELECT count(*) FROM set_rules") == 5);
     CHECK(sql_int(p, "SELECT count(*) FROM set_rules r WHERE decisions <> (SELECT count(*) FROM set_decisions d "

@@ -1611,6 +1611,72 @@ static void test_rewritten_equals_lifted(void)
     ir_graph_free(rewritten);
 }
 
+/* How many times the evaluator asked whether to stop, and after how many answers it is told to. */
+static int stop_asks, stop_after;
+
+/* The stop question: yes from the (stop_after+1)-th ask on. */
+static bool stop_when_counted(void) { return ++stop_asks > stop_after; }
+
+/* Seeding and evaluating ask ir_eval_set_stop's question before each unit of work, inside a large tensor too, and
+ * give up cleanly (NULL or -1, err IR_EVAL_STOPPED, nothing leaked) once it answers yes; asked never, they finish. */
+static void test_stop(void)
+{
+    /* A plain tensor of 2^18 values and a q8_0 checkpoint of 64 stored rows of 8192: several asks each. */
+    struct ir_graph *g = ir_graph_new();
+    ir_tid big = F(g, "big", 4, 65536, IR_ROLE_CONSTANT), w = F(g, "w", 8192, 64, IR_ROLE_CONSTANT);
+    g->tensors[w].checkpoint = true;
+    g->tensors[w].format = IR_FMT_Q8_0;
+    g->tensors[w].transposed = true;
+    ir_tid x = F(g, "x", 1, 8192, IR_ROLE_INPUT), y = F(g, "y", 1, 64, IR_ROLE_ACTIVATION);
+    ir_tid z = F(g, "z", 1, 64, IR_ROLE_ACTIVATION);
+    g->tensors[z].observed = true;
+    (void)big;
+    struct ir_op op = P(IR_KIND_MATMUL, y, 2, x, w);
+    op.spec.u.matmul = (struct ir_matmul){1, 8192, 64};
+    ir_graph_push(g, op);
+    op = P(IR_KIND_ELEMENTWISE, z, 2, y, y);
+    op.spec.u.elementwise = (struct ir_elementwise){(enum ir_ewop)0, 64, 0};
+    ir_graph_push(g, op);
+    char err[IR_ERR_LEN] = "";
+    /* Count the asks of a whole run, then stop at each of them in turn (a sample): every one is honoured. */
+    ir_eval_set_stop(stop_when_counted);
+    stop_asks = 0;
+    stop_after = 1 << 30;
+    struct ir_values *v = ir_values_new(g, 1, err);
+    int seeding = stop_asks;
+    CHECKF(v != NULL && ir_eval(g, v, err) == 0, "%s", err);
+    int total = stop_asks;
+    /* 2^18 plain values and 2^19 stored ones, asked every 2^16: at least 4 + 7 asks while seeding; one an op. */
+    CHECKF(seeding >= 11 && total - seeding == 2, "asked %d times seeding, %d evaluating", seeding, total - seeding);
+    ir_values_free(v);
+    for (int k = 0; k < seeding; k += 3) {
+        stop_asks = 0;
+        stop_after = k;
+        err[0] = '\0';
+        v = ir_values_new(g, 1, err);
+        CHECKF(v == NULL && strncmp(err, IR_EVAL_STOPPED " while seeding tensor ", 37) == 0,
+               "stop at ask %d of seeding: %s", k, v ? "seeded anyway" : err);
+        ir_values_free(v);
+    }
+    for (int k = 0; k < 2; k++) {
+        stop_asks = 0;
+        stop_after = 1 << 30;
+        v = ir_values_new(g, 1, err);
+        stop_asks = 0;
+        stop_after = k;
+        char want[64];
+        snprintf(want, sizeof want, IR_EVAL_STOPPED " before op %d of 2", k);
+        CHECKF(v && ir_eval(g, v, err) == -1 && strcmp(err, want) == 0, "stop before op %d: %s", k, err);
+        ir_values_free(v);
+    }
+    /* Asked never (NULL), the same graph seeds and evaluates. */
+    ir_eval_set_stop(NULL);
+    v = ir_values_new(g, 1, err);
+    CHECKF(v && ir_eval(g, v, err) == 0, "%s", err);
+    ir_values_free(v);
+    ir_graph_free(g);
+}
+
 /* A fused op equals its parts evaluated separately, through ir_eval_ops on the parts themselves. */
 static void test_fused_equals_parts(void)
 {
@@ -2264,6 +2330,7 @@ int main(void)
     test_checkpoint_matmul();
     test_checkpoint_misc();
     test_errors();
+    test_stop();
     test_fused_scope();
     test_compile_independence();
     return check_done("test_eval");

@@ -70,6 +70,15 @@ for case in "INT early" "INT 0.4" "TERM 1" "INT 2" "TERM 3"; do
   fi
 done
 
+# check --eval-real on a real-size graph (minutes of seeding, gigabytes, were it not stopped), signalled while it seeds
+# the weights (its memory past 300 MB): the evaluator asks between rows, so it stops at once, an interruption and no
+# failure of the graph's
+seeding="[ \"\$(awk '/VmRSS/ {print \$2}' /proc/\$pid/status 2>/dev/null || echo 0)\" -gt 300000 ]"
+interrupt "check --eval-real while seeding" TERM "until:$seeding" "$tmp/real.db" -- "$fc" check qwen3-next-80b-a3b \
+  --eval-real --layers 4 --weights q8_0 --db "$tmp/real.db" --no-progress
+[ "$(sqlite3 "$tmp/real.db" "SELECT count(*) FROM failures")" = 0 ] && ok || bad "check --eval-real stopped: failures logged"
+grep -q "stopped on request" "$tmp/err" "$tmp/out" && bad "check --eval-real stopped: the stop reported as a failure" || ok
+
 # a second signal ends it at once: the run stays incomplete (or interrupted, if the first was acted on in time)
 "$fc" check --db "$tmp/twice.db" --no-progress >/dev/null 2>&1 &
 pid=$!
