@@ -6,6 +6,8 @@
  * bytes on every thread count, lazily (a gathered table's rows when gathered) or eagerly, and pinned bytes. */
 #include "ir/eval_values.h"
 #include "models/models.h"
+#include "rules/rules.h"
+#include "shim/shim.h"
 #include "check.h"
 
 #include <math.h>
@@ -462,8 +464,69 @@ static void test_seeded_bytes_pinned(void)
     }
 }
 
+/* A leaf hook that takes no leaf: the evaluation runs as plain, but with hooks no mixture is batched. */
+static int decline_leaf(void *ctx, struct ir_leaf *leaf)
+{
+    (void)ctx;
+    (void)leaf;
+    return 1;
+}
+
+/* The mixtures inside fused op op (at any depth). */
+static int fused_mixtures(const struct ir_op *op)
+{
+    int n = op->sym == IR_SYM_PRIM && op->spec.kind == IR_KIND_MOE;
+    for (int32_t i = 0; op->sym == IR_SYM_FUSED && i < op->nparts; i++)
+        n += fused_mixtures(&op->parts[i]);
+    return n;
+}
+
+/* An optimized prefill whose mixtures are parts of a fused op (each row a view of the normed rows, each result
+ * placed in the layer's table): batched per expert inside the fused op, they give the bits of each part alone (no
+ * batching, under a hook) and of the lifted graph. */
+static void test_fused_mixtures_batched(void)
+{
+    struct models_options o = models_default_options();
+    o.mode = (struct models_mode){MODELS_PREFILL, 6};
+    char err[IR_ERR_LEN] = "";
+    struct ir_graph *g = models_lift(models_find("tiny-qwen3-moe"), &o, err);
+    struct rules_optimized opt = {NULL, {0}};
+    int rc = g ? rules_optimize(g, shim_reference(), NULL, 0, &opt, err) : -1;
+    CHECKF(rc == 0, "%s", err);
+    if (rc) {
+        ir_graph_free(g);
+        return;
+    }
+    int inside = 0;
+    for (int32_t i = 0; i < opt.graph->nops; i++)
+        inside += opt.graph->ops[i].sym == IR_SYM_FUSED ? fused_mixtures(&opt.graph->ops[i]) : 0;
+    CHECKF(inside >= 6, "the optimized graph's fused ops hold %d mixtures", inside);
+    struct ir_values *lifted = ir_values_new(g, 1, err);
+    struct ir_values *batched = ir_values_new_like(opt.graph, 1, g, err);
+    struct ir_values *alone = ir_values_new_like(opt.graph, 1, g, err);
+    struct ir_eval_hooks hooks = {decline_leaf, NULL, NULL};
+    rc = lifted && batched && alone ? ir_eval(g, lifted, err) : -1;
+    rc = rc ? rc : ir_eval(opt.graph, batched, err);
+    rc = rc ? rc : ir_eval_ops_hooked(opt.graph, opt.graph->ops, opt.graph->nops, alone, &hooks, err);
+    CHECKF(rc == 0, "%s", err);
+    if (rc == 0) {
+        struct ir_compare c = ir_values_compare(opt.graph, alone, opt.graph, batched);
+        CHECKF(c.identical && c.compared > 0, "batched fused mixtures differ from each alone at tensor %d [%lld]",
+               (int)c.tensor, (long long)c.index);
+        c = ir_values_compare(g, lifted, opt.graph, batched);
+        CHECKF(c.identical && c.compared > 0, "batched fused mixtures differ from the lifted graph at tensor %d",
+               (int)c.tensor);
+    }
+    ir_values_free(lifted);
+    ir_values_free(batched);
+    ir_values_free(alone);
+    rules_optimized_free(&opt);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
+    test_fused_mixtures_batched();
     test_threaded_seeding();
     test_lazy_rows();
     test_seeded_bytes_pinned();
