@@ -37,7 +37,8 @@ static const struct work works[] = {
     {"qwen3-30b-a3b", "qwen3-30b-a3b-1layer-q8_0.gguf", "1", "prefill:512", 512, 512},
 };
 
-/* A process's cost: wall seconds, CPU seconds (user + system), user seconds alone, peak resident set (GB). */
+/* A process's cost: wall seconds, CPU seconds (user + system), user seconds alone, peak resident set (GB: its
+ * kilobytes over 10^6, the figure /usr/bin/time -v gives in kilobytes). */
 struct cost {
     double wall, cpu, user, rss_gb;
 };
@@ -61,7 +62,7 @@ static struct cost reap(pid_t pid, double t0)
     if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return (struct cost){-1, -1, -1, -1};
     double user = tv_s(ru.ru_utime);
-    return (struct cost){now_s() - t0, user + tv_s(ru.ru_stime), user, (double)ru.ru_maxrss / (1024.0 * 1024.0)};
+    return (struct cost){now_s() - t0, user + tv_s(ru.ru_stime), user, (double)ru.ru_maxrss / 1e6}; /* kB, as time -v */
 }
 
 /* Run argv (stdout to /dev/null); its cost. */
