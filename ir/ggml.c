@@ -210,23 +210,12 @@ static void dequant_BF16(const unsigned char *in, float *y) { y[0] = ir_bf16_to_
 
 #define Q8_0_LIMIT (127.0f * F16_MAX)
 
-/* The q8_0 code of v (x/d): NaN as 0, clamped to ±127, rounded half away from zero — round_away_in's integer as
- * one branch-free expression, so the block's loop is vectorised. */
-static inline int q8_code(float v)
-{
-    v = v != v ? 0.0f : v;
-    v = v <= -127.0f ? -127.0f : v;
-    v = v >= 127.0f ? 127.0f : v;
-    int i = (int)v;
-    float frac = v - (float)i; /* exact: |v| <= 127 */
-    return i + (frac >= 0.5f) - (frac <= -0.5f);
-}
-
 typedef float q8_vf __attribute__((vector_size(16)));
 typedef int32_t q8_vi __attribute__((vector_size(16)));
 
-/* q8_code of x[j]·id for the 32 values of a block into out, four at a time (vector code on every target: the same
- * comparisons, clamps, truncation and step, lane by lane). */
+/* The q8_0 codes of x[j]·id for the 32 values of a block into out, four at a time: NaN as 0, clamped to ±127,
+ * rounded half away from zero (roundf's integer: truncation, then a step when the exactly computed fraction reaches
+ * one half), in vector code on every target. */
 static void q8_codes(const float *x, float id, unsigned char *out)
 {
     const q8_vf lo = {-127.0f, -127.0f, -127.0f, -127.0f}, hi = {127.0f, 127.0f, 127.0f, 127.0f};
