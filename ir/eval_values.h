@@ -1,6 +1,7 @@
 /* ir/eval_values.h — the evaluator's own header (not part of ir.h): checked sizes and tensor shapes, how values are
- * stored, liveness (ir/eval_values.c), seeding's lazy tables and stop question (ir/eval_seed.c), and the matrix
- * products (ir/eval_matmul.c) the ops of ir/eval.c call. */
+ * stored, liveness (ir/eval_values.c), seeding's lazy tables and stop question (ir/eval_seed.c), the matrix products
+ * (ir/eval_matmul.c), and the interpreter's context and helpers its files share (ir/eval.c, ir/eval_ops.c,
+ * ir/eval_attention.c, ir/eval_moe.c). */
 #ifndef FUSECHECK_IR_EVAL_VALUES_H
 #define FUSECHECK_IR_EVAL_VALUES_H
 
