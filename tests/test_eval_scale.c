@@ -491,9 +491,11 @@ static void test_fused_mixtures_batched(void)
     char err[IR_ERR_LEN] = "";
     struct ir_graph *g = models_lift(models_find("tiny-qwen3-moe"), &o, err);
     struct rules_optimized opt = {NULL, {0}};
-    int rc = g ? rules_optimize(g, shim_reference(), NULL, 0, &opt, err) : -1;
+    struct shim *sh = shim_reference();
+    int rc = g && sh ? rules_optimize(g, sh, NULL, 0, &opt, err) : -1;
     CHECKF(rc == 0, "%s", err);
     if (rc) {
+        shim_free(sh);
         ir_graph_free(g);
         return;
     }
@@ -521,6 +523,7 @@ static void test_fused_mixtures_batched(void)
     ir_values_free(batched);
     ir_values_free(alone);
     rules_optimized_free(&opt);
+    shim_free(sh);
     ir_graph_free(g);
 }
 
