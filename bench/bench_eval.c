@@ -2,11 +2,14 @@
  * processes (loading included, the file in the page cache), `fusecheck eval FILE --mode M --ctx C --tokens ... --last`
  * and llama.cpp's run of the same tokens as one batch (cli_llama_last_logits: the CPU backend, one thread, the last
  * position's logits, as a prompt is run; the evaluator's --last computes the same row), each the median of BENCH_EVAL_ROUNDS rounds (default 3), the wall clock and the CPU
- * time (user + system) the process took; then the evaluator's thread scaling (--threads 1, 2) on the first work.
+ * time (user + system) the process took; then the evaluator's thread scaling (--threads 1, 2) on the first work
+ * (wall and user seconds), and `diff qwen3-30b-a3b --mode prefill:512 --layers 2` on 1 and 2 threads (wall, user
+ * seconds, peak resident set: the issue's 30 s and 2 GB).
  * The machine may be shared: the CPU-time ratio is the one that does not depend on its load.
  *
  * usage: bench_eval [FUSECHECK [DIR]] — the fusecheck binary (by default the one beside this program) and the folder
  * the GGUF files are exported into once (by default $BENCH_EVAL_DIR, else /tmp/fusecheck-bench-eval). */
+#define _DEFAULT_SOURCE /* wait4: each child's own rusage */
 #include "bench/bench.h"
 #include "cli/cli.h"
 
@@ -34,9 +37,10 @@ static const struct work works[] = {
     {"qwen3-30b-a3b", "qwen3-30b-a3b-1layer-q8_0.gguf", "1", "prefill:512", 512, 512},
 };
 
-/* A process's cost: wall seconds and CPU seconds (user + system). */
+/* A process's cost: wall seconds, CPU seconds (user + system), user seconds alone, peak resident set (GB: its
+ * kilobytes over 10^6, the figure /usr/bin/time -v gives in kilobytes). */
 struct cost {
-    double wall, cpu;
+    double wall, cpu, user, rss_gb;
 };
 
 /* Seconds on the monotonic clock. */
@@ -50,17 +54,15 @@ static double now_s(void)
 /* Seconds in a timeval. */
 static double tv_s(struct timeval t) { return (double)t.tv_sec + (double)t.tv_usec * 1e-6; }
 
-/* Wait for child pid (the only child running); its cost since t0, or wall < 0 when it failed. */
+/* Wait for child pid; its cost since t0 (its own rusage), or wall < 0 when it failed. */
 static struct cost reap(pid_t pid, double t0)
 {
     int status = 0;
-    struct rusage before, after;
-    getrusage(RUSAGE_CHILDREN, &before);
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return (struct cost){-1, -1};
-    getrusage(RUSAGE_CHILDREN, &after);
-    double cpu = tv_s(after.ru_utime) + tv_s(after.ru_stime) - tv_s(before.ru_utime) - tv_s(before.ru_stime);
-    return (struct cost){now_s() - t0, cpu};
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return (struct cost){-1, -1, -1, -1};
+    double user = tv_s(ru.ru_utime);
+    return (struct cost){now_s() - t0, user + tv_s(ru.ru_stime), user, (double)ru.ru_maxrss / 1e6}; /* kB, as time -v */
 }
 
 /* Run argv (stdout to /dev/null); its cost. */
@@ -97,11 +99,13 @@ static struct cost run_llama(const char *path, const int32_t *tokens, int32_t n)
     return reap(pid, t0);
 }
 
+static struct cost medians(double *walls, double *cpus, double *users, double *rss, int rounds);
+
 /* The medians of `rounds` costs of fusecheck eval (llama: llama.cpp) on work w; wall < 0 when a round failed. */
 static struct cost median_cost(const char *binary, const char *path, const struct work *w, const int32_t *tokens,
                                const char *token_list, int threads, bool llama, int rounds)
 {
-    double walls[16], cpus[16];
+    double walls[16], cpus[16], users[16], rss[16];
     char ctx[32], nthreads[16];
     snprintf(ctx, sizeof ctx, "%lld", (long long)w->ctx);
     snprintf(nthreads, sizeof nthreads, "%d", threads);
@@ -113,10 +117,41 @@ static struct cost median_cost(const char *binary, const char *path, const struc
             return c;
         walls[i] = c.wall;
         cpus[i] = c.cpu;
+        users[i] = c.user;
+        rss[i] = c.rss_gb;
     }
+    return medians(walls, cpus, users, rss, rounds);
+}
+
+/* The median of each of `rounds` walls, CPUs, users and peaks (each sorted in place). */
+static struct cost medians(double *walls, double *cpus, double *users, double *rss, int rounds)
+{
     qsort(walls, (size_t)rounds, sizeof walls[0], bench_cmp_double);
     qsort(cpus, (size_t)rounds, sizeof cpus[0], bench_cmp_double);
-    return (struct cost){walls[rounds / 2], cpus[rounds / 2]};
+    qsort(users, (size_t)rounds, sizeof users[0], bench_cmp_double);
+    qsort(rss, (size_t)rounds, sizeof rss[0], bench_cmp_double);
+    return (struct cost){walls[rounds / 2], cpus[rounds / 2], users[rounds / 2], rss[rounds / 2]};
+}
+
+/* The medians of `rounds` runs of `fusecheck diff qwen3-30b-a3b --mode prefill:512 --layers 2` on `threads`
+ * threads (the evaluator at real scale: two evaluations of a two-layer mixture-of-experts graph, seeded weights). */
+static struct cost diff_cost(const char *binary, int threads, int rounds)
+{
+    double walls[16], cpus[16], users[16], rss[16];
+    char nthreads[16];
+    snprintf(nthreads, sizeof nthreads, "%d", threads);
+    char *argv[] = {(char *)binary, "diff", "qwen3-30b-a3b", "--mode", "prefill:512", "--layers", "2",
+                    "--shim", "reference", "--threads", nthreads, NULL};
+    for (int i = 0; i < rounds; i++) {
+        struct cost c = run_command(argv);
+        if (c.wall < 0)
+            return c;
+        walls[i] = c.wall;
+        cpus[i] = c.cpu;
+        users[i] = c.user;
+        rss[i] = c.rss_gb;
+    }
+    return medians(walls, cpus, users, rss, rounds);
 }
 
 /* Export work w's model into path unless it is there; whether it is. */
@@ -173,7 +208,7 @@ int main(int argc, char **argv)
         }
         make_tokens(w->ntokens, ids, list);
         struct cost e = median_cost(binary, path, w, ids, list, 1, false, rounds);
-        struct cost l = llama ? median_cost(binary, path, w, ids, list, 1, true, rounds) : (struct cost){-1, -1};
+        struct cost l = llama ? median_cost(binary, path, w, ids, list, 1, true, rounds) : (struct cost){-1, -1, -1, -1};
         char what[64];
         snprintf(what, sizeof what, "%s %s%s", w->model, w->mode, strcmp(w->layers, "all") ? " (1 layer)" : "");
         if (e.wall < 0) {
@@ -193,7 +228,14 @@ int main(int argc, char **argv)
     struct cost two = median_cost(binary, path, w, ids, list, 2, false, rounds);
     if (one.wall < 0 || two.wall < 0)
         return 1;
-    printf("threads (%s %s): 1: %.2fs wall %.2fs CPU; 2: %.2fs wall %.2fs CPU; wall speedup %.2fx\n", w->model,
-           w->mode, one.wall, one.cpu, two.wall, two.cpu, one.wall / two.wall);
+    printf("threads (%s %s): 1: %.2fs wall %.2fs user; 2: %.2fs wall %.2fs user; wall speedup %.2fx\n", w->model,
+           w->mode, one.wall, one.user, two.wall, two.user, one.wall / two.wall);
+    for (int threads = 1; threads <= 2; threads++) {
+        struct cost c = diff_cost(binary, threads, rounds);
+        if (c.wall < 0)
+            return 1;
+        printf("diff qwen3-30b-a3b --mode prefill:512 --layers 2, %d thread%s: %.2fs wall %.2fs user %.2f GB peak "
+               "(targets: 30 s, 2 GB)\n", threads, threads > 1 ? "s" : "", c.wall, c.user, c.rss_gb);
+    }
     return 0;
 }

@@ -1,4 +1,7 @@
-/* ir/eval.c — the evaluator: the exact meaning of every op, in f32, with one fixed order of accumulation.
+/* ir/eval.c — the evaluator's run: the evaluation context (operands, results, working buffers, errors), weights read
+ * a row or a run of blocks at a time, views and activation quantization, placement, fused ops, the run over a graph's
+ * ops (liveness, the stop question, mixtures batched) and another executor's leaves. Each op's meaning is in
+ * ir/eval_ops.c, ir/eval_attention.c and ir/eval_moe.c; the values in ir/eval_values.c and ir/eval_seed.c.
  *
  * Every tensor is stored as f32 values (i32 tensors hold integral values), except a constant kept as checkpoint rows,
  * which stays quantized in its block format and is dequantized a row (or a run of blocks) at a time where it is read.
@@ -20,765 +23,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-/* ── Checked sizes ───────────────────────────────────────────────────────────────────────────────────────── */
-
-/* a·b, or -1 when either is negative or the product overflows. */
-static int64_t mulc(int64_t a, int64_t b)
-{
-    if (a < 0 || b < 0 || (a && b > INT64_MAX / a))
-        return -1;
-    return a * b;
-}
-
-/* a+b, or -1 when either is negative or the sum overflows. */
-static int64_t addc(int64_t a, int64_t b)
-{
-    if (a < 0 || b < 0 || b > INT64_MAX - a)
-        return -1;
-    return a + b;
-}
-
-/* The smaller of two sizes. */
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* The larger of two sizes. */
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-/* ── Values ──────────────────────────────────────────────────────────────────────────────────────────────── */
-
-/* Whether tensor t of g is kept as checkpoint rows. */
-static bool is_ckpt(const struct ir_tensor *t)
-{
-    return t->role == IR_ROLE_CONSTANT && t->checkpoint;
-}
-
-/* The values length of a tensor of g (rows × cols), or -1 when its shape is invalid. */
-static int64_t shape_len(const struct ir_tensor *t)
-{
-    if (t->rows > IR_MAX_DIM || t->cols > IR_MAX_DIM)
-        return -1;
-    int64_t n = mulc(t->rows, t->cols);
-    return n > IR_MAX_ELEMS ? -1 : n;
-}
-
-/* The stored shape of a checkpoint tensor: *srows rows of *slen values; their bytes a row, or -1. */
-static int64_t ckpt_shape(const struct ir_tensor *t, int64_t *srows, int64_t *slen)
-{
-    *srows = t->transposed ? t->cols : t->rows;
-    *slen = t->transposed ? t->rows : t->cols;
-    if ((int)t->format < 0 || t->format >= IR_FMT_COUNT)
-        return -1;
-    return ir_ggml_row_bytes(t->format, *slen);
-}
-
-/* The bytes tensor t's values take, or -1 when its shape or block format is invalid. */
-static int64_t tensor_bytes(const struct ir_tensor *t)
-{
-    int64_t len = shape_len(t);
-    if (len < 0)
-        return -1;
-    if (!is_ckpt(t))
-        return mulc(len, (int64_t)sizeof(float));
-    int64_t srows, slen, rb = ckpt_shape(t, &srows, &slen);
-    return rb < 0 ? -1 : mulc(srows, rb);
-}
-
-int64_t ir_values_plan_bytes(const struct ir_graph *g)
-{
-    int64_t total = 0;
-    for (int32_t i = 0; i < g->ntensors; i++) {
-        total = addc(total, tensor_bytes(&g->tensors[i]));
-        if (total < 0)
-            return -1;
-    }
-    return total;
-}
-
-void ir_values_quantize_activations(struct ir_values *v, bool on)
-{
-    v->q8_activations = on;
-}
-
-void ir_values_free_dead(struct ir_values *v, bool on)
-{
-    v->free_dead = on;
-}
-
-void ir_values_free(struct ir_values *v)
-{
-    if (!v)
-        return;
-    for (int32_t i = 0; i < v->n; i++) {
-        if (!v->t[i].f_borrowed)
-            free(v->t[i].f);
-        if (!v->t[i].q.borrowed)
-            free(v->t[i].q.bytes);
-    }
-    free(v->t);
-    free(v);
-}
-
-float *ir_values_data(struct ir_values *v, ir_tid t)
-{
-    return v && t >= 0 && t < v->n ? v->t[t].f : NULL;
-}
-
-const float *ir_values_cdata(const struct ir_values *v, ir_tid t)
-{
-    return v && t >= 0 && t < v->n ? v->t[t].f : NULL;
-}
-
-size_t ir_values_bytes(const struct ir_values *v)
-{
-    return v ? v->bytes : 0;
-}
-
-/* ── Filling: deterministic values from the seed and each tensor's name ─────────────────────────────────── */
-
-/* FNV-1a (64 bits) of a NUL-terminated name. */
-static uint64_t fnv1a64(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
-/* The next value of a splitmix64 stream. */
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* A uniform float in [0, 1) with 24 random bits. */
-static float unit01(uint64_t *s)
-{
-    return (float)(splitmix(s) >> 40) * (1.0f / 16777216.0f);
-}
-
-/* A uniform float in [-1, 1). */
-static float unit11(uint64_t *s)
-{
-    return unit01(s) * 2.0f - 1.0f;
-}
-
-/* How a tensor's uses ask it to be filled; a larger kind wins over a smaller one. */
-enum use_kind { USE_NONE, USE_SINKS, USE_GDN_STATE, USE_CACHE, USE_WEIGHT, USE_DT_BIAS, USE_ALOG, USE_NORM_W,
-                USE_ROPE_SIN, USE_ROPE_COS };
-
-/* What the graph's ops ask of one tensor: its strongest use (ties: the smaller param, then the smaller base), the
- * rotary base of a table, and the index range every use as a row index or position allows. */
-struct tuse {
-    enum use_kind kind;
-    double param;
-    const struct ir_rope *rope; /* the rope whose tables a rotary table holds (USE_ROPE_COS, USE_ROPE_SIN) */
-    bool index, position;
-    int64_t lo, hi;
-};
-
-/* The uses of every tensor of a graph being scanned. */
-struct scan {
-    const struct ir_graph *g;
-    struct tuse *u;
-};
-
-/* The operand at position i of op, or IR_NONE when it has none there or it names no tensor. */
-static ir_tid in_at(const struct scan *s, const struct ir_op *op, int i)
-{
-    if (i < 0 || i >= op->nins)
-        return IR_NONE;
-    ir_tid t = op->ins[i];
-    return t >= 0 && t < s->g->ntensors ? t : IR_NONE;
-}
-
-/* A spec size clamped to [0, IR_MAX_DIM], so the scan's range arithmetic cannot overflow on any graph. */
-static int64_t dimc(int64_t x)
-{
-    return x < 0 ? 0 : x > IR_MAX_DIM ? IR_MAX_DIM : x;
-}
-
-/* The length of tensor t (0 for none). */
-static int64_t scan_len(const struct scan *s, ir_tid t)
-{
-    return t == IR_NONE ? 0 : max64(shape_len(&s->g->tensors[t]), 0);
-}
-
-/* Record a use of kind k (with param, and the rope when a rotary table) of operand i of op: the strongest kind, the
- * least param, the first rope (the validator holds every rope reading a table to the same tables). */
-static void note_rope(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param,
-                      const struct ir_rope *rope)
-{
-    ir_tid t = in_at(s, op, i);
-    if (t == IR_NONE)
-        return;
-    struct tuse *u = &s->u[t];
-    if (k > u->kind || (k == u->kind && (param < u->param || (param == u->param && !u->rope)))) {
-        u->kind = k;
-        u->param = param;
-        u->rope = rope;
-    }
-}
-
-/* Record a use of kind k (with param) of operand i of op. */
-static void note(struct scan *s, const struct ir_op *op, int i, enum use_kind k, double param)
-{
-    note_rope(s, op, i, k, param, NULL);
-}
-
-/* Record that tensor t is read as an index in [lo, hi] (a position when pos): the ranges of all uses intersect. */
-static void note_index_t(struct scan *s, ir_tid t, int64_t lo, int64_t hi, bool pos)
-{
-    if (t == IR_NONE || t < 0 || t >= s->g->ntensors)
-        return;
-    struct tuse *u = &s->u[t];
-    if (!u->index) {
-        u->index = true;
-        u->lo = lo;
-        u->hi = hi;
-    } else {
-        u->lo = max64(u->lo, lo);
-        u->hi = min64(u->hi, hi);
-    }
-    u->position = u->position || pos;
-}
-
-/* Record that operand i of op is read as an index in [lo, hi]. */
-static void note_index(struct scan *s, const struct ir_op *op, int i, int64_t lo, int64_t hi, bool pos)
-{
-    note_index_t(s, in_at(s, op, i), lo, hi, pos);
-}
-
-/* Uses of a matrix product: its weights contract k values. */
-static void use_matmul(struct scan *s, const struct ir_op *op)
-{
-    note(s, op, 1, USE_WEIGHT, (double)op->spec.u.matmul.k);
-}
-
-/* Uses of an RMS norm: its weight sits near one once the offset is added. */
-static void use_rms_norm(struct scan *s, const struct ir_op *op)
-{
-    if (op->spec.u.rms_norm.weight)
-        note(s, op, 1, USE_NORM_W, op->spec.u.rms_norm.offset);
-}
-
-/* Uses of a rotation: rotary tables of its width and base, and a named position whose chunk fits in the tables. */
-static void use_rope(struct scan *s, const struct ir_op *op)
-{
-    const struct ir_rope *r = &op->spec.u.rope;
-    note_rope(s, op, 1, USE_ROPE_COS, (double)dimc(r->half), r);
-    note_rope(s, op, 2, USE_ROPE_SIN, (double)dimc(r->half), r);
-    if (r->pos.kind == IR_RIDX_NAMED && dimc(r->half) > 0) {
-        int64_t rows = min64(scan_len(s, in_at(s, op, 1)), scan_len(s, in_at(s, op, 2))) / dimc(r->half);
-        note_index(s, op, 3, 0, rows - dimc(r->rows), true);
-    }
-}
-
-/* Uses of a row gather: a named index below the table's rows. */
-static void use_row_gather(struct scan *s, const struct ir_op *op)
-{
-    const struct ir_row_gather *r = &op->spec.u.row_gather;
-    if (r->index.kind == IR_RIDX_NAMED)
-        note_index(s, op, 1, 0, dimc(r->rows) - 1, false);
-}
-
-/* Uses of a rows gather: every index below the table's rows. */
-static void use_rows_gather(struct scan *s, const struct ir_op *op)
-{
-    note_index(s, op, 1, 0, dimc(op->spec.u.rows_gather.rows) - 1, false);
-}
-
-/* Uses of a row set: the table is a cache; a named index leaves room for the rows it writes. */
-static void use_set_row(struct scan *s, const struct ir_op *op)
-{
-    const struct ir_set_row *r = &op->spec.u.set_row;
-    note(s, op, 0, USE_CACHE, 0.0);
-    if (r->index.kind == IR_RIDX_NAMED)
-        note_index(s, op, 2, 0, dimc(r->rows) - dimc(r->count), false);
-}
-
-/* Uses of an attention: caches, sinks, and a named position whose chunk fits in the cache. */
-static void use_attention(struct scan *s, const struct ir_op *op)
-{
-    const struct ir_attention *a = &op->spec.u.attention;
-    note(s, op, 1, USE_CACHE, 0.0);
-    note(s, op, 2, USE_CACHE, 0.0);
-    int at = 3;
-    if (a->pos.kind == IR_RIDX_NAMED)
-        note_index(s, op, at++, 0, dimc(a->l) - dimc(a->rows), true);
-    if (a->sinks)
-        note(s, op, at, USE_SINKS, 0.0);
-}
-
-/* Uses of a mixture: router and expert weights by the width each contracts. */
-static void use_moe(struct scan *s, const struct ir_op *op)
-{
-    const struct ir_moe *m = &op->spec.u.moe;
-    for (int i = 1; i <= 3; i++)
-        note(s, op, i, USE_WEIGHT, (double)m->d);
-    note(s, op, 4, USE_WEIGHT, (double)m->dff);
-}
-
-/* Uses of a gated delta rule: a small recurrent state and an output norm weight near one. */
-static void use_gated_delta(struct scan *s, const struct ir_op *op)
-{
-    note(s, op, 6, USE_GDN_STATE, 0.0);
-    note(s, op, 7, USE_NORM_W, 0.0);
-}
-
-/* Uses of a causal convolution: weights over its taps. */
-static void use_causal_conv(struct scan *s, const struct ir_op *op)
-{
-    note(s, op, 1, USE_WEIGHT, (double)op->spec.u.causal_conv.taps);
-}
-
-/* Uses of a per-head product: weights contracting a head's width. */
-static void use_head_matmul(struct scan *s, const struct ir_op *op)
-{
-    note(s, op, 1, USE_WEIGHT, (double)op->spec.u.head_matmul.a);
-}
-
-/* Uses of a decay: A_log and dt_bias. */
-static void use_decay(struct scan *s, const struct ir_op *op)
-{
-    note(s, op, 1, USE_ALOG, 0.0);
-    note(s, op, 2, USE_DT_BIAS, 0.0);
-}
-
-/* The kinds whose operands ask for particular values, and how. */
-static void (*const use_scans[IR_KIND_COUNT])(struct scan *, const struct ir_op *) = {
-    [IR_KIND_MATMUL] = use_matmul,           [IR_KIND_RMS_NORM] = use_rms_norm,
-    [IR_KIND_ROPE] = use_rope,               [IR_KIND_ROW_GATHER] = use_row_gather,
-    [IR_KIND_ROWS_GATHER] = use_rows_gather, [IR_KIND_SET_ROW] = use_set_row,
-    [IR_KIND_ATTENTION] = use_attention,     [IR_KIND_MOE] = use_moe,
-    [IR_KIND_GATED_DELTA] = use_gated_delta, [IR_KIND_CAUSAL_CONV] = use_causal_conv,
-    [IR_KIND_HEAD_MATMUL] = use_head_matmul, [IR_KIND_DECAY] = use_decay,
-};
-
-/* Uses of a destination: a buffer written by rows or units is a table (a cache), as a row set's table is; a row
- * named by a param keeps the region it writes inside its buffer. */
-static void use_dst(struct scan *s, const struct ir_op *op)
-{
-    const struct ir_dst *d = &op->dst;
-    bool placed = d->row != IR_ROWSEL_NONE || d->has_unit;
-    if (placed && d->buf >= 0 && d->buf < s->g->ntensors) {
-        struct tuse *u = &s->u[d->buf];
-        if (USE_CACHE > u->kind || (USE_CACHE == u->kind && 0.0 < u->param)) {
-            u->kind = USE_CACHE;
-            u->param = 0.0;
-        }
-    }
-    if (d->row != IR_ROWSEL_PARAM || d->row_cols <= 0 || d->buf < 0 || d->buf >= s->g->ntensors || op->out < 0 ||
-        op->out >= s->g->ntensors)
-        return;
-    int64_t len = scan_len(s, op->out), extent = len;
-    if (d->has_unit) {
-        if (d->unit.width <= 0 || len % d->unit.width != 0)
-            return;
-        int64_t units = len / d->unit.width;
-        extent = units ? addc(mulc(units - 1, d->unit.pitch), addc(d->unit.offset, d->unit.width)) : 0;
-    }
-    if (extent < 0)
-        return;
-    int64_t room = scan_len(s, d->buf) - extent;
-    note_index_t(s, d->row_param, 0, room < 0 ? -1 : room / d->row_cols, false);
-}
-
-/* Record the uses of op, of every part within it, and of every destination on the way. */
-static void scan_op(struct scan *s, const struct ir_op *op, int depth)
-{
-    if (depth > IR_MAX_DEPTH)
-        return;
-    use_dst(s, op);
-    if (op->sym == IR_SYM_FUSED) {
-        for (int32_t i = 0; i < op->nparts; i++)
-            scan_op(s, &op->parts[i], depth + 1);
-    } else if (op->sym == IR_SYM_PRIM && (int)op->spec.kind >= 0 && op->spec.kind < IR_KIND_COUNT &&
-               use_scans[op->spec.kind]) {
-        use_scans[op->spec.kind](s, op);
-    }
-}
-
-/* How a tensor's values are drawn. */
-enum fill_kind { FILL_ZERO, FILL_UNIFORM, FILL_NEAR, FILL_COS, FILL_SIN, FILL_ALOG, FILL_DT_BIAS, FILL_INT };
-
-/* A tensor's filling: its kind, a scale or centre, the rotary half and base, an integer range. */
-struct filler {
-    enum fill_kind kind;
-    float a;
-    int64_t half, lo, hi;
-    const struct ir_rope *rope; /* a rotary table's rope (FILL_COS, FILL_SIN; NULL: the default base, unscaled) */
-    double *freq;               /* FILL_COS, FILL_SIN: each pair's frequency (rotary_frequencies; the caller frees) */
-    double magnitude;           /* FILL_COS, FILL_SIN: the rope's magnitude */
-};
-
-/* Integers held in f32 are exact only up to 2^24: index ranges stop there. */
-#define INDEX_MAX ((int64_t)1 << 24)
-
-/* The filling tensor t asks for by its role, element type and uses. */
-static struct filler filler_of(const struct ir_tensor *t, const struct tuse *u)
-{
-    struct filler f = {FILL_UNIFORM, 1.0f, 0, 0, 0, NULL, NULL, 1.0};
-    if (t->role == IR_ROLE_ACTIVATION) {
-        f.kind = FILL_ZERO;
-        return f;
-    }
-    if (u->index) {
-        int64_t lo = max64(u->lo, 0), hi = min64(u->hi, INDEX_MAX);
-        if (u->position && hi >= lo)
-            lo += (hi - lo + 1) / 2; /* leave cache rows before the position, so attention attends several */
-        f.kind = FILL_INT;
-        f.lo = lo;
-        f.hi = hi < lo ? lo : hi; /* an empty range fills its low end: evaluation reports it */
-        return f;
-    }
-    switch (u->kind) {
-    case USE_ROPE_COS:
-    case USE_ROPE_SIN:
-        f.kind = u->kind == USE_ROPE_COS ? FILL_COS : FILL_SIN;
-        f.half = (int64_t)u->param;
-        f.rope = u->rope;
-        return f;
-    case USE_NORM_W:
-        f.kind = FILL_NEAR;
-        f.a = (float)(1.0 - u->param);
-        return f;
-    case USE_ALOG: f.kind = FILL_ALOG; return f;
-    case USE_DT_BIAS: f.kind = FILL_DT_BIAS; return f;
-    case USE_WEIGHT: f.a = 1.0f / sqrtf((float)(u->param > 1.0 ? u->param : 1.0)); return f;
-    case USE_CACHE: return f;
-    case USE_GDN_STATE: f.a = 0.1f; return f;
-    case USE_SINKS: return f;
-    case USE_NONE: break;
-    }
-    if (t->elem == IR_ELEM_I32) {
-        f.kind = FILL_INT;
-        f.lo = 0;
-        f.hi = 15;
-    } else if (t->role == IR_ROLE_CONSTANT) {
-        f.a = 1.0f / sqrtf((float)(t->cols > 1 ? t->cols : 1));
-    } else if (t->role == IR_ROLE_STATE) {
-        f.a = 0.5f;
-    }
-    return f;
-}
-
-/* The planted evaluator fault (ir_eval_plant): the rotary base taken as 10000 whatever the graph says. */
-static bool plant_rope_base;
-
-int ir_eval_plant(const char *name)
-{
-    plant_rope_base = name && strcmp(name, "rope_base") == 0;
-    return name && name[0] && !plant_rope_base ? -1 : 0;
-}
-
-/* The frequency of each pair of a rotary table's row into f->freq, computed once a table: ω_col of the rope with its
- * scaling (a rope absent: the default base over `half` pairs, unscaled; the planted fault: base 10000 whatever the
- * graph says), and its magnitude. llama.cpp turns pair col by pos · θ^(−2·col/n_dims), n_dims = 2·half the rotated
- * width, then scales it as Transformers does. 0, or -1 when memory is short. */
-static int rotary_frequencies(struct filler *f)
-{
-    if (f->kind != FILL_COS && f->kind != FILL_SIN)
-        return 0;
-    int64_t h = f->half > 0 ? f->half : 1;
-    struct ir_rope rope = f->rope ? *f->rope : (struct ir_rope){.half = h};
-    if (plant_rope_base && f->rope)
-        rope.theta = (struct ir_optf){true, 10000.0};
-    f->freq = malloc(sizeof *f->freq * (size_t)h);
-    if (!f->freq)
-        return -1;
-    for (int64_t c = 0; c < h; c++)
-        f->freq[c] = ir_rope_frequency(&rope, c);
-    f->magnitude = ir_rope_magnitude(&rope);
-    return 0;
-}
-
-/* One value of a rotary table, logical index e of rows `half` values wide: cos or sin of row · ω_col, times the
- * rope's magnitude. */
-static float rotary_value(const struct filler *f, int64_t e, bool cosine)
-{
-    int64_t h = f->half > 0 ? f->half : 1;
-    double angle = (double)(e / h) * f->freq[e % h];
-    return (float)(f->magnitude * (cosine ? cos(angle) : sin(angle)));
-}
-
-/* The next value of a tensor filled as f, for its logical value index e. */
-static float fill_one(const struct filler *f, uint64_t *rng, int64_t e)
-{
-    switch (f->kind) {
-    case FILL_ZERO: return 0.0f;
-    case FILL_UNIFORM: return unit11(rng) * f->a;
-    case FILL_NEAR: return f->a + 0.1f * unit11(rng);
-    case FILL_COS: return rotary_value(f, e, true);
-    case FILL_SIN: return rotary_value(f, e, false);
-    case FILL_ALOG: return logf(1.0f + 15.0f * unit01(rng));
-    case FILL_DT_BIAS: {
-        double dt = exp(log(0.001) + (double)unit01(rng) * (log(0.1) - log(0.001)));
-        return (float)(dt + log(-expm1(-dt))); /* softplus⁻¹(dt), dt in [0.001, 0.1) */
-    }
-    case FILL_INT: return (float)(f->lo + (int64_t)(splitmix(rng) % (uint64_t)(f->hi - f->lo + 1)));
-    }
-    return 0.0f;
-}
-
-/* What seeding and evaluating ask before each unit of work (ir_eval_set_stop), or NULL. */
-static bool (*stop_asked)(void);
-
-void ir_eval_set_stop(bool (*stop)(void)) { stop_asked = stop; }
-
-/* Whether the caller asked the work to stop. */
-static bool stop_now(void) { return stop_asked && stop_asked(); }
-
-/* Values seeded between two questions whether to stop: a few milliseconds' work. */
-#define FILL_POLL ((int64_t)1 << 16)
-
-/* Fill a plain tensor's values in order. 0, or 1 when asked to stop first. */
-static int fill_plain(struct tval *tv, const struct filler *f, uint64_t rng)
-{
-    for (int64_t e = 0; e < tv->len; e++) {
-        if (e % FILL_POLL == 0 && stop_now())
-            return 1;
-        tv->f[e] = fill_one(f, &rng, e);
-    }
-    return 0;
-}
-
-/* Fill a checkpoint tensor: each stored row drawn in order, then quantized into its bytes. 0, -1 on failure, or 1
- * when asked to stop first. */
-static int fill_ckpt(struct tval *tv, const struct filler *f, uint64_t rng)
-{
-    struct ckpt *q = &tv->q;
-    float *row = malloc(sizeof(float) * (size_t)max64(q->slen, 1));
-    if (!row)
-        return -1;
-    for (int64_t s = 0, since = 0; s < q->srows; s++, since += q->slen) {
-        if (since >= FILL_POLL && (since = 0, stop_now())) {
-            free(row);
-            return 1;
-        }
-        for (int64_t j = 0; j < q->slen; j++)
-            row[j] = fill_one(f, &rng, q->transposed ? j * tv->cols + s : s * tv->cols + j);
-        if (ir_ggml_quantize(q->format, row, q->slen, q->bytes + s * q->row_bytes) != 0) {
-            free(row);
-            return -1;
-        }
-    }
-    free(row);
-    return 0;
-}
-
-/* Allocate tensor t's storage (zeroed); 0, or -1 when memory is short. */
-static int alloc_tensor(struct tval *tv, const struct ir_tensor *t)
-{
-    tv->rows = t->rows;
-    tv->cols = t->cols;
-    tv->len = shape_len(t);
-    if (!is_ckpt(t)) {
-        tv->f = calloc((size_t)max64(tv->len, 1), sizeof(float));
-        return tv->f ? 0 : -1;
-    }
-    tv->q.format = t->format;
-    tv->q.transposed = t->transposed;
-    tv->q.row_bytes = ckpt_shape(t, &tv->q.srows, &tv->q.slen);
-    tv->q.bytes = calloc((size_t)max64(mulc(tv->q.srows, tv->q.row_bytes), 1), 1);
-    return tv->q.bytes ? 0 : -1;
-}
-
-/* Check every tensor's shape and the total against the limit; 0, or -1 with err. */
-static int plan_check(const struct ir_graph *g, char err[IR_ERR_LEN])
-{
-    for (int32_t i = 0; i < g->ntensors; i++) {
-        if (tensor_bytes(&g->tensors[i]) < 0) {
-            snprintf(err, IR_ERR_LEN, "tensor %s: its shape %lld x %lld %s", g->tensors[i].name,
-                     (long long)g->tensors[i].rows, (long long)g->tensors[i].cols,
-                     is_ckpt(&g->tensors[i]) ? "is not whole blocks of its format" : "is out of range");
-            return -1;
-        }
-    }
-    int64_t total = ir_values_plan_bytes(g);
-    if (total < 0 || total > IR_EVAL_MAX_BYTES) {
-        snprintf(err, IR_ERR_LEN, "the graph's values need %lld bytes, more than the evaluator's limit of %lld",
-                 (long long)total, (long long)IR_EVAL_MAX_BYTES);
-        return -1;
-    }
-    return 0;
-}
-
-struct ir_values *ir_values_new(const struct ir_graph *g, uint64_t seed, char err[IR_ERR_LEN])
-{
-    return ir_values_new_like(g, seed, g, err);
-}
-
-/* Whether constant t of g has a twin in donor_g (same name, element, shape, role and storage); its id there. */
-static ir_tid constant_twin(const struct ir_tensor *t, const struct ir_graph *donor_g)
-{
-    if (t->role != IR_ROLE_CONSTANT)
-        return IR_NONE;
-    ir_tid d = ir_tensor_find(donor_g, t->name, strlen(t->name));
-    if (d == IR_NONE)
-        return IR_NONE;
-    const struct ir_tensor *u = &donor_g->tensors[d];
-    bool alike = u->role == t->role && u->elem == t->elem && u->rows == t->rows && u->cols == t->cols &&
-                 u->checkpoint == t->checkpoint && (!t->checkpoint || (u->format == t->format &&
-                                                                       u->transposed == t->transposed));
-    return alike ? d : IR_NONE;
-}
-
-/* Borrow a twin constant's storage (the same shape and format) from `from`: read where it lies, never freed here. */
-static void borrow_values(struct tval *tv, const struct tval *from)
-{
-    *tv = *from;
-    tv->f_borrowed = from->f != NULL;
-    tv->q.borrowed = from->f == NULL;
-}
-
-/* The GGUF file whose tensors give constants their values (ir_values_use_gguf), or NULL. */
-static const struct ir_gguf *weights_file;
-
-void ir_values_use_gguf(const struct ir_gguf *f) { weights_file = f; }
-
-/* Take constant t's values from the weights file: a checkpoint's rows borrowed where they lie, a plain tensor's
- * decoded. 1 when the file has no such tensor (or t is no constant), 0 when taken, -1 with err when the file's
- * tensor does not hold t's values (another count, or a checkpoint in another format). */
-static int from_file(struct tval *tv, const struct ir_tensor *t, char err[IR_ERR_LEN])
-{
-    const struct ir_gguf_tensor *ft = t->role == IR_ROLE_CONSTANT ? ir_gguf_find_tensor(weights_file, t->name) : NULL;
-    if (!ft && t->role == IR_ROLE_CONSTANT && t->tied)
-        ft = ir_gguf_find_tensor(weights_file, IR_TIED_TO); /* a tied LM head is its embedding */
-    if (!ft)
-        return 1;
-    tv->rows = t->rows;
-    tv->cols = t->cols;
-    tv->len = shape_len(t);
-    uint64_t values = ft->dims[0] * ft->dims[1] * ft->dims[2] * ft->dims[3];
-    bool same = ft->format >= 0 && values == (uint64_t)tv->len;
-    if (same && is_ckpt(t)) {
-        tv->q.format = t->format;
-        tv->q.transposed = t->transposed;
-        tv->q.row_bytes = ckpt_shape(t, &tv->q.srows, &tv->q.slen);
-        same = (int)t->format == ft->format && ft->dims[0] == (uint64_t)tv->q.slen;
-        tv->q.bytes = (unsigned char *)ft->data; /* read only: the evaluator never writes a constant */
-        tv->q.borrowed = true;
-    } else if (same) {
-        tv->f = malloc(sizeof(float) * (size_t)max64(tv->len, 1));
-        if (!tv->f)
-            abort();
-        ir_ggml_dequantize((enum ir_format)ft->format, ft->data, tv->len, tv->f);
-    }
-    if (!same)
-        snprintf(err, IR_ERR_LEN, "tensor %s: the file's tensor (%llu values, type %u) does not hold its %lld values%s%s",
-                 t->name, (unsigned long long)values, ft->type, (long long)tv->len, is_ckpt(t) ? " in " : "",
-                 is_ckpt(t) ? ir_format_name(t->format) : "");
-    return same ? 0 : -1;
-}
-
-/* Give every tied tensor its embedding's stored rows (the validator holds them to one format and shape); a tensor
- * whose bytes a weights file lends already has them. */
-static void share_tied(const struct ir_graph *g, struct ir_values *v)
-{
-    ir_tid e = ir_tensor_find(g, IR_TIED_TO, strlen(IR_TIED_TO));
-    for (int32_t i = 0; e != IR_NONE && i < g->ntensors; i++) {
-        struct tval *tv = &v->t[i];
-        const struct tval *from = &v->t[e];
-        if (!g->tensors[i].tied || tv->q.borrowed || !tv->q.bytes || !from->q.bytes ||
-            mulc(tv->q.srows, tv->q.row_bytes) != mulc(from->q.srows, from->q.row_bytes))
-            continue;
-        memcpy(tv->q.bytes, from->q.bytes, (size_t)mulc(tv->q.srows, tv->q.row_bytes));
-    }
-}
-
-struct ir_values *ir_values_new_like(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
-                                     char err[IR_ERR_LEN])
-{
-    return ir_values_new_shared(g, seed, like, NULL, NULL, err);
-}
-
-struct ir_values *ir_values_new_shared(const struct ir_graph *g, uint64_t seed, const struct ir_graph *like,
-                                       const struct ir_graph *donor_g, const struct ir_values *donor,
-                                       char err[IR_ERR_LEN])
-{
-    if (plan_check(g, err) != 0)
-        return NULL;
-    struct ir_values *v = calloc(1, sizeof *v);
-    struct tuse *uses = calloc((size_t)max64(like->ntensors, 1), sizeof *uses);
-    if (v)
-        v->t = calloc((size_t)max64(g->ntensors, 1), sizeof *v->t);
-    if (!v || !uses || !v->t) {
-        free(uses);
-        ir_values_free(v);
-        snprintf(err, IR_ERR_LEN, "out of memory for the graph's values");
-        return NULL;
-    }
-    v->n = g->ntensors;
-    /* How each tensor is used is read from `like` (the lifted graph), so a rewritten graph is filled alike. */
-    struct scan s = {like, uses};
-    for (int32_t i = 0; i < like->nops; i++)
-        scan_op(&s, &like->ops[i], 0);
-    static const struct tuse unused;
-    for (int32_t i = 0; i < g->ntensors; i++) {
-        const struct ir_tensor *t = &g->tensors[i];
-        struct tval *tv = &v->t[i];
-        ir_tid at = like == g ? i : ir_tensor_find(like, t->name, strlen(t->name));
-        struct filler f = filler_of(t, at == IR_NONE ? &unused : &uses[at]);
-        uint64_t rng = seed ^ fnv1a64(t->name);
-        int rc = weights_file ? from_file(tv, t, err) : 1;
-        if (rc < 0) {
-            free(uses);
-            ir_values_free(v);
-            return NULL;
-        }
-        if (rc == 0) {
-            v->bytes += (size_t)tensor_bytes(t);
-            continue;
-        }
-        ir_tid twin = donor ? constant_twin(t, donor_g) : IR_NONE;
-        rc = twin != IR_NONE ? (borrow_values(tv, &donor->t[twin]), 0) : alloc_tensor(tv, t);
-        if (rc == 0 && twin == IR_NONE && (rc = rotary_frequencies(&f)) == 0)
-            rc = tv->f ? fill_plain(tv, &f, rng) : fill_ckpt(tv, &f, rng);
-        free(f.freq);
-        if (rc != 0) {
-            if (rc > 0)
-                snprintf(err, IR_ERR_LEN, IR_EVAL_STOPPED " while seeding tensor %s", t->name);
-            else
-                snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", t->name);
-            free(uses);
-            ir_values_free(v);
-            return NULL;
-        }
-        v->bytes += (size_t)tensor_bytes(t);
-    }
-    free(uses);
-    share_tied(g, v);
-    return v;
-}
-
 /* ── The evaluation context ──────────────────────────────────────────────────────────────────────────────── */
-
-#define EV_SCRATCH 16
-#define EV_SCRATCH_SLACK ((int64_t)64 << 20) /* bytes of working buffers any graph may use beyond its values' */
-
-/* One op being evaluated: the graph, the values, the op (a leaf, or a fused op while its result is placed), its
- * top-level index, the error buffer, and the scratch buffers it holds until it is done. */
-struct ev {
-    const struct ir_graph *g;
-    struct ir_values *v;
-    const struct ir_op *op;
-    int32_t top;
-    char *err;
-    const struct ir_eval_hooks *hooks; /* another executor's leaves and placements, or NULL */
-    const struct ir_op *scope;         /* the innermost fused op being run: its parts read only what it gives them */
-    float *scratch[EV_SCRATCH];
-    int nscratch;
-    int64_t scratch_bytes, scratch_cap;
-    bool *done; /* top-level ops already computed with an earlier one (mixtures batched per expert), or NULL */
-};
-
-/* The handle a leaf hook gets: the evaluation context of the leaf being computed. */
-struct ir_leaf {
-    struct ev *e;
-};
 
 /* The name an op prints under: its kind, its class, or its symbol. */
 static const char *sym_name(const struct ir_op *op)
@@ -792,8 +37,7 @@ static const char *sym_name(const struct ir_op *op)
     return "?";
 }
 
-/* Write "op N (name): message" to the error buffer; returns -1. */
-static int fail(struct ev *e, const char *fmt, ...)
+int ir_ev_fail(struct ev *e, const char *fmt, ...)
 {
     int n = snprintf(e->err, IR_ERR_LEN, "op %d (%s): ", (int)e->top, sym_name(e->op));
     if (n < 0 || n >= IR_ERR_LEN)
@@ -805,21 +49,20 @@ static int fail(struct ev *e, const char *fmt, ...)
     return -1;
 }
 
-/* A zeroed scratch buffer of n floats held until the op is done, or NULL with err. */
-static float *scratch(struct ev *e, int64_t n)
+float *ir_ev_scratch(struct ev *e, int64_t n)
 {
     int64_t bytes = mulc(max64(n, 1), (int64_t)sizeof(float));
     if (n < 0 || bytes < 0 || addc(e->scratch_bytes, bytes) < 0 || e->scratch_bytes + bytes > e->scratch_cap) {
-        fail(e, "a working buffer of %lld values is beyond the evaluator's limit", (long long)n);
+        ir_ev_fail(e, "a working buffer of %lld values is beyond the evaluator's limit", (long long)n);
         return NULL;
     }
     if (e->nscratch == EV_SCRATCH) {
-        fail(e, "too many working buffers");
+        ir_ev_fail(e, "too many working buffers");
         return NULL;
     }
     float *p = calloc((size_t)max64(n, 1), sizeof(float));
     if (!p) {
-        fail(e, "out of memory for a working buffer of %lld values", (long long)n);
+        ir_ev_fail(e, "out of memory for a working buffer of %lld values", (long long)n);
         return NULL;
     }
     e->scratch[e->nscratch++] = p;
@@ -827,8 +70,7 @@ static float *scratch(struct ev *e, int64_t n)
     return p;
 }
 
-/* Release every scratch buffer the op held. */
-static void scratch_free(struct ev *e)
+void ir_ev_scratch_free(struct ev *e)
 {
     for (int i = 0; i < e->nscratch; i++)
         free(e->scratch[i]);
@@ -836,22 +78,20 @@ static void scratch_free(struct ev *e)
     e->scratch_bytes = 0;
 }
 
-/* The name of tensor t (which must be valid). */
-static const char *tname(const struct ev *e, ir_tid t)
+const char *ir_ev_tname(const struct ev *e, ir_tid t)
 {
     return e->g->tensors[t].name;
 }
 
-/* The tensor at operand i of the op, or IR_NONE with err. */
-static ir_tid operand(struct ev *e, int i)
+ir_tid ir_ev_operand(struct ev *e, int i)
 {
     if (i >= e->op->nins || !e->op->ins || !e->op->access) {
-        fail(e, "operand %d is missing (the op has %d)", i, (int)e->op->nins);
+        ir_ev_fail(e, "operand %d is missing (the op has %d)", i, (int)e->op->nins);
         return IR_NONE;
     }
     ir_tid t = e->op->ins[i];
     if (t < 0 || t >= e->g->ntensors) {
-        fail(e, "operand %d names no tensor", i);
+        ir_ev_fail(e, "operand %d names no tensor", i);
         return IR_NONE;
     }
     return t;
@@ -862,8 +102,12 @@ static const float *dequant_all(struct ev *e, ir_tid t)
 {
     struct tval *tv = &e->v->t[t];
     const struct ckpt *q = &tv->q;
-    float *all = scratch(e, tv->len);
-    float *row = all ? scratch(e, q->slen) : NULL;
+    if (ir_eval_lazy_all(q)) {
+        ir_ev_fail(e, "tensor %s: its rows do not quantize", ir_ev_tname(e, t));
+        return NULL;
+    }
+    float *all = ir_ev_scratch(e, tv->len);
+    float *row = all ? ir_ev_scratch(e, q->slen) : NULL;
     if (!row)
         return NULL;
     for (int64_t s = 0; s < q->srows; s++) {
@@ -874,15 +118,13 @@ static const float *dequant_all(struct ev *e, ir_tid t)
     return all;
 }
 
-/* The first `need` values operand i reads: the tensor's own values when read whole, else the gather of units
- * u = 0.. of `width` values at u·pitch + offset; NULL with err when the tensor does not hold them. */
-static const float *arg(struct ev *e, int i, int64_t need)
+const float *ir_ev_arg(struct ev *e, int i, int64_t need)
 {
-    ir_tid t = operand(e, i);
+    ir_tid t = ir_ev_operand(e, i);
     if (t == IR_NONE)
         return NULL;
     if (need < 0) {
-        fail(e, "operand %d (%s): the size the spec asks overflows", i, tname(e, t));
+        ir_ev_fail(e, "operand %d (%s): the size the spec asks overflows", i, ir_ev_tname(e, t));
         return NULL;
     }
     struct tval *tv = &e->v->t[t];
@@ -892,7 +134,7 @@ static const float *arg(struct ev *e, int i, int64_t need)
     const struct ir_access *a = &e->op->access[i];
     if (!a->strided) {
         if (tv->len < need) {
-            fail(e, "operand %d (%s) holds %lld values, the op reads %lld", i, tname(e, t), (long long)tv->len,
+            ir_ev_fail(e, "operand %d (%s) holds %lld values, the op reads %lld", i, ir_ev_tname(e, t), (long long)tv->len,
                  (long long)need);
             return NULL;
         }
@@ -900,18 +142,18 @@ static const float *arg(struct ev *e, int i, int64_t need)
     }
     const struct ir_strided *st = &a->s;
     if (st->width <= 0 || st->pitch < 0 || st->offset < 0 || need % st->width != 0) {
-        fail(e, "operand %d (%s): a strided read of width %lld does not give %lld values", i, tname(e, t),
+        ir_ev_fail(e, "operand %d (%s): a strided read of width %lld does not give %lld values", i, ir_ev_tname(e, t),
              (long long)st->width, (long long)need);
         return NULL;
     }
     int64_t units = need / st->width;
     int64_t end = units ? addc(mulc(units - 1, st->pitch), addc(st->offset, st->width)) : 0;
     if (end < 0 || end > tv->len) {
-        fail(e, "operand %d (%s): %lld units of pitch %lld reach past its %lld values", i, tname(e, t),
+        ir_ev_fail(e, "operand %d (%s): %lld units of pitch %lld reach past its %lld values", i, ir_ev_tname(e, t),
              (long long)units, (long long)st->pitch, (long long)tv->len);
         return NULL;
     }
-    float *dst = scratch(e, need);
+    float *dst = ir_ev_scratch(e, need);
     if (!dst)
         return NULL;
     for (int64_t u = 0; u < units; u++)
@@ -919,11 +161,9 @@ static const float *arg(struct ev *e, int i, int64_t need)
     return dst;
 }
 
-/* Every value operand i can read (a table): the whole tensor, or as many whole units as it holds; *len receives
- * their count. */
-static const float *arg_all(struct ev *e, int i, int64_t *len)
+const float *ir_ev_arg_all(struct ev *e, int i, int64_t *len)
 {
-    ir_tid t = operand(e, i);
+    ir_tid t = ir_ev_operand(e, i);
     if (t == IR_NONE)
         return NULL;
     int64_t n = e->v->t[t].len;
@@ -934,121 +174,66 @@ static const float *arg_all(struct ev *e, int i, int64_t *len)
         n = mulc(units, a->s.width);
     }
     *len = n;
-    return arg(e, i, n);
+    return ir_ev_arg(e, i, n);
 }
 
-/* Operand i as a state tensor written in place: read whole, plain, holding at least need values. */
-static float *state_arg(struct ev *e, int i, int64_t need)
+float *ir_ev_state_arg(struct ev *e, int i, int64_t need)
 {
-    ir_tid t = operand(e, i);
+    ir_tid t = ir_ev_operand(e, i);
     if (t == IR_NONE)
         return NULL;
     struct tval *tv = &e->v->t[t];
     if (e->op->access[i].strided || !tv->f || need < 0 || tv->len < need) {
-        fail(e, "operand %d (%s), written in place, must be a plain tensor read whole of at least %lld values", i,
-             tname(e, t), (long long)need);
+        ir_ev_fail(e, "operand %d (%s), written in place, must be a plain tensor read whole of at least %lld values", i,
+             ir_ev_tname(e, t), (long long)need);
         return NULL;
     }
     return tv->f;
 }
 
-/* The op's result tensor's values, which must hold exactly len values; NULL with err. */
-static float *result(struct ev *e, int64_t len)
+float *ir_ev_result(struct ev *e, int64_t len)
 {
     ir_tid t = e->op->out;
     if (t < 0 || t >= e->g->ntensors) {
-        fail(e, "its result names no tensor");
+        ir_ev_fail(e, "its result names no tensor");
         return NULL;
     }
     struct tval *tv = &e->v->t[t];
     if (!tv->f || len < 0 || tv->len != len) {
-        fail(e, "its result %s holds %lld values, the op computes %lld", tname(e, t), (long long)tv->len,
+        ir_ev_fail(e, "its result %s holds %lld values, the op computes %lld", ir_ev_tname(e, t), (long long)tv->len,
              (long long)len);
         return NULL;
     }
     return tv->f;
 }
 
-/* Read x as an integral index in [lo, hi] into *out; -1 with err (naming `what`) when it is not one. */
-static int index_of(struct ev *e, float x, int64_t lo, int64_t hi, const char *what, int64_t *out)
+int ir_ev_index_of(struct ev *e, float x, int64_t lo, int64_t hi, const char *what, int64_t *out)
 {
     double d = (double)x;
     if (!(d >= (double)lo && d <= (double)hi) || d != floor(d))
-        return fail(e, "%s %g is not an integer in [%lld, %lld]", what, d, (long long)lo, (long long)hi);
+        return ir_ev_fail(e, "%s %g is not an integer in [%lld, %lld]", what, d, (long long)lo, (long long)hi);
     *out = (int64_t)d;
     return 0;
 }
 
-/* The 0-based row a row index names (absent: 0; literal: 1-based; named: operand `at`'s value), in [0, hi]. */
-static int row_index(struct ev *e, const struct ir_rowidx *ri, int at, int64_t hi, const char *what, int64_t *r)
+int ir_ev_row_index(struct ev *e, const struct ir_rowidx *ri, int at, int64_t hi, const char *what, int64_t *r)
 {
     switch (ri->kind) {
     case IR_RIDX_NONE:
         *r = 0;
-        return hi < 0 ? fail(e, "%s 0 is outside an empty range", what) : 0;
+        return hi < 0 ? ir_ev_fail(e, "%s 0 is outside an empty range", what) : 0;
     case IR_RIDX_LITERAL:
         if (ri->literal < 1 || ri->literal - 1 > hi)
-            return fail(e, "%s %lld (1-based) is outside [1, %lld]", what, (long long)ri->literal,
+            return ir_ev_fail(e, "%s %lld (1-based) is outside [1, %lld]", what, (long long)ri->literal,
                         (long long)(hi + 1));
         *r = ri->literal - 1;
         return 0;
     case IR_RIDX_NAMED: {
-        const float *x = arg(e, at, 1);
-        return x ? index_of(e, x[0], 0, hi, what, r) : -1;
+        const float *x = ir_ev_arg(e, at, 1);
+        return x ? ir_ev_index_of(e, x[0], 0, hi, what, r) : -1;
     }
     }
-    return fail(e, "%s has an unknown kind", what);
-}
-
-/* ── Scalar functions ────────────────────────────────────────────────────────────────────────────────────── */
-
-/* The logistic function 1 / (1 + e^-x). */
-static float sigmoidf(float x)
-{
-    float d = 1.0f + expf(-x);
-    return 1.0f / d;
-}
-
-/* SiLU: x · σ(x). */
-static float siluf(float x)
-{
-    return x * sigmoidf(x);
-}
-
-/* GELU, tanh approximation: x/2 · (1 + tanh(√(2/π) · (x + 0.044715·x³))). */
-static float geluf(float x)
-{
-    float x3 = x * x;
-    x3 = x3 * x;
-    float inner = 0.044715f * x3;
-    inner = x + inner;
-    inner = 0.7978845608f * inner;
-    float t = 1.0f + tanhf(inner);
-    float h = 0.5f * x;
-    return h * t;
-}
-
-/* ReLU: x when x > 0, else 0 (NaN gives 0). */
-static float reluf(float x)
-{
-    return x > 0.0f ? x : 0.0f;
-}
-
-/* softplus: log(1 + e^x), x itself past 20. */
-static float softplusf(float x)
-{
-    return x > 20.0f ? x : log1pf(expf(x));
-}
-
-/* A value rounded half away from zero and clamped to ±127, kept as a float (NaN stays NaN). */
-static float q127(float x)
-{
-    float q = roundf(x);
-    if (q > 127.0f)
-        q = 127.0f;
-    else if (q < -127.0f)
-        q = -127.0f;
-    return q;
+    return ir_ev_fail(e, "%s has an unknown kind", what);
 }
 
 /* ── Weights: a matrix read a row, or a run of blocks, at a time ─────────────────────────────────────────── */
@@ -1059,1258 +244,57 @@ static bool takes_q8_activations(const struct ir_values *v, const struct ckpt *q
     return v->q8_activations && q->transposed && (q->format == IR_FMT_Q8_0 || q->format == IR_FMT_Q4_0);
 }
 
-/* Operand i as a rows × cols matrix; 0, or -1 with err. */
-static int wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *w)
+int ir_ev_wts_take(struct ev *e, int i, int64_t rows, int64_t cols, bool by_rows, struct wts *w)
 {
     memset(w, 0, sizeof *w);
     w->rows = rows;
     w->cols = cols;
-    ir_tid t = operand(e, i);
+    ir_tid t = ir_ev_operand(e, i);
     if (t == IR_NONE)
         return -1;
     struct tval *tv = &e->v->t[t];
     if (tv->f || e->op->access[i].strided) {
-        w->plain = arg(e, i, mulc(rows, cols));
+        w->plain = ir_ev_arg(e, i, mulc(rows, cols));
         return w->plain ? 0 : -1;
     }
     if (tv->rows != rows || tv->cols != cols)
-        return fail(e, "operand %d (%s) is %lld x %lld, the op reads it as %lld x %lld", i, tname(e, t),
+        return ir_ev_fail(e, "operand %d (%s) is %lld x %lld, the op reads it as %lld x %lld", i, ir_ev_tname(e, t),
                     (long long)tv->rows, (long long)tv->cols, (long long)rows, (long long)cols);
     w->q = &tv->q;
-    w->buf = scratch(e, tv->q.slen);
+    if (!by_rows && ir_eval_lazy_all(w->q))
+        return ir_ev_fail(e, "operand %d (%s): its rows do not quantize", i, ir_ev_tname(e, t));
+    w->buf = ir_ev_scratch(e, tv->q.slen);
     if (w->buf && takes_q8_activations(e->v, w->q))
-        w->acts = scratch(e, mulc(rows / 32 + 1, IR_GGML_Q8_ACT_FLOATS));
+        w->acts = ir_ev_scratch(e, mulc(rows / 32 + 1, IR_GGML_Q8_ACT_FLOATS));
     return w->buf && (w->acts || !takes_q8_activations(e->v, w->q)) ? 0 : -1;
 }
 
-/* ── Primitive ops ───────────────────────────────────────────────────────────────────────────────────────── */
+int ir_ev_wts_get(struct ev *e, int i, int64_t rows, int64_t cols, struct wts *w)
+{
+    return ir_ev_wts_take(e, i, rows, cols, false, w);
+}
 
-/* Whether every size is non-negative; else -1 with err. */
-static int sizes_ok(struct ev *e, const int64_t *s, int n)
+int ir_ev_gather_row(struct ev *e, const struct wts *w, int64_t r, float *dst)
+{
+    if (w->q && ir_eval_lazy_rows(w->q, r, 1))
+        return ir_ev_fail(e, "the table's row %lld does not quantize", (long long)r);
+    ir_eval_wts_row(w, r, dst);
+    return 0;
+}
+
+/* ── Sizes and positions ─────────────────────────────────────────────────────────────────────────────────── */
+
+int ir_ev_sizes_ok(struct ev *e, const int64_t *s, int n)
 {
     for (int i = 0; i < n; i++)
         if (s[i] < 0 || s[i] > IR_MAX_DIM)
-            return fail(e, "a size of its spec (%lld) is out of range", (long long)s[i]);
+            return ir_ev_fail(e, "a size of its spec (%lld) is out of range", (long long)s[i]);
     return 0;
 }
 
-/* matmul: y[m×n] = x[m×k] · W[k×n]. */
-static int ev_matmul(struct ev *e)
+int ir_ev_position(struct ev *e, const struct ir_rowidx *pos, int at, int64_t *p)
 {
-    const struct ir_matmul *s = &e->op->spec.u.matmul;
-    if (sizes_ok(e, (const int64_t[]){s->m, s->k, s->n}, 3))
-        return -1;
-    struct wts w;
-    const float *x = arg(e, 0, mulc(s->m, s->k));
-    if (!x || wts_get(e, 1, s->k, s->n, &w))
-        return -1;
-    float *y = result(e, mulc(s->m, s->n));
-    if (!y)
-        return -1;
-    ir_eval_wts_matmul(&w, 0, s->k, 0, s->n, x, s->m, s->k, y, s->n);
-    return 0;
-}
-
-/* The elementwise operators' meanings. */
-static float ew_add(float a, float b) { return a + b; }
-static float ew_sub(float a, float b) { return a - b; }
-static float ew_mul(float a, float b) { return a * b; }
-static float ew_div(float a, float b) { return a / b; }
-static float (*const ew_fns[IR_EW_COUNT])(float, float) = {
-    [IR_EW_ADD] = ew_add, [IR_EW_SUB] = ew_sub, [IR_EW_MUL] = ew_mul, [IR_EW_DIV] = ew_div};
-
-/* elementwise: y[i] = a[i] (op) b[i], or b[i mod row] with a row broadcast. */
-static int ev_elementwise(struct ev *e)
-{
-    const struct ir_elementwise *s = &e->op->spec.u.elementwise;
-    if (sizes_ok(e, (const int64_t[]){s->n, s->row}, 2))
-        return -1;
-    if ((int)s->op < 0 || s->op >= IR_EW_COUNT)
-        return fail(e, "unknown operator");
-    const float *a = arg(e, 0, s->n);
-    const float *b = a ? arg(e, 1, s->row > 0 ? s->row : s->n) : NULL;
-    float *y = b ? result(e, s->n) : NULL;
-    if (!y)
-        return -1;
-    float (*fn)(float, float) = ew_fns[s->op];
-    for (int64_t i = 0; i < s->n; i++)
-        y[i] = fn(a[i], b[s->row > 0 ? i % s->row : i]);
-    return 0;
-}
-
-/* The mean a layer norm subtracts from row v (cols values, x + res): Σv / cols; 0 for an RMS norm. */
-static float row_centre(const float *xr, const float *rr, int64_t cols, enum ir_normkind kind)
-{
-    if (kind != IR_NORM_LAYER || cols == 0)
-        return 0.0f;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < cols; j++) {
-        float v = rr ? xr[j] + rr[j] : xr[j];
-        sum += v;
-    }
-    return sum / (float)cols;
-}
-
-/* rms_norm: v = x (+ res), less the row's mean for a layer norm (d = v − mean; for rms d = v);
- * y = d · 1/sqrt(Σd²/cols + eps) · (w + offset) (without a weight the factor 1) (+ b with a bias). */
-static int ev_rms_norm(struct ev *e)
-{
-    const struct ir_rms_norm *s = &e->op->spec.u.rms_norm;
-    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
-        return -1;
-    int64_t n = mulc(s->rows, s->cols);
-    int at_b = 1 + (s->weight ? 1 : 0) + (s->residual ? 1 : 0);
-    const float *x = arg(e, 0, n);
-    const float *w = x && s->weight ? arg(e, 1, s->cols) : NULL;
-    const float *res = x && s->residual ? arg(e, s->weight ? 2 : 1, n) : NULL;
-    const float *b = x && s->bias ? arg(e, at_b, s->cols) : NULL;
-    if (!x || (s->weight && !w) || (s->residual && !res) || (s->bias && !b))
-        return -1;
-    float *y = result(e, n);
-    if (!y || n == 0)
-        return y ? 0 : -1; /* empty rows: nothing to loop over */
-    float eps = (float)s->eps, off = (float)s->offset;
-    bool layer = s->kind == IR_NORM_LAYER;
-    for (int64_t r = 0; r < s->rows; r++) {
-        const float *xr = x + r * s->cols, *rr = res ? res + r * s->cols : NULL;
-        float centre = row_centre(xr, rr, s->cols, s->kind);
-        float ss = 0.0f;
-        for (int64_t j = 0; j < s->cols; j++) {
-            float v = rr ? xr[j] + rr[j] : xr[j];
-            float d = layer ? v - centre : v;
-            float sq = d * d;
-            ss += sq;
-        }
-        float mean = s->cols ? ss / (float)s->cols : 0.0f;
-        float inv = 1.0f / sqrtf(mean + eps);
-        for (int64_t j = 0; j < s->cols; j++) {
-            float v = rr ? xr[j] + rr[j] : xr[j];
-            float d = layer ? v - centre : v;
-            float t = d * inv;
-            if (w) {
-                float f = w[j] + off;
-                t = t * f;
-            }
-            if (b)
-                t = t + b[j];
-            y[r * s->cols + j] = t;
-        }
-    }
-    return 0;
-}
-
-/* The 0-based position a rope or attention's row 0 sits at (pos absent: 0; literal: 1-based; named: operand at). */
-static int position(struct ev *e, const struct ir_rowidx *pos, int at, int64_t *p)
-{
-    return row_index(e, pos, at, IR_MAX_DIM, "position", p);
-}
-
-/* rope: each head's pairs (i, i + half), or with adjacent (2i, 2i + 1), pair i turned by the tables' row at the head's
- * row's position, col i. */
-static int ev_rope(struct ev *e)
-{
-    const struct ir_rope *s = &e->op->spec.u.rope;
-    if (sizes_ok(e, (const int64_t[]){s->h, s->hd, s->half, s->rows}, 4))
-        return -1;
-    if (s->rows <= 0 || s->h % s->rows != 0 || 2 * s->half > s->hd)
-        return fail(e, "h %lld over rows %lld, half %lld of hd %lld do not fit", (long long)s->h,
-                    (long long)s->rows, (long long)s->half, (long long)s->hd);
-    int64_t n = mulc(s->h, s->hd), clen = 0, slen = 0, p = 0;
-    const float *x = arg(e, 0, n);
-    const float *ct = x ? arg_all(e, 1, &clen) : NULL;
-    const float *st = ct ? arg_all(e, 2, &slen) : NULL;
-    if (!st || position(e, &s->pos, 3, &p))
-        return -1;
-    float *y = result(e, n);
-    if (!y || n == 0)
-        return y ? 0 : -1;
-    int64_t per_row = s->h / s->rows, trows = s->half ? min64(clen, slen) / s->half : INT64_MAX;
-    for (int64_t g = 0; g < s->h; g++) {
-        int64_t at = p + g / per_row;
-        if (s->half && at >= trows)
-            return fail(e, "position %lld is past the tables' %lld rows", (long long)at, (long long)trows);
-        const float *xh = x + g * s->hd, *c = ct + at * s->half, *sn = st + at * s->half;
-        float *yh = y + g * s->hd;
-        for (int64_t i = 0; i < s->half; i++) {
-            int64_t i0 = s->adjacent ? 2 * i : i, i1 = s->adjacent ? 2 * i + 1 : i + s->half;
-            float x0 = xh[i0], x1 = xh[i1];
-            float a0 = x0 * c[i], a1 = x1 * sn[i];
-            float b0 = x0 * sn[i], b1 = x1 * c[i];
-            yh[i0] = a0 - a1;
-            yh[i1] = b0 + b1;
-        }
-        for (int64_t i = 2 * s->half; i < s->hd; i++)
-            yh[i] = xh[i];
-    }
-    return 0;
-}
-
-/* head_slice: y[g·width + i] = x[g·every + from + i] for g < n/every, i < width. */
-static int ev_head_slice(struct ev *e)
-{
-    const struct ir_head_slice *s = &e->op->spec.u.head_slice;
-    if (sizes_ok(e, (const int64_t[]){s->n, s->every, s->from, s->width}, 4))
-        return -1;
-    if (s->every <= 0)
-        return fail(e, "every must be positive");
-    int64_t groups = s->n / s->every;
-    if (groups && (groups - 1) * s->every + s->from + s->width > s->n)
-        return fail(e, "the slice [%lld, +%lld) of each %lld values reaches past %lld", (long long)s->from,
-                    (long long)s->width, (long long)s->every, (long long)s->n);
-    const float *x = arg(e, 0, s->n);
-    float *y = x ? result(e, mulc(groups, s->width)) : NULL;
-    if (!y)
-        return -1;
-    for (int64_t g = 0; g < groups; g++)
-        memcpy(y + g * s->width, x + g * s->every + s->from, sizeof(float) * (size_t)s->width);
-    return 0;
-}
-
-/* row_gather: y[cols] = the table's row at the index (literal 1-based, named 0-based). */
-static int ev_row_gather(struct ev *e)
-{
-    const struct ir_row_gather *s = &e->op->spec.u.row_gather;
-    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
-        return -1;
-    struct wts w;
-    int64_t r = 0;
-    if (wts_get(e, 0, s->rows, s->cols, &w) || row_index(e, &s->index, 1, s->rows - 1, "row", &r))
-        return -1;
-    float *y = result(e, s->cols);
-    if (!y)
-        return -1;
-    ir_eval_wts_row(&w, r, y);
-    return 0;
-}
-
-/* rows_gather: y[c·cols..] = the table's row idx[c] (0-based), c < count. */
-static int ev_rows_gather(struct ev *e)
-{
-    const struct ir_rows_gather *s = &e->op->spec.u.rows_gather;
-    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols, s->count}, 3))
-        return -1;
-    struct wts w;
-    if (wts_get(e, 0, s->rows, s->cols, &w))
-        return -1;
-    const float *idx = arg(e, 1, s->count);
-    float *y = idx ? result(e, mulc(s->count, s->cols)) : NULL;
-    if (!y)
-        return -1;
-    for (int64_t c = 0; c < s->count; c++) {
-        int64_t r = 0;
-        if (index_of(e, idx[c], 0, s->rows - 1, "row", &r))
-            return -1;
-        ir_eval_wts_row(&w, r, y + c * s->cols);
-    }
-    return 0;
-}
-
-/* set_row: the table's rows [index, index + count) = src, in place; the result is the table. */
-static int ev_set_row(struct ev *e)
-{
-    const struct ir_set_row *s = &e->op->spec.u.set_row;
-    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols, s->count}, 3))
-        return -1;
-    int64_t n = mulc(s->rows, s->cols), r = 0;
-    float *table = state_arg(e, 0, n);
-    const float *src = table ? arg(e, 1, mulc(s->count, s->cols)) : NULL;
-    if (!src || row_index(e, &s->index, 2, s->rows - s->count, "row", &r))
-        return -1;
-    float *y = result(e, n);
-    if (!y)
-        return -1;
-    memmove(table + r * s->cols, src, sizeof(float) * (size_t)(s->count * s->cols));
-    if (y != table)
-        memcpy(y, table, sizeof(float) * (size_t)n);
-    return 0;
-}
-
-/* One attention head's output for one query row: softmax over cache rows [lo, hi] (and the sink) of the scaled,
- * capped logits, then the weighted sum of value rows. lg has room for the cache's rows. */
-struct att_head {
-    const float *q, *k, *v; /* the query head; the key and value caches at this head's kv head */
-    int64_t kstride, vstride, hd, vd, lo, hi;
-    float scale, cap;
-    bool capped, sinked;
-    float sink;
-};
-
-/* Write one attention head's output (vd values) into out. */
-static void att_head_run(const struct att_head *a, float *lg, float *out)
-{
-    for (int64_t t = 0; t < a->vd; t++)
-        out[t] = 0.0f;
-    if (a->lo > a->hi)
-        return; /* no cache row is attendable: the output is zeros */
-    for (int64_t j = a->lo; j <= a->hi; j++) {
-        const float *k = a->k + j * a->kstride;
-        float dot = 0.0f;
-        for (int64_t i = 0; i < a->hd; i++) {
-            float p = a->q[i] * k[i];
-            dot += p;
-        }
-        float l = dot * a->scale;
-        if (a->capped) {
-            float t = l / a->cap;
-            l = a->cap * tanhf(t);
-        }
-        lg[j] = l;
-    }
-    float m = lg[a->lo];
-    for (int64_t j = a->lo + 1; j <= a->hi; j++)
-        if (lg[j] > m)
-            m = lg[j];
-    if (a->sinked && a->sink > m)
-        m = a->sink;
-    float denom = 0.0f;
-    for (int64_t j = a->lo; j <= a->hi; j++) {
-        lg[j] = expf(lg[j] - m);
-        denom += lg[j];
-    }
-    if (a->sinked)
-        denom += expf(a->sink - m);
-    for (int64_t j = a->lo; j <= a->hi; j++) {
-        const float *v = a->v + j * a->vstride;
-        for (int64_t t = 0; t < a->vd; t++) {
-            float p = lg[j] * v[t];
-            out[t] += p;
-        }
-    }
-    for (int64_t t = 0; t < a->vd; t++)
-        out[t] = out[t] / denom;
-}
-
-/* attention: each query row r at position p + r attends cache rows j ≤ p + r (and > p + r − window). */
-static int ev_attention(struct ev *e)
-{
-    const struct ir_attention *s = &e->op->spec.u.attention;
-    if (sizes_ok(e, (const int64_t[]){s->h, s->kv, s->hd, s->vd, s->l, s->rows, s->window}, 7))
-        return -1;
-    if (s->kv <= 0 || s->h % s->kv != 0)
-        return fail(e, "h %lld is not a multiple of kv %lld", (long long)s->h, (long long)s->kv);
-    int64_t p = 0;
-    int at = s->pos.kind == IR_RIDX_NAMED ? 4 : 3;
-    const float *q = arg(e, 0, mulc(s->rows, mulc(s->h, s->hd)));
-    const float *k = q ? arg(e, 1, mulc(s->l, mulc(s->kv, s->hd))) : NULL;
-    const float *v = k ? arg(e, 2, mulc(s->l, mulc(s->kv, s->vd))) : NULL;
-    if (!v || position(e, &s->pos, 3, &p))
-        return -1;
-    const float *sinks = s->sinks ? arg(e, at, s->h) : NULL;
-    int64_t ny = mulc(s->rows, mulc(s->h, s->vd));
-    float *y = (!s->sinks || sinks) ? result(e, ny) : NULL;
-    if (y && ny == 0)
-        return 0; /* no output values: the heads and cache rows are not walked */
-    float *lg = y ? scratch(e, s->l) : NULL;
-    if (!lg)
-        return -1;
-    struct att_head a;
-    memset(&a, 0, sizeof a);
-    a.kstride = s->kv * s->hd;
-    a.vstride = s->kv * s->vd;
-    a.hd = s->hd;
-    a.vd = s->vd;
-    a.scale = s->scale.has ? (float)s->scale.v : 1.0f / sqrtf((float)s->hd);
-    a.capped = s->softcap.has;
-    a.cap = (float)s->softcap.v;
-    a.sinked = s->sinks;
-    int64_t group = s->h / s->kv;
-    for (int64_t r = 0; r < s->rows; r++) {
-        int64_t at_pos = p + r;
-        a.hi = min64(at_pos, s->l - 1);
-        a.lo = s->window > 0 ? max64(0, at_pos - s->window + 1) : 0;
-        for (int64_t g = 0; g < s->h; g++) {
-            int64_t kvh = g / group;
-            a.q = q + (r * s->h + g) * s->hd;
-            a.k = k + kvh * s->hd;
-            a.v = v + kvh * s->vd;
-            a.sink = sinks ? sinks[g] : 0.0f;
-            att_head_run(&a, lg, y + (r * s->h + g) * s->vd);
-        }
-    }
-    return 0;
-}
-
-/* An expert's probability and index, for ranking. */
-struct ranked {
-    float p;
-    int64_t i;
-};
-
-/* Rank order: the larger probability first, NaN after every number, ties to the lower index (a total order, so
- * the sort's own stability does not matter). */
-static int rank_cmp(const void *pa, const void *pb)
-{
-    const struct ranked *a = pa, *b = pb;
-    bool na = a->p != a->p, nb = b->p != b->p;
-    if (na != nb)
-        return na ? 1 : -1;
-    if (!na && a->p != b->p)
-        return a->p > b->p ? -1 : 1;
-    return a->i < b->i ? -1 : a->i > b->i;
-}
-
-/* The k experts a router picks among those keep allows (all without keep), in rank order, into sel (room for k); rk
- * has room for every expert. */
-static void top_k(const float *prob, const bool *keep, int64_t experts, int64_t k, struct ranked *rk, int64_t *sel)
-{
-    int64_t n = 0;
-    for (int64_t x = 0; x < experts; x++)
-        if (!keep || keep[x])
-            rk[n++] = (struct ranked){prob[x], x};
-    qsort(rk, (size_t)n, sizeof *rk, rank_cmp);
-    for (int64_t r = 0; r < k; r++)
-        sel[r] = rk[r].i;
-}
-
-/* x clamped to [lo, hi] (NaN stays NaN). */
-static float clampf(float x, float lo, float hi)
-{
-    return x > hi ? hi : x < lo ? lo : x;
-}
-
-/* The clamped SwiGLU of a gate g and an up u: g' = g clamped above at limit, u' = u clamped to ±limit,
- * (g' · σ(alpha · g')) · (u' + 1). */
-static float clamped_swiglu(float g, float u, float alpha, float limit)
-{
-    float gc = g > limit ? limit : g;
-    float t = alpha * gc;
-    float glu = gc * sigmoidf(t);
-    float u1 = clampf(u, -limit, limit) + 1.0f;
-    return glu * u1;
-}
-
-/* A mixture's expert activation of gate g and up u. */
-static float moe_act(const struct ir_moe *s, float g, float u)
-{
-    if (s->act == IR_MOE_CLAMPED_SWIGLU)
-        return clamped_swiglu(g, u, (float)s->alpha.v, (float)s->limit.v);
-    float a = s->act == IR_MOE_GEGLU ? geluf(g) : siluf(g);
-    return a * u;
-}
-
-/* v[i] += b[i] for i < n (a bias row added to a product; no-op without one). */
-static void add_bias(float *v, const float *b, int64_t n)
-{
-    for (int64_t i = 0; b && i < n; i++)
-        v[i] = v[i] + b[i];
-}
-
-/* The softmax of v[0..n) in place: the largest subtracted (scanning upward), then each exp over their sum. */
-static void softmax_inplace(float *v, int64_t n)
-{
-    float m = v[0];
-    for (int64_t i = 1; i < n; i++)
-        if (v[i] > m)
-            m = v[i];
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; i++) {
-        v[i] = expf(v[i] - m);
-        sum += v[i];
-    }
-    for (int64_t i = 0; i < n; i++)
-        v[i] = v[i] / sum;
-}
-
-/* A mixture's routing room: the choosing scores and which experts compete (experts each), the groups' scores and
- * the kept groups (groups each), the ranking room (experts). */
-struct moe_route_room {
-    float *choose, *gs;
-    bool *keep;
-    int64_t *kept;
-    struct ranked *rk;
-};
-
-/* The experts that compete under group-limited choice, from the choosing scores ch: each group scored by the sum of
- * its two best (in rank order), the topk_groups best groups (in rank order) kept whole. */
-static void moe_keep_groups(const struct ir_moe *s, const float *ch, struct moe_route_room *m)
-{
-    int64_t size = s->experts / s->groups;
-    for (int64_t j = 0; j < s->groups; j++) {
-        int64_t two[2];
-        top_k(ch + j * size, NULL, size, 2, m->rk, two);
-        m->gs[j] = ch[j * size + two[0]] + ch[j * size + two[1]];
-    }
-    top_k(m->gs, NULL, s->groups, s->topk_groups, m->rk, m->kept);
-    for (int64_t e = 0; e < s->experts; e++)
-        m->keep[e] = false;
-    for (int64_t r = 0; r < s->topk_groups; r++)
-        for (int64_t i = 0; i < size; i++)
-            m->keep[m->kept[r] * size + i] = true;
-}
-
-/* Whether a mixture's routing fields can be evaluated (the validator's rules; an unchecked graph may break them). */
-static bool moe_routing_ok(const struct ir_moe *s)
-{
-    if (s->groups < 0 || s->topk_groups < 0 || (s->groups > 0) != (s->topk_groups > 0))
-        return false;
-    return s->groups == 0 || (s->experts % s->groups == 0 && s->experts / s->groups >= 2 &&
-                              s->topk_groups <= s->groups && s->topk_groups * (s->experts / s->groups) >= s->k);
-}
-
-/* Allocate a mixture's routing room (free it with moe_room_free); whether it was. */
-static bool moe_room_alloc(const struct ir_moe *s, struct moe_route_room *m)
-{
-    size_t e = (size_t)s->experts, g = (size_t)max64(s->groups, 1);
-    m->choose = calloc(e, sizeof *m->choose);
-    m->gs = calloc(g, sizeof *m->gs);
-    m->keep = calloc(e, sizeof *m->keep);
-    m->kept = calloc(g, sizeof *m->kept);
-    m->rk = calloc(e, sizeof *m->rk);
-    return m->choose && m->gs && m->keep && m->kept && m->rk;
-}
-
-/* Free a mixture's routing room. */
-static void moe_room_free(struct moe_route_room *m)
-{
-    free(m->choose);
-    free(m->gs);
-    free(m->keep);
-    free(m->kept);
-    free(m->rk);
-}
-
-/* The scores of a router's logits lg in place: a softmax over every expert, σ of each (sigmoid), or the logits
- * themselves (topk_softmax). */
-static void moe_score(const struct ir_moe *s, float *lg)
-{
-    if (s->topk_softmax)
-        return;
-    if (!s->sigmoid)
-        softmax_inplace(lg, s->experts);
-    for (int64_t e = 0; s->sigmoid && e < s->experts; e++)
-        lg[e] = sigmoidf(lg[e]);
-}
-
-/* A router's choice from its logits lg[experts] (overwritten by the scores): the k experts in rank order into ix and
- * their weights into w. The scores (plus the correction row corr, when there is one) choose, among the kept groups'
- * experts with groups; the chosen scores weigh: a softmax over the k (topk_softmax), renormalised over their sum (in
- * rank order; not with no_renorm), then each times scale when present. */
-static void moe_route(const struct ir_moe *s, float *lg, const float *corr, struct moe_route_room *m, int64_t *ix,
-                      float *w)
-{
-    moe_score(s, lg);
-    const float *ch = lg;
-    if (corr) {
-        for (int64_t e = 0; e < s->experts; e++)
-            m->choose[e] = lg[e] + corr[e];
-        ch = m->choose;
-    }
-    if (s->groups > 0)
-        moe_keep_groups(s, ch, m);
-    top_k(ch, s->groups > 0 ? m->keep : NULL, s->experts, s->k, m->rk, ix);
-    for (int64_t r = 0; r < s->k; r++)
-        w[r] = lg[ix[r]];
-    if (s->topk_softmax && s->k > 0)
-        softmax_inplace(w, s->k);
-    if (!s->topk_softmax && !s->no_renorm) {
-        float wsum = 0.0f;
-        for (int64_t r = 0; r < s->k; r++)
-            wsum += w[r];
-        for (int64_t r = 0; r < s->k; r++)
-            w[r] = w[r] / wsum;
-    }
-    for (int64_t r = 0; s->scale.has && r < s->k; r++)
-        w[r] = (float)s->scale.v * w[r];
-}
-
-/* A mixture's operands: x and the four matrices, with bias the four bias rows, with correction its row (each NULL
- * without). */
-struct moe_args {
-    const float *x, *rb, *gb, *ub, *db, *corr;
-    struct wts R, G, U, D;
-};
-
-/* Read a mixture's operands into a; 0, or -1 with err. */
-static int moe_args_get(struct ev *e, const struct ir_moe *s, struct moe_args *a)
-{
-    int64_t wide = mulc(s->experts, s->dff);
-    memset(a, 0, sizeof *a);
-    a->x = arg(e, 0, s->d);
-    if (!a->x || wts_get(e, 1, s->d, s->experts, &a->R) || wts_get(e, 2, s->d, wide, &a->G) ||
-        wts_get(e, 3, s->d, wide, &a->U) || wts_get(e, 4, s->dff, mulc(s->experts, s->d), &a->D))
-        return -1;
-    if (s->correction && !(a->corr = arg(e, s->bias ? 9 : 5, s->experts)))
-        return -1;
-    if (!s->bias)
-        return 0;
-    a->rb = arg(e, 5, s->experts);
-    a->gb = a->rb ? arg(e, 6, wide) : NULL;
-    a->ub = a->gb ? arg(e, 7, wide) : NULL;
-    a->db = a->ub ? arg(e, 8, mulc(s->experts, s->d)) : NULL;
-    return a->db ? 0 : -1;
-}
-
-/* moe: the router's choice, then Σ_rank w · (act(x·G_e [+ b]) ⊙ (x·U_e [+ b])) · D_e [+ b]. */
-static int ev_moe(struct ev *e)
-{
-    const struct ir_moe *s = &e->op->spec.u.moe;
-    if (sizes_ok(e, (const int64_t[]){s->d, s->k, s->dff, s->experts}, 4))
-        return -1;
-    if (s->experts < 1 || s->k > s->experts || (int)s->act < 0 || s->act >= IR_MOE_COUNT)
-        return fail(e, "top-%lld of %lld experts", (long long)s->k, (long long)s->experts);
-    if (!moe_routing_ok(s))
-        return fail(e, "top-%lld of %lld experts in %lld groups, %lld kept", (long long)s->k,
-                    (long long)s->experts, (long long)s->groups, (long long)s->topk_groups);
-    struct moe_args a;
-    if (moe_args_get(e, s, &a))
-        return -1;
-    float *y = result(e, s->d);
-    float *prob = y ? scratch(e, s->experts) : NULL;
-    float *gate = prob ? scratch(e, s->dff) : NULL, *up = gate ? scratch(e, s->dff) : NULL;
-    float *down = up ? scratch(e, s->d) : NULL;
-    float *w = down ? scratch(e, max64(s->k, 1)) : NULL;
-    if (!w)
-        return -1;
-    struct moe_route_room room;
-    int64_t *ix = calloc((size_t)max64(s->k, 1), sizeof *ix);
-    if (!moe_room_alloc(s, &room) || !ix) {
-        moe_room_free(&room);
-        free(ix);
-        return fail(e, "out of memory");
-    }
-    ir_eval_wts_matmul(&a.R, 0, s->d, 0, s->experts, a.x, 1, s->d, prob, s->experts);
-    add_bias(prob, a.rb, s->experts);
-    moe_route(s, prob, a.corr, &room, ix, w);
-    for (int64_t i = 0; i < s->d; i++)
-        y[i] = 0.0f;
-    for (int64_t r = 0; r < s->k; r++) {
-        int64_t ex = ix[r];
-        ir_eval_wts_matmul(&a.G, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, gate, s->dff);
-        ir_eval_wts_matmul(&a.U, 0, s->d, ex * s->dff, s->dff, a.x, 1, s->d, up, s->dff);
-        add_bias(gate, a.gb ? a.gb + ex * s->dff : NULL, s->dff);
-        add_bias(up, a.ub ? a.ub + ex * s->dff : NULL, s->dff);
-        for (int64_t j = 0; j < s->dff; j++)
-            gate[j] = moe_act(s, gate[j], up[j]);
-        ir_eval_wts_matmul(&a.D, 0, s->dff, ex * s->d, s->d, gate, 1, s->dff, down, s->d);
-        add_bias(down, a.db ? a.db + ex * s->d : NULL, s->d);
-        for (int64_t i = 0; i < s->d; i++) {
-            float t = w[r] * down[i];
-            y[i] += t;
-        }
-    }
-    moe_room_free(&room);
-    free(ix);
-    return 0;
-}
-
-/* One gated delta step of one head on its state S (dk × dv): decay, delta write, read, normed gated output. */
-struct gdn_head {
-    float *S;
-    const float *q, *k, *v, *z, *w;
-    float g, beta, eps, rdk;
-    int64_t dk, dv;
-    bool sigmoid_gate;
-};
-
-/* Run one head's step, writing dv values into y; kv and o have room for dv values. */
-static void gdn_head_run(const struct gdn_head *h, float *kv, float *o, float *y)
-{
-    float decay = expf(h->g);
-    int64_t n = h->dk * h->dv;
-    for (int64_t i = 0; i < n; i++)
-        h->S[i] = h->S[i] * decay;
-    for (int64_t j = 0; j < h->dv; j++)
-        kv[j] = 0.0f;
-    for (int64_t i = 0; i < h->dk; i++)
-        for (int64_t j = 0; j < h->dv; j++) {
-            float p = h->S[i * h->dv + j] * h->k[i];
-            kv[j] += p;
-        }
-    for (int64_t j = 0; j < h->dv; j++) {
-        float dlt = h->v[j] - kv[j];
-        kv[j] = h->beta * dlt;
-    }
-    for (int64_t i = 0; i < h->dk; i++)
-        for (int64_t j = 0; j < h->dv; j++) {
-            float p = h->k[i] * kv[j];
-            h->S[i * h->dv + j] += p;
-        }
-    for (int64_t j = 0; j < h->dv; j++)
-        o[j] = 0.0f;
-    for (int64_t i = 0; i < h->dk; i++) {
-        float qi = h->q[i] / h->rdk;
-        for (int64_t j = 0; j < h->dv; j++) {
-            float p = h->S[i * h->dv + j] * qi;
-            o[j] += p;
-        }
-    }
-    float ss = 0.0f;
-    for (int64_t j = 0; j < h->dv; j++) {
-        float sq = o[j] * o[j];
-        ss += sq;
-    }
-    float mean = h->dv ? ss / (float)h->dv : 0.0f;
-    float inv = 1.0f / sqrtf(mean + h->eps);
-    for (int64_t j = 0; j < h->dv; j++) {
-        float t = o[j] * inv;
-        t = t * h->w[j];
-        float gz = h->sigmoid_gate ? sigmoidf(h->z[j]) : siluf(h->z[j]);
-        y[j] = t * gz;
-    }
-}
-
-/* gated_delta: rows in order, heads in order, each head's state updated in place. */
-static int ev_gated_delta(struct ev *e)
-{
-    const struct ir_gated_delta *s = &e->op->spec.u.gated_delta;
-    if (sizes_ok(e, (const int64_t[]){s->h, s->dk, s->dv, s->rows}, 4))
-        return -1;
-    if (s->kh < 0 || (s->kh > 0 && s->h % s->kh != 0))
-        return fail(e, "kh must divide h");
-    int64_t kh = s->kh ? s->kh : s->h, group = s->h / kh;
-    int64_t nk = mulc(s->rows, mulc(kh, s->dk)), nv = mulc(s->rows, mulc(s->h, s->dv));
-    int64_t nh = mulc(s->rows, s->h);
-    const float *q = arg(e, 0, nk), *k = q ? arg(e, 1, nk) : NULL;
-    const float *v = k ? arg(e, 2, nv) : NULL, *z = v ? arg(e, 3, nv) : NULL;
-    const float *b = z ? arg(e, 4, nh) : NULL, *a = b ? arg(e, 5, nh) : NULL;
-    float *S = a ? state_arg(e, 6, mulc(s->h, mulc(s->dk, s->dv))) : NULL;
-    const float *w = S ? arg(e, 7, s->dv) : NULL;
-    float *y = w ? result(e, nv) : NULL;
-    float *kv = y ? scratch(e, s->dv) : NULL, *o = kv ? scratch(e, s->dv) : NULL;
-    if (!o)
-        return -1;
-    struct gdn_head h;
-    memset(&h, 0, sizeof h);
-    h.w = w;
-    h.eps = (float)s->eps;
-    h.rdk = sqrtf((float)s->dk);
-    h.dk = s->dk;
-    h.dv = s->dv;
-    h.sigmoid_gate = s->gate == IR_GATE_SIGMOID;
-    for (int64_t t = 0; t < s->rows; t++)
-        for (int64_t hh = 0; hh < s->h; hh++) {
-            int64_t u = t * s->h + hh, uk = t * kh + hh / group;
-            h.S = S + hh * s->dk * s->dv;
-            h.q = q + uk * s->dk;
-            h.k = k + uk * s->dk;
-            h.v = v + u * s->dv;
-            h.z = z + u * s->dv;
-            h.g = a[u];
-            h.beta = b[u];
-            gdn_head_run(&h, kv, o, y + u * s->dv);
-        }
-    return 0;
-}
-
-/* causal_conv: y[t][c] = Σ_{j<taps} w[c][j] · x'[t+j][c], x' the ring's rows then x's; the ring keeps x''s last
- * taps − 1 rows. */
-static int ev_causal_conv(struct ev *e)
-{
-    const struct ir_causal_conv *s = &e->op->spec.u.causal_conv;
-    if (sizes_ok(e, (const int64_t[]){s->chan, s->taps, s->rows}, 3))
-        return -1;
-    if (s->taps < 1)
-        return fail(e, "taps must be at least 1");
-    int64_t keep = mulc(s->taps - 1, s->chan), nx = mulc(s->rows, s->chan);
-    const float *x = arg(e, 0, nx);
-    const float *w = x ? arg(e, 1, mulc(s->chan, s->taps)) : NULL;
-    float *ring = w ? state_arg(e, 2, keep) : NULL;
-    float *y = ring ? result(e, nx) : NULL;
-    if (y && nx == 0 && keep == 0)
-        return 0; /* no channels: nothing to convolve or keep */
-    float *xp = y ? scratch(e, addc(keep, nx)) : NULL;
-    if (!xp)
-        return -1;
-    memcpy(xp, ring, sizeof(float) * (size_t)keep);
-    memcpy(xp + keep, x, sizeof(float) * (size_t)nx);
-    for (int64_t t = 0; t < s->rows; t++)
-        for (int64_t c = 0; c < s->chan; c++) {
-            float acc = 0.0f;
-            for (int64_t j = 0; j < s->taps; j++) {
-                float p = w[c * s->taps + j] * xp[(t + j) * s->chan + c];
-                acc += p;
-            }
-            y[t * s->chan + c] = acc;
-        }
-    memcpy(ring, xp + nx, sizeof(float) * (size_t)keep);
-    return 0;
-}
-
-/* The unary activations' meanings, by kind. */
-static float (*const unary_fns[IR_KIND_COUNT])(float) = {
-    [IR_KIND_SILU] = siluf, [IR_KIND_SIGMOID] = sigmoidf, [IR_KIND_GELU] = geluf, [IR_KIND_RELU] = reluf};
-
-/* silu, sigmoid, gelu, relu: y[i] = f(x[i]). */
-static int ev_unary(struct ev *e)
-{
-    int64_t n = e->op->spec.u.unary.n;
-    if (sizes_ok(e, &n, 1))
-        return -1;
-    const float *x = arg(e, 0, n);
-    float *y = x ? result(e, n) : NULL;
-    if (!y)
-        return -1;
-    float (*fn)(float) = unary_fns[e->op->spec.kind];
-    for (int64_t i = 0; i < n; i++)
-        y[i] = fn(x[i]);
-    return 0;
-}
-
-/* scale: y[i] = factor · x[i]. */
-static int ev_scale(struct ev *e)
-{
-    const struct ir_scale *s = &e->op->spec.u.scale;
-    if (sizes_ok(e, &s->n, 1))
-        return -1;
-    const float *x = arg(e, 0, s->n);
-    float *y = x ? result(e, s->n) : NULL;
-    if (!y)
-        return -1;
-    float f = (float)s->factor;
-    for (int64_t i = 0; i < s->n; i++)
-        y[i] = f * x[i];
-    return 0;
-}
-
-/* swiglu: y[i] = silu(g[i]) · u[i]. */
-static int ev_swiglu(struct ev *e)
-{
-    int64_t n = e->op->spec.u.swiglu.total;
-    if (sizes_ok(e, &n, 1))
-        return -1;
-    const float *g = arg(e, 0, n), *u = g ? arg(e, 1, n) : NULL;
-    float *y = u ? result(e, n) : NULL;
-    if (!y)
-        return -1;
-    for (int64_t i = 0; i < n; i++)
-        y[i] = siluf(g[i]) * u[i];
-    return 0;
-}
-
-/* head_matmul: y[:, h·b..(h+1)·b] = x[:, h·a..(h+1)·a] · W[h·a..(h+1)·a, :] for each head h. */
-static int ev_head_matmul(struct ev *e)
-{
-    const struct ir_head_matmul *s = &e->op->spec.u.head_matmul;
-    if (sizes_ok(e, (const int64_t[]){s->m, s->heads, s->a, s->b}, 4))
-        return -1;
-    struct wts w;
-    int64_t xa = mulc(s->heads, s->a), yb = mulc(s->heads, s->b);
-    const float *x = arg(e, 0, mulc(s->m, xa));
-    if (!x || wts_get(e, 1, xa, s->b, &w))
-        return -1;
-    float *y = result(e, mulc(s->m, yb));
-    if (!y || mulc(s->m, yb) == 0)
-        return y ? 0 : -1;
-    for (int64_t h = 0; h < s->heads; h++)
-        ir_eval_wts_matmul(&w, h * s->a, s->a, 0, s->b, x + h * s->a, s->m, xa, y + h * s->b, yb);
-    return 0;
-}
-
-/* join: unit u of rows·heads = a's u-th wa/heads values then b's u-th wb/heads values. */
-static int ev_join(struct ev *e)
-{
-    const struct ir_join *s = &e->op->spec.u.join;
-    if (sizes_ok(e, (const int64_t[]){s->rows, s->heads, s->wa, s->wb}, 4))
-        return -1;
-    if (s->heads <= 0 || s->wa % s->heads || s->wb % s->heads)
-        return fail(e, "widths %lld and %lld are not whole over %lld heads", (long long)s->wa, (long long)s->wb,
-                    (long long)s->heads);
-    int64_t units = mulc(s->rows, s->heads), ha = s->wa / s->heads, hb = s->wb / s->heads;
-    const float *a = arg(e, 0, mulc(s->rows, s->wa)), *b = a ? arg(e, 1, mulc(s->rows, s->wb)) : NULL;
-    float *y = b ? result(e, mulc(s->rows, addc(s->wa, s->wb))) : NULL;
-    if (!y || ha + hb == 0)
-        return y ? 0 : -1;
-    for (int64_t u = 0; u < units; u++) {
-        memcpy(y + u * (ha + hb), a + u * ha, sizeof(float) * (size_t)ha);
-        memcpy(y + u * (ha + hb) + ha, b + u * hb, sizeof(float) * (size_t)hb);
-    }
-    return 0;
-}
-
-/* l2_norm: y[r] = x[r] · 1/sqrt(Σ x[r]² + eps). */
-static int ev_l2_norm(struct ev *e)
-{
-    const struct ir_l2_norm *s = &e->op->spec.u.l2_norm;
-    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
-        return -1;
-    int64_t n = mulc(s->rows, s->cols);
-    const float *x = arg(e, 0, n);
-    float *y = x ? result(e, n) : NULL;
-    if (!y || n == 0)
-        return y ? 0 : -1;
-    float eps = (float)s->eps;
-    for (int64_t r = 0; r < s->rows; r++) {
-        const float *xr = x + r * s->cols;
-        float ss = 0.0f;
-        for (int64_t j = 0; j < s->cols; j++) {
-            float sq = xr[j] * xr[j];
-            ss += sq;
-        }
-        float inv = 1.0f / sqrtf(ss + eps);
-        for (int64_t j = 0; j < s->cols; j++)
-            y[r * s->cols + j] = xr[j] * inv;
-    }
-    return 0;
-}
-
-/* argmax: y[r] = the first index of row r's largest value (NaN never wins; an all-NaN row gives 0). */
-static int ev_argmax(struct ev *e)
-{
-    const struct ir_argmax *s = &e->op->spec.u.argmax;
-    if (sizes_ok(e, (const int64_t[]){s->rows, s->cols}, 2))
-        return -1;
-    const float *x = arg(e, 0, mulc(s->rows, s->cols));
-    float *y = x ? result(e, s->rows) : NULL;
-    if (!y)
-        return -1;
-    for (int64_t r = 0; r < s->rows; r++) {
-        const float *xr = x + r * s->cols;
-        int64_t best = -1;
-        for (int64_t j = 0; j < s->cols; j++)
-            if (xr[j] == xr[j] && (best < 0 || xr[j] > xr[best]))
-                best = j;
-        y[r] = (float)(best < 0 ? 0 : best);
-    }
-    return 0;
-}
-
-/* decay: g[i] = −exp(alog[i mod H]) · softplus(a[i] + dt_bias[i mod H]), H = n/rows heads a row. */
-static int ev_decay(struct ev *e)
-{
-    const struct ir_decay *s = &e->op->spec.u.decay;
-    if (sizes_ok(e, (const int64_t[]){s->n, s->rows}, 2))
-        return -1;
-    if (s->rows <= 0 || s->n % s->rows)
-        return fail(e, "n %lld is not whole over %lld rows", (long long)s->n, (long long)s->rows);
-    int64_t heads = s->n / s->rows;
-    const float *a = arg(e, 0, s->n), *alog = a ? arg(e, 1, heads) : NULL;
-    const float *dtb = alog ? arg(e, 2, heads) : NULL;
-    float *y = dtb ? result(e, s->n) : NULL;
-    if (!y)
-        return -1;
-    for (int64_t i = 0; i < s->n; i++) {
-        float t = a[i] + dtb[i % heads];
-        float sp = softplusf(t);
-        float ea = expf(alog[i % heads]);
-        y[i] = -(ea * sp);
-    }
-    return 0;
-}
-
-/* softcap: y[i] = cap · tanh(x[i] / cap). */
-static int ev_softcap(struct ev *e)
-{
-    const struct ir_softcap *s = &e->op->spec.u.softcap;
-    if (sizes_ok(e, &s->n, 1))
-        return -1;
-    const float *x = arg(e, 0, s->n);
-    float *y = x ? result(e, s->n) : NULL;
-    if (!y)
-        return -1;
-    float c = (float)s->cap;
-    for (int64_t i = 0; i < s->n; i++) {
-        float t = x[i] / c;
-        y[i] = c * tanhf(t);
-    }
-    return 0;
-}
-
-/* Each primitive kind's meaning. */
-static int (*const prim_fns[IR_KIND_COUNT])(struct ev *) = {
-#define ROW(k, f) [IR_KIND_##k] = f,
-    ROW(MATMUL, ev_matmul) ROW(ELEMENTWISE, ev_elementwise) ROW(RMS_NORM, ev_rms_norm) ROW(ROPE, ev_rope)
-    ROW(HEAD_SLICE, ev_head_slice) ROW(ROW_GATHER, ev_row_gather) ROW(ROWS_GATHER, ev_rows_gather)
-    ROW(SET_ROW, ev_set_row) ROW(ATTENTION, ev_attention) ROW(MOE, ev_moe) ROW(GATED_DELTA, ev_gated_delta)
-    ROW(CAUSAL_CONV, ev_causal_conv) ROW(SILU, ev_unary) ROW(SIGMOID, ev_unary) ROW(GELU, ev_unary)
-    ROW(RELU, ev_unary) ROW(SCALE, ev_scale) ROW(SWIGLU, ev_swiglu) ROW(HEAD_MATMUL, ev_head_matmul)
-    ROW(JOIN, ev_join) ROW(L2_NORM, ev_l2_norm) ROW(ARGMAX, ev_argmax) ROW(DECAY, ev_decay)
-    ROW(SOFTCAP, ev_softcap)
-#undef ROW
-};
-
-/* ── Mixtures batched per expert ──────────────────────────────────────────────────────────────────────────── */
-
-/* A prefill's mixture is one moe op a row, each row gathered from the normed rows before it and set into the
- * layer's table after. Those ops are evaluated together when they reach the first: every row routed, then each
- * expert's rows multiplied at once (a product of several rows keeps each output's sum, so each row's values are the
- * ones its own op computes), each row's result summed in its own rank order. A run is batched only where doing so
- * early changes nothing another op of the run reads or writes; elsewhere each op runs alone. */
-
-#define MOE_BATCH_MAX 4096
-
-static int place(struct ev *e);
-static int eval_op(struct ev *e, const struct ir_op *op, int depth);
-
-/* Whether op is primitive op of kind k. */
-static bool is_kind(const struct ir_op *op, enum ir_kind k)
-{
-    return op->sym == IR_SYM_PRIM && op->spec.kind == k;
-}
-
-/* Whether op writes tensor t: its result, its destination, or (set_row) the table it updates. */
-static bool op_writes(const struct ir_op *op, ir_tid t)
-{
-    return op->out == t || op->dst.buf == t || (is_kind(op, IR_KIND_SET_ROW) && op->nins > 0 && op->ins[0] == t);
-}
-
-/* Whether op reads tensor t. */
-static bool op_reads(const struct ir_op *op, ir_tid t)
-{
-    for (int32_t k = 0; k < op->nins; k++)
-        if (op->ins[k] == t)
-            return true;
-    return false;
-}
-
-/* Whether two optional reals are alike. */
-static bool optf_same(struct ir_optf a, struct ir_optf b) { return a.has == b.has && (!a.has || a.v == b.v); }
-
-/* Whether two mixtures' specs are alike. */
-static bool moe_spec_same(const struct ir_moe *a, const struct ir_moe *b)
-{
-    return a->d == b->d && a->k == b->k && a->dff == b->dff && a->experts == b->experts && a->act == b->act &&
-           a->bias == b->bias && a->topk_softmax == b->topk_softmax && a->sigmoid == b->sigmoid &&
-           a->no_renorm == b->no_renorm && a->correction == b->correction && a->groups == b->groups &&
-           a->topk_groups == b->topk_groups && optf_same(a->scale, b->scale) && optf_same(a->alpha, b->alpha) &&
-           optf_same(a->limit, b->limit);
-}
-
-/* Whether op b is the mixture a on another row: a moe of a's spec reading a's weights, every operand read whole. */
-static bool same_mixture(const struct ir_op *a, const struct ir_op *b)
-{
-    if (!is_kind(b, IR_KIND_MOE) || b->nins != a->nins || !b->access || !moe_spec_same(&a->spec.u.moe, &b->spec.u.moe))
-        return false;
-    for (int32_t k = 0; k < b->nins; k++)
-        if (b->access[k].strided || (k > 0 && b->ins[k] != a->ins[k]))
-            return false;
-    return true;
-}
-
-/* Whether no op of ops[from, to) writes t. */
-static bool unwritten(const struct ir_op *ops, int32_t from, int32_t to, ir_tid t)
-{
-    for (int32_t p = from; p < to; p++)
-        if (op_writes(&ops[p], t))
-            return false;
-    return true;
-}
-
-/* The gather in ops(i, j) that computes mixture j's row, when j can be computed at i: its row gathered from values
- * no op of ops[i, j) writes, that row written by nothing else there nor read by ops[i], its weights written by
- * nothing there, and its result neither read nor written there. -1 when it cannot. */
-static int32_t moe_early_gather(const struct ir_op *ops, int32_t i, int32_t j)
-{
-    ir_tid x = ops[j].ins[0];
-    int32_t g = -1;
-    if (op_reads(&ops[i], x))
-        return -1;
-    for (int32_t p = i + 1; p < j; p++) {
-        const struct ir_op *op = &ops[p];
-        if (op_reads(op, ops[j].out) || op_reads(op, ops[j].dst.buf) || op_writes(op, ops[j].out) ||
-            op_writes(op, ops[j].dst.buf))
-            return -1;
-        if (op_writes(op, x)) {
-            if (g != -1 || !is_kind(op, IR_KIND_ROW_GATHER) || op->out != x || op->dst.buf != x)
-                return -1;
-            g = p;
-        }
-        for (int32_t k = 1; k < ops[j].nins; k++)
-            if (op_writes(op, ops[j].ins[k]))
-                return -1;
-    }
-    if (g < 0)
-        return -1;
-    for (int32_t k = 0; k < ops[g].nins; k++)
-        if (!unwritten(ops, i, g, ops[g].ins[k]))
-            return -1;
-    return g;
-}
-
-/* The mixtures computed with ops[i] (into at[], their gathers into gat[]): the moe ops after it of the same mixture,
- * up to the first op that is no row gather, set_row or such a mixture, each while it can be computed at i. Their
- * count (ops[i] first). */
-static int32_t moe_batch_of(const struct ir_op *ops, int32_t n, int32_t i, int32_t *at, int32_t *gat)
-{
-    int32_t nb = 1;
-    at[0] = i;
-    gat[0] = -1;
-    for (int32_t j = i + 1; j < n && nb < MOE_BATCH_MAX; j++) {
-        if (is_kind(&ops[j], IR_KIND_ROW_GATHER) || is_kind(&ops[j], IR_KIND_SET_ROW))
-            continue;
-        if (!same_mixture(&ops[i], &ops[j]) || (gat[nb] = moe_early_gather(ops, i, j)) < 0)
-            break;
-        at[nb++] = j;
-    }
-    return nb;
-}
-
-/* A batch's room: rows × d inputs, the router's rows × experts, each row's k choices and weights, each row's k
- * expert outputs (d each), and an expert's rows' inputs, gates, ups and downs. */
-struct moe_batch_room {
-    float *x, *prob, *w, *outs, *xe, *gate, *up, *down;
-    int64_t *ix, *rows_of;
-};
-
-/* Free a batch's room. */
-static void moe_batch_free(struct moe_batch_room *b)
-{
-    free(b->x);
-    free(b->prob);
-    free(b->w);
-    free(b->outs);
-    free(b->xe);
-    free(b->gate);
-    free(b->up);
-    free(b->down);
-    free(b->ix);
-    free(b->rows_of);
-}
-
-/* Allocate a batch's room for nb rows; whether it was. */
-static bool moe_batch_alloc(const struct ir_moe *s, int64_t nb, struct moe_batch_room *b)
-{
-    size_t r = (size_t)nb, k = (size_t)max64(s->k, 1), d = (size_t)s->d, f = (size_t)s->dff;
-    memset(b, 0, sizeof *b);
-    b->x = malloc(sizeof(float) * r * d + 1);
-    b->prob = malloc(sizeof(float) * r * (size_t)s->experts + 1);
-    b->w = malloc(sizeof(float) * r * k);
-    b->outs = malloc(sizeof(float) * r * k * d + 1);
-    b->xe = malloc(sizeof(float) * r * d + 1);
-    b->gate = malloc(sizeof(float) * r * f + 1);
-    b->up = malloc(sizeof(float) * r * f + 1);
-    b->down = malloc(sizeof(float) * r * d + 1);
-    b->ix = malloc(sizeof(int64_t) * r * k);
-    b->rows_of = malloc(sizeof(int64_t) * r * k);
-    return b->x && b->prob && b->w && b->outs && b->xe && b->gate && b->up && b->down && b->ix && b->rows_of;
-}
-
-/* Expert ex's rows of the batch (the (row, rank) pairs b->rows_of lists, cnt of them) through its gate, up and down,
- * each row's output into its slot of b->outs. */
-static void moe_expert_rows(const struct ir_moe *s, const struct moe_args *a, struct moe_batch_room *b, int64_t ex,
-                            int64_t cnt)
-{
-    for (int64_t c = 0; c < cnt; c++)
-        memcpy(b->xe + c * s->d, b->x + b->rows_of[c] / max64(s->k, 1) * s->d, sizeof(float) * (size_t)s->d);
-    ir_eval_wts_matmul(&a->G, 0, s->d, ex * s->dff, s->dff, b->xe, cnt, s->d, b->gate, s->dff);
-    ir_eval_wts_matmul(&a->U, 0, s->d, ex * s->dff, s->dff, b->xe, cnt, s->d, b->up, s->dff);
-    for (int64_t c = 0; c < cnt; c++) {
-        float *gate = b->gate + c * s->dff, *up = b->up + c * s->dff;
-        add_bias(gate, a->gb ? a->gb + ex * s->dff : NULL, s->dff);
-        add_bias(up, a->ub ? a->ub + ex * s->dff : NULL, s->dff);
-        for (int64_t j = 0; j < s->dff; j++)
-            gate[j] = moe_act(s, gate[j], up[j]);
-    }
-    ir_eval_wts_matmul(&a->D, 0, s->dff, ex * s->d, s->d, b->gate, cnt, s->dff, b->down, s->d);
-    for (int64_t c = 0; c < cnt; c++) {
-        add_bias(b->down + c * s->d, a->db ? a->db + ex * s->d : NULL, s->d);
-        memcpy(b->outs + b->rows_of[c] * s->d, b->down + c * s->d, sizeof(float) * (size_t)s->d);
-    }
-}
-
-/* Route every row of the batch, then run each expert over its rows. 0, or -1 with err. */
-static int moe_batch_experts(struct ev *e, const struct ir_moe *s, const struct moe_args *a, int64_t nb,
-                             struct moe_batch_room *b)
-{
-    struct moe_route_room room;
-    int64_t k = s->k;
-    if (!moe_room_alloc(s, &room)) {
-        moe_room_free(&room);
-        return fail(e, "out of memory");
-    }
-    ir_eval_wts_matmul(&a->R, 0, s->d, 0, s->experts, b->x, nb, s->d, b->prob, s->experts);
-    for (int64_t r = 0; r < nb; r++) {
-        add_bias(b->prob + r * s->experts, a->rb, s->experts);
-        moe_route(s, b->prob + r * s->experts, a->corr, &room, b->ix + r * k, b->w + r * k);
-    }
-    moe_room_free(&room);
-    for (int64_t ex = 0; ex < s->experts; ex++) {
-        int64_t cnt = 0;
-        for (int64_t slot = 0; slot < nb * k; slot++)
-            if (b->ix[slot] == ex)
-                b->rows_of[cnt++] = slot; /* row slot / k, its rank slot % k */
-        if (cnt)
-            moe_expert_rows(s, a, b, ex, cnt);
-    }
-    return 0;
-}
-
-/* Each batched op's result: Σ over its row's ranks in order of weight × output, then placed. 0, or -1 with err. */
-static int moe_batch_results(struct ev *e, const struct ir_op *ops, const int32_t *at, int64_t nb,
-                             const struct moe_batch_room *b)
-{
-    const struct ir_moe *s = &ops[at[0]].spec.u.moe;
-    for (int64_t r = 0; r < nb; r++) {
-        e->op = &ops[at[r]];
-        e->top = at[r];
-        float *y = result(e, s->d);
-        if (!y)
-            return -1;
-        for (int64_t i = 0; i < s->d; i++)
-            y[i] = 0.0f;
-        for (int64_t q = 0; q < s->k; q++) {
-            const float *o = b->outs + (r * s->k + q) * s->d;
-            for (int64_t i = 0; i < s->d; i++) {
-                float t = b->w[r * s->k + q] * o[i];
-                y[i] += t;
-            }
-        }
-        if (place(e))
-            return -1;
-    }
-    return 0;
-}
-
-/* Evaluate the batch: ops[at[0]] and the mixtures after it whose gathers (gat) run first. 0, or -1 with err. */
-static int moe_batch_run(struct ev *e, const struct ir_op *ops, const int32_t *at, const int32_t *gat, int64_t nb)
-{
-    int32_t top = e->top;
-    for (int64_t r = 1; r < nb; r++) {
-        e->top = gat[r];
-        int rc = eval_op(e, &ops[gat[r]], 0);
-        if (rc)
-            return rc;
-    }
-    e->top = top;
-    e->op = &ops[at[0]];
-    const struct ir_moe *s = &e->op->spec.u.moe;
-    struct moe_args a;
-    struct moe_batch_room b;
-    if (moe_args_get(e, s, &a))
-        return -1;
-    int rc = moe_batch_alloc(s, nb, &b) ? 0 : fail(e, "out of memory for a batch of %lld rows", (long long)nb);
-    for (int64_t r = 0; rc == 0 && r < nb; r++) {
-        e->op = &ops[at[r]];
-        const float *x = arg(e, 0, s->d);
-        if (!x)
-            rc = -1;
-        else
-            memcpy(b.x + r * s->d, x, sizeof(float) * (size_t)s->d);
-    }
-    e->op = &ops[at[0]];
-    if (rc == 0)
-        rc = moe_batch_experts(e, s, &a, nb, &b);
-    if (rc == 0)
-        rc = moe_batch_results(e, ops, at, nb, &b);
-    moe_batch_free(&b);
-    scratch_free(e);
-    for (int64_t r = 1; rc == 0 && r < nb; r++)
-        e->done[at[r]] = true;
-    return rc;
-}
-
-/* Evaluate top-level op i with the mixtures after it that can be batched with it; 1 when it is no such op (or
- * batching it would change nothing), else 0 or -1 with err. */
-static int moe_batched(struct ev *e, const struct ir_op *ops, int32_t n, int32_t i)
-{
-    const struct ir_op *op = &ops[i];
-    if (e->hooks || !is_kind(op, IR_KIND_MOE) || !same_mixture(op, op) || !moe_routing_ok(&op->spec.u.moe))
-        return 1;
-    const struct ir_moe *s = &op->spec.u.moe;
-    if (s->experts < 1 || s->k > s->experts || s->k < 0 || (int)s->act < 0 || s->act >= IR_MOE_COUNT ||
-        sizes_ok(e, (const int64_t[]){s->d, s->k, s->dff, s->experts}, 4))
-        return 1; /* its own evaluation says why */
-    int32_t *at = malloc(sizeof(int32_t) * 2 * MOE_BATCH_MAX);
-    if (!at)
-        return 1;
-    int32_t nb = moe_batch_of(ops, n, i, at, at + MOE_BATCH_MAX);
-    if (nb < 2 || (!e->done && !(e->done = calloc((size_t)n, sizeof *e->done)))) {
-        free(at);
-        return 1;
-    }
-    e->op = op;
-    int rc = moe_batch_run(e, ops, at, at + MOE_BATCH_MAX, nb);
-    free(at);
-    return rc;
+    return ir_ev_row_index(e, pos, at, IR_MAX_DIM, "position", p);
 }
 
 /* ── Views, quantization, placement, fused ops ───────────────────────────────────────────────────────────── */
@@ -2319,15 +303,15 @@ static int moe_batched(struct ev *e, const struct ir_op *ops, int32_t n, int32_t
 static int ev_view(struct ev *e)
 {
     int64_t len = 0;
-    const float *x = arg_all(e, 0, &len);
+    const float *x = ir_ev_arg_all(e, 0, &len);
     if (!x)
         return -1;
     ir_tid out = e->op->out;
     int64_t n = out >= 0 && out < e->g->ntensors ? e->v->t[out].len : 0;
     if (e->op->view_offset < 0 || addc(e->op->view_offset, n) < 0 || e->op->view_offset + n > len)
-        return fail(e, "values [%lld, +%lld) are past the %lld it reads", (long long)e->op->view_offset,
+        return ir_ev_fail(e, "values [%lld, +%lld) are past the %lld it reads", (long long)e->op->view_offset,
                     (long long)n, (long long)len);
-    float *y = result(e, n);
+    float *y = ir_ev_result(e, n);
     if (!y)
         return -1;
     memmove(y, x + e->op->view_offset, sizeof(float) * (size_t)n);
@@ -2357,9 +341,9 @@ static int ev_quant(struct ev *e)
     ir_tid out = e->op->out;
     int64_t n = out >= 0 && out < e->g->ntensors ? e->v->t[out].len : 0;
     if (e->op->quant_words != 1 && e->op->quant_words != 2)
-        return fail(e, "%d words a value (1 or 2)", (int)e->op->quant_words);
-    const float *x = arg(e, 0, n);
-    float *y = x ? result(e, n) : NULL;
+        return ir_ev_fail(e, "%d words a value (1 or 2)", (int)e->op->quant_words);
+    const float *x = ir_ev_arg(e, 0, n);
+    float *y = x ? ir_ev_result(e, n) : NULL;
     if (!y)
         return -1;
     float y1[32], r1[32], y2[32], r2[32];
@@ -2395,24 +379,23 @@ static int dst_base(struct ev *e, const struct ir_dst *d, int64_t *base)
     if (d->row == IR_ROWSEL_NONE)
         return 0;
     if (d->row_cols <= 0)
-        return fail(e, "its destination's rows are %lld values wide", (long long)d->row_cols);
+        return ir_ev_fail(e, "its destination's rows are %lld values wide", (long long)d->row_cols);
     if (d->row == IR_ROWSEL_FIXED) {
         if (d->row_fixed < 1 || d->row_fixed > IR_MAX_DIM)
-            return fail(e, "its destination row %lld (1-based) is out of range", (long long)d->row_fixed);
+            return ir_ev_fail(e, "its destination row %lld (1-based) is out of range", (long long)d->row_fixed);
         r = d->row_fixed - 1;
     } else {
         if (d->row_param < 0 || d->row_param >= e->g->ntensors || !e->v->t[d->row_param].f ||
             e->v->t[d->row_param].len < 1)
-            return fail(e, "its destination's row param names no value");
-        if (index_of(e, e->v->t[d->row_param].f[0], 0, IR_MAX_DIM, "destination row", &r))
+            return ir_ev_fail(e, "its destination's row param names no value");
+        if (ir_ev_index_of(e, e->v->t[d->row_param].f[0], 0, IR_MAX_DIM, "destination row", &r))
             return -1;
     }
     *base = mulc(r, d->row_cols);
-    return *base < 0 ? fail(e, "its destination's first row overflows") : 0;
+    return *base < 0 ? ir_ev_fail(e, "its destination's first row overflows") : 0;
 }
 
-/* Place the op's materialised result where its destination says: rows of a buffer and/or a part of every unit. */
-static int place(struct ev *e)
+int ir_ev_place(struct ev *e)
 {
     const struct ir_op *op = e->op;
     const struct ir_dst *d = &op->dst;
@@ -2420,7 +403,7 @@ static int place(struct ev *e)
         return 0;
     if (op->out < 0 || op->out >= e->g->ntensors || d->buf < 0 || d->buf >= e->g->ntensors ||
         !e->v->t[d->buf].f || !e->v->t[op->out].f)
-        return fail(e, "its destination names no plain tensor");
+        return ir_ev_fail(e, "its destination names no plain tensor");
     struct tval *buf = &e->v->t[d->buf];
     const float *src = e->v->t[op->out].f;
     int64_t n = e->v->t[op->out].len, base, w = n, pitch = 0, off = 0;
@@ -2431,15 +414,15 @@ static int place(struct ev *e)
         pitch = d->unit.pitch;
         off = d->unit.offset;
         if (w <= 0 || pitch < 0 || off < 0 || n % w != 0)
-            return fail(e, "its %lld values are not whole units of %lld", (long long)n, (long long)w);
+            return ir_ev_fail(e, "its %lld values are not whole units of %lld", (long long)n, (long long)w);
     }
     int64_t units = w ? n / w : 0;
     int64_t end = units ? addc(base, addc(mulc(units - 1, pitch), addc(off, w))) : base;
     if (end < 0 || end > buf->len)
-        return fail(e, "its destination reaches value %lld of %s's %lld", (long long)end, tname(e, d->buf),
+        return ir_ev_fail(e, "its destination reaches value %lld of %s's %lld", (long long)end, ir_ev_tname(e, d->buf),
                     (long long)buf->len);
     if (d->buf == op->out) {
-        float *copy = scratch(e, n);
+        float *copy = ir_ev_scratch(e, n);
         if (!copy)
             return -1;
         memcpy(copy, src, sizeof(float) * (size_t)n);
@@ -2469,14 +452,12 @@ static int compute_leaf(struct ev *e)
     const struct ir_op *op = e->op;
     switch (op->sym) {
     case IR_SYM_PRIM:
-        if ((int)op->spec.kind < 0 || op->spec.kind >= IR_KIND_COUNT || !prim_fns[op->spec.kind])
-            return fail(e, "unknown kind");
-        return prim_fns[op->spec.kind](e);
+        return ir_ev_prim(e);
     case IR_SYM_VIEW: return ev_view(e);
     case IR_SYM_QUANT: return ev_quant(e);
     case IR_SYM_FUSED: break;
     }
-    return fail(e, "unknown symbol");
+    return ir_ev_fail(e, "unknown symbol");
 }
 
 /* Whether the fused op f gives its parts t to read: one of its operands, or a result computed inside it. (A row a
@@ -2486,42 +467,57 @@ static bool scope_gives(const struct ir_op *f, ir_tid t)
     return ir_op_has_operand(f, t) || ir_op_computes(f, t);
 }
 
-/* Check a part of the innermost fused op reads only what that op gives it: a kernel reads its operands, so an operand
- * list that misses or misnames a tensor the parts read fails here, naming both. */
-static int check_scope(struct ev *e, const struct ir_op *op)
+int ir_ev_check_scope(struct ev *e, const struct ir_op *op)
 {
     const struct ir_op *f = e->scope;
     if (!f)
         return 0;
     for (int32_t k = 0; k < op->nins; k++)
         if (!scope_gives(f, op->ins[k]))
-            return fail(e, "reads '%s', which its fused op %s (result '%s') does not take as an operand",
-                        tname(e, op->ins[k]), ir_class_name(f->cls), tname(e, f->out));
+            return ir_ev_fail(e, "reads '%s', which its fused op %s (result '%s') does not take as an operand",
+                        ir_ev_tname(e, op->ins[k]), ir_class_name(f->cls), ir_ev_tname(e, f->out));
     return 0;
 }
 
-/* Evaluate op (its parts in order when fused) and place its result. */
-static int eval_op(struct ev *e, const struct ir_op *op, int depth)
+/* Run fused op's parts in order, a part's mixture batched with the mixtures after it as at the top level. 0, or -1
+ * with err. */
+static int run_parts(struct ev *e, const struct ir_op *op, int depth)
+{
+    bool *top_done = e->done; /* the top level's; the parts get their own */
+    e->done = NULL;
+    int rc = 0;
+    for (int32_t i = 0; i < op->nparts && rc == 0; i++) {
+        if (e->done && e->done[i])
+            continue; /* computed with an earlier part */
+        rc = ir_ev_moe_batched(e, op->parts, op->nparts, i);
+        if (rc == 1)
+            rc = ir_ev_eval_op(e, &op->parts[i], depth + 1);
+    }
+    free(e->done);
+    e->done = top_done;
+    return rc;
+}
+
+int ir_ev_eval_op(struct ev *e, const struct ir_op *op, int depth)
 {
     e->op = op;
     if (depth > IR_MAX_DEPTH)
-        return fail(e, "fused more than %d deep", IR_MAX_DEPTH);
-    if (check_scope(e, op))
+        return ir_ev_fail(e, "fused more than %d deep", IR_MAX_DEPTH);
+    if (ir_ev_check_scope(e, op))
         return -1;
     if (op->sym == IR_SYM_FUSED) {
         if (op->nparts < 1 || !op->parts)
-            return fail(e, "a fused op without parts");
+            return ir_ev_fail(e, "a fused op without parts");
         const struct ir_op *outer = e->scope;
         e->scope = op;
-        for (int32_t i = 0; i < op->nparts; i++)
-            if (eval_op(e, &op->parts[i], depth + 1)) {
-                e->scope = outer;
-                return -1;
-            }
+        if (run_parts(e, op, depth)) {
+            e->scope = outer;
+            return -1;
+        }
         e->scope = outer;
         e->op = op;
-        int rc = placed_by_part(op) ? 0 : place(e);
-        scratch_free(e);
+        int rc = placed_by_part(op) ? 0 : ir_ev_place(e);
+        ir_ev_scratch_free(e);
         return rc;
     }
     int rc = 1;
@@ -2532,93 +528,9 @@ static int eval_op(struct ev *e, const struct ir_op *op, int depth)
     if (rc == 1)
         rc = compute_leaf(e);
     if (rc == 0)
-        rc = place(e);
-    scratch_free(e);
+        rc = ir_ev_place(e);
+    ir_ev_scratch_free(e);
     return rc;
-}
-
-/* ── Liveness: an activation freed after its last reader ─────────────────────────────────────────────────── */
-
-/* Note top-level op i as a user of every tensor op (and its parts) names. */
-static void note_uses(const struct ir_graph *g, const struct ir_op *op, int32_t i, int32_t *last, int depth)
-{
-    const ir_tid named[3] = {op->out, op->dst.buf, op->dst.row == IR_ROWSEL_PARAM ? op->dst.row_param : IR_NONE};
-    for (int k = 0; k < 3; k++)
-        if (named[k] >= 0 && named[k] < g->ntensors)
-            last[named[k]] = i;
-    for (int32_t k = 0; k < op->nins; k++)
-        if (op->ins && op->ins[k] >= 0 && op->ins[k] < g->ntensors)
-            last[op->ins[k]] = i;
-    for (int32_t p = 0; depth < IR_MAX_DEPTH && op->sym == IR_SYM_FUSED && p < op->nparts; p++)
-        note_uses(g, &op->parts[p], i, last, depth + 1);
-}
-
-/* The tensors each top-level op of ops names last: first[i] the first of op i's, next[t] the one after t (-1 ends
- * a list). */
-struct last_uses {
-    int32_t *first, *next;
-};
-
-/* Each tensor's last user among ops; whether memory held it (else nothing is freed). */
-static bool last_uses_of(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct last_uses *u)
-{
-    int32_t *last = malloc(sizeof(int32_t) * (size_t)max64(g->ntensors, 1));
-    u->first = malloc(sizeof(int32_t) * (size_t)max64(n, 1));
-    u->next = malloc(sizeof(int32_t) * (size_t)max64(g->ntensors, 1));
-    if (!last || !u->first || !u->next) {
-        free(last);
-        free(u->first);
-        free(u->next);
-        return false;
-    }
-    for (int32_t t = 0; t < g->ntensors; t++)
-        last[t] = -1;
-    for (int32_t i = 0; i < n; i++) {
-        u->first[i] = -1;
-        note_uses(g, &ops[i], i, last, 0);
-    }
-    for (int32_t t = g->ntensors - 1; t >= 0; t--) {
-        u->next[t] = last[t] >= 0 ? u->first[last[t]] : -1;
-        if (last[t] >= 0)
-            u->first[last[t]] = t;
-    }
-    free(last);
-    return true;
-}
-
-/* Whether tensor t's values may be freed once read for the last time: an activation the host neither reads after
- * the step (observed) nor keeps (carried), held in its own plain storage. */
-static bool droppable(const struct ir_graph *g, const struct ir_values *v, ir_tid t)
-{
-    const struct ir_tensor *x = &g->tensors[t];
-    return x->role == IR_ROLE_ACTIVATION && !x->observed && !x->carried && v->t[t].f && !v->t[t].f_borrowed;
-}
-
-/* Free every droppable tensor whose last user is op i. */
-static void free_after(const struct ir_graph *g, struct ir_values *v, const struct last_uses *u, int32_t i)
-{
-    for (int32_t t = u->first[i]; t >= 0; t = u->next[t])
-        if (droppable(g, v, t)) {
-            free(v->t[t].f);
-            v->t[t].f = NULL;
-            v->t[t].dead = true;
-        }
-}
-
-/* Give every activation a previous evaluation freed its storage again (zeroed, as ir_values_new leaves it); 0, or
- * -1 with err. */
-static int revive(const struct ir_graph *g, struct ir_values *v, char err[IR_ERR_LEN])
-{
-    for (int32_t t = 0; t < g->ntensors; t++) {
-        if (!v->t[t].dead)
-            continue;
-        if (!(v->t[t].f = calloc((size_t)max64(v->t[t].len, 1), sizeof(float)))) {
-            snprintf(err, IR_ERR_LEN, "tensor %s: out of memory for its values", g->tensors[t].name);
-            return -1;
-        }
-        v->t[t].dead = false;
-    }
-    return 0;
 }
 
 int ir_eval_ops(const struct ir_graph *g, const struct ir_op *ops, int32_t n, struct ir_values *v,
@@ -2642,27 +554,27 @@ int ir_eval_ops_hooked(const struct ir_graph *g, const struct ir_op *ops, int32_
     e.hooks = hooks;
     /* Working buffers stay within a few times the graph's own values (a quantized table dequantized whole). */
     e.scratch_cap = min64(IR_EVAL_MAX_BYTES, addc(mulc((int64_t)v->bytes, 8), EV_SCRATCH_SLACK));
-    if (revive(g, v, err))
+    if (ir_eval_revive(g, v, err))
         return -1;
-    struct last_uses u = {NULL, NULL};
-    bool live = v->free_dead && last_uses_of(g, ops, n, &u); /* without memory for it, nothing is freed */
+    struct ir_eval_last_uses u = {NULL, NULL};
+    bool live = v->free_dead && ir_eval_last_uses_of(g, ops, n, &u); /* without memory for it, nothing is freed */
     int rc = 0;
     for (int32_t i = 0; i < n && rc == 0; i++) {
         e.top = i;
-        if (stop_now()) {
+        if (ir_eval_stop_now()) {
             snprintf(err, IR_ERR_LEN, IR_EVAL_STOPPED " before op %d of %d", (int)i, (int)n);
             rc = -1;
             break;
         }
         if (!e.done || !e.done[i]) { /* else computed with an earlier op */
-            rc = moe_batched(&e, ops, n, i);
+            rc = ir_ev_moe_batched(&e, ops, n, i);
             if (rc == 1)
-                rc = eval_op(&e, &ops[i], 0);
+                rc = ir_ev_eval_op(&e, &ops[i], 0);
         }
         if (live && rc == 0)
-            free_after(g, v, &u, i);
+            ir_eval_free_after(g, v, &u, i);
     }
-    scratch_free(&e);
+    ir_ev_scratch_free(&e);
     free(e.done);
     free(u.first);
     free(u.next);
@@ -2682,34 +594,34 @@ const struct ir_graph *ir_leaf_graph(const struct ir_leaf *l) { return l->e->g; 
 
 int32_t ir_leaf_top(const struct ir_leaf *l) { return l->e->top; }
 
-const float *ir_leaf_arg(struct ir_leaf *l, int i, int64_t need) { return arg(l->e, i, need); }
+const float *ir_leaf_arg(struct ir_leaf *l, int i, int64_t need) { return ir_ev_arg(l->e, i, need); }
 
-const float *ir_leaf_arg_all(struct ir_leaf *l, int i, int64_t *len) { return arg_all(l->e, i, len); }
+const float *ir_leaf_arg_all(struct ir_leaf *l, int i, int64_t *len) { return ir_ev_arg_all(l->e, i, len); }
 
 const float *ir_leaf_arg_of(struct ir_leaf *l, const struct ir_values *other, int i, int64_t need)
 {
     struct ir_values *own = l->e->v;
     if (!other || other->n != own->n) {
-        fail(l->e, "the other values were not made for this graph");
+        ir_ev_fail(l->e, "the other values were not made for this graph");
         return NULL;
     }
     l->e->v = (struct ir_values *)other; /* read only: arg never writes the tensor it gathers from */
-    const float *x = arg(l->e, i, need);
+    const float *x = ir_ev_arg(l->e, i, need);
     l->e->v = own;
     return x;
 }
 
-float *ir_leaf_state(struct ir_leaf *l, int i, int64_t need) { return state_arg(l->e, i, need); }
+float *ir_leaf_state(struct ir_leaf *l, int i, int64_t need) { return ir_ev_state_arg(l->e, i, need); }
 
-float *ir_leaf_result(struct ir_leaf *l, int64_t len) { return result(l->e, len); }
+float *ir_leaf_result(struct ir_leaf *l, int64_t len) { return ir_ev_result(l->e, len); }
 
-float *ir_leaf_scratch(struct ir_leaf *l, int64_t n) { return scratch(l->e, n); }
+float *ir_leaf_scratch(struct ir_leaf *l, int64_t n) { return ir_ev_scratch(l->e, n); }
 
-ir_tid ir_leaf_operand(struct ir_leaf *l, int i) { return operand(l->e, i); }
+ir_tid ir_leaf_operand(struct ir_leaf *l, int i) { return ir_ev_operand(l->e, i); }
 
 int ir_leaf_row(struct ir_leaf *l, const struct ir_rowidx *ri, int at, int64_t hi, const char *what, int64_t *r)
 {
-    return row_index(l->e, ri, at, hi, what, r);
+    return ir_ev_row_index(l->e, ri, at, hi, what, r);
 }
 
 int ir_leaf_fail(struct ir_leaf *l, const char *fmt, ...)
@@ -2719,81 +631,6 @@ int ir_leaf_fail(struct ir_leaf *l, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return fail(l->e, "%s", msg);
+    return ir_ev_fail(l->e, "%s", msg);
 }
 
-bool ir_values_checkpoint(const struct ir_values *v, ir_tid t, struct ir_ckpt_rows *out)
-{
-    if (!v || t < 0 || t >= v->n || v->t[t].f)
-        return false;
-    const struct ckpt *q = &v->t[t].q;
-    *out = (struct ir_ckpt_rows){q->bytes, q->format, q->transposed, q->srows, q->slen, q->row_bytes};
-    return true;
-}
-
-/* ── Comparison ──────────────────────────────────────────────────────────────────────────────────────────── */
-
-/* The bits of a float. */
-static uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-/* Compare tensor ta of a with tensor tb of b bit for bit; false (with c filled) at the first difference. */
-static bool same_tensor(const struct tval *x, const struct tval *y, ir_tid ta, struct ir_compare *c)
-{
-    c->tensor = ta;
-    if (!x->f || !y->f) {
-        bool same = !x->f && !y->f && x->q.format == y->q.format && x->q.srows == y->q.srows &&
-                    x->q.row_bytes == y->q.row_bytes &&
-                    memcmp(x->q.bytes, y->q.bytes, (size_t)(x->q.srows * x->q.row_bytes)) == 0;
-        c->index = same ? 0 : -1;
-        return same;
-    }
-    int64_t n = min64(x->len, y->len);
-    for (int64_t i = 0; i < n; i++)
-        if (bits_of(x->f[i]) != bits_of(y->f[i])) {
-            c->index = i;
-            c->a = x->f[i];
-            c->b = y->f[i];
-            return false;
-        }
-    c->index = n;
-    return x->len == y->len;
-}
-
-struct ir_compare ir_values_compare(const struct ir_graph *ga, const struct ir_values *a, const struct ir_graph *gb,
-                                    const struct ir_values *b)
-{
-    struct ir_compare c;
-    memset(&c, 0, sizeof c);
-    c.identical = true;
-    c.tensor = IR_NONE;
-    if (!a || !b || a->n != ga->ntensors || b->n != gb->ntensors) {
-        c.identical = false;
-        c.index = -1;
-        return c;
-    }
-    for (ir_tid t = 0; t < ga->ntensors; t++) {
-        const struct ir_tensor *ta = &ga->tensors[t];
-        if (!ta->observed && !ta->carried)
-            continue;
-        ir_tid u = ir_tensor_find(gb, ta->name, strlen(ta->name));
-        c.compared++;
-        if (u == IR_NONE) {
-            c.identical = false;
-            c.tensor = t;
-            c.index = -1;
-            return c;
-        }
-        if (!same_tensor(&a->t[t], &b->t[u], t, &c)) {
-            c.identical = false;
-            return c;
-        }
-    }
-    c.tensor = IR_NONE;
-    c.index = 0;
-    return c;
-}

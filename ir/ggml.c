@@ -163,9 +163,6 @@ static float clamped(float v, int lo, int hi)
 /* The integer nearest v (ties to even), clamped to [lo, hi]; NaN counts as 0. */
 static int round_even_in(float v, int lo, int hi) { return (int)nearbyintf(clamped(v, lo, hi)); }
 
-/* The integer nearest v (ties away from zero), clamped to [lo, hi]; NaN counts as 0. */
-static int round_away_in(float v, int lo, int hi) { return (int)roundf(clamped(v, lo, hi)); }
-
 /* v truncated toward zero, clamped to [lo, hi]; NaN counts as 0. */
 static int trunc_in(float v, int lo, int hi) { return (int)clamped(v, lo, hi); }
 
@@ -213,18 +210,67 @@ static void dequant_BF16(const unsigned char *in, float *y) { y[0] = ir_bf16_to_
 
 #define Q8_0_LIMIT (127.0f * F16_MAX)
 
+typedef float q8_vf __attribute__((vector_size(16)));
+typedef int32_t q8_vi __attribute__((vector_size(16)));
+
+/* The q8_0 codes of x[j]·id for the 32 values of a block into out, four at a time: NaN as 0, clamped to ±127,
+ * rounded half away from zero (roundf's integer: truncation, then a step when the exactly computed fraction reaches
+ * one half), in vector code on every target. */
+static void q8_codes(const float *x, float id, unsigned char *out)
+{
+    const q8_vf lo = {-127.0f, -127.0f, -127.0f, -127.0f}, hi = {127.0f, 127.0f, 127.0f, 127.0f};
+    const q8_vf half = {0.5f, 0.5f, 0.5f, 0.5f};
+    for (int j = 0; j < QK; j += 4) {
+        q8_vf v;
+        memcpy(&v, x + j, sizeof v);
+        v = v * id;
+        q8_vi nan = v != v, below = v <= lo, above = v >= hi;
+        q8_vi b = (q8_vi)v & ~nan;                  /* NaN as +0 */
+        b = (b & ~below) | ((q8_vi)lo & below);     /* at most -127 */
+        b = (b & ~above) | ((q8_vi)hi & above);     /* at least 127 */
+        v = (q8_vf)b;
+        q8_vi i = __builtin_convertvector(v, q8_vi); /* truncation toward zero */
+        q8_vf frac = v - __builtin_convertvector(i, q8_vf);
+        i = i - (frac >= half) + (frac <= -half); /* a comparison's true is -1 */
+        for (int k = 0; k < 4; k++)
+            out[j + k] = (unsigned char)i[k];
+    }
+}
+
+/* load_block's values of a q8_0 block (NaN read as 0, magnitudes clipped) into x, four at a time; their largest
+ * magnitude (no NaN is left, and a maximum is the same in any order). */
+static float q8_load(const float *src, float *x)
+{
+    const q8_vf lim = {Q8_0_LIMIT, Q8_0_LIMIT, Q8_0_LIMIT, Q8_0_LIMIT};
+    const q8_vi magnitude = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+    q8_vf m = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < QK; j += 4) {
+        q8_vf v;
+        memcpy(&v, src + j, sizeof v);
+        q8_vi nan = v != v, above = v > lim, below = v < -lim;
+        q8_vi b = (q8_vi)v & ~nan;
+        b = (b & ~above) | ((q8_vi)lim & above);
+        b = (b & ~below) | ((q8_vi)(-lim) & below);
+        memcpy(x + j, &b, sizeof b);
+        q8_vf a = (q8_vf)(b & magnitude);
+        q8_vi larger = a > m;
+        m = (q8_vf)(((q8_vi)a & larger) | ((q8_vi)m & ~larger));
+    }
+    float amax = 0.0f;
+    for (int k = 0; k < 4; k++)
+        amax = m[k] > amax ? m[k] : amax;
+    return amax;
+}
+
 /* 32 values as d = max|x|/127 and round(x/d), rounding half away from zero. */
 static void quant_Q8_0(const float *src, unsigned char *out)
 {
-    float x[QK], amax = 0.0f;
-    load_block(src, QK, Q8_0_LIMIT, x);
-    for (int j = 0; j < QK; j++)
-        amax = fmaxf(amax, fabsf(x[j]));
+    float x[QK];
+    float amax = q8_load(src, x);
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     put_scale(out, d);
-    for (int j = 0; j < QK; j++)
-        out[2 + j] = (unsigned char)round_away_in(x[j] * id, -127, 127);
+    q8_codes(x, id, out + 2);
 }
 
 /* y = q * d. */

@@ -2,9 +2,12 @@
  * code, AVX2, AVX-512, those this CPU runs) and every thread count gives the scalar single-thread values bit for bit,
  * on odd sizes (tails of a vector, of a panel, of a q8_0 block) and on zoo graphs of every kind of op; a prefill's
  * mixtures batched per expert give each op's own bits and the dense formula's (unchosen experts weighed 0); freeing
- * each activation after its last reader changes no observed or carried bit, step after step. */
+ * each activation after its last reader changes no observed or carried bit, step after step; seeding gives the same
+ * bytes on every thread count, lazily (a gathered table's rows when gathered) or eagerly, and pinned bytes. */
 #include "ir/eval_values.h"
 #include "models/models.h"
+#include "rules/rules.h"
+#include "shim/shim.h"
 #include "check.h"
 
 #include <math.h>
@@ -322,8 +325,214 @@ static void test_zoo(void)
     }
 }
 
+/* ── Seeding: the same bytes on any thread count, lazily or eagerly, and the bytes pinned ─────────────────── */
+
+/* FNV-1a (64 bits) of n bytes, continuing h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Every seeded constant and input of g from seed 1 under `threads` (checkpoint bytes whole, plain values) in one
+ * FNV-1a digest. */
+static uint64_t seeded_digest(const struct ir_graph *g, int threads)
+{
+    char err[IR_ERR_LEN] = "";
+    ir_eval_set_threads(threads);
+    struct ir_values *v = ir_values_new(g, 1, err);
+    ir_eval_set_threads(1);
+    CHECKF(v != NULL, "%s", err);
+    uint64_t h = 14695981039346656037ull;
+    for (ir_tid t = 0; v && t < g->ntensors; t++) {
+        struct ir_ckpt_rows ck;
+        const float *f = ir_values_cdata(v, t);
+        if (ir_values_checkpoint(v, t, &ck))
+            h = fnv(h, ck.bytes, (size_t)(ck.srows * ck.row_bytes));
+        else if (f)
+            h = fnv(h, f, sizeof(float) * (size_t)ir_tensor_len(g, t));
+    }
+    ir_values_free(v);
+    return h;
+}
+
+/* A table of rows × cols q8_0 rows (a stored row a logical row) and an index input, gathered into y by count rows;
+ * with `also_read`, the table is read whole by a scaling too (so it is seeded eagerly). */
+static struct ir_graph *gather_graph(int64_t rows, int64_t cols, int64_t count, bool also_read)
+{
+    struct ir_graph *g = ir_graph_new();
+    ir_tid t = F(g, "table", rows, cols, IR_ROLE_CONSTANT), ix = F(g, "ix", 1, count, IR_ROLE_INPUT);
+    ir_tid y = F(g, "y", count, cols, IR_ROLE_ACTIVATION);
+    g->tensors[t].checkpoint = true;
+    g->tensors[t].format = IR_FMT_Q8_0;
+    g->tensors[y].observed = true;
+    struct ir_op op = ir_op_prim(IR_KIND_ROWS_GATHER, (ir_tid[]){t, ix}, 2, y);
+    op.spec.u.rows_gather = (struct ir_rows_gather){rows, cols, count};
+    ir_graph_push(g, op);
+    if (also_read) { /* read whole by a scaling, which asks no particular values of it */
+        ir_tid p = F(g, "p", rows, cols, IR_ROLE_ACTIVATION);
+        g->tensors[p].observed = true;
+        op = ir_op_prim(IR_KIND_SCALE, (ir_tid[]){t}, 1, p);
+        op.spec.u.scale = (struct ir_scale){rows * cols, 2.0};
+        ir_graph_push(g, op);
+    }
+    return g;
+}
+
+/* A large graph's seeded values (checkpoints stored either way, plain constants, integer inputs) are the same bits on
+ * 1, 2, 3 and 5 threads. */
+static void test_threaded_seeding(void)
+{
+    struct ir_graph *g = ir_graph_new();
+    push_matmul(g, "seed_cols", 2, 1024, 700, true, true);
+    push_matmul(g, "seed_rows", 2, 700, 1024, true, false);
+    push_matmul(g, "seed_plain", 2, 600, 530, false, false);
+    uint64_t want = seeded_digest(g, 1);
+    for (size_t k = 1; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
+        uint64_t got = seeded_digest(g, thread_counts[k]);
+        CHECKF(got == want, "seeding on %d threads: digest 0x%016llx, on one 0x%016llx", thread_counts[k],
+               (unsigned long long)got, (unsigned long long)want);
+    }
+    ir_graph_free(g);
+}
+
+/* A table read only by a gather is drawn a row at a time when gathered: rows never gathered stay unwritten until
+ * its bytes are asked for whole, and every row then holds the bytes eager seeding gives it (the same table also read
+ * by a product is seeded eagerly). */
+static void test_lazy_rows(void)
+{
+    struct ir_graph *lazy = gather_graph(4096, 256, 7, false), *eager = gather_graph(4096, 256, 7, true);
+    char err[IR_ERR_LEN] = "";
+    struct ir_values *a = ir_values_new(lazy, 1, err), *b = ir_values_new(eager, 1, err);
+    CHECKF(a && b, "%s", err);
+    int rc = a && b ? ir_eval(lazy, a, err) | ir_eval(eager, b, err) : -1;
+    CHECKF(rc == 0, "%s", err);
+    if (rc == 0) {
+        ir_tid t = ir_tensor_find(lazy, "table", 5), y = ir_tensor_find(lazy, "y", 1);
+        const struct ckpt *qa = &a->t[t].q, *qb = &b->t[ir_tensor_find(eager, "table", 5)].q;
+        CHECK(qa->lazy != NULL && qb->lazy == NULL);
+        int64_t untouched = 0, drawn = 0;
+        for (int64_t s = 0; s < qa->srows; s++) {
+            const unsigned char *ra = qa->bytes + s * qa->row_bytes, *rb = qb->bytes + s * qb->row_bytes;
+            bool zero = true;
+            for (int64_t i = 0; i < qa->row_bytes && zero; i++)
+                zero = ra[i] == 0;
+            untouched += zero;
+            drawn += !zero && memcmp(ra, rb, (size_t)qa->row_bytes) == 0;
+        }
+        CHECKF(drawn >= 1 && drawn <= 7 && drawn + untouched == qa->srows,
+               "lazy table: %lld rows drawn (each the eager bytes), %lld unwritten of %lld", (long long)drawn,
+               (long long)untouched, (long long)qa->srows);
+        CHECK(memcmp(ir_values_cdata(a, y), ir_values_cdata(b, ir_tensor_find(eager, "y", 1)),
+                     sizeof(float) * 7 * 256) == 0);
+        struct ir_ckpt_rows ca, cb;
+        CHECK(ir_values_checkpoint(a, t, &ca) && ir_values_checkpoint(b, ir_tensor_find(eager, "table", 5), &cb) &&
+              memcmp(ca.bytes, cb.bytes, (size_t)(ca.srows * ca.row_bytes)) == 0);
+    }
+    ir_values_free(a);
+    ir_values_free(b);
+    ir_graph_free(lazy);
+    ir_graph_free(eager);
+}
+
+/* The seeded bytes of zoo graphs (every weight, table, norm and input, q8_0 and q4_k) are pinned: the filling and the
+ * quantizers may get faster, never other bytes (the goldens and digests rest on them). The digests are those of the
+ * per-value filling and quantizers this seeding replaced. */
+static void test_seeded_bytes_pinned(void)
+{
+    static const struct {
+        const char *model;
+        enum ir_format weights;
+        uint64_t digest;
+    } pins[] = {
+        {"tiny-qwen3", IR_FMT_Q8_0, 0xc78a58f270e70640ull},
+        {"tiny-qwen3-next", IR_FMT_Q4_K, 0x1558437767204f2dull},
+        {"tiny-gpt-oss", IR_FMT_Q8_0, 0x9e39c6f071067001ull},
+    };
+    for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
+        struct models_options o = models_default_options();
+        o.weights = pins[i].weights;
+        o.mode = (struct models_mode){MODELS_PREFILL, 3};
+        char err[IR_ERR_LEN] = "";
+        struct ir_graph *g = models_lift(models_find(pins[i].model), &o, err);
+        CHECKF(g != NULL, "%s: %s", pins[i].model, err);
+        uint64_t d = g ? seeded_digest(g, 2) : 0;
+        CHECKF(d == pins[i].digest, "%s: seeded bytes digest 0x%016llx, pinned 0x%016llx", pins[i].model,
+               (unsigned long long)d, (unsigned long long)pins[i].digest);
+        ir_graph_free(g);
+    }
+}
+
+/* A leaf hook that takes no leaf: the evaluation runs as plain, but with hooks no mixture is batched. */
+static int decline_leaf(void *ctx, struct ir_leaf *leaf)
+{
+    (void)ctx;
+    (void)leaf;
+    return 1;
+}
+
+/* The mixtures inside fused op op (at any depth). */
+static int fused_mixtures(const struct ir_op *op)
+{
+    int n = op->sym == IR_SYM_PRIM && op->spec.kind == IR_KIND_MOE;
+    for (int32_t i = 0; op->sym == IR_SYM_FUSED && i < op->nparts; i++)
+        n += fused_mixtures(&op->parts[i]);
+    return n;
+}
+
+/* An optimized prefill whose mixtures are parts of a fused op (each row a view of the normed rows, each result
+ * placed in the layer's table): batched per expert inside the fused op, they give the bits of each part alone (no
+ * batching, under a hook) and of the lifted graph. */
+static void test_fused_mixtures_batched(void)
+{
+    struct models_options o = models_default_options();
+    o.mode = (struct models_mode){MODELS_PREFILL, 6};
+    char err[IR_ERR_LEN] = "";
+    struct ir_graph *g = models_lift(models_find("tiny-qwen3-moe"), &o, err);
+    struct rules_optimized opt = {NULL, {0}};
+    struct shim *sh = shim_reference();
+    int rc = g && sh ? rules_optimize(g, sh, NULL, 0, &opt, err) : -1;
+    CHECKF(rc == 0, "%s", err);
+    if (rc) {
+        shim_free(sh);
+        ir_graph_free(g);
+        return;
+    }
+    int inside = 0;
+    for (int32_t i = 0; i < opt.graph->nops; i++)
+        inside += opt.graph->ops[i].sym == IR_SYM_FUSED ? fused_mixtures(&opt.graph->ops[i]) : 0;
+    CHECKF(inside >= 6, "the optimized graph's fused ops hold %d mixtures", inside);
+    struct ir_values *lifted = ir_values_new(g, 1, err);
+    struct ir_values *batched = ir_values_new_like(opt.graph, 1, g, err);
+    struct ir_values *alone = ir_values_new_like(opt.graph, 1, g, err);
+    struct ir_eval_hooks hooks = {decline_leaf, NULL, NULL};
+    rc = lifted && batched && alone ? ir_eval(g, lifted, err) : -1;
+    rc = rc ? rc : ir_eval(opt.graph, batched, err);
+    rc = rc ? rc : ir_eval_ops_hooked(opt.graph, opt.graph->ops, opt.graph->nops, alone, &hooks, err);
+    CHECKF(rc == 0, "%s", err);
+    if (rc == 0) {
+        struct ir_compare c = ir_values_compare(opt.graph, alone, opt.graph, batched);
+        CHECKF(c.identical && c.compared > 0, "batched fused mixtures differ from each alone at tensor %d [%lld]",
+               (int)c.tensor, (long long)c.index);
+        c = ir_values_compare(g, lifted, opt.graph, batched);
+        CHECKF(c.identical && c.compared > 0, "batched fused mixtures differ from the lifted graph at tensor %d",
+               (int)c.tensor);
+    }
+    ir_values_free(lifted);
+    ir_values_free(batched);
+    ir_values_free(alone);
+    rules_optimized_free(&opt);
+    shim_free(sh);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
+    test_fused_mixtures_batched();
+    test_threaded_seeding();
+    test_lazy_rows();
+    test_seeded_bytes_pinned();
     test_odd_products();
     test_sparse_equals_dense();
     test_zoo();
