@@ -5,7 +5,7 @@
  * launch, naming the launch and the stage.
  *
  * Memory: one allocation a graph, sized before any launch by kernels_device_need (refused, with the bytes, when the
- * device has not that much free). Every tensor of the graph has its buffer there: a checkpoint constant in its GGML
+ * device has not that much free; the simulated device's layout is larger: a guard page after every buffer). Every tensor of the graph has its buffer there: a checkpoint constant in its GGML
  * block format (uploaded once), every other tensor as f32 values; each quantize result has its int8 words; each
  * launch a flag word; then the room a stage's gathers and scratch take. The walk over a launch's ops, parts and
  * placements is the evaluator's (through kernels_lane_walk), so data moves as it does on the host: a strided read is

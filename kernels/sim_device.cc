@@ -78,7 +78,7 @@ struct fiber {
     ucontext_t ctx;
 #endif
     char *stack;
-    state st;
+    state st = RUN;
     sim_uint3 tid;
     int line;          /* the __syncthreads it waits at */
     unsigned mask;     /* the warp exchange's mask, and its partner offset (-1: __syncwarp) */
@@ -247,7 +247,8 @@ int fiber_start(int i, sim_uint3 tid)
         f.stack = (char *)s;
     }
 #ifdef SIM_ASAN
-    ASAN_UNPOISON_MEMORY_REGION(f.stack, STACK); /* a fiber left at an error keeps its frames' poison */
+    if (f.st != DONE) /* a fiber left at an error (or new) keeps its frames' poison; one that returned cleared it */
+        ASAN_UNPOISON_MEMORY_REGION(f.stack, STACK);
 #endif
     f.st = RUN;
     f.tid = tid;
