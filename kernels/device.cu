@@ -5,7 +5,7 @@
  * launch, naming the launch and the stage.
  *
  * Memory: one allocation a graph, sized before any launch by kernels_device_need (refused, with the bytes, when the
- * device has not that much free). Every tensor of the graph has its buffer there: a checkpoint constant in its GGML
+ * device has not that much free; the simulated device's layout is larger: a guard page after every buffer). Every tensor of the graph has its buffer there: a checkpoint constant in its GGML
  * block format (uploaded once), every other tensor as f32 values; each quantize result has its int8 words; each
  * launch a flag word; then the room a stage's gathers and scratch take. The walk over a launch's ops, parts and
  * placements is the evaluator's (through kernels_lane_walk), so data moves as it does on the host: a strided read is
@@ -624,7 +624,8 @@ static int kd_moe(struct kernels_device *D, struct ir_leaf *l, const struct kd_f
 static int kd_elementwise(struct kernels_device *D, struct ir_leaf *l, const struct kd_fetched *f)
 {
     const struct ir_elementwise *s = &ir_leaf_op(l)->spec.u.elementwise;
-    int64_t n = s->n - (D->fault == KERNELS_FAULT_GRID_SHORT && s->n > 0); /* planted: one element short */
+    int64_t n = s->n - (D->fault == KERNELS_FAULT_GRID_SHORT && s->n > 0) /* planted: one element short */
+                + (D->fault == KERNELS_FAULT_ROW_PAST);               /* planted: one element past */
     KC_LAUNCH(kc_elementwise, kd_blocks(n), KD_THREADS, 0, D->stream)(f->x[0], f->x[1], n, s->row, (int)s->op, f->y);
     return kd_check(l, "elementwise", cudaSuccess);
 }
@@ -1092,27 +1093,52 @@ void kernels_device_close(struct kernels_device *D)
 
 const char *kernels_device_backend(const struct kernels_device *D) { return D ? D->backend : "host"; }
 
-/* The buffers of g's tensors (each tensor's, then its quantized words) and the flag words laid out from offset 0
- * into slots (when not NULL); their bytes (kernels_device_need's less the stage room). */
-static int64_t kd_layout(const struct ir_graph *g, struct kd_slot *slots)
+#ifndef KERNELS_SIM
+/* A buffer of n bytes laid out at *top, which moves past it to the next multiple of KERNELS_DEVICE_ALIGN: its offset.
+ * (The simulated device lays each buffer out to end at a guard page instead, and closes those pages once the
+ * allocation is made: KD_PLACE, KD_LAYOUT_BEGIN and KD_GUARD in kernels/sim_cuda.h.) */
+static int64_t kd_pack(int64_t *top, int64_t n)
+{
+    int64_t at = *top;
+    *top += kernels_device_round(n);
+    return at;
+}
+#define KD_PLACE(top, n) kd_pack(top, n)
+#define KD_LAYOUT_BEGIN() ((void)0)
+#define KD_GUARD(mem) ((void)0)
+#endif
+
+/* The buffers of g's tensors (each tensor's, then its quantized words), the flag words and the stage room of `room`
+ * bytes laid out from offset 0, into D's slots and offsets when D is not NULL; their bytes (kernels_device_need's,
+ * packed as nvcc's runner packs them). */
+static int64_t kd_layout(const struct ir_graph *g, int64_t room, struct kernels_device *D)
 {
     int64_t top = 0;
+    KD_LAYOUT_BEGIN();
     for (ir_tid t = 0; t < g->ntensors; t++) {
-        int64_t wb = kernels_device_round(kernels_device_tensor_bytes(g, t));
-        int64_t qb = kernels_device_round(kernels_device_words_bytes(g, t));
-        if (slots) {
-            slots[t].at = top;
-            slots[t].words = qb ? top + wb : -1;
+        int64_t qb = kernels_device_words_bytes(g, t);
+        int64_t at = KD_PLACE(&top, kernels_device_tensor_bytes(g, t)), words = qb ? KD_PLACE(&top, qb) : -1;
+        if (D) {
+            D->slots[t].at = at;
+            D->slots[t].words = words;
         }
-        top += wb + qb;
     }
-    return top + kernels_device_flags_bytes(g);
+    int64_t flags = KD_PLACE(&top, kernels_device_flags_bytes(g)), room_at = KD_PLACE(&top, room);
+    if (D) {
+        D->flags = (int *)(D->mem + flags);
+        D->room_at = room_at;
+        D->room = room;
+    }
+    return top;
 }
 
 int kernels_device_prepare(struct kernels_device *D, const struct kernels_point *p, const struct ir_graph *g,
                            char err[IR_ERR_LEN])
 {
-    int64_t need = kernels_device_need(p, g), persist = kd_layout(g, NULL);
+    int64_t room = 0;
+    for (int32_t i = 0; i < g->nops; i++) /* the launches run in turn: the largest room is what they take */
+        room = kernels_device_scratch(p, g, i) > room ? kernels_device_scratch(p, g, i) : room;
+    int64_t need = kd_layout(g, room, NULL);
     size_t free_b = 0, total = 0;
     cudaError_t e = cudaSetDevice(D->index);
     if (e == cudaSuccess)
@@ -1135,10 +1161,7 @@ int kernels_device_prepare(struct kernels_device *D, const struct kernels_point 
         snprintf(err, IR_ERR_LEN, "out of memory");
         return -1;
     }
-    kd_layout(g, D->slots);
     D->nslots = g->ntensors;
-    D->room_at = persist;
-    D->room = need - persist;
     D->size = need;
     if ((e = cudaMalloc((void **)&D->mem, (size_t)(D->size > 0 ? D->size : 1))) != cudaSuccess) {
         snprintf(err, IR_ERR_LEN, "%s: %lld bytes of device memory: %s", D->backend, (long long)D->size,
@@ -1148,7 +1171,8 @@ int kernels_device_prepare(struct kernels_device *D, const struct kernels_point 
         kd_release(D);
         return -1;
     }
-    D->flags = (int *)(D->mem + persist - kernels_device_flags_bytes(g));
+    kd_layout(g, room, D);
+    KD_GUARD(D->mem);
     D->g = g;
     return kd_fail(D, cudaMemsetAsync(D->flags, 0, (size_t)kernels_device_flags_bytes(g), D->stream), err,
                    "clearing the flag words");

@@ -16,10 +16,12 @@ extern "C" {
 #include "arith.inc"
 
 #ifndef KERNELS_SIM
-/* A launch and a block's dynamic shared memory as nvcc spells them (kernels/sim_cuda.h spells them for the simulated
- * device, which builds this file with the C++ compiler). */
+/* A launch, a block's dynamic shared memory and a static __shared__ variable (`dims` its array bounds, or nothing)
+ * as nvcc spells them (kernels/sim_cuda.h spells them for the simulated device, which builds this file with the C++
+ * compiler and charges each launch the static variables its kernel declares). */
 #define KC_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
 #define KC_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#define KC_SHARED(type, name, dims) __shared__ type name dims
 #endif
 
 /* Every lane of a warp (the shuffles' mask); the most threads a block has. */
@@ -49,8 +51,8 @@ __device__ __forceinline__ float kc_warp_sum(float v)
  * call's first barrier, and only after that barrier is `total` written again. */
 __device__ float kc_block_sum(float part)
 {
-    __shared__ float wsum[KA_WARP];
-    __shared__ float total;
+    KC_SHARED(float, wsum, [KA_WARP]);
+    KC_SHARED(float, total, );
     float s = kc_warp_sum(part);
     if (kc_lane() == 0)
         wsum[kc_warp()] = s;
@@ -245,7 +247,8 @@ __global__ void kc_rope(const float *x, const float *cosv, const float *sinv, in
 /* quantize (1 or 2 words): a warp a block of 32, staged in shared memory, quantized by lane 0. */
 __global__ void kc_quantize(const float *x, int64_t n, int words, struct ka_qblock *blocks, float *y)
 {
-    __shared__ float xs[KC_MAX_THREADS / KA_WARP][KA_QBLOCK], ys[KC_MAX_THREADS / KA_WARP][KA_QBLOCK];
+    KC_SHARED(float, xs, [KC_MAX_THREADS / KA_WARP][KA_QBLOCK]);
+    KC_SHARED(float, ys, [KC_MAX_THREADS / KA_WARP][KA_QBLOCK]);
     int lane = kc_lane(), warp = kc_warp();
     int64_t b = (int64_t)blockIdx.x * (blockDim.x / KA_WARP) + warp, at = b * KA_QBLOCK;
     if (at >= n)
@@ -337,10 +340,10 @@ __device__ void kc_tile_by_cols(const float *vt, int64_t vd, int n, float *vs)
  * Dynamic shared memory: hd + vd + tile_rows · (max(hd, vd) + vd) floats (kernels_attn_smem). */
 __global__ void kc_attention_chunk(kc_attention a, struct ka_softmax *st, float *acc)
 {
+    KC_SHARED(float, lg, [KERNELS_ATTN_STATIC_SMEM / sizeof(float)]); /* a tile's logits: the plan leaves its bytes */
     if (!kc_row_get(a.posr, &a.pos)) /* the same for every thread: the block returns whole */
         return;
     KC_DYNAMIC_SHARED(float, kc_smem);
-    __shared__ float lg[KERNELS_ATTN_TILE_ROWS];
     int64_t wide = a.hd > a.vd ? a.hd : a.vd;
     float *qt = kc_smem, *ac = qt + a.hd, *rows = ac + a.vd, *vs = rows + a.tile_rows * wide;
     float p[KERNELS_ATTN_TILE_ROWS], pt[KERNELS_ATTN_TILE_ROWS];
@@ -555,8 +558,8 @@ __global__ void kc_rows_gather(kc_weights w, const float *idx, int64_t count, in
 /* argmax: a block a row; threads' strided bests, folded in thread order by thread 0 (host.c's st_argmax). */
 __global__ void kc_argmax(const float *x, int64_t cols, float *y)
 {
-    __shared__ float tv[KC_MAX_THREADS];
-    __shared__ int64_t ti[KC_MAX_THREADS];
+    KC_SHARED(float, tv, [KC_MAX_THREADS]);
+    KC_SHARED(int64_t, ti, [KC_MAX_THREADS]);
     const float *xr = x + (int64_t)blockIdx.x * cols;
     float v = 0.0f;
     int64_t vi = -1;

@@ -43,9 +43,10 @@
  * fewer where the chip's shared memory a block does not hold that many (kernels_attn_tile_rows). */
 #define KERNELS_ATTN_TILE_ROWS 64
 
-/* Bytes of a block's shared memory an attention's tile leaves for the kernels' static __shared__ arrays: all of them
- * together (20,880 bytes), as the simulated device counts them against every launch. */
-#define KERNELS_SMEM_STATIC_RESERVE (24 * 1024)
+/* The attention kernel's (kc_attention_chunk's) static __shared__ bytes, which its tile leaves of a block's shared
+ * memory: a tile's logits, KERNELS_ATTN_TILE_ROWS floats (kernels.cu declares them this size; the simulated device
+ * charges each launch its own kernel's static bytes and test_sim holds the attention's to this). */
+#define KERNELS_ATTN_STATIC_SMEM (KERNELS_ATTN_TILE_ROWS * 4)
 
 /* The most key/value heads one attention block takes (its warps are split among them). */
 #define KERNELS_ATTN_MAX_HEADS 4
@@ -162,7 +163,7 @@ int64_t kernels_attn_heads_per_block(int64_t group, int64_t hd, int64_t vd, int6
 
 /* The rows of one tile of the device's attention (kc_attention_chunk) on a chip giving smem_bytes of shared memory
  * a block, for heads hd wide and values vd wide: the most, a power of two up to KERNELS_ATTN_TILE_ROWS (1 at least),
- * whose dynamic shared memory (kernels_attn_smem) leaves KERNELS_SMEM_STATIC_RESERVE bytes of it. The host lane walks
+ * whose dynamic shared memory (kernels_attn_smem) leaves KERNELS_ATTN_STATIC_SMEM bytes of it. The host lane walks
  * the same tiles. (Finding F36: a fixed 64 rows asked 146 KiB for tiny-deepseek's 320-wide heads, over the 99 KiB
  * of rtx4090 and l40s.) */
 int64_t kernels_attn_tile_rows(int64_t smem_bytes, int64_t hd, int64_t vd);
@@ -210,7 +211,8 @@ int kernels_point_of(const struct shim *s, struct kernels_point *out, char err[I
     X(GRID_SHORT, "grid_short")  /* the device's elementwise grid-stride loop stops one element short */ \
     X(TILE_SHORT, "tile_short")  /* the device's attention stages its key tile one row short of what it reads */ \
     X(PARTIAL_WARP, "partial_warp") /* the device's GEMV lanes with no chunk of the row skip the warp's butterfly */ \
-    X(STALE_ROW, "stale_row")    /* a captured step keeps the row indices (positions) it was captured at */
+    X(STALE_ROW, "stale_row")    /* a captured step keeps the row indices (positions) it was captured at */ \
+    X(ROW_PAST, "row_past")      /* the device's elementwise loop reads (and writes) one value past its row */
 enum kernels_fault {
 #define X(e, s) KERNELS_FAULT_##e,
     KERNELS_FAULTS(X)
@@ -356,6 +358,9 @@ void kernels_sim_schedules(int n, uint64_t seed);
 /* The chip the simulated device's next launches are held to: its name and the shared memory it gives a block
  * (kernels_device_launch and kernels_device_step set it from the lane's point). */
 void kernels_sim_chip(const char *name, int64_t smem_bytes);
+/* The static shared memory the simulated device charges `kernel`'s launches (the __shared__ variables its launches
+ * have declared so far, each 16-byte aligned), or -1 when it has not run. */
+int64_t kernels_sim_static_smem(const char *kernel);
 
 /* What the device runner did so far. */
 struct kernels_device_stats {

@@ -79,7 +79,7 @@ int64_t kernels_attn_smem(int64_t rows, int64_t hd, int64_t vd)
 int64_t kernels_attn_tile_rows(int64_t smem_bytes, int64_t hd, int64_t vd)
 {
     int64_t rows = KERNELS_ATTN_TILE_ROWS;
-    while (rows > 1 && kernels_attn_smem(rows, hd, vd) + KERNELS_SMEM_STATIC_RESERVE > smem_bytes)
+    while (rows > 1 && kernels_attn_smem(rows, hd, vd) + KERNELS_ATTN_STATIC_SMEM > smem_bytes)
         rows /= 2;
     return rows;
 }

@@ -29,7 +29,8 @@
 #define __forceinline__ inline
 /* A block's static shared memory: every __shared__ variable in the section fusecheck_sim_shared, which the
  * simulator poisons before each block (a read of a value no thread wrote then differs between schedules). Blocks run
- * one at a time, so one copy serves them all. */
+ * one at a time, so one copy serves them all. A kernel's own (KC_SHARED) are charged to its launches as they declare
+ * them: each variable's bytes, 16-byte aligned, counted once a kernel. */
 #define __shared__ static __attribute__((section("fusecheck_sim_shared"), aligned(16)))
 
 /* ── Indices and geometry ─────────────────────────────────────────────────────────────────────────────────── */
@@ -72,6 +73,11 @@ template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int xor_lanes
 /* The kernels' hooks (kernels/kernels.cu defines nvcc's): a launch, and a block's dynamic shared memory. */
 #define KC_DYNAMIC_SHARED(type, name) type *name = (type *)sim_dynamic_shared()
 #define KC_LAUNCH(kernel, grid, block, smem, stream) sim_launcher(#kernel, kernel, grid, block, smem, stream)
+#define KC_SHARED(type, name, dims) \
+    __shared__ type name dims;      \
+    sim_static_shared(&name, sizeof name)
+/* The running launch's kernel declares the static __shared__ variable of n bytes at p. */
+void sim_static_shared(const void *p, size_t n);
 
 /* ── The runtime ──────────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -147,9 +153,28 @@ struct sim_launch_rec {
 cudaError_t sim_run(const sim_launch_rec &r);
 /* The launch failure `fmt` says (cudaGetErrorString gives it back): cudaErrorLaunchFailure. */
 cudaError_t sim_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The device allocations: their number, and the i-th's bytes (its size into *n). */
+/* The device buffers (each allocation's, or each buffer the runner laid out in one: never their guard pages): their
+ * number, and the i-th's bytes (its size into *n). */
 int sim_region_count(void);
 unsigned char *sim_region(int i, size_t *n);
+
+/* Device memory ends every buffer at a guard page (no access): an access past a buffer's end, from a kernel's thread,
+ * is recorded (the page opened so that the thread goes on) until sim_guard_hit reports it: true with what it was
+ * into out, the page closed again. */
+bool sim_guard_hit(char *out, size_t cap);
+/* Whether a kernel's thread runs now (set by the launch engine): only its accesses are let through a guard page. */
+extern volatile bool sim_in_kernel;
+
+/* The runner's layout on the simulated device (kernels/device.cu's KD_PLACE, KD_LAYOUT_BEGIN, KD_GUARD): each buffer
+ * of n bytes placed at *top to end at a page's end (its start 16-byte aligned), the page after it a guard page, *top
+ * past it; the layout begun afresh; the layout's guard pages closed in the allocation at mem, its buffers those
+ * sim_region gives. */
+int64_t sim_place(int64_t *top, int64_t n);
+void sim_layout_begin(void);
+void sim_guard(void *mem);
+#define KD_PLACE(top, n) sim_place(top, n)
+#define KD_LAYOUT_BEGIN() sim_layout_begin()
+#define KD_GUARD(mem) sim_guard(mem)
 
 /* A launch handed to the stream: run now, or recorded into the graph the stream is capturing. `body` runs one
  * thread of it (the kernel called with its own copy of the arguments). */

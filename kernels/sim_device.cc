@@ -6,8 +6,10 @@
  *   - a shuffle or __syncwarp whose mask names a lane that has returned or waits elsewhere, or leaves out a lane
  *     that takes part;
  *   - a write past the launch's dynamic shared memory (a canary checked after every thread's turn);
- *   - a launch asking more shared memory (its dynamic bytes and every static __shared__ byte) than the chip gives
- *     a block (the chip table's limit: the device would refuse the launch);
+ *   - a read or write past the end of a device buffer (each ends at a guard page: kernels/sim_runtime.cc);
+ *   - a launch asking more shared memory (its dynamic bytes and its own kernel's static __shared__ bytes, as the
+ *     kernel declares them: KC_SHARED) than the chip gives a block (the chip table's limit: the device would refuse
+ *     the launch);
  *   - a race: each launch runs under several schedules (threads in order, reversed, and a seeded random order
  *     drawn afresh at every barrier), each with shared memory poisoned with its own bytes, and must leave the same
  *     bits in device memory; a read of shared memory no thread wrote shows there too. */
@@ -76,7 +78,7 @@ struct fiber {
     ucontext_t ctx;
 #endif
     char *stack;
-    state st;
+    state st = RUN;
     sim_uint3 tid;
     int line;          /* the __syncthreads it waits at */
     unsigned mask;     /* the warp exchange's mask, and its partner offset (-1: __syncwarp) */
@@ -96,6 +98,25 @@ struct settings {
 };
 settings cfg;
 
+/* The static __shared__ variables a kernel's launches have declared: their addresses, and their bytes (each 16-byte
+ * aligned, as the section lays them out). */
+struct kernel_statics {
+    const char *kernel;
+    std::vector<const void *> vars;
+    int64_t bytes = 0;
+};
+std::vector<kernel_statics> statics_seen;
+
+/* The statics of `kernel` (made empty when it has not run). */
+kernel_statics *statics_of(const char *kernel)
+{
+    for (kernel_statics &k : statics_seen)
+        if (strcmp(k.kernel, kernel) == 0)
+            return &k;
+    statics_seen.push_back(kernel_statics{kernel, {}, 0});
+    return &statics_seen.back();
+}
+
 /* The block running: its fibers, the running one, the scheduler's context, the kernel's body and name, its dynamic
  * shared memory (with the canary past it) and the first error a fiber raised. */
 struct block_run {
@@ -108,6 +129,7 @@ struct block_run {
 #endif
     const std::function<void()> *body = nullptr;
     const sim_launch_rec *rec = nullptr;
+    kernel_statics *statics = nullptr; /* the launch's kernel's */
     std::vector<unsigned char> dyn;
     std::vector<unsigned char> canary;
     char error[400] = "";
@@ -197,6 +219,7 @@ void enter(int i)
     fiber &f = B.f[(size_t)i];
     B.cur = i;
     sim_thread_idx = f.tid;
+    sim_in_kernel = true;
 #ifdef SIM_ASAN
     void *fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, f.stack, STACK);
@@ -209,6 +232,7 @@ void enter(int i)
 #ifdef SIM_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
+    sim_in_kernel = false;
     B.cur = -1;
 }
 
@@ -223,7 +247,8 @@ int fiber_start(int i, sim_uint3 tid)
         f.stack = (char *)s;
     }
 #ifdef SIM_ASAN
-    ASAN_UNPOISON_MEMORY_REGION(f.stack, STACK); /* a fiber left at an error keeps its frames' poison */
+    if (f.st != DONE) /* a fiber left at an error (or new) keeps its frames' poison; one that returned cleared it */
+        ASAN_UNPOISON_MEMORY_REGION(f.stack, STACK);
 #endif
     f.st = RUN;
     f.tid = tid;
@@ -261,6 +286,14 @@ void check_canary(int i)
     raise("thread %d wrote byte %zu of its dynamic shared memory, past the %zu bytes the launch asks for", i, n + at,
           n);
     memcpy(B.dyn.data() + n, B.canary.data(), CANARY);
+}
+
+/* Whether thread i reached past a device buffer's end (through its guard page); an error naming the thread if so. */
+void check_guard(int i)
+{
+    char what[160];
+    if (sim_guard_hit(what, sizeof what))
+        raise("thread %d %s", i, what);
 }
 
 /* The watched word changed by thread i: it is the writer so far. */
@@ -433,6 +466,7 @@ int run_block(const sim_launch_rec &r, unsigned bx, unsigned by, unsigned bz, in
                 continue;
             enter(i);
             check_canary(i);
+            check_guard(i);
             check_watch(i);
             if (B.error[0])
                 return -1;
@@ -522,23 +556,32 @@ void last_writer(const sim_launch_rec &r, int s, const std::vector<std::vector<u
     B.watch = nullptr;
 }
 
-/* The launch's geometry and shared memory checked as a device checks them before it runs. */
+/* Whether the launch's dynamic shared memory and its kernel's static shared memory fit the chip's per-block bytes;
+ * an error naming the kernel if not, as the device would refuse the launch. */
+bool smem_fits(const sim_launch_rec &r)
+{
+    int64_t statics = B.statics->bytes;
+    if ((int64_t)r.smem + statics <= cfg.smem_limit)
+        return true;
+    raise("the launch asks %lld bytes of shared memory a block (%zu dynamic, %lld static), over the %lld %s gives "
+          "one: the device would refuse it",
+          (long long)r.smem + statics, r.smem, (long long)statics, (long long)cfg.smem_limit, cfg.chip);
+    return false;
+}
+
+/* The launch's geometry and shared memory checked as a device checks them before it runs (the static shared memory
+ * its kernel has declared so far; a variable first declared during the launch is checked as it is). */
 int check_launch(const sim_launch_rec &r)
 {
     int64_t threads = (int64_t)r.block.x * r.block.y * r.block.z;
-    int64_t statics = (int64_t)(__stop_fusecheck_sim_shared - __start_fusecheck_sim_shared);
     sim_block_idx = {0, 0, 0};
     if (threads < 1 || threads > MAX_THREADS || r.grid.x < 1 || r.grid.y < 1 || r.grid.z < 1) {
         raise("a launch of %lld threads a block and a grid of %u x %u x %u (1 to 1024 threads, a block at least)",
               (long long)threads, r.grid.x, r.grid.y, r.grid.z);
         return -1;
     }
-    if ((int64_t)r.smem + statics > cfg.smem_limit) {
-        raise("the launch asks %lld bytes of shared memory a block (%zu dynamic, %lld static), over the %lld %s "
-              "gives one: the device would refuse it",
-              (long long)r.smem + statics, r.smem, (long long)statics, (long long)cfg.smem_limit, cfg.chip);
+    if (!smem_fits(r))
         return -1;
-    }
     B.n = (int)threads;
     if (B.f.size() < (size_t)threads)
         B.f.resize((size_t)threads);
@@ -581,10 +624,22 @@ void sim_shfl_xor(unsigned mask, const void *v, void *out, size_t size, int xor_
 
 void *sim_dynamic_shared(void) { return B.dyn.data(); }
 
+void sim_static_shared(const void *p, size_t n)
+{
+    kernel_statics *k = B.statics;
+    for (const void *v : k->vars)
+        if (v == p)
+            return;
+    k->vars.push_back(p);
+    k->bytes += (int64_t)((n + 15) & ~(size_t)15);
+    smem_fits(*B.rec);
+}
+
 cudaError_t sim_run(const sim_launch_rec &r)
 {
     B.rec = &r;
     B.body = &r.body;
+    B.statics = statics_of(r.kernel);
     B.error[0] = 0;
     sim_grid_dim = {r.grid.x, r.grid.y, r.grid.z};
     sim_block_dim = {r.block.x, r.block.y, r.block.z};
@@ -608,7 +663,7 @@ cudaError_t sim_run(const sim_launch_rec &r)
             last_writer(r, 0, before, region, at, w0, sizeof w0);
             last_writer(r, s, before, region, at, w1, sizeof w1);
             restore(first);
-            return sim_fail("%s: the schedules %s and %s leave different bits at byte %zu of device allocation %d "
+            return sim_fail("%s: the schedules %s and %s leave different bits at byte %zu of device buffer %d "
                             "(written last by %s, and by %s): a race between a block's threads, or a read of shared "
                             "memory no thread wrote",
                             r.kernel, schedule_names[0], schedule_names[s], at, region, w0, w1);
@@ -621,6 +676,14 @@ extern "C" void kernels_sim_schedules(int n, uint64_t seed)
 {
     cfg.schedules = n < 1 ? 1 : n > 3 ? 3 : n;
     cfg.seed = seed;
+}
+
+extern "C" int64_t kernels_sim_static_smem(const char *kernel)
+{
+    for (const kernel_statics &k : statics_seen)
+        if (strcmp(k.kernel, kernel) == 0)
+            return k.bytes;
+    return -1;
 }
 
 extern "C" void kernels_sim_chip(const char *name, int64_t smem_bytes)

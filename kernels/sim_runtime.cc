@@ -1,10 +1,14 @@
 /* kernels/sim_runtime.cc — the CUDA runtime calls the device runner makes, on the host for the simulated device:
- * allocations (host memory, poisoned), copies and sets, one in-order stream whose work runs at once (or is recorded
- * while the stream captures), events (wall-clock), graphs (the recorded work, replayed in order) and errors (a
- * launch's failure kept for cudaGetLastError, its message for cudaGetErrorString). */
+ * allocations (host pages, poisoned, every buffer ending at a guard page), copies and sets, one in-order stream whose
+ * work runs at once (or is recorded while the stream captures), events (wall-clock), graphs (the recorded work,
+ * replayed in order) and errors (a launch's failure kept for cudaGetLastError, its message for cudaGetErrorString). */
 #include "sim_cuda.h"
 
+#include <signal.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -30,17 +34,107 @@ struct sim_event {
 
 namespace {
 
-/* The simulated device's memory: 16 GiB, its allocations (host memory), the error cudaGetLastError returns next,
- * and the last launch failure's words. */
+/* The simulated device's memory: 16 GiB; its allocations (host pages: the mapping, its bytes, where the allocation
+ * starts in it and its size) with their buffers and guard pages; the layout the runner is placing; the error
+ * cudaGetLastError returns next, and the last launch failure's words. */
 const size_t MEMORY = (size_t)16 << 30;
-struct region {
+struct buffer {
     unsigned char *p;
     size_t n;
 };
-std::vector<region> regions;
+struct allocation {
+    unsigned char *map, *p;
+    size_t mapped, n;
+    std::vector<buffer> buffers;
+    std::vector<unsigned char *> guards;
+};
+std::vector<allocation> allocations;
+std::vector<buffer> buffers; /* every allocation's, in order (sim_region's) */
+std::vector<std::pair<int64_t, int64_t>> layout; /* placed buffers: offset and bytes */
 size_t allocated;
 cudaError_t pending = cudaSuccess;
 char message[480] = "";
+
+/* The page size; n rounded up to it. */
+size_t page(void)
+{
+    static size_t p = (size_t)sysconf(_SC_PAGESIZE);
+    return p;
+}
+size_t page_up(size_t n) { return (n + page() - 1) / page() * page(); }
+
+/* The guard page the access at a falls in: its allocation's buffer it ends (into *b), or null. */
+unsigned char *guard_of(const unsigned char *a, const buffer **b)
+{
+    for (const allocation &m : allocations)
+        if (a >= m.map && a < m.map + m.mapped)
+            for (size_t i = 0; i < m.guards.size(); i++)
+                if (a >= m.guards[i] && a < m.guards[i] + page()) {
+                    *b = &m.buffers[i];
+                    return m.guards[i];
+                }
+    return nullptr;
+}
+
+/* The first access through a guard page since it was last reported: the page (left open), the byte, whether written,
+ * the buffer's size and how far past its end; and the handler SIGSEGV had before. */
+struct hit {
+    unsigned char *page;
+    const unsigned char *at;
+    bool write;
+    size_t n;
+    size_t past;
+};
+volatile sig_atomic_t hits;
+hit first_hit;
+struct sigaction before_handler;
+
+/* SIGSEGV: an access by a kernel's thread to a guard page is recorded and the page opened (the thread goes on); any
+ * other fault goes to the handler before (and so crashes as it would have). */
+void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+    const buffer *b = nullptr;
+    unsigned char *g = sim_in_kernel ? guard_of((const unsigned char *)si->si_addr, &b) : nullptr;
+    if (!g) {
+        sigaction(SIGSEGV, &before_handler, nullptr);
+        return;
+    }
+    bool write = false;
+#if defined(__x86_64__)
+    write = (((ucontext_t *)ctx)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+    (void)ctx;
+#endif
+    if (!hits)
+        first_hit = {g, (const unsigned char *)si->si_addr, write, b->n,
+                     (size_t)((const unsigned char *)si->si_addr - (b->p + b->n))};
+    hits = hits + 1;
+    mprotect(g, page(), PROT_READ | PROT_WRITE);
+    (void)sig;
+}
+
+/* The SIGSEGV handler installed, once. */
+void catch_faults(void)
+{
+    static bool installed;
+    if (installed)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &before_handler);
+    installed = true;
+}
+
+/* The list of every allocation's buffers, made again. */
+void list_buffers(void)
+{
+    buffers.clear();
+    for (const allocation &m : allocations)
+        buffers.insert(buffers.end(), m.buffers.begin(), m.buffers.end());
+}
 
 /* Run one piece of stream work now. */
 cudaError_t run_op(const sim_op &op)
@@ -89,12 +183,60 @@ cudaError_t sim_fail(const char *fmt, ...)
     return cudaErrorLaunchFailure;
 }
 
-int sim_region_count(void) { return (int)regions.size(); }
+int sim_region_count(void) { return (int)buffers.size(); }
 
 unsigned char *sim_region(int i, size_t *n)
 {
-    *n = regions[(size_t)i].n;
-    return regions[(size_t)i].p;
+    *n = buffers[(size_t)i].n;
+    return buffers[(size_t)i].p;
+}
+
+volatile bool sim_in_kernel;
+
+bool sim_guard_hit(char *out, size_t cap)
+{
+    if (!hits)
+        return false;
+    const hit &h = first_hit;
+    snprintf(out, cap, "%s byte %zu past the end of a %zu-byte device buffer (its guard page)",
+             h.write ? "wrote" : "read", h.past, h.n);
+    for (const allocation &m : allocations) /* every page opened since is closed again */
+        for (unsigned char *g : m.guards)
+            mprotect(g, page(), PROT_NONE);
+    hits = 0;
+    return true;
+}
+
+void sim_layout_begin(void) { layout.clear(); }
+
+int64_t sim_place(int64_t *top, int64_t n)
+{
+    if (n <= 0)
+        return *top;
+    int64_t end = (int64_t)page_up((size_t)(*top + n)), at = (end - n) & ~(int64_t)15;
+    layout.push_back({at, n});
+    *top = end + (int64_t)page();
+    return at;
+}
+
+void sim_guard(void *mem)
+{
+    for (allocation &m : allocations)
+        if (m.p == mem) {
+            m.buffers.clear();
+            m.guards.clear();
+            for (const std::pair<int64_t, int64_t> &b : layout) {
+                unsigned char *g = m.p + page_up((size_t)(b.first + b.second));
+                if (g + page() > m.map + m.mapped)
+                    continue; /* past the allocation: the layout is not this one's */
+                m.buffers.push_back({m.p + b.first, (size_t)b.second});
+                m.guards.push_back(g);
+                mprotect(g, page(), PROT_NONE);
+            }
+            layout.clear();
+            list_buffers();
+            return;
+        }
 }
 
 void sim_launch(const char *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t s, std::function<void()> body)
@@ -153,29 +295,42 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
     return cudaSuccess;
 }
 
-/* An allocation of n bytes, poisoned (0xff: NaN) as a device's memory holds whatever it held. */
+/* An allocation of n bytes, poisoned (0xff: NaN) as a device's memory holds whatever it held: host pages, the
+ * allocation ending at a guard page (one buffer, until the runner lays out its own: sim_guard). */
 cudaError_t cudaMalloc(void **p, size_t n)
 {
     *p = nullptr;
     if (n > MEMORY - allocated)
         return cudaErrorMemoryAllocation;
-    unsigned char *m = (unsigned char *)malloc(n ? n : 1);
-    if (!m)
+    size_t body = page_up(n ? n : 1), mapped = body + page();
+    void *map = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED)
         return cudaErrorMemoryAllocation;
-    memset(m, 0xff, n);
-    regions.push_back({m, n});
+    catch_faults();
+    allocation m;
+    m.map = (unsigned char *)map;
+    m.mapped = mapped;
+    m.n = n;
+    m.p = m.map + ((body - n) & ~(size_t)15);
+    memset(m.p, 0xff, n);
+    m.buffers.push_back({m.p, n});
+    m.guards.push_back(m.map + body);
+    mprotect(m.map + body, page(), PROT_NONE);
+    allocations.push_back(m);
+    list_buffers();
     allocated += n;
-    *p = m;
+    *p = m.p;
     return cudaSuccess;
 }
 
 cudaError_t cudaFree(void *p)
 {
-    for (size_t i = 0; i < regions.size(); i++)
-        if (regions[i].p == p) {
-            allocated -= regions[i].n;
-            free(p);
-            regions.erase(regions.begin() + (long)i);
+    for (size_t i = 0; i < allocations.size(); i++)
+        if (allocations[i].p == p) {
+            allocated -= allocations[i].n;
+            munmap(allocations[i].map, allocations[i].mapped);
+            allocations.erase(allocations.begin() + (long)i);
+            list_buffers();
             return cudaSuccess;
         }
     return p ? cudaErrorInvalidValue : cudaSuccess;

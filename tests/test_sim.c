@@ -1,11 +1,13 @@
 /* tests/test_sim.c — the simulated device (`--device sim`): kernels/kernels.cu and kernels/device.cu, the sources
- * nvcc builds, compiled by the C++ compiler and run on the CPU, every launch under three schedules. The tiny zoo
- * under the lane points the nightly checks, each launch and each step equal to the host lane bit for bit, and every
- * launch kind of kernels/launches.txt a tiny graph makes run among them; the planted device faults caught, each
- * naming its kernel; a launch over its chip's shared memory refused; every attention's shared memory within every
- * chip's limit. By default the zoo runs in decode under the three lane points; TEST_SIM_PART=full (ci/nightly's sim
- * stage) adds a short prefill and every launch kind of kernels/launches.txt; TEST_SIM_PART=quick (the asan preset's)
- * runs the zoo in decode under one lane point a model. */
+ * nvcc builds, compiled by the C++ compiler and run on the CPU. Every launch kind of kernels/launches.txt
+ * (`fusecheck launches`) run, each launch and each step equal to the host lane bit for bit: the fewest tiny runs that
+ * make them all (a greedy cover over the tiny zoo and three tiny variants whose query projection takes the GEMV's four
+ * rows a warp, the kinds only full-size graphs made before). The tiny zoo in decode under the lane points the nightly
+ * checks, one a model, every launch under three schedules; the planted device faults caught, each naming its kernel;
+ * a launch over its chip's shared memory refused; every attention's shared memory within every chip's limit. By
+ * default the cover's runs take one schedule; TEST_SIM_PART=sanitized (the asan preset's) runs no zoo beside the
+ * cover; TEST_SIM_PART=full (ci/nightly's sim stage) runs the cover under three schedules and the zoo in decode and a
+ * short prefill under all three lane points. */
 #include "check.h"
 
 #include <stdlib.h>
@@ -42,18 +44,44 @@ static void note_kinds(const struct kernels_point *p, const struct ir_graph *g)
     }
 }
 
+/* The tiny variants whose query projection is KERNELS_ROWS_A_WARP_MIN_N wide: a zoo model's with as many heads as
+ * make it so, its key and value projections as narrow as the model's. Their GEMV takes q four rows a warp and k and v
+ * one, so q is no part of one launch with k and v (shim/lane.c, gemv_in_parts): q stays a qkv_head_epilogue of its
+ * own and k and v are a merged_qkv of two, the 21 kinds of kernels/launches.txt the tiny zoo (q at most 512 wide)
+ * never makes and only full-size graphs did (llama3-8b, qwen3-8b, gpt-oss-20b). */
+static const char *const wide_q[] = {"tiny-llama:q4096", "tiny-qwen3:q4096", "tiny-gpt-oss:q4096"};
+
+/* Model `name` (a zoo model, or a wide_q variant "<zoo model>:q4096") lifted in `mode`, or NULL with err. */
+static struct ir_graph *lift(const char *name, const char *mode, char err[IR_ERR_LEN])
+{
+    struct models_options mo = models_default_options();
+    if (models_parse_mode(mode, &mo.mode, err))
+        return NULL;
+    char base[64];
+    snprintf(base, sizeof base, "%s", name);
+    char *wide = strstr(base, ":q4096");
+    if (wide)
+        *wide = 0;
+    const struct models_config *c = models_find(base);
+    if (!c || !wide)
+        return models_lift(c, &mo, err);
+    struct models_config v = *c;
+    v.name = name;
+    v.heads = KERNELS_ROWS_A_WARP_MIN_N / c->head_dim;
+    return models_lift(&v, &mo, err);
+}
+
 /* One tolerance run of model/mode under shim `name` on D (steps, fault f; the point's chip replaced by `chip` when
  * set): its result and 0, or -1 with the run's error in err. */
 static int sim_run(struct kernels_device *D, const char *model, const char *mode, const char *name,
                    enum kernels_fault f, int steps, const struct kernels_chip *chip, struct kernels_tol_result *res,
                    char err[IR_ERR_LEN])
 {
-    struct models_options mo = models_default_options();
     struct kernels_point p;
     struct rules_optimized o;
     memset(res, 0, sizeof *res);
     err[0] = 0;
-    struct ir_graph *g = models_parse_mode(mode, &mo.mode, err) ? NULL : models_lift(models_find(model), &mo, err);
+    struct ir_graph *g = lift(model, mode, err);
     struct shim *shim = g ? shim_lookup(name, err) : NULL;
     if (!shim || kernels_point_of(shim, &p, err) || rules_optimize(g, shim, NULL, 0, &o, err)) {
         shim_free(shim);
@@ -117,7 +145,8 @@ static void caught_by_error(struct kernels_device *D, enum kernels_fault f, cons
  * and a tile staged one row short (the schedules disagree), a reduction over a partial warp (a shuffle with inactive
  * lanes), a grid-stride loop one element short (the device unequal to the host lane at the last value), a captured
  * step replayed with the row index of its capture and steps that upload stale state (a later step unequal to the host
- * lane's; launched one by one instead, the stale row is gone). */
+ * lane's; launched one by one instead, the stale row is gone); an elementwise loop one value past its row (its read
+ * of the guard page after the buffer). */
 static void test_faults(struct kernels_device *D)
 {
     caught_by_error(D, KERNELS_FAULT_MISSING_SYNC, "tiny-llama", "prefill:4", "cuda-lane:h100:dequant",
@@ -147,6 +176,8 @@ static void test_faults(struct kernels_device *D)
                (int)r.failed);
         kernels_tol_result_free(&r);
     }
+    caught_by_error(D, KERNELS_FAULT_ROW_PAST, "tiny-llama", "decode", "cuda-lane:h100:dequant", "kc_elementwise",
+                    "read byte 0 past the end of a 1024-byte device buffer");
     kernels_device_use_graphs(D, false); /* launched one by one, no capture keeps a row index */
     CHECKF(sim_run(D, "tiny-llama", "decode", "cuda-lane:h100:int8", KERNELS_FAULT_STALE_ROW, 3, NULL, &r, err) == 0 &&
                r.failed == 0,
@@ -166,6 +197,31 @@ static void test_smem_refused(struct kernels_device *D)
     CHECK(sim_run(D, "tiny-llama", "decode", "cuda-lane:h100:dequant", KERNELS_FAULT_NONE, 1, &small, &r, err) == -1);
     CHECKF(strstr(err, "bytes of shared memory a block") && strstr(err, "over the 8192 small gives one"), "%s", err);
     kernels_tol_result_free(&r);
+}
+
+/* Each launch is charged its own kernel's static shared memory, as a device charges it: on a chip giving a block 13
+ * KiB, tiny-llama's decode runs whole (kc_argmax's 12,288 static bytes the most any kernel declares), where every
+ * kernel's together (20,880 bytes) would be over it; kc_rms_norm is charged kc_block_sum's 144 (each variable 16-byte
+ * aligned); the attention's own static bytes are its logits tile, KERNELS_ATTN_STATIC_SMEM, what the attention's plan
+ * leaves for them. */
+static void test_smem_own(struct kernels_device *D)
+{
+    struct kernels_chip tight = *kernels_chip_find("h100");
+    tight.name = "tight";
+    tight.smem_kib = 13;
+    struct kernels_tol_result r;
+    char err[IR_ERR_LEN];
+    int rc = sim_run(D, "tiny-llama", "decode", "cuda-lane:h100:dequant", KERNELS_FAULT_NONE, 1, &tight, &r, err);
+    CHECKF(rc == 0 && r.failed == 0, "a 13 KiB chip: %s %d failed", rc ? err : "", (int)r.failed);
+    kernels_tol_result_free(&r);
+    CHECKF(kernels_sim_static_smem("kc_attention_chunk") == KERNELS_ATTN_STATIC_SMEM, "kc_attention_chunk: %lld",
+           (long long)kernels_sim_static_smem("kc_attention_chunk"));
+    CHECKF(kernels_sim_static_smem("kc_argmax") == 12288, "kc_argmax: %lld",
+           (long long)kernels_sim_static_smem("kc_argmax"));
+    CHECKF(kernels_sim_static_smem("kc_rms_norm") == 128 + 16, "kc_rms_norm: %lld",
+           (long long)kernels_sim_static_smem("kc_rms_norm"));
+    CHECK(kernels_sim_static_smem("kc_swiglu") == 0);
+    CHECK(kernels_sim_static_smem("no_such_kernel") == -1);
 }
 
 /* Every attention launch of the tiny zoo (decode and prefill:16) asks at most its chip's shared memory a block, on
@@ -194,9 +250,10 @@ static void test_attention_smem(void)
                 }
                 for (int32_t i = 0; i < o.graph->nops; i++) {
                     struct kernels_launch l = kernels_launch_plan(&p, o.graph, i);
-                    CHECKF(l.smem_bytes <= (int64_t)p.chip->smem_kib * 1024, "%s %s under %s: launch %d (%s) asks %lld "
-                           "bytes of shared memory, the chip gives %d KiB", zoo[z], m2[m], name, (int)i, l.kernel,
-                           (long long)l.smem_bytes, (int)p.chip->smem_kib);
+                    int64_t statics = strcmp(l.kernel, "attention") == 0 ? KERNELS_ATTN_STATIC_SMEM : 0;
+                    CHECKF(l.smem_bytes + statics <= (int64_t)p.chip->smem_kib * 1024, "%s %s under %s: launch %d (%s) "
+                           "asks %lld bytes of shared memory, the chip gives %d KiB", zoo[z], m2[m], name, (int)i,
+                           l.kernel, (long long)(l.smem_bytes + statics), (int)p.chip->smem_kib);
                 }
                 rules_optimized_free(&o);
                 shim_free(shim);
@@ -204,7 +261,7 @@ static void test_attention_smem(void)
             }
 }
 
-/* Whether line `sig` (a kind of kernels/launches.txt) has run. */
+/* Whether `sig` (a kind of kernels/launches.txt) has run. */
 static bool kind_ran(const char *sig)
 {
     for (int k = 0; k < nkinds; k++)
@@ -213,45 +270,189 @@ static bool kind_ran(const char *sig)
     return false;
 }
 
-/* Every kind kernels/launches.txt lists whose first graph is a tiny model's: run (its graph run when the zoo's
- * runs did not make it); the kinds only a full-size model makes are counted apart. */
-static void test_launch_kinds(struct kernels_device *D)
+/* ── Every launch kind on the simulator ───────────────────────────────────────────────────────────────────── */
+
+/* The kinds of kernels/launches.txt (`fusecheck launches`): a signature and the graph and shim it first came from. */
+struct listed {
+    char sig[1024], model[64], mode[32], shim[128];
+};
+static struct listed *listed;
+static int nlisted;
+
+/* kernels/launches.txt read into `listed`: 0, or -1 (a check failed). */
+static int read_listed(void)
 {
     FILE *f = fopen(FUSECHECK_SOURCE_DIR "/kernels/launches.txt", "r");
     CHECK(f != NULL);
     if (!f)
-        return;
+        return -1;
     char line[2048];
-    int total = 0, ran = 0, full = 0;
+    int bad = 0;
     while (fgets(line, sizeof line, f)) {
         char *hash = strstr(line, "   # ");
         if (line[0] == '#' || !hash)
             continue;
         *hash = 0;
-        char model[64], mode[64], shim[256];
-        total++;
-        if (sscanf(hash + 5, "%63[^/]/%63s under %255s", model, mode, shim) != 3) {
+        listed = realloc(listed, sizeof *listed * (size_t)(nlisted + 1));
+        struct listed *k = &listed[nlisted++];
+        snprintf(k->sig, sizeof k->sig, "%.1023s", line);
+        if (sscanf(hash + 5, "%63[^/]/%31s under %127s", k->model, k->mode, k->shim) != 3) {
             CHECKF(0, "launches.txt: %s", hash + 5);
-            continue;
+            bad = 1;
         }
-        if (!kind_ran(line) && strncmp(model, "tiny-", 5) == 0)
-            sim_pass(D, model, mode, shim);
-        if (strncmp(model, "tiny-", 5) != 0) {
-            full++;
-            continue;
-        }
-        CHECKF(kind_ran(line), "launch kind never run on the simulator: %s (%s/%s under %s)", line, model, mode, shim);
-        ran += kind_ran(line);
     }
     fclose(f);
-    printf("test_sim: %d of the %d launch kinds of kernels/launches.txt run on the simulator; %d only a full-size "
-           "model makes\n", ran, total, full);
+    return bad ? -1 : 0;
+}
+
+/* A run the cover may pick: a tiny graph (the zoo's or a wide_q variant) in a mode under a shim, the listed kinds
+ * its launches make, and its cost: the threads of its launches, what the simulator runs as fibers. */
+struct candidate {
+    const char *model, *mode, *shim;
+    bool *makes;
+    int64_t cost;
+};
+
+/* The listed kinds model/mode under `shim` makes into c (its cost too): 0, or -1 with err. */
+static int candidate_of(struct candidate *c, char err[IR_ERR_LEN])
+{
+    struct ir_graph *g = lift(c->model, c->mode, err);
+    struct shim *shim = g ? shim_lookup(c->shim, err) : NULL;
+    struct kernels_point p;
+    struct rules_optimized o;
+    if (!shim || kernels_point_of(shim, &p, err) || rules_optimize(g, shim, NULL, 0, &o, err)) {
+        shim_free(shim);
+        ir_graph_free(g);
+        return -1;
+    }
+    c->makes = calloc((size_t)nlisted, sizeof *c->makes);
+    c->cost = 0;
+    for (int32_t i = 0; i < o.graph->nops; i++) {
+        char sig[1024];
+        kernels_launch_signature(&p, o.graph, i, sig, sizeof sig);
+        for (int k = 0; k < nlisted; k++)
+            c->makes[k] |= strcmp(listed[k].sig, sig) == 0;
+        struct kernels_launch l = kernels_launch_plan(&p, o.graph, i);
+        c->cost += l.grid * l.block;
+    }
+    rules_optimized_free(&o);
+    shim_free(shim);
+    ir_graph_free(g);
+    return 0;
+}
+
+/* The modes `fusecheck launches` walks. */
+static const char *const launch_modes[] = {"decode", "prefill:8", "prefill:16", "batch:4"};
+
+/* Every candidate: each tiny graph in each launch mode under each shim kernels/launches.txt names; their number. */
+static int candidates(struct candidate **out)
+{
+    const char *shimv[16];
+    int nshim = 0;
+    for (int k = 0; k < nlisted; k++) {
+        bool seen = false;
+        for (int i = 0; i < nshim && !seen; i++)
+            seen = strcmp(shimv[i], listed[k].shim) == 0;
+        if (!seen && nshim < 16)
+            shimv[nshim++] = listed[k].shim;
+    }
+    const char *modelv[64];
+    int nmodel = 0;
+    for (int m = 0; m < models_count() && nmodel < 60; m++)
+        if (models_get(m)->tiny)
+            modelv[nmodel++] = models_get(m)->name;
+    for (size_t w = 0; w < sizeof wide_q / sizeof *wide_q; w++)
+        modelv[nmodel++] = wide_q[w];
+    struct candidate *c = calloc((size_t)(nmodel * 4 * nshim), sizeof *c);
+    int n = 0;
+    for (int m = 0; m < nmodel; m++)
+        for (int d = 0; d < 4; d++)
+            for (int s = 0; s < nshim; s++) {
+                char err[IR_ERR_LEN];
+                c[n] = (struct candidate){modelv[m], launch_modes[d], shimv[s], NULL, 0};
+                if (candidate_of(&c[n], err) == 0)
+                    n++; /* a mode past a model's context is no graph */
+            }
+    *out = c;
+    return n;
+}
+
+/* The listed kinds candidate c makes that `covered` lacks. */
+static int gain(const struct candidate *c, const bool *covered)
+{
+    int n = 0;
+    for (int k = 0; k < nlisted; k++)
+        n += c->makes[k] && !covered[k];
+    return n;
+}
+
+/* The cover: candidates picked greedily, each the one making the most kinds not yet covered for its cost (the first
+ * of equals), until none adds a kind; the picks into pick[] and the kinds each adds into adds[] (their number
+ * returned), covered[] the kinds they make. */
+static int cover(const struct candidate *c, int n, bool *covered, int *pick, int *adds)
+{
+    int npick = 0;
+    for (;;) {
+        int best = -1, bg = 0;
+        for (int i = 0; i < n; i++) {
+            int g = gain(&c[i], covered);
+            if (g > 0 && (best < 0 || (int64_t)g * c[best].cost > (int64_t)bg * c[i].cost)) {
+                best = i;
+                bg = g;
+            }
+        }
+        if (best < 0)
+            return npick;
+        adds[npick] = bg;
+        pick[npick++] = best;
+        for (int k = 0; k < nlisted; k++)
+            covered[k] |= c[best].makes[k];
+    }
+}
+
+/* Every kind of kernels/launches.txt run on the simulator, equal to the host lane: the fewest tiny runs (by the
+ * cover) that make them all, the full-size graphs' kinds by the wide_q variants; a listed kind no run made fails,
+ * named with the graph it first came from. */
+static void test_launch_kinds(struct kernels_device *D)
+{
+    if (read_listed())
+        return;
+    struct candidate *c;
+    int n = candidates(&c);
+    bool *covered = calloc((size_t)nlisted, sizeof *covered);
+    int *pick = calloc((size_t)n + 1, sizeof *pick), *adds = calloc((size_t)n + 1, sizeof *adds);
+    int npick = cover(c, n, covered, pick, adds);
+    int64_t threads = 0;
+    for (int i = 0; i < npick; i++) {
+        const struct candidate *r = &c[pick[i]];
+        printf("test_sim: cover %2d: %-20s %-10s under %-36s %3d new kinds, %lld threads\n", i + 1, r->model, r->mode,
+               r->shim, adds[i], (long long)r->cost);
+        threads += r->cost;
+        sim_pass(D, r->model, r->mode, r->shim);
+    }
+    int ran = 0;
+    for (int k = 0; k < nlisted; k++) {
+        CHECKF(covered[k], "launch kind no tiny graph makes: %s (%s/%s under %s)", listed[k].sig, listed[k].model,
+               listed[k].mode, listed[k].shim);
+        CHECKF(kind_ran(listed[k].sig), "launch kind never run on the simulator: %s (%s/%s under %s)",
+               listed[k].sig, listed[k].model, listed[k].mode, listed[k].shim);
+        ran += kind_ran(listed[k].sig);
+    }
+    printf("test_sim: %d of the %d launch kinds of kernels/launches.txt run on the simulator, by %d runs of %d "
+           "candidates (%lld threads)\n", ran, nlisted, npick, n, (long long)threads);
+    for (int i = 0; i < n; i++)
+        free(c[i].makes);
+    free(c);
+    free(covered);
+    free(pick);
+    free(adds);
+    free(listed);
 }
 
 int main(void)
 {
     const char *part = getenv("TEST_SIM_PART");
-    bool quick = part && strcmp(part, "quick") == 0, full = part && strcmp(part, "full") == 0;
+    bool full = part && strcmp(part, "full") == 0, sanitized = part && strcmp(part, "sanitized") == 0;
     char err[IR_ERR_LEN];
     kernels_sim_schedules(3, 1);
     struct kernels_device *D = kernels_device_open(KERNELS_DEVICE_SIM, err);
@@ -261,17 +462,18 @@ int main(void)
     test_parse(D);
     test_attention_smem();
     test_smem_refused(D);
+    test_smem_own(D);
     test_faults(D);
     static const char *const zoo[] = {"tiny-llama",   "tiny-qwen3",    "tiny-qwen3-moe", "tiny-gemma2",
                                       "tiny-qwen3-next", "tiny-nemotron", "tiny-qwen2.5", "tiny-granite",
                                       "tiny-minicpm", "tiny-deepseek", "tiny-gpt-oss",  "tiny-olmo2"};
-    for (int z = 0; z < (int)(sizeof zoo / sizeof *zoo); z++)
+    for (int z = 0; z < (int)(sizeof zoo / sizeof *zoo) && !sanitized; z++)
         for (int m = 0; m < (full ? 2 : 1); m++)
             for (int s = 0; s < 3; s++)
-                if (!quick || s == z % 3)
+                if (full || s == z % 3)
                     sim_pass(D, zoo[z], modes[m], shims[s]);
-    if (full)
-        test_launch_kinds(D);
+    kernels_sim_schedules(full ? 3 : 1, 1);
+    test_launch_kinds(D);
     for (int k = 0; k < nkinds; k++)
         free(kinds[k]);
     free(kinds);
