@@ -362,6 +362,10 @@ void kernels_sim_chip(const char *name, int64_t smem_bytes);
  * have declared so far, each 16-byte aligned), or -1 when it has not run. */
 int64_t kernels_sim_static_smem(const char *kernel);
 
+/* How the simulated device places a buffer of n bytes: the bytes between its end and its guard page (0: an access
+ * one byte past it is caught), and the alignment of its start into *align. */
+int64_t kernels_sim_guard_gap(int64_t n, int64_t *align);
+
 /* What the device runner did so far. */
 struct kernels_device_stats {
     int64_t steps;          /* steps run whole on the device */

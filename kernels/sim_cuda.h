@@ -166,7 +166,8 @@ bool sim_guard_hit(char *out, size_t cap);
 extern volatile bool sim_in_kernel;
 
 /* The runner's layout on the simulated device (kernels/device.cu's KD_PLACE, KD_LAYOUT_BEGIN, KD_GUARD): each buffer
- * of n bytes placed at *top to end at a page's end (its start 16-byte aligned), the page after it a guard page, *top
+ * of n bytes placed at *top to end exactly at a page's end (its start aligned as n is: its elements' alignment), the
+ * page after it a guard page, *top
  * past it; the layout begun afresh; the layout's guard pages closed in the allocation at mem, its buffers those
  * sim_region gives. */
 int64_t sim_place(int64_t *top, int64_t n);

@@ -207,13 +207,22 @@ bool sim_guard_hit(char *out, size_t cap)
     return true;
 }
 
+extern "C" int64_t kernels_sim_guard_gap(int64_t n, int64_t *align)
+{
+    int64_t top = (int64_t)page() + 4, at = sim_place(&top, n); /* placed after an odd start, as a layout goes on */
+    layout.clear();
+    *align = at & -at;
+    return (int64_t)page_up((size_t)(at + n)) - (at + n);
+}
+
 void sim_layout_begin(void) { layout.clear(); }
 
 int64_t sim_place(int64_t *top, int64_t n)
 {
     if (n <= 0)
         return *top;
-    int64_t end = (int64_t)page_up((size_t)(*top + n)), at = (end - n) & ~(int64_t)15;
+    /* end - n is aligned as the buffer's elements need: each one's alignment divides its size, so n, and the page */
+    int64_t end = (int64_t)page_up((size_t)(*top + n)), at = end - n;
     layout.push_back({at, n});
     *top = end + (int64_t)page();
     return at;
@@ -311,7 +320,7 @@ cudaError_t cudaMalloc(void **p, size_t n)
     m.map = (unsigned char *)map;
     m.mapped = mapped;
     m.n = n;
-    m.p = m.map + ((body - n) & ~(size_t)15);
+    m.p = m.map + (body - n); /* ending at the guard page: aligned as sim_place's buffers are */
     memset(m.p, 0xff, n);
     m.buffers.push_back({m.p, n});
     m.guards.push_back(m.map + body);

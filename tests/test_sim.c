@@ -186,6 +186,19 @@ static void test_faults(struct kernels_device *D)
     kernels_device_use_graphs(D, true);
 }
 
+/* Every buffer ends exactly at its guard page, whatever its size (an access one byte past any of them is caught), its
+ * start aligned as its elements need (to 16, or to the largest power of two dividing its size). */
+static void test_guard_gap(void)
+{
+    static const int64_t sizes[] = {4, 8, 12, 34, 68, 1020, 1024, 1028, 4100, 8204, 65536};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        int64_t n = sizes[i], align = 0, need = (n & -n) < 16 ? (n & -n) : 16;
+        int64_t gap = kernels_sim_guard_gap(n, &align);
+        CHECKF(gap == 0 && align % need == 0, "a %lld-byte buffer: %lld bytes before its guard page, start aligned to %lld",
+               (long long)n, (long long)gap, (long long)align);
+    }
+}
+
 /* A launch asking more shared memory than its chip gives a block is refused, naming the kernel and the chip. */
 static void test_smem_refused(struct kernels_device *D)
 {
@@ -464,6 +477,7 @@ int main(void)
     test_smem_refused(D);
     test_smem_own(D);
     test_faults(D);
+    test_guard_gap();
     static const char *const zoo[] = {"tiny-llama",   "tiny-qwen3",    "tiny-qwen3-moe", "tiny-gemma2",
                                       "tiny-qwen3-next", "tiny-nemotron", "tiny-qwen2.5", "tiny-granite",
                                       "tiny-minicpm", "tiny-deepseek", "tiny-gpt-oss",  "tiny-olmo2"};
